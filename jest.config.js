@@ -1,0 +1,16 @@
+/**
+ * Jest runs every test in test/: unit/ with fakes for speed, integration/ against a real Keystone, e2e/ against the real
+ * API server, OpenBao and Pulumi CLI. The global setup starts only the components the selected test files declare with a
+ * `@needs` line (see test/support/global-setup.ts and docs/testing.md).
+ */
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023' } }] },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 120000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,107 @@
+/**
+ * Condition types and reasons of KeystoneApplicationCredential, exactly as the spec's Conditions table names them, and the
+ * `metav1.Condition` shape they are reported in.
+ */
+
+/** `metav1.Condition`: one observation of one aspect of the order. */
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  /** RFC 3339; changes only when `status` changes. */
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+/** The three condition types (spec, Conditions). */
+export const ConditionType = {
+  /** The delivered credential exists in Keystone. */
+  CredentialReady: 'CredentialReady',
+  /** The Secret beside the order carries the current credential. */
+  DeliveryReady: 'DeliveryReady',
+  /** Both sub-conditions are True. */
+  Ready: 'Ready',
+} as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+/** Reasons of `CredentialReady` (spec, Conditions). */
+export const CredentialReason = {
+  CredentialMinted: 'CredentialMinted',
+  UserNotFound: 'UserNotFound',
+  ProjectNotFound: 'ProjectNotFound',
+  ControlPlaneMismatch: 'ControlPlaneMismatch',
+  WaitingForUser: 'WaitingForUser',
+  WaitingForProject: 'WaitingForProject',
+  NoRoleOnProject: 'NoRoleOnProject',
+  WaitingForCABundle: 'WaitingForCABundle',
+  WaitingForCredential: 'WaitingForCredential',
+  CredentialFailed: 'CredentialFailed',
+  TransportErrorRetryFailed: 'TransportErrorRetryFailed',
+  CredentialError: 'CredentialError',
+} as const;
+export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
+
+/** Reasons of `DeliveryReady` (spec, Conditions). */
+export const DeliveryReason = {
+  Delivered: 'Delivered',
+  WaitingForCredential: 'WaitingForCredential',
+  KeystoneNotPublished: 'KeystoneNotPublished',
+  BackupNotSynced: 'BackupNotSynced',
+  DeliveryRefused: 'DeliveryRefused',
+  DeliveryError: 'DeliveryError',
+} as const;
+export type DeliveryReason = (typeof DeliveryReason)[keyof typeof DeliveryReason];
+
+/** Reasons both sub-conditions carry when the order is not admitted (spec, Conditions, rows "both"). */
+export const AdmissionReason = {
+  ControlPlaneNotFound: 'ControlPlaneNotFound',
+  /** The order is frozen: nothing is created, rotated, delivered, repaired or swept (spec, Consent). */
+  NamespaceNotAssigned: 'NamespaceNotAssigned',
+  ClusterNameTooLong: 'ClusterNameTooLong',
+  WaitingForAdminCredential: 'WaitingForAdminCredential',
+} as const;
+export type AdmissionReason = (typeof AdmissionReason)[keyof typeof AdmissionReason];
+
+/** Reasons of the aggregate `Ready`. */
+export const ReadyReason = {
+  AllReady: 'AllReady',
+  NotAllReady: 'NotAllReady',
+} as const;
+export type ReadyReason = (typeof ReadyReason)[keyof typeof ReadyReason];
+
+/** A condition to set; `lastTransitionTime` is filled in by {@link setCondition}. */
+export interface ConditionUpdate {
+  readonly type: ConditionType;
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Returns `conditions` with `update` applied, keeping `lastTransitionTime` when the status did not change (the
+ * `meta.SetStatusCondition` rule), so a status rewrite with the same facts is a no-op.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  update: ConditionUpdate,
+  now: Date,
+  observedGeneration?: number,
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const index = list.findIndex((c) => c.type === update.type);
+  const existing = index >= 0 ? list[index] : undefined;
+  const next: Condition = {
+    ...update,
+    lastTransitionTime: existing && existing.status === update.status ? existing.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  };
+  if (index >= 0) list[index] = next;
+  else list.push(next);
+  return list;
+}
+
+/** The condition of the given type, if reported. */
+export function findCondition(conditions: readonly Condition[] | undefined, type: ConditionType): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}

@@ -1,0 +1,7 @@
+export * from './conditions';
+export * from './defaults';
+export * from './duration';
+export * from './naming';
+export * from './rules';
+export * from './types';
+export * from './validation';

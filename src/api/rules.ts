@@ -1,0 +1,129 @@
+/**
+ * Every rule of the spec's "Defaulting and Validation Summary", written once: as the CEL the CRD carries and as the
+ * TypeScript check `validate` runs for callers with no API server in front (the Pulumi provider, the cdk8s constructs).
+ * The message is the spec's quoted message, so a user sees the same words from `kubectl apply`, `cdk8s synth` and
+ * `pulumi preview`.
+ */
+import { Duration } from './duration';
+
+/** Lengths and bounds of the schema (spec, Spec). */
+export const Limits = {
+  /** `userRef.name`, `projectRef.name`, `controlPlaneRef.*`: 1 to 63 characters. */
+  refNameMaxLength: 63,
+  /** `metadata.name`: at most 63 bytes, so `<name>-credentials` and the child names stay label-safe. */
+  nameMaxBytes: 63,
+  credentialGenerationMinimum: 1,
+  intervalMinimum: '1m',
+  intervalMaximum: '87600h',
+} as const;
+
+/** Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root). */
+export type RulePath = '' | 'spec' | 'spec.userRef' | 'spec.projectRef' | 'spec.controlPlaneRef.name' | 'spec.controlPlaneRef.namespace' | 'spec.credentialGeneration' | 'spec.rotation' | 'spec.rotation.interval' | 'spec.rotation.gracePeriod';
+
+/** One `x-kubernetes-validations` entry with its TypeScript twin. */
+export interface Rule {
+  /** The schema node the rule is attached to. */
+  readonly path: RulePath;
+  /** The CEL expression, over `self` (and `oldSelf` for a transition rule). */
+  readonly cel: string;
+  /** The spec's message. */
+  readonly message: string;
+  /** A transition rule: it compares with the stored object and runs on update only. */
+  readonly transition: boolean;
+  /** The TypeScript check: true when the rule holds for `self` (and `oldSelf`). */
+  holds(self: unknown, oldSelf?: unknown): boolean;
+}
+
+function durationOf(value: unknown): Duration | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return Duration.parse(value);
+  } catch {
+    return undefined;
+  }
+}
+
+const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+const ONE_MINUTE = Duration.parse(Limits.intervalMinimum);
+const MAX_INTERVAL = Duration.parse(Limits.intervalMaximum);
+
+/** The rules, in the order of the spec's Validation Summary. */
+export const RULES: readonly Rule[] = [
+  { path: 'spec.userRef', cel: 'self == oldSelf', message: 'userRef is immutable', transition: true, holds: equalJson },
+  { path: 'spec.projectRef', cel: 'self == oldSelf', message: 'projectRef is immutable', transition: true, holds: equalJson },
+  {
+    path: 'spec.credentialGeneration',
+    cel: 'self >= oldSelf',
+    message: 'credentialGeneration may only increase',
+    transition: true,
+    holds: (self, old) => typeof self !== 'number' || typeof old !== 'number' || self >= old,
+  },
+  {
+    path: 'spec.rotation.interval',
+    cel: "duration(self) == duration('0s') || duration(self) >= duration('1m')",
+    message: 'rotation.interval is 0s or at least 1m',
+    transition: false,
+    holds: (self) => {
+      const d = durationOf(self);
+      return d !== undefined && (d.isZero() || d.compare(ONE_MINUTE) >= 0);
+    },
+  },
+  {
+    path: 'spec.rotation.interval',
+    cel: "duration(self) <= duration('87600h')",
+    message: 'rotation.interval is at most 87600h',
+    transition: false,
+    holds: (self) => {
+      const d = durationOf(self);
+      return d !== undefined && d.compare(MAX_INTERVAL) <= 0;
+    },
+  },
+  {
+    path: 'spec.rotation.gracePeriod',
+    cel: "duration(self) >= duration('0s')",
+    message: 'rotation.gracePeriod is not negative',
+    transition: false,
+    holds: (self) => {
+      const d = durationOf(self);
+      return d !== undefined && !d.isNegative();
+    },
+  },
+  {
+    // has() guards: the API server validates the `{}` default of `rotation` before the field defaults fill it in.
+    path: 'spec.rotation',
+    cel: "!has(self.interval) || !has(self.gracePeriod) || duration(self.interval) == duration('0s') || duration(self.gracePeriod) < duration(self.interval)",
+    message: 'rotation.gracePeriod must be shorter than rotation.interval',
+    transition: false,
+    holds: (self) => {
+      const rotation = (self ?? {}) as { interval?: unknown; gracePeriod?: unknown };
+      const interval = durationOf(rotation.interval);
+      const grace = durationOf(rotation.gracePeriod);
+      return interval === undefined || grace === undefined || interval.isZero() || grace.compare(interval) < 0;
+    },
+  },
+  {
+    path: 'spec.controlPlaneRef.name',
+    cel: 'self == oldSelf',
+    message: 'controlPlaneRef.name is immutable',
+    transition: true,
+    holds: equalJson,
+  },
+  {
+    path: 'spec.controlPlaneRef.namespace',
+    cel: 'self == oldSelf',
+    message: 'controlPlaneRef.namespace is immutable',
+    transition: true,
+    holds: equalJson,
+  },
+  {
+    path: '',
+    cel: 'size(self.metadata.name) <= 63',
+    message: 'metadata.name must be at most 63 bytes',
+    transition: false,
+    holds: (self) => {
+      const name = (self as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      return typeof name !== 'string' || Buffer.byteLength(name, 'utf8') <= Limits.nameMaxBytes;
+    },
+  },
+];

@@ -1,0 +1,115 @@
+/**
+ * The KeystoneApplicationCredential kind (`c5c3.io/v1alpha1`): spec and status as the spec's tables give them.
+ *
+ * int64 fields are JavaScript numbers: generations stay far below 2^53.
+ */
+import type { Condition } from './conditions';
+
+/** API group of every kind of this project. */
+export const GROUP = 'c5c3.io';
+/** API version of every kind of this project. */
+export const VERSION = 'v1alpha1';
+/** `apiVersion` as written in manifests. */
+export const API_VERSION = `${GROUP}/${VERSION}`;
+/** The kind. */
+export const KIND = 'KeystoneApplicationCredential';
+/** The list kind. */
+export const LIST_KIND = 'KeystoneApplicationCredentialList';
+/** The resource's plural name, as in `keystoneapplicationcredentials.c5c3.io`. */
+export const PLURAL = 'keystoneapplicationcredentials';
+
+/** The finalizer that holds the order until its teardown is done (spec, Deletion Semantics). */
+export const TEARDOWN_FINALIZER = 'c5c3.io/keystoneapplicationcredential-teardown';
+
+/** The subset of `metav1.ObjectMeta` the lifecycle reads. */
+export interface ObjectMeta {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly generation?: number;
+  readonly resourceVersion?: string;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  readonly finalizers?: readonly string[];
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** A reference to the ControlPlane whose identity plane the credential is created in. Both halves are immutable. */
+export interface ControlPlaneRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** A reference to another order in the order's own namespace. */
+export interface LocalOrderRef {
+  readonly name: string;
+}
+
+/** The rotation schedule (spec, Spec and Rotation). */
+export interface RotationSpec {
+  /**
+   * The time between two scheduled rotations, Go format. `0s` turns the schedule off; any other value is at least `1m`,
+   * and at most `87600h`.
+   * @default "720h"
+   */
+  readonly interval?: string;
+  /**
+   * How long the superseded credential stays in Keystone after the delivered Secret switched. Not negative, and shorter
+   * than a non-zero interval.
+   * @default "24h"
+   */
+  readonly gracePeriod?: string;
+}
+
+/** KeystoneApplicationCredentialSpec. */
+export interface KeystoneApplicationCredentialSpec {
+  readonly controlPlaneRef: ControlPlaneRef;
+  /** The KeystoneUser in the order's namespace the credential belongs to. Immutable. */
+  readonly userRef: LocalOrderRef;
+  /** The KeystoneProject in the order's namespace the credential is scoped to. Immutable. */
+  readonly projectRef: LocalOrderRef;
+  /**
+   * The lowest credential generation the order must hold (minimum 1). Raising it above `status.credentialGeneration`
+   * rotates at once. It may only increase.
+   * @default 1
+   */
+  readonly credentialGeneration?: number;
+  /** @default {} */
+  readonly rotation?: RotationSpec;
+}
+
+/** KeystoneApplicationCredentialStatus (spec, Status). Times are RFC 3339 strings, as `metav1.Time` serializes. */
+export interface KeystoneApplicationCredentialStatus {
+  readonly conditions?: readonly Condition[];
+  readonly observedGeneration?: number;
+  /** The Keystone id of the credential the delivered Secret carries. */
+  readonly credentialID?: string;
+  /** The generation of that credential. */
+  readonly credentialGeneration?: number;
+  /** When that credential expires in Keystone. Absent for one created with the schedule off. */
+  readonly credentialExpiresAt?: string;
+  /** When that credential became the delivered one. */
+  readonly lastRotation?: string;
+  /** When the schedule rotates next. Absent with the schedule off. */
+  readonly nextRotation?: string;
+  /** The Keystone id of the superseded credential, during its grace period only. */
+  readonly previousCredentialID?: string;
+  /** Its generation, during its grace period only. */
+  readonly previousCredentialGeneration?: number;
+  /** When it is deleted, during its grace period only. */
+  readonly previousCredentialDeleteAt?: string;
+  /** The delivered Secret, once it carries the current credential. */
+  readonly secretName?: string;
+  /** The delivered Secret's data keys, once it carries the current credential. */
+  readonly secretKeys?: readonly string[];
+}
+
+/** A KeystoneApplicationCredential object. */
+export interface KeystoneApplicationCredential {
+  readonly apiVersion: typeof API_VERSION;
+  readonly kind: typeof KIND;
+  readonly metadata: ObjectMeta;
+  readonly spec: KeystoneApplicationCredentialSpec;
+  readonly status?: KeystoneApplicationCredentialStatus;
+}

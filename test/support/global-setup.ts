@@ -1,0 +1,76 @@
+/**
+ * Jest global setup: starts one shared instance of each real component the selected test files need, for the whole run.
+ *
+ * A test file declares what it needs in a comment line `@needs keystone kube openbao pulumi` (any subset). The setup reads
+ * the test files Jest will run (the `test/` tree filtered by the command line's path patterns), starts the union, and puts
+ * the components' variables into `process.env`, which the test workers inherit. `KAC_NEEDS` (comma-separated) overrides
+ * the scan. Everything is stopped by the global teardown, on SIGINT/SIGTERM, and on a failed start.
+ */
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { COMPONENTS, type Component, type Started, starterFor } from './components';
+import { registerRun, stopAll } from './run-state';
+
+interface GlobalConfigLike {
+  readonly rootDir: string;
+  readonly testPathPatterns?: { patterns?: readonly string[] } | readonly string[];
+  readonly testPathPattern?: string;
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else if (entry.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+function patternsOf(config: GlobalConfigLike): RegExp[] {
+  const raw = config.testPathPatterns;
+  const list: readonly string[] = Array.isArray(raw)
+    ? raw
+    : ((raw as { patterns?: readonly string[] } | undefined)?.patterns ?? (config.testPathPattern ? [config.testPathPattern] : []));
+  return list.filter((p) => p.length > 0).map((p) => new RegExp(p, 'i'));
+}
+
+/** The components the selected test files declare with `@needs`. */
+export function neededComponents(config: GlobalConfigLike): Component[] {
+  if (process.env.KAC_NEEDS !== undefined) {
+    return process.env.KAC_NEEDS.split(',').map((s) => s.trim()).filter((s): s is Component => (COMPONENTS as string[]).includes(s));
+  }
+  const patterns = patternsOf(config);
+  const files = walk(resolve(config.rootDir, 'test')).filter((f) => patterns.length === 0 || patterns.some((p) => p.test(f)));
+  const needed = new Set<Component>();
+  for (const file of files) {
+    const match = /@needs\s+([a-z ,]+)/.exec(readFileSync(file, 'utf8'));
+    for (const word of match?.[1].split(/[\s,]+/) ?? []) {
+      if ((COMPONENTS as string[]).includes(word)) needed.add(word as Component);
+    }
+  }
+  return COMPONENTS.filter((c) => needed.has(c));
+}
+
+export default async function globalSetup(config: GlobalConfigLike): Promise<void> {
+  const needed = neededComponents(config);
+  if (needed.length === 0) return;
+  const workDir = mkdtempSync(join(tmpdir(), 'kac-test-'));
+  process.env.KAC_TEST_WORKDIR = workDir;
+  const started: Started[] = [];
+  registerRun(workDir, started);
+  try {
+    for (const component of needed) {
+      const t0 = Date.now();
+      const handle = await (await starterFor(component))(join(workDir, component));
+      started.push(handle);
+      Object.assign(process.env, handle.env);
+      process.stderr.write(`[test env] ${component} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+    }
+    process.env.KAC_TEST_LOGS = started.flatMap((s) => s.logs).join(':');
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
