@@ -1,0 +1,375 @@
+/**
+ * A throwaway, real Keystone for tests, the demo and the benchmarks — never for production code paths.
+ *
+ * It runs Debian's `python3-keystone` (Zed) from a temp dir with the settings measured in the project's Keystone notes:
+ * SQLite in WAL mode (without it, writes fail sporadically with "database is locked"), an in-process dogpile memory cache
+ * (without it every authenticated request runs hundreds of SQL queries), Fernet token/receipt/credential keys, and bcrypt
+ * at a configurable, low cost (the cost hashes user passwords AND application-credential secrets). It is served by the
+ * stdlib `wsgiref` server — one process, one thread (SQLite and the per-process cache are only correct that way) — with a
+ * listen backlog of 128 instead of wsgiref's 5, which drops SYNs under bursts of parallel logins.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The Python interpreter that can import keystone (a pyenv/venv python first on PATH cannot). */
+const PYTHON = '/usr/bin/python3';
+const INSTALL_HINT =
+  'apt-get update && apt-get install -y --no-install-recommends python3-keystone';
+
+/** Options of {@link startLocalKeystone}. */
+export interface LocalKeystoneOptions {
+  /** Directory for the configuration, keys, database and log. Created if missing; removed by `stop()`. */
+  readonly dir: string;
+  /** TCP port on 127.0.0.1. @default a free port chosen by the OS */
+  readonly port?: number;
+  /**
+   * bcrypt cost for user passwords and application-credential secrets. Low for tests; state it in any benchmark.
+   * @default 4
+   */
+  readonly bcryptRounds?: number;
+  /** Receives progress lines (setup steps and their durations). @default silent */
+  readonly log?: (line: string) => void;
+  /** Milliseconds to wait for setup and start until `GET /v3` answers 200. @default 120000 */
+  readonly startTimeoutMs?: number;
+}
+
+/** A running local Keystone. */
+export interface LocalKeystone {
+  /** Identity endpoint, ending in `/v3`, e.g. `http://127.0.0.1:35123/v3`. */
+  readonly authUrl: string;
+  /** Password of the bootstrap admin, random per instance. */
+  readonly adminPassword: string;
+  readonly adminUser: 'admin';
+  readonly adminProject: 'admin';
+  /** Domain (by name) of the admin user and project. */
+  readonly domain: 'Default';
+  /** bcrypt cost the instance hashes passwords and secrets with. */
+  readonly bcryptRounds: number;
+  /** Process id of the server (also its process group id). */
+  readonly pid: number;
+  /** Setup and server log (stdout and stderr, including the access log); inside `dir`, so `stop()` removes it. */
+  readonly logFile: string;
+  /** Milliseconds the `keystone-manage` steps took (db_sync, keys, bootstrap), including one import of keystone. */
+  readonly setupMs: number;
+  /** Milliseconds from the end of setup until `GET /v3` answered 200 (the server's cold start). */
+  readonly startMs: number;
+  /** Stops the server (its whole process group) and removes `dir`. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One Python process sets Keystone up and then serves it. Importing keystone costs ~2.5 s of CPU, so the script imports
+ * `keystone.cmd.cli` once and runs each `keystone-manage` command (`cli.main`, exactly what the executable calls) in a
+ * forked child that inherits the imports: the key steps run alongside `db_sync`, SQLite switches to WAL right after it,
+ * then `bootstrap`. The parent never parses the CLI configuration itself, so it can go on to serve
+ * `initialize_public_application()` (what `keystone-wsgi-public` serves) on the stdlib wsgiref server: one process, one
+ * thread, 127.0.0.1, backlog 128. The plan (including the admin password) arrives as JSON on stdin, so no secret shows
+ * up in a command line or in the process environment. A watchdog thread (it serves no requests) exits when the Node
+ * parent is gone, so a crashed test run leaves no Keystone behind.
+ */
+const SERVER_SCRIPT = `# Written by keystone-appcred's testbed (src/testbed/keystone.ts). A throwaway Keystone; never use in production.
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+import traceback
+from wsgiref import simple_server
+
+started = time.monotonic()
+plan = json.loads(sys.stdin.readline())
+sys.argv = sys.argv[:1]  # oslo.config parses sys.argv
+
+from keystone.cmd import cli  # noqa: E402
+
+
+def fork_manage(argv):
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            cli.main(argv=['keystone-manage'] + argv)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return pid
+
+
+def run_stage(stage):
+    children = [(fork_manage(argv), argv) for argv in stage]
+    for pid, argv in children:
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            command = [a for a in argv if not a.startswith('-')][1]
+            print('keystone-manage %s failed with exit code %d' % (command, code), flush=True)
+            sys.exit(1)
+
+
+class Server(simple_server.WSGIServer):
+    request_queue_size = 128
+    allow_reuse_address = True
+
+
+def watch_parent(parent):
+    while True:
+        time.sleep(1)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def main():
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+    config = ['--config-file', plan['config']]
+    owner = ['--keystone-user', plan['user'], '--keystone-group', plan['group']]
+    run_stage([
+        config + ['db_sync'],
+        config + ['fernet_setup'] + owner,  # also creates the [fernet_receipts] keys
+        config + ['credential_setup'] + owner,
+    ])
+    db = sqlite3.connect(plan['database'])
+    db.execute('PRAGMA journal_mode=WAL').fetchall()
+    db.close()
+    url = plan['url']
+    run_stage([config + [
+        'bootstrap', '--bootstrap-password', plan['password'],
+        '--bootstrap-username', 'admin', '--bootstrap-project-name', 'admin', '--bootstrap-role-name', 'admin',
+        '--bootstrap-region-id', 'RegionOne',
+        '--bootstrap-admin-url', url, '--bootstrap-internal-url', url, '--bootstrap-public-url', url,
+    ]])
+    plan['password'] = None
+    print('KAC setup finished after %d ms' % ((time.monotonic() - started) * 1000), flush=True)
+
+    os.environ['OS_KEYSTONE_CONFIG_FILES'] = plan['config']
+    from keystone.server.wsgi import initialize_public_application
+    app = initialize_public_application()
+    server = simple_server.make_server('127.0.0.1', plan['port'], app, server_class=Server)
+    print('KAC keystone listening on %s' % url, flush=True)
+    server.serve_forever()
+
+
+main()
+`;
+
+function keystoneConf(dir: string, bcryptRounds: number): string {
+  return `# Written by keystone-appcred's testbed (see src/testbed/keystone.ts).
+[DEFAULT]
+debug = false
+
+[database]
+connection = sqlite:///${join(dir, 'keystone.db')}
+
+[cache]
+enabled = true
+backend = dogpile.cache.memory
+
+[token]
+provider = fernet
+
+[fernet_tokens]
+key_repository = ${join(dir, 'fernet-keys')}
+
+[fernet_receipts]
+key_repository = ${join(dir, 'fernet-receipts')}
+
+[credential]
+provider = fernet
+key_repository = ${join(dir, 'credential-keys')}
+
+[identity]
+password_hash_algorithm = bcrypt
+password_hash_rounds = ${bcryptRounds}
+`;
+}
+
+/** A minimal environment for Keystone's Python: no PYTHONPATH/PYTHONHOME/VIRTUAL_ENV, no OS_* leaking in. */
+function pythonEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, LANG: 'C.UTF-8', ...extra };
+}
+
+function tail(text: string, lines: number): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+/** Throws with the install command when Debian's python3-keystone is missing. */
+async function assertInstalled(): Promise<void> {
+  const installed = await new Promise<boolean>((done) => {
+    execFile('dpkg-query', ['-W', '-f=${Status}', 'python3-keystone'], (error, stdout) =>
+      done(!error && stdout.trim() === 'install ok installed'),
+    );
+  });
+  if (!installed) {
+    throw new Error(`local keystone: Debian's python3-keystone is not installed; install it with: ${INSTALL_HINT}`);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+function currentGroupName(): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    execFile('id', ['-gn'], (error, stdout) => (error ? reject(error) : resolvePromise(stdout.trim())));
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Sets up and starts a Keystone on 127.0.0.1 and resolves once `GET /v3` answers 200.
+ *
+ * Setup runs `keystone-manage db_sync` (switching SQLite to WAL right after), `fernet_setup` (token and receipt keys) and
+ * `credential_setup` owned by the current user and group, then `bootstrap` with a random admin password: user `admin`,
+ * project `admin`, role `admin` (bootstrap also creates `member` and `reader`), region `RegionOne` and identity endpoints
+ * at the instance's URL.
+ *
+ * Requires Debian's `python3-keystone`; it never installs anything itself.
+ */
+export async function startLocalKeystone(options: LocalKeystoneOptions): Promise<LocalKeystone> {
+  const bcryptRounds = options.bcryptRounds ?? 4;
+  if (!Number.isInteger(bcryptRounds) || bcryptRounds < 4 || bcryptRounds > 31) {
+    throw new Error(`local keystone: bcryptRounds (${bcryptRounds}) must be an integer from 4 to 31`);
+  }
+  const log = options.log ?? ((): void => undefined);
+  await assertInstalled();
+
+  const dir = resolve(options.dir);
+  mkdirSync(dir, { recursive: true });
+  const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
+  try {
+    const port = options.port ?? (await freePort());
+    const authUrl = `http://127.0.0.1:${port}/v3`;
+    const config = join(dir, 'keystone.conf');
+    writeFileSync(config, keystoneConf(dir, bcryptRounds));
+    const scriptFile = join(dir, 'serve-keystone.py');
+    writeFileSync(scriptFile, SERVER_SCRIPT);
+    const adminPassword = randomBytes(24).toString('base64url');
+    const plan = {
+      config,
+      database: join(dir, 'keystone.db'),
+      user: userInfo().username,
+      group: await currentGroupName(),
+      password: adminPassword,
+      url: authUrl,
+      port,
+    };
+
+    const logFile = join(dir, 'keystone-server.log');
+    const logFd = openSync(logFile, 'a');
+    const spawnedAt = Date.now();
+    const child = spawn(PYTHON, [scriptFile], {
+      env: pythonEnv(dir),
+      stdio: ['pipe', logFd, logFd],
+      detached: true,
+    });
+    closeSync(logFd);
+    child.stdin?.end(`${JSON.stringify(plan)}\n`);
+    child.unref();
+    const pid = child.pid;
+    if (pid === undefined) throw new Error('local keystone: the server process did not start');
+    let exited: string | undefined;
+    const exitPromise = new Promise<void>((done) => {
+      child.once('exit', (code, signal) => {
+        exited = signal ?? `exit code ${code}`;
+        done();
+      });
+    });
+
+    let stopped = false;
+    const stop = async (): Promise<void> => {
+      if (stopped) return;
+      stopped = true;
+      if (exited === undefined) {
+        killGroup(pid, 'SIGTERM');
+        const gone = await Promise.race([exitPromise.then(() => true), delay(5000).then(() => false)]);
+        if (!gone) {
+          killGroup(pid, 'SIGKILL');
+          await Promise.race([exitPromise, delay(2000)]);
+        }
+      }
+      removeDir();
+    };
+
+    try {
+      await waitUntilServing(authUrl, options.startTimeoutMs ?? 120_000, () => exited);
+    } catch (error) {
+      const logTail = tail(readFileSafe(logFile), 30);
+      await stop();
+      throw new Error(`${(error as Error).message}\n--- keystone log tail ---\n${logTail}`);
+    }
+    const totalMs = Date.now() - spawnedAt;
+    const setupMs = Number(/KAC setup finished after (\d+) ms/.exec(readFileSafe(logFile))?.[1] ?? Number.NaN);
+    const startMs = totalMs - setupMs;
+    log(`keystone at ${authUrl}: setup ${setupMs} ms, server start ${startMs} ms (bcrypt cost ${bcryptRounds})`);
+
+    return {
+      authUrl,
+      adminPassword,
+      adminUser: 'admin',
+      adminProject: 'admin',
+      domain: 'Default',
+      bcryptRounds,
+      pid,
+      logFile,
+      setupMs,
+      startMs,
+      stop,
+    };
+  } catch (error) {
+    removeDir();
+    throw error;
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+async function waitUntilServing(authUrl: string, timeoutMs: number, exited: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = exited();
+    if (status !== undefined) throw new Error(`local keystone: the server exited (${status}) before serving ${authUrl}`);
+    try {
+      const response = await fetch(authUrl, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`local keystone: GET ${authUrl} did not answer 200 within ${timeoutMs} ms`);
+    await delay(100);
+  }
+}
