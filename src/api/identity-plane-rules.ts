@@ -1,0 +1,283 @@
+/**
+ * The CRD rules of the four neighbour kinds, written once as in `rules.ts`: each entry is the CEL the CRD carries, the
+ * message the API server answers with, and the TypeScript twin `validatePlane` runs for callers with no API server in
+ * front (the cdk8s constructs at synth time).
+ */
+import type { Rule } from './rules';
+import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
+import type { Violation } from './validation';
+
+/**
+ * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;
+ * `[]` after a segment steps into every item of that array (`spec.namespaceAssignments[].allowedRoles`).
+ */
+export interface PlaneRule extends Omit<Rule, 'path'> {
+  readonly path: string;
+  /** The field a violation names, for a rule on the object root. @default the path */
+  readonly field?: string;
+}
+
+const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const noComma = (self: unknown): boolean => typeof self !== 'string' || !self.includes(',');
+/** An http(s) URL with a host and no query or fragment, ending in /v3 (CEL `matches` uses RE2, as does this). */
+const AUTH_URL = '^https?://[^/?#\\s]+(/[^?#\\s]*)?/v3$';
+const authUrl = (self: unknown): boolean => typeof self === 'string' && new RegExp(AUTH_URL).test(self);
+
+interface Meta {
+  metadata?: { name?: unknown };
+  spec?: Record<string, unknown>;
+}
+const asMeta = (value: unknown): Meta => (value ?? {}) as Meta;
+
+/** The name a spec field defaults to at reconcile time: the field, or else `metadata.name`. */
+function effectiveName(field: string): (self: unknown) => unknown {
+  return (self) => {
+    const object = asMeta(self);
+    return object.spec?.[field] ?? object.metadata?.name;
+  };
+}
+
+function immutableName(field: string): PlaneRule {
+  const name = effectiveName(field);
+  return {
+    path: '',
+    cel: `(has(self.spec.${field}) ? self.spec.${field} : self.metadata.name) == (has(oldSelf.spec.${field}) ? oldSelf.spec.${field} : oldSelf.metadata.name)`,
+    message: `${field} is immutable`,
+    transition: true,
+    field: `spec.${field}`,
+    holds: (self, old) => name(self) === name(old),
+  };
+}
+
+/** `controlPlaneRef` is immutable, both halves, as for a KeystoneApplicationCredential. */
+const CONTROL_PLANE_REF: readonly PlaneRule[] = [
+  { path: 'spec.controlPlaneRef.name', cel: 'self == oldSelf', message: 'controlPlaneRef.name is immutable', transition: true, holds: equalJson },
+  {
+    path: 'spec.controlPlaneRef.namespace',
+    cel: 'self == oldSelf',
+    message: 'controlPlaneRef.namespace is immutable',
+    transition: true,
+    holds: equalJson,
+  },
+];
+
+/** An order's name is carried by label values and `<name>-credentials`: at most 63 bytes. */
+const NAME_LENGTH: PlaneRule = {
+  path: '',
+  cel: `size(self.metadata.name) <= ${PlaneLimits.nameMaxBytes}`,
+  message: `metadata.name must be at most ${PlaneLimits.nameMaxBytes} bytes`,
+  transition: false,
+  field: 'metadata.name',
+  holds: (self) => {
+    const name = asMeta(self).metadata?.name;
+    return typeof name !== 'string' || Buffer.byteLength(name, 'utf8') <= PlaneLimits.nameMaxBytes;
+  },
+};
+
+const assignmentKey = (a: unknown): string => {
+  const entry = (a ?? {}) as { namespace?: unknown; targetClusterRef?: { name?: unknown } };
+  return `${String(entry.targetClusterRef?.name ?? '')}/${String(entry.namespace)}`;
+};
+
+/** Every neighbour kind's rules. */
+export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
+  ControlPlane: [
+    {
+      path: 'spec.services.keystone.mode',
+      cel: `self == '${PlaneDefaults.mode}'`,
+      message: 'services.keystone.mode: only External (an existing Keystone) is supported',
+      transition: false,
+      holds: (self) => self === PlaneDefaults.mode,
+    },
+    {
+      path: 'spec.services.keystone.external.authURL',
+      cel: `self.matches('${AUTH_URL}')`,
+      message: 'services.keystone.external.authURL must be an http or https URL ending in /v3',
+      transition: false,
+      holds: authUrl,
+    },
+    {
+      path: 'spec.services.keystone.publicEndpoint',
+      cel: `self.matches('${AUTH_URL}')`,
+      message: 'services.keystone.publicEndpoint must be an http or https URL ending in /v3',
+      transition: false,
+      holds: authUrl,
+    },
+    {
+      path: 'spec.namespaceAssignments',
+      cel: "self.all(a, self.exists_one(b, b.namespace == a.namespace && (has(b.targetClusterRef) ? b.targetClusterRef.name : '') == (has(a.targetClusterRef) ? a.targetClusterRef.name : '')))",
+      message: 'namespaceAssignments must not assign the same namespace on the same cluster twice',
+      transition: false,
+      holds: (self) => {
+        const keys = Array.isArray(self) ? self.map(assignmentKey) : [];
+        return new Set(keys).size === keys.length;
+      },
+    },
+    {
+      path: 'spec.namespaceAssignments[].allowedRoles',
+      cel: "self.all(r, !r.contains(','))",
+      message: 'allowedRoles entries must not contain a comma',
+      transition: false,
+      holds: (self) => !Array.isArray(self) || self.every(noComma),
+    },
+  ],
+  KeystoneProject: [...CONTROL_PLANE_REF, immutableName('projectName'), NAME_LENGTH],
+  KeystoneUser: [
+    ...CONTROL_PLANE_REF,
+    immutableName('userName'),
+    { path: 'spec.userName', cel: "!self.contains(',')", message: 'userName must not contain a comma', transition: false, holds: noComma },
+    {
+      path: 'spec.passwordGeneration',
+      cel: 'self >= oldSelf',
+      message: 'passwordGeneration may only increase',
+      transition: true,
+      holds: (self, old) => typeof self !== 'number' || typeof old !== 'number' || self >= old,
+    },
+    NAME_LENGTH,
+  ],
+  KeystoneRoleAssignment: [
+    ...CONTROL_PLANE_REF,
+    { path: 'spec.userRef', cel: 'self == oldSelf', message: 'userRef is immutable', transition: true, holds: equalJson },
+    { path: 'spec.projectRef', cel: 'self == oldSelf', message: 'projectRef is immutable', transition: true, holds: equalJson },
+    { path: 'spec.role', cel: 'self == oldSelf', message: 'role is immutable', transition: true, holds: equalJson },
+    { path: 'spec.role', cel: "!self.contains(',')", message: 'role must not contain a comma', transition: false, holds: noComma },
+    NAME_LENGTH,
+  ],
+};
+
+/** A schema bound the validator checks before the rules (the CRD states the same bound in its openAPIV3Schema). */
+interface FieldBound {
+  readonly path: string;
+  readonly required?: boolean;
+  readonly type: 'string' | 'integer' | 'array';
+  readonly maxLength?: number;
+  readonly minimum?: number;
+  readonly enum?: readonly string[];
+  readonly maxItems?: number;
+}
+
+const refBounds = (prefix: string): FieldBound[] => [
+  { path: `${prefix}.name`, required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
+];
+const CONTROL_PLANE_REF_BOUNDS: readonly FieldBound[] = [
+  ...refBounds('spec.controlPlaneRef'),
+  { path: 'spec.controlPlaneRef.namespace', required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
+];
+const K = PlaneLimits.keystoneNameMaxLength;
+
+/** The bounds of each kind's schema (strings are at least 1 character long wherever they are given). */
+const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
+  ControlPlane: [
+    { path: 'spec.region', type: 'string', maxLength: K },
+    { path: 'spec.services.keystone.mode', type: 'string', maxLength: 32 },
+    { path: 'spec.services.keystone.external.authURL', required: true, type: 'string', maxLength: PlaneLimits.urlMaxLength },
+    { path: 'spec.services.keystone.external.endpointType', type: 'string', enum: ['public', 'internal'] },
+    { path: 'spec.services.keystone.external.caBundleSecretRef.name', type: 'string', maxLength: PlaneLimits.secretNameMaxLength },
+    { path: 'spec.services.keystone.external.caBundleSecretRef.key', type: 'string', maxLength: PlaneLimits.secretNameMaxLength },
+    { path: 'spec.services.keystone.publicEndpoint', type: 'string', maxLength: PlaneLimits.urlMaxLength },
+    { path: 'spec.adminCredential.cloudCredentialsRef.secretName', required: true, type: 'string', maxLength: PlaneLimits.secretNameMaxLength },
+    { path: 'spec.adminCredential.cloudCredentialsRef.cloudName', type: 'string', maxLength: K },
+    { path: 'spec.adminCredential.domainName', type: 'string', maxLength: K },
+    { path: 'spec.namespaceAssignments', type: 'array', maxItems: PlaneLimits.namespaceAssignmentsMaxItems },
+    { path: 'spec.namespaceAssignments[].namespace', required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
+    { path: 'spec.namespaceAssignments[].targetClusterRef.name', type: 'string', maxLength: PlaneLimits.refNameMaxLength },
+    { path: 'spec.namespaceAssignments[].allowedRoles', type: 'array', maxItems: PlaneLimits.allowedRolesMaxItems },
+    { path: 'spec.namespaceAssignments[].allowedRoles[]', type: 'string', maxLength: K },
+  ],
+  KeystoneProject: [...CONTROL_PLANE_REF_BOUNDS, { path: 'spec.projectName', type: 'string', maxLength: PlaneLimits.projectNameMaxLength }],
+  KeystoneUser: [
+    ...CONTROL_PLANE_REF_BOUNDS,
+    { path: 'spec.userName', type: 'string', maxLength: K },
+    { path: 'spec.passwordGeneration', type: 'integer', minimum: PlaneLimits.passwordGenerationMinimum },
+  ],
+  KeystoneRoleAssignment: [
+    ...CONTROL_PLANE_REF_BOUNDS,
+    ...refBounds('spec.userRef'),
+    ...refBounds('spec.projectRef'),
+    { path: 'spec.role', required: true, type: 'string', maxLength: K },
+  ],
+};
+
+/** Each value at `path` with its concrete field path (`[]` expanded to `[i]`); absent leaves are reported as undefined. */
+export function valuesAt(root: unknown, path: string): { field: string; value: unknown }[] {
+  let nodes: { field: string; value: unknown }[] = [{ field: '', value: root }];
+  if (path === '') return nodes;
+  for (const segment of path.split('.')) {
+    const each = segment.endsWith('[]');
+    const key = each ? segment.slice(0, -2) : segment;
+    const next: { field: string; value: unknown }[] = [];
+    for (const node of nodes) {
+      const value = node.value !== null && typeof node.value === 'object' ? (node.value as Record<string, unknown>)[key] : undefined;
+      const field = node.field === '' ? key : `${node.field}.${key}`;
+      if (!each) next.push({ field, value });
+      else if (Array.isArray(value)) value.forEach((item: unknown, i) => next.push({ field: `${field}[${i}]`, value: item }));
+    }
+    nodes = next;
+  }
+  return nodes;
+}
+
+function violation(field: string, value: unknown, rule: string): Violation {
+  return { field, value, rule, message: `${field} (${JSON.stringify(value)}): ${rule}` };
+}
+
+function parentPresent(root: unknown, path: string): boolean {
+  const dot = path.lastIndexOf('.');
+  if (dot < 0) return true;
+  return valuesAt(root, path.slice(0, dot)).some((n) => n.value !== undefined && n.value !== null);
+}
+
+function checkBound(out: Violation[], root: unknown, bound: FieldBound): void {
+  for (const { field, value } of valuesAt(root, bound.path)) {
+    if (value === undefined || value === null) {
+      if (bound.required && parentPresent(root, bound.path)) out.push(violation(field, value, 'is required'));
+    } else if (bound.type === 'string') {
+      if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
+      else if (value.length < 1) out.push(violation(field, value, 'must be at least 1 character long'));
+      else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
+      else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
+    } else if (bound.type === 'integer') {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
+      else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
+    } else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
+    else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
+  }
+}
+
+/** The top-level required blocks of each kind: their absence is reported once, not as every missing leaf. */
+const REQUIRED_BLOCKS: Readonly<Record<PlaneKind, readonly string[]>> = {
+  ControlPlane: ['spec.services', 'spec.services.keystone', 'spec.services.keystone.external', 'spec.adminCredential', 'spec.adminCredential.cloudCredentialsRef'],
+  KeystoneProject: ['spec.controlPlaneRef'],
+  KeystoneUser: ['spec.controlPlaneRef'],
+  KeystoneRoleAssignment: ['spec.controlPlaneRef', 'spec.userRef', 'spec.projectRef', 'spec.role'],
+};
+
+/**
+ * Every violation of a neighbour kind's schema bounds and rules by `object`, and of its transition rules against `old`
+ * when given; messages have the shape of `validate`'s: `field (value): rule`. Schema defaults are not needed: every
+ * defaulted field is optional and every rule on one holds for its default.
+ */
+export function validatePlane(kind: PlaneKind, object: unknown, old?: unknown): Violation[] {
+  const out: Violation[] = [];
+  const name = asMeta(object).metadata?.name;
+  if (typeof name !== 'string' || name.length === 0) out.push(violation('metadata.name', name, 'is required'));
+  for (const block of REQUIRED_BLOCKS[kind]) {
+    const [node] = valuesAt(object, block);
+    if ((node?.value === undefined || node.value === null) && parentPresent(object, block)) out.push(violation(block, node?.value, 'is required'));
+  }
+  for (const bound of BOUNDS[kind]) checkBound(out, object, bound);
+  const malformed = new Set(out.map((v) => v.field));
+  for (const rule of PLANE_RULES[kind]) {
+    const olds = rule.transition && old !== undefined ? valuesAt(old, rule.path) : [];
+    valuesAt(object, rule.path).forEach(({ field, value }, i) => {
+      if (value === undefined || malformed.has(field)) return;
+      if (rule.transition) {
+        const previous = olds[i]?.value;
+        if (previous === undefined || rule.holds(rule.path === '' ? object : value, rule.path === '' ? old : previous)) return;
+      } else if (rule.holds(value)) return;
+      const shown = rule.field ?? field;
+      out.push(violation(shown, rule.field ? valuesAt(object, rule.field)[0]?.value : value, rule.message));
+    });
+  }
+  return out;
+}

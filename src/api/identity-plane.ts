@@ -1,0 +1,198 @@
+/**
+ * The four neighbour kinds a KeystoneApplicationCredential stands on (design: identity-plane.md): ControlPlane,
+ * KeystoneUser, KeystoneProject and KeystoneRoleAssignment, in the same group and version, namespaced. Spec and status
+ * shapes, names, defaults and bounds; their CRD rules live in `identity-plane-rules.ts`.
+ */
+import type { Condition } from './conditions';
+import type { ControlPlaneRef, LocalOrderRef, ObjectMeta } from './types';
+import { API_VERSION } from './types';
+
+/** Kind, list kind and plural of each neighbour kind. */
+export const PlaneKinds = {
+  ControlPlane: { kind: 'ControlPlane', listKind: 'ControlPlaneList', plural: 'controlplanes', singular: 'controlplane' },
+  KeystoneUser: { kind: 'KeystoneUser', listKind: 'KeystoneUserList', plural: 'keystoneusers', singular: 'keystoneuser' },
+  KeystoneProject: { kind: 'KeystoneProject', listKind: 'KeystoneProjectList', plural: 'keystoneprojects', singular: 'keystoneproject' },
+  KeystoneRoleAssignment: {
+    kind: 'KeystoneRoleAssignment',
+    listKind: 'KeystoneRoleAssignmentList',
+    plural: 'keystoneroleassignments',
+    singular: 'keystoneroleassignment',
+  },
+} as const;
+/** The name of a neighbour kind. */
+export type PlaneKind = keyof typeof PlaneKinds;
+
+/** Defaults of the neighbour kinds, as their CRDs' schemas apply them. */
+export const PlaneDefaults = {
+  region: 'RegionOne',
+  mode: 'External',
+  endpointType: 'public',
+  caBundleKey: 'ca.crt',
+  cloudName: 'admin',
+  domainName: 'Default',
+  passwordGeneration: 1,
+} as const;
+
+/**
+ * Bounds of the neighbour kinds' schemas. Where identity-plane.md is silent, Keystone's own column sizes (255 for names)
+ * and Kubernetes' (63 for a namespace or a label value, 253 for a Secret name or key) decide.
+ */
+export const PlaneLimits = {
+  /** `controlPlaneRef.*`, `userRef.name`, `projectRef.name`, namespaces, cluster names: 1 to 63 characters. */
+  refNameMaxLength: 63,
+  /** `metadata.name` of an order: its label values carry it. */
+  nameMaxBytes: 63,
+  /** `projectName`: 1 to 64 characters (identity-plane.md). */
+  projectNameMaxLength: 64,
+  /** `userName`, `role`, `allowedRoles[]`, `region`, `cloudName`, `domainName`: 1 to 255 characters (Keystone's column). */
+  keystoneNameMaxLength: 255,
+  /** Secret names and keys. */
+  secretNameMaxLength: 253,
+  /** `authURL`, `publicEndpoint`. */
+  urlMaxLength: 2048,
+  /** Entries of `namespaceAssignments`; bounds the CEL cost of the duplicate check. */
+  namespaceAssignmentsMaxItems: 256,
+  /** Entries of one `allowedRoles`. */
+  allowedRolesMaxItems: 64,
+  passwordGenerationMinimum: 1,
+} as const;
+
+/** A key of a Secret in the ControlPlane's namespace. */
+export interface SecretKeyRef {
+  readonly name: string;
+  /** @default "ca.crt" */
+  readonly key?: string;
+}
+
+/** The Secret holding the admin `clouds.yaml`. */
+export interface CloudCredentialsRef {
+  readonly secretName: string;
+  /** @default "admin" */
+  readonly cloudName?: string;
+}
+
+/** An existing Keystone the ControlPlane talks to. */
+export interface ExternalKeystoneSpec {
+  /** http or https URL ending in `/v3`. */
+  readonly authURL: string;
+  /** @default "public" */
+  readonly endpointType?: 'public' | 'internal';
+  /** The CA the operator trusts when it talks to Keystone. */
+  readonly caBundleSecretRef?: SecretKeyRef;
+}
+
+/** `spec.services.keystone`. */
+export interface KeystoneServiceSpec {
+  /** Only `External` is supported. @default "External" */
+  readonly mode?: string;
+  readonly external: ExternalKeystoneSpec;
+  /** The auth URL written into documents for orders on other clusters. */
+  readonly publicEndpoint?: string;
+}
+
+/** One namespace assignment: the consent for orders in that namespace on that cluster. */
+export interface NamespaceAssignment {
+  readonly namespace: string;
+  /** Absent: the management cluster. */
+  readonly targetClusterRef?: { readonly name: string };
+  /** Role names a KeystoneRoleAssignment in the namespace may assign. */
+  readonly allowedRoles?: readonly string[];
+}
+
+/** ControlPlaneSpec. */
+export interface ControlPlaneSpec {
+  /** @default "RegionOne" */
+  readonly region?: string;
+  readonly services: { readonly keystone: KeystoneServiceSpec };
+  readonly adminCredential: {
+    readonly cloudCredentialsRef: CloudCredentialsRef;
+    /** @default "Default" */
+    readonly domainName?: string;
+  };
+  readonly namespaceAssignments?: readonly NamespaceAssignment[];
+}
+
+/** ControlPlaneStatus. */
+export interface ControlPlaneStatus {
+  readonly conditions?: readonly Condition[];
+  readonly observedGeneration?: number;
+  readonly keystoneVersion?: string;
+}
+
+/** KeystoneProjectSpec. */
+export interface KeystoneProjectSpec {
+  readonly controlPlaneRef: ControlPlaneRef;
+  /** Immutable, 1 to 64 characters. @default metadata.name */
+  readonly projectName?: string;
+}
+
+/** KeystoneProjectStatus. */
+export interface KeystoneProjectStatus {
+  readonly conditions?: readonly Condition[];
+  readonly observedGeneration?: number;
+  readonly projectID?: string;
+  readonly projectName?: string;
+  readonly domainName?: string;
+}
+
+/** KeystoneUserSpec. */
+export interface KeystoneUserSpec {
+  readonly controlPlaneRef: ControlPlaneRef;
+  /** Immutable, no comma. @default metadata.name */
+  readonly userName?: string;
+  /** Raising it rotates the password; it may only increase. @default 1 */
+  readonly passwordGeneration?: number;
+}
+
+/** KeystoneUserStatus. */
+export interface KeystoneUserStatus {
+  readonly conditions?: readonly Condition[];
+  readonly observedGeneration?: number;
+  readonly userID?: string;
+  readonly passwordGeneration?: number;
+  readonly lastPasswordRotation?: string;
+  readonly secretName?: string;
+  readonly secretKeys?: readonly string[];
+}
+
+/** KeystoneRoleAssignmentSpec. */
+export interface KeystoneRoleAssignmentSpec {
+  readonly controlPlaneRef: ControlPlaneRef;
+  readonly userRef: LocalOrderRef;
+  readonly projectRef: LocalOrderRef;
+  /** Immutable, 1 to 255 characters, no comma; must be in the namespace's `allowedRoles`. */
+  readonly role: string;
+}
+
+/** KeystoneRoleAssignmentStatus. */
+export interface KeystoneRoleAssignmentStatus {
+  readonly conditions?: readonly Condition[];
+  readonly observedGeneration?: number;
+  readonly roleID?: string;
+  readonly userID?: string;
+  readonly projectID?: string;
+}
+
+/** A neighbour-kind object. */
+export interface PlaneObject<K extends PlaneKind, S, T> {
+  readonly apiVersion: typeof API_VERSION;
+  readonly kind: K;
+  readonly metadata: ObjectMeta;
+  readonly spec: S;
+  readonly status?: T;
+}
+
+export type ControlPlane = PlaneObject<'ControlPlane', ControlPlaneSpec, ControlPlaneStatus>;
+export type KeystoneProject = PlaneObject<'KeystoneProject', KeystoneProjectSpec, KeystoneProjectStatus>;
+export type KeystoneUser = PlaneObject<'KeystoneUser', KeystoneUserSpec, KeystoneUserStatus>;
+export type KeystoneRoleAssignment = PlaneObject<'KeystoneRoleAssignment', KeystoneRoleAssignmentSpec, KeystoneRoleAssignmentStatus>;
+
+/** Condition types of the neighbour kinds (identity-plane.md). */
+export const PlaneConditionType = {
+  AdminCredentialReady: 'AdminCredentialReady',
+  ProjectReady: 'ProjectReady',
+  UserReady: 'UserReady',
+  DeliveryReady: 'DeliveryReady',
+  AssignmentReady: 'AssignmentReady',
+  Ready: 'Ready',
+} as const;
