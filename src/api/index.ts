@@ -5,3 +5,4 @@ export * from './naming';
 export * from './rules';
 export * from './types';
 export * from './validation';
+export * from './time';

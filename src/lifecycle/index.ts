@@ -1,0 +1,6 @@
+export * from './decide';
+export * from './model';
+export * from './ports';
+export * as rotation from './rotation';
+export * from './runner';
+export * from './secret';

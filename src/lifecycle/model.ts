@@ -1,0 +1,112 @@
+/**
+ * What `decide` reads and returns: the order as the lifecycle sees it, the observed world, the actions and the plan.
+ * Nothing here carries a secret: actions name generations, and the runner fetches a parked secret only when it executes
+ * one, so a plan can be logged, diffed and shown as it is.
+ */
+import type { AdmissionReason, CredentialReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
+
+/** The order, as every face hands it to the lifecycle. */
+export interface LifecycleOrder {
+  /** The per-order prefix the credential names derive from (see `childPrefix` / `credentialName`). */
+  readonly prefix: string;
+  /** `metadata.generation`, reported back as `status.observedGeneration`. */
+  readonly generation?: number;
+  /** The spec with its defaults resolved. */
+  readonly spec: ResolvedSpec;
+  /** The status as last recorded. */
+  readonly status: KeystoneApplicationCredentialStatus;
+  /** The order is being deleted: tear down. */
+  readonly deleting?: boolean;
+  /** The delivered Secret's name, reported as `status.secretName`; absent for a face that delivers no Secret. */
+  readonly secretName?: string;
+}
+
+/** One credential generation as the world holds it: its parked secret and its Keystone credential. */
+export interface GenerationRecord {
+  readonly generation: number;
+  /** The generation's secret is parked and readable. */
+  readonly parked: boolean;
+  /** A terminal error recorded when Keystone refused to create it. */
+  readonly failure?: string;
+  /** The credential of this generation's deterministic name, as Keystone holds it. */
+  readonly credential?: { readonly id: string; readonly expiresAt?: Date };
+}
+
+/** The delivered Secret (or the face's equivalent). */
+export type DeliveryObservation =
+  | { readonly state: 'absent' }
+  /** A Secret of the delivered name the order does not own: never taken over. */
+  | { readonly state: 'foreign' }
+  /** The order's Secret, carrying the credential `credentialId`; `intact` when all three keys hold what the order wrote. */
+  | { readonly state: 'delivered'; readonly credentialId: string; readonly intact: boolean };
+
+/** Why the order may not act at all (spec, Consent; Conditions rows "both"). */
+export interface Admission {
+  readonly reason: AdmissionReason;
+  readonly message: string;
+}
+
+/** Why the order may not create or rotate (spec, Consent: the gates on user, project and role). */
+export interface Gate {
+  readonly reason: CredentialReason;
+  readonly message: string;
+}
+
+/** Everything one pass observed. */
+export interface Observations {
+  /** Set when the order is not admitted; the order is frozen. */
+  readonly admission?: Admission;
+  /** Set when a gate refuses; the schedule pauses and the delivered credential is kept. */
+  readonly gate?: Gate;
+  /** Every generation that has a parked secret, a recorded failure or a Keystone credential. */
+  readonly generations: readonly GenerationRecord[];
+  /** The credential id whose document the backup holds; `undefined` member when empty. Absent: no backup configured. */
+  readonly backup?: { readonly credentialId?: string };
+  readonly delivery: DeliveryObservation;
+}
+
+/** Why a rotation starts (spec, Rotation: "A rotation starts when one of these holds"). */
+export type Trigger =
+  /** The order holds no credential yet. */
+  | 'first'
+  /** The clock has reached status.nextRotation. */
+  | 'schedule'
+  /** spec.credentialGeneration is above status.credentialGeneration. */
+  | 'generation-raised'
+  /** The live credential has expired in Keystone. */
+  | 'expired'
+  /** The live credential is gone from Keystone (deleted out of band). */
+  | 'gone'
+  /** The live credential's secret is lost; Keystone cannot hand it back. */
+  | 'secret-lost';
+
+/** A small idempotent step; the runner executes them in order. */
+export type Action =
+  /** Generate (crypto-random, at least 256 bits) and park the secret of a generation, before Keystone sees it. */
+  | { readonly type: 'park'; readonly generation: number; readonly why: string }
+  /** Create the generation's credential in Keystone, with its parked secret and deterministic name. */
+  | { readonly type: 'mint'; readonly generation: number; readonly name: string; readonly expiresAt?: Date; readonly why: string }
+  /** Write the generation's document to the backup. */
+  | { readonly type: 'backup'; readonly generation: number; readonly why: string }
+  /** Write the generation's document to the delivered Secret. */
+  | { readonly type: 'deliver'; readonly generation: number; readonly why: string }
+  /** Delete the generation's credential in Keystone; an already deleted one is fine. */
+  | { readonly type: 'delete'; readonly generation: number; readonly id: string; readonly why: string }
+  /** Forget the generation's parked secret (its credential is gone from Keystone). */
+  | { readonly type: 'discard'; readonly generation: number; readonly why: string }
+  /** Remove the backup's document (teardown). */
+  | { readonly type: 'remove-backup'; readonly why: string }
+  /** Remove the delivered Secret (teardown). */
+  | { readonly type: 'withdraw'; readonly why: string }
+  /** Teardown is done: release the order (drop the finalizer, forget the resource). */
+  | { readonly type: 'release'; readonly why: string };
+
+/** What `decide` returns. */
+export interface Plan {
+  /** The status to record once every action has succeeded. */
+  readonly status: KeystoneApplicationCredentialStatus;
+  /** The actions of this step, in order; empty when the order has converged for now. */
+  readonly actions: readonly Action[];
+  /** When to look again if nothing else happens: the earliest of nextRotation, previousCredentialDeleteAt and expiry. */
+  readonly wakeAt?: Date;
+}

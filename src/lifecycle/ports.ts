@@ -1,0 +1,81 @@
+/**
+ * The ports the plan runner executes actions through. Each face implements them against its own world: the reconciler
+ * against Keystone, Kubernetes Secrets and OpenBao; the Pulumi provider against Keystone and its resource state; the
+ * demo against Keystone and a directory.
+ */
+import type { KeystoneApplicationCredentialStatus, SecretKey } from '../api';
+import type { Admission, Gate } from './model';
+
+/** A credential of the order's prefix as Keystone holds it. */
+export interface KeystoneCredential {
+  readonly generation: number;
+  readonly id: string;
+  readonly expiresAt?: Date;
+}
+
+/** Keystone, authenticated as the ordered user, scoped to the ordered project. */
+export interface CredentialPort {
+  /** Every credential whose name is one of the order's deterministic generation names. */
+  list(): Promise<KeystoneCredential[]>;
+  /** Creates a restricted credential with a client-supplied secret. */
+  create(request: { readonly name: string; readonly secret: string; readonly expiresAt?: Date }): Promise<{ id: string; expiresAt?: Date }>;
+  /** Deletes a credential; one already gone is fine. */
+  delete(id: string): Promise<void>;
+}
+
+/** A parked generation: its secret, or the terminal error Keystone gave when it was created. */
+export interface ParkedGeneration {
+  readonly generation: number;
+  readonly parked: boolean;
+  readonly failure?: string;
+}
+
+/** Where each generation's secret is parked before Keystone sees it (the spec's `secret-v<N>` children). */
+export interface SecretStore {
+  list(): Promise<ParkedGeneration[]>;
+  /** Generates and parks the generation's secret unless one is parked already. */
+  park(generation: number): Promise<void>;
+  read(generation: number): Promise<string | undefined>;
+  /** Records a terminal error on the generation; the order reports CredentialFailed until the generation is raised. */
+  recordFailure(generation: number, message: string): Promise<void>;
+  discard(generation: number): Promise<void>;
+}
+
+/** The three keys of the delivered Secret. */
+export type SecretData = Readonly<Record<SecretKey, string>>;
+
+/** The backup of the delivered document (OpenBao KV v2 at the backing path). */
+export interface BackupPort {
+  /** The credential id of the document the backup holds, if any. */
+  read(): Promise<string | undefined>;
+  write(data: SecretData): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/** The delivered Secret (or the face's equivalent). */
+export interface DeliveryPort {
+  /** The Secret of the delivered name: absent, or its data and whether the order owns it. */
+  read(): Promise<{ readonly owned: boolean; readonly data: Readonly<Record<string, string>> } | undefined>;
+  write(data: SecretData): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/** Everything one pass of the runner needs. */
+export interface Ports {
+  readonly keystone: CredentialPort;
+  readonly secrets: SecretStore;
+  /** Absent: no backup configured; delivery does not wait for one. */
+  readonly backup?: BackupPort;
+  readonly delivery: DeliveryPort;
+  /** Renders the delivered document of a credential. */
+  render(credentialId: string, secret: string): SecretData;
+  /** Admission (consent) as observed this pass; undefined when admitted. */
+  admission?(): Promise<Admission | undefined>;
+  /** The gates (user, project, role) as observed this pass; undefined when open. */
+  gate?(): Promise<Gate | undefined>;
+  writeStatus(status: KeystoneApplicationCredentialStatus): Promise<void>;
+  /** Teardown is done. */
+  release(): Promise<void>;
+  /** Whether an error from Keystone on create is terminal (recorded as CredentialFailed) rather than retried. */
+  isTerminal(error: unknown): boolean;
+}

@@ -1,0 +1,119 @@
+/**
+ * The spec's Rotation section, rule by rule. Pure functions of the order, one generation record and the clock.
+ *
+ * Each rotation creates generation N+1 (or the raised generation) beside the delivered generation N; the order switches
+ * once Keystone holds it; the superseded one is deleted after the grace period. `decide` composes these rules.
+ */
+import { scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
+import type { GenerationRecord, LifecycleOrder, Trigger } from './model';
+
+const time = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
+
+/** The delivered generation, or 0 before the first credential. */
+export function liveGeneration(status: KeystoneApplicationCredentialStatus): number {
+  return status.credentialGeneration ?? 0;
+}
+
+/** A grace period runs while the superseded credential is still recorded. */
+export function graceRunning(status: KeystoneApplicationCredentialStatus): boolean {
+  return status.previousCredentialGeneration !== undefined;
+}
+
+/** The superseded credential is due for deletion once `previousCredentialDeleteAt` has passed. */
+export function sweepDue(status: KeystoneApplicationCredentialStatus, now: Date): boolean {
+  const deleteAt = time(status.previousCredentialDeleteAt);
+  return graceRunning(status) && (deleteAt === undefined || now >= deleteAt);
+}
+
+/**
+ * Why a rotation should start now, if it should. The triggers, in the order they are reported: no credential yet;
+ * `spec.credentialGeneration` above `status.credentialGeneration`; the live credential gone from or expired in Keystone;
+ * its secret lost; the schedule due (`now >= status.nextRotation`). Whether one may start is {@link mayStart}'s call.
+ */
+export function trigger(order: LifecycleOrder, live: GenerationRecord | undefined, now: Date): Trigger | undefined {
+  const status = order.status;
+  if (status.credentialGeneration === undefined) return 'first';
+  if (order.spec.credentialGeneration > status.credentialGeneration) return 'generation-raised';
+  if (!live?.credential) return 'gone';
+  if (live.credential.expiresAt !== undefined && now >= live.credential.expiresAt) return 'expired';
+  if (!live.parked) return 'secret-lost';
+  const next = scheduledRotation(order);
+  if (next !== undefined && now >= next) return 'schedule';
+  return undefined;
+}
+
+/**
+ * When the schedule rotates the delivered credential, by the order's current rotation settings: `status.nextRotation`
+ * as `decide` records it. Absent with the schedule off or before the first credential.
+ */
+export function scheduledRotation(order: LifecycleOrder): Date | undefined {
+  const last = time(order.status.lastRotation);
+  if (last === undefined) return undefined;
+  return nextRotation(last, time(order.status.credentialExpiresAt), order.spec);
+}
+
+/** No rotation starts while a grace period runs, whatever the trigger: the order never holds more than two credentials. */
+export function mayStart(status: KeystoneApplicationCredentialStatus): boolean {
+  return !graceRunning(status);
+}
+
+/**
+ * The generation a new rotation creates: N+1, or `spec.credentialGeneration` when that is higher, which creates that
+ * generation directly (1 → 5 mints 5). Never at or below a generation already used.
+ */
+export function targetGeneration(order: LifecycleOrder, highestUsed: number): number {
+  return Math.max(order.spec.credentialGeneration, liveGeneration(order.status) + 1, highestUsed + 1);
+}
+
+/**
+ * The Keystone expiry of a credential minted at `mintedAt`: creation + interval + grace while the schedule is on, so a
+ * credential the operator fails to delete stops working on its own; none with `interval: 0s`.
+ */
+export function expiryFor(mintedAt: Date, rotation: ResolvedRotation): Date | undefined {
+  if (!scheduleOn(rotation)) return undefined;
+  return rotation.gracePeriod.after(rotation.interval.after(mintedAt));
+}
+
+/**
+ * `nextRotation = min(lastRotation + interval, credentialExpiresAt − gracePeriod)`: a lengthened interval never lets the
+ * delivered credential run into its expiry. Absent with the schedule off.
+ */
+export function nextRotation(lastRotation: Date, expiresAt: Date | undefined, rotation: ResolvedRotation): Date | undefined {
+  if (!scheduleOn(rotation)) return undefined;
+  const bySchedule = rotation.interval.after(lastRotation);
+  if (expiresAt === undefined) return bySchedule;
+  const byExpiry = rotation.gracePeriod.before(expiresAt);
+  return byExpiry < bySchedule ? byExpiry : bySchedule;
+}
+
+/** `previousCredentialDeleteAt = switch + gracePeriod`. */
+export function deleteAt(switchedAt: Date, rotation: ResolvedRotation): Date {
+  return rotation.gracePeriod.after(switchedAt);
+}
+
+/** The time to look again: the earliest of nextRotation, previousCredentialDeleteAt and the live credential's expiry. */
+export function wakeAt(status: KeystoneApplicationCredentialStatus): Date | undefined {
+  const candidates = [status.nextRotation, status.previousCredentialDeleteAt, status.credentialExpiresAt]
+    .map(time)
+    .filter((d): d is Date => d !== undefined);
+  if (candidates.length === 0) return undefined;
+  return new Date(Math.min(...candidates.map((d) => d.getTime())));
+}
+
+/** Words for a trigger, for the timeline and the condition messages. */
+export function describe(trigger: Trigger, order: LifecycleOrder): string {
+  switch (trigger) {
+    case 'first':
+      return 'first credential';
+    case 'schedule':
+      return 'schedule due';
+    case 'generation-raised':
+      return `spec.credentialGeneration raised to ${order.spec.credentialGeneration}`;
+    case 'expired':
+      return 'live credential expired in Keystone';
+    case 'gone':
+      return 'live credential gone from Keystone';
+    case 'secret-lost':
+      return "live credential's secret lost";
+  }
+}
