@@ -1,0 +1,60 @@
+/**
+ * A fake Keystone for unit tests of the runner: credentials by name with expiry and secret, on an injected clock. Only
+ * for speed in unit tests; every behaviour here is also proven against the real Keystone in test/integration.
+ */
+import { generationOf } from '../../src/api';
+import type { CredentialPort, KeystoneCredential } from '../../src/lifecycle';
+
+interface Stored {
+  id: string;
+  name: string;
+  secret: string;
+  expiresAt?: Date;
+}
+
+export class FakeKeystone implements CredentialPort {
+  readonly credentials = new Map<string, Stored>();
+  /** Every create and delete, for counting write calls. */
+  readonly writes: string[] = [];
+  private next = 1;
+  /** Called before each call; may throw to simulate a crash or an outage. */
+  fault: (call: 'list' | 'create' | 'create-after' | 'delete') => void = () => undefined;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly clock: () => Date,
+  ) {}
+
+  async list(): Promise<KeystoneCredential[]> {
+    this.fault('list');
+    const out: KeystoneCredential[] = [];
+    for (const c of this.credentials.values()) {
+      const generation = generationOf(this.prefix, c.name);
+      if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
+    }
+    return out;
+  }
+
+  async create(request: { name: string; secret: string; expiresAt?: Date }): Promise<{ id: string; expiresAt?: Date }> {
+    this.fault('create');
+    if ([...this.credentials.values()].some((c) => c.name === request.name)) throw Object.assign(new Error(`409 name ${request.name} exists`), { status: 409 });
+    if (request.expiresAt && request.expiresAt <= this.clock()) throw Object.assign(new Error("400 The 'expires_at' must not be before now."), { status: 400 });
+    const id = `id-${this.next++}`;
+    this.credentials.set(id, { id, name: request.name, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
+    this.writes.push(`create ${request.name}`);
+    this.fault('create-after');
+    return { id, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) };
+  }
+
+  async delete(id: string): Promise<void> {
+    this.fault('delete');
+    this.credentials.delete(id);
+    this.writes.push(`delete ${id}`);
+  }
+
+  /** Whether `id` + `secret` would authenticate now (exists, not expired, right secret). */
+  authenticates(id: string | undefined, secret: string | undefined): boolean {
+    const c = id === undefined ? undefined : this.credentials.get(id);
+    return c !== undefined && c.secret === secret && (c.expiresAt === undefined || c.expiresAt > this.clock());
+  }
+}
