@@ -1,0 +1,270 @@
+/**
+ * Starts a real Kubernetes control plane for the tests: etcd and kube-apiserver (and, unless KAC_KUBE_CONTROLLER_MANAGER=0,
+ * kube-controller-manager with the garbage-collector, namespace and service-account controllers) on 127.0.0.1 with free
+ * ports, a temp data dir, openssl-generated certificates and RBAC authorization. It writes two kubeconfigs: an admin
+ * (client certificate in group system:masters) and a limited identity (user `kac-limited`, bound to nothing).
+ *
+ * Variables it exports (see docs/testing.md): KAC_KUBECONFIG, KAC_KUBECONFIG_LIMITED, KAC_KUBECTL, KAC_KUBE_SERVER,
+ * KAC_KUBE_CA_FILE, KAC_KUBE_ADMIN_CERT_FILE, KAC_KUBE_ADMIN_KEY_FILE, KAC_KUBE_LIMITED_CERT_FILE,
+ * KAC_KUBE_LIMITED_KEY_FILE, KAC_KUBE_LIMITED_USER, KAC_KUBE_VERSION, KAC_KUBE_GC ('1' when the controller manager runs).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { PINNED_VERSIONS, resolveBinaries, type BinaryName } from './binaries';
+import type { Started, Starter } from './components';
+import { freePort, progress, type Server, startServer, waitUntil } from './proc';
+
+export const LIMITED_USER = 'kac-limited';
+export const ADMIN_USER = 'kac-admin';
+
+interface Pki {
+  readonly dir: string;
+  readonly ca: string;
+  readonly caKey: string;
+  readonly serverCert: string;
+  readonly serverKey: string;
+  readonly adminCert: string;
+  readonly adminKey: string;
+  readonly limitedCert: string;
+  readonly limitedKey: string;
+  readonly saKey: string;
+  readonly saPub: string;
+}
+
+function openssl(args: readonly string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+}
+
+function ecKey(dir: string, name: string): string {
+  const path = join(dir, `${name}.key`);
+  openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path], dir);
+  return path;
+}
+
+/** Issues `name`.crt for `subject`, signed by the CA, with the X.509 extensions in `extensions`. */
+function issue(dir: string, name: string, subject: string, extensions: string): { cert: string; key: string } {
+  const key = ecKey(dir, name);
+  const csr = join(dir, `${name}.csr`);
+  const ext = join(dir, `${name}.ext`);
+  const cert = join(dir, `${name}.crt`);
+  writeFileSync(ext, extensions);
+  openssl(['req', '-new', '-key', key, '-subj', subject, '-out', csr], dir);
+  openssl(
+    ['x509', '-req', '-in', csr, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', `0x${Date.now().toString(16)}${name.length}`,
+      '-days', '3650', '-sha256', '-extfile', ext, '-out', cert],
+    dir,
+  );
+  return { cert, key };
+}
+
+function makePki(dir: string): Pki {
+  mkdirSync(dir, { recursive: true });
+  const caKey = ecKey(dir, 'ca');
+  const ca = join(dir, 'ca.crt');
+  openssl(
+    ['req', '-x509', '-new', '-key', caKey, '-subj', '/CN=kac-test-ca', '-days', '3650', '-sha256',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature', '-out', ca],
+    dir,
+  );
+  const server = issue(
+    dir,
+    'apiserver',
+    '/CN=kube-apiserver',
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
+      '',
+    ].join('\n'),
+  );
+  const clientExt = ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth', ''].join('\n');
+  const admin = issue(dir, 'admin', `/O=system:masters/CN=${ADMIN_USER}`, clientExt);
+  const limited = issue(dir, 'limited', `/CN=${LIMITED_USER}`, clientExt);
+  const saKey = ecKey(dir, 'sa');
+  const saPub = join(dir, 'sa.pub');
+  openssl(['pkey', '-in', saKey, '-pubout', '-out', saPub], dir);
+  return {
+    dir, ca, caKey, serverCert: server.cert, serverKey: server.key, adminCert: admin.cert, adminKey: admin.key,
+    limitedCert: limited.cert, limitedKey: limited.key, saKey, saPub,
+  };
+}
+
+const b64 = (file: string): string => readFileSync(file).toString('base64');
+
+/** A kubeconfig (JSON, which kubectl and client libraries read as YAML) with the credentials embedded. */
+function writeKubeconfig(path: string, server: string, ca: string, user: string, cert: string, key: string): void {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'kac-test', cluster: { server, 'certificate-authority-data': b64(ca) } }],
+    users: [{ name: user, user: { 'client-certificate-data': b64(cert), 'client-key-data': b64(key) } }],
+    contexts: [{ name: `${user}@kac-test`, context: { cluster: 'kac-test', user, namespace: 'default' } }],
+    'current-context': `${user}@kac-test`,
+    preferences: {},
+  };
+  writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+}
+
+interface HttpsProbe {
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly insecure?: boolean;
+}
+
+function httpsStatus(url: string, tls: HttpsProbe): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'GET',
+        ca: tls.ca ? readFileSync(tls.ca) : undefined,
+        cert: tls.cert ? readFileSync(tls.cert) : undefined,
+        key: tls.key ? readFileSync(tls.key) : undefined,
+        rejectUnauthorized: !tls.insecure,
+        timeout: 5_000,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  return res.ok;
+}
+
+function withController(): boolean {
+  return process.env.KAC_KUBE_CONTROLLER_MANAGER !== '0';
+}
+
+export const startKube: Starter = async (workDir: string): Promise<Started> => {
+  mkdirSync(workDir, { recursive: true });
+  const names: BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];
+  if (withController()) names.push('kube-controller-manager');
+  const bins = resolveBinaries(names);
+  for (const n of names) progress(`kube: ${n} from ${bins[n].source}: ${bins[n].path}`);
+
+  const pki = makePki(join(workDir, 'pki'));
+  const servers: Server[] = [];
+  const logs: string[] = [];
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    const rss: string[] = [];
+    for (const s of [...servers].reverse()) {
+      await s.stop();
+      rss.push(`${s.name}=${Math.round(s.peakRssKiB() / 1024)}MiB`);
+    }
+    progress(`kube stopped; peak RSS ${rss.join(' ')}`);
+    writeFileSync(join(workDir, 'peak-rss.txt'), `${rss.join('\n')}\n`);
+  };
+
+  try {
+    // etcd
+    const etcdClient = await freePort();
+    const etcdPeer = await freePort();
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const etcdLog = join(workDir, 'etcd.log');
+    logs.push(etcdLog);
+    const etcd = startServer(
+      'etcd',
+      bins.etcd.path,
+      [
+        '--name=kac', `--data-dir=${join(workDir, 'etcd-data')}`,
+        `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-cluster=kac=http://127.0.0.1:${etcdPeer}`, '--initial-cluster-state=new',
+        '--unsafe-no-fsync=true', '--quota-backend-bytes=1073741824', '--log-level=warn',
+      ],
+      etcdLog,
+    );
+    servers.push(etcd);
+    await waitUntil(etcd, 'health', () => httpOk(`${etcdUrl}/health`), 60_000);
+
+    // kube-apiserver
+    const port = await freePort();
+    const server = `https://127.0.0.1:${port}`;
+    const apiLog = join(workDir, 'kube-apiserver.log');
+    logs.push(apiLog);
+    const apiserver = startServer(
+      'kube-apiserver',
+      bins['kube-apiserver'].path,
+      [
+        `--etcd-servers=${etcdUrl}`, '--etcd-prefix=/kac-registry',
+        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
+        `--cert-dir=${join(workDir, 'apiserver-certs')}`,
+        `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`,
+        `--client-ca-file=${pki.ca}`,
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+        '--endpoint-reconciler-type=none', '--v=1',
+      ],
+      apiLog,
+    );
+    servers.push(apiserver);
+    const admin = { ca: pki.ca, cert: pki.adminCert, key: pki.adminKey };
+    await waitUntil(apiserver, 'readyz', async () => (await httpsStatus(`${server}/readyz`, admin)) === 200, 120_000);
+    await waitUntil(apiserver, 'the default namespace', async () => (await httpsStatus(`${server}/api/v1/namespaces/default`, admin)) === 200, 60_000);
+
+    const kubeconfig = join(workDir, 'admin.kubeconfig');
+    const kubeconfigLimited = join(workDir, 'limited.kubeconfig');
+    writeKubeconfig(kubeconfig, server, pki.ca, ADMIN_USER, pki.adminCert, pki.adminKey);
+    writeKubeconfig(kubeconfigLimited, server, pki.ca, LIMITED_USER, pki.limitedCert, pki.limitedKey);
+
+    // kube-controller-manager: owner-reference garbage collection, namespace deletion, service accounts.
+    if (withController()) {
+      const kcmPort = await freePort();
+      const kcmLog = join(workDir, 'kube-controller-manager.log');
+      logs.push(kcmLog);
+      const kcm = startServer(
+        'kube-controller-manager',
+        bins['kube-controller-manager'].path,
+        [
+          `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+          '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`, `--cert-dir=${join(workDir, 'kcm-certs')}`,
+          '--leader-elect=false', '--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token',
+          `--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.ca}`,
+          '--use-service-account-credentials=false', '--v=1',
+        ],
+        kcmLog,
+      );
+      servers.push(kcm);
+      await waitUntil(kcm, 'healthz', async () => (await httpsStatus(`https://127.0.0.1:${kcmPort}/healthz`, { insecure: true })) === 200, 60_000);
+    }
+
+    return {
+      env: {
+        KAC_KUBECONFIG: kubeconfig,
+        KAC_KUBECONFIG_LIMITED: kubeconfigLimited,
+        KAC_KUBECTL: bins.kubectl.path,
+        KAC_KUBE_SERVER: server,
+        KAC_KUBE_CA_FILE: pki.ca,
+        KAC_KUBE_ADMIN_CERT_FILE: pki.adminCert,
+        KAC_KUBE_ADMIN_KEY_FILE: pki.adminKey,
+        KAC_KUBE_LIMITED_CERT_FILE: pki.limitedCert,
+        KAC_KUBE_LIMITED_KEY_FILE: pki.limitedKey,
+        KAC_KUBE_LIMITED_USER: LIMITED_USER,
+        KAC_KUBE_VERSION: PINNED_VERSIONS.kubernetes,
+        KAC_KUBE_GC: withController() ? '1' : '0',
+      },
+      logs,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

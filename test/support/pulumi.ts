@@ -1,0 +1,177 @@
+/**
+ * Prepares the real Pulumi CLI for the tests: the CLI built from github.com/pulumi/pulumi/pkg/v3 (pinned to the
+ * @pulumi/pulumi npm version the project installs), a Node.js language host and the `pulumi-nodejs` dynamic-provider
+ * plugin, all in one directory; a local file backend in the run's temp dir; a test passphrase; no update checks and no
+ * plugin downloads.
+ *
+ * Variables it exports (merged into the workers' environment):
+ *   KAC_PULUMI            path of the `pulumi` executable
+ *   KAC_PULUMI_BIN_DIR    directory holding pulumi, pulumi-language-nodejs and pulumi-resource-pulumi-nodejs (put it first
+ *                         on PATH for any process that runs pulumi; {@link pulumiEnv} does)
+ *   KAC_PULUMI_HOME, KAC_PULUMI_BACKEND_URL, KAC_PULUMI_CONFIG_PASSPHRASE  the same values as the PULUMI_* below
+ *   PULUMI_HOME, PULUMI_BACKEND_URL (file://…), PULUMI_CONFIG_PASSPHRASE, PULUMI_SKIP_UPDATE_CHECK=true,
+ *   PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=true, PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true,
+ *   PULUMI_NODEJS_NODE    the Node.js executable (Node 24) the language host and the dynamic-provider plugin run
+ *
+ * Helpers for tests: {@link pulumiEnv}, {@link runPulumi}, {@link copyPulumiProgram}.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { cacheDir, PINNED_VERSIONS, resolveBinaries } from './binaries';
+import type { Started, Starter } from './components';
+import { progress } from './proc';
+
+/** The passphrase of the test stacks' secrets provider. Not a secret. */
+export const TEST_PASSPHRASE = 'kac-test-passphrase';
+
+const PROGRAMS = ['pulumi', 'pulumi-language-nodejs', 'pulumi-resource-pulumi-nodejs'] as const;
+
+/** Hard link, or copy where a link is impossible. */
+function place(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
+  }
+}
+
+/**
+ * One directory with the CLI and its two plugins as real files: the CLI finds bundled plugins next to its own (symlink-
+ * resolved) executable, and also looks on PATH; both then name the same file, so it prints no "using … from $PATH" warning.
+ */
+function binDir(paths: Record<(typeof PROGRAMS)[number], string>): string {
+  const key = PROGRAMS.map((p) => cacheDir(p).split('/').pop()).join('+');
+  const dir = join(dirname(cacheDir('pulumi')), `pulumi-bin-${Buffer.from(key).toString('base64url').slice(0, 48)}`);
+  if (PROGRAMS.every((p) => existsSync(join(dir, p)))) return dir;
+  const tmp = `${dir}.tmp.${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  for (const p of PROGRAMS) place(paths[p], join(tmp, p));
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
+/** The environment for a process that runs pulumi: the current one (or `base`), the test variables, PATH with the bin dir. */
+export function pulumiEnv(extra: NodeJS.ProcessEnv = {}, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const bin = base.KAC_PULUMI_BIN_DIR;
+  if (!bin) throw new Error('KAC_PULUMI_BIN_DIR is not set: declare `@needs pulumi` in the test file');
+  return {
+    ...base,
+    PATH: `${bin}:${dirname(process.execPath)}:${base.PATH ?? ''}`,
+    PULUMI_HOME: base.KAC_PULUMI_HOME,
+    PULUMI_BACKEND_URL: base.KAC_PULUMI_BACKEND_URL,
+    PULUMI_CONFIG_PASSPHRASE: base.KAC_PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_SKIP_UPDATE_CHECK: 'true',
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: 'true',
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: 'true',
+    PULUMI_NODEJS_NODE: process.execPath,
+    ...extra,
+  };
+}
+
+export interface PulumiResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunPulumiOptions {
+  /** The project directory (where Pulumi.yaml is). */
+  readonly cwd: string;
+  /** Extra environment variables. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Hard timeout; the process is killed after it. Default 180 s. */
+  readonly timeoutMs?: number;
+}
+
+/** Runs `pulumi ...args` with {@link pulumiEnv}; never throws on a non-zero exit (check `code`). */
+export function runPulumi(args: readonly string[], options: RunPulumiOptions): Promise<PulumiResult> {
+  const exe = process.env.KAC_PULUMI;
+  if (!exe) throw new Error('KAC_PULUMI is not set: declare `@needs pulumi` in the test file');
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(exe, [...args], { cwd: options.cwd, env: pulumiEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 180_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Copies a Pulumi program (a directory with Pulumi.yaml and plain CommonJS .js) into a fresh temp dir under `parent`
+ * (default: the run's work dir) and links the repository's node_modules beside it, so `require('@pulumi/pulumi')`
+ * resolves to the project's copy while the stack files pulumi writes stay out of the repository. Returns the new dir.
+ */
+export function copyPulumiProgram(fixtureDir: string, parent: string = process.env.KAC_TEST_WORKDIR ?? '/tmp'): string {
+  mkdirSync(parent, { recursive: true });
+  const dir = mkdtempSync(join(parent, 'pulumi-program-'));
+  cpSync(fixtureDir, dir, { recursive: true });
+  symlinkSync(resolve(__dirname, '..', '..', 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+export const preparePulumi: Starter = async (workDir: string): Promise<Started> => {
+  mkdirSync(workDir, { recursive: true });
+  const bins = resolveBinaries(PROGRAMS);
+  for (const p of PROGRAMS) progress(`pulumi: ${p} from ${bins[p].source}: ${bins[p].path}`);
+  const bin = binDir({
+    pulumi: bins.pulumi.path,
+    'pulumi-language-nodejs': bins['pulumi-language-nodejs'].path,
+    'pulumi-resource-pulumi-nodejs': bins['pulumi-resource-pulumi-nodejs'].path,
+  });
+  const home = join(workDir, 'home');
+  const backend = join(workDir, 'backend');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(backend, { recursive: true });
+  const env: Record<string, string> = {
+    KAC_PULUMI: join(bin, 'pulumi'),
+    KAC_PULUMI_BIN_DIR: bin,
+    KAC_PULUMI_VERSION: PINNED_VERSIONS.pulumi,
+    KAC_PULUMI_HOME: home,
+    KAC_PULUMI_BACKEND_URL: `file://${backend}`,
+    KAC_PULUMI_CONFIG_PASSPHRASE: TEST_PASSPHRASE,
+    PULUMI_HOME: home,
+    PULUMI_BACKEND_URL: `file://${backend}`,
+    PULUMI_CONFIG_PASSPHRASE: TEST_PASSPHRASE,
+    PULUMI_SKIP_UPDATE_CHECK: 'true',
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: 'true',
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: 'true',
+    PULUMI_NODEJS_NODE: process.execPath,
+  };
+  // Log in to the file backend once (writes PULUMI_HOME/credentials.json) and check that the CLI runs.
+  const login = await new Promise<PulumiResult>((resolvePromise, reject) => {
+    const child = spawn(env.KAC_PULUMI, ['login', env.PULUMI_BACKEND_URL], {
+      cwd: workDir,
+      env: pulumiEnv({}, { ...process.env, ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout: out, stderr: '' });
+    });
+  });
+  if (login.code !== 0) throw new Error(`pulumi login ${env.PULUMI_BACKEND_URL} failed (${String(login.code)}):\n${login.stdout}`);
+  return {
+    env,
+    logs: [],
+    stop: async () => {
+      // The backend and PULUMI_HOME live in the run's work dir, which the run state removes.
+    },
+  };
+};
