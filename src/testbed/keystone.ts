@@ -301,10 +301,9 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
       stopped = true;
       if (exited === undefined) {
         killGroup(pid, 'SIGTERM');
-        const gone = await Promise.race([exitPromise.then(() => true), delay(5000).then(() => false)]);
-        if (!gone) {
+        if (!(await settlesWithin(exitPromise, 5000))) {
           killGroup(pid, 'SIGKILL');
-          await Promise.race([exitPromise, delay(2000)]);
+          await settlesWithin(exitPromise, 2000);
         }
       }
       removeDir();
@@ -346,6 +345,19 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
     process.kill(-pid, signal);
   } catch {
     // already gone
+  }
+}
+
+/** Whether `promise` settles within `ms`; leaves no timer behind either way. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((done) => {
+    timer = setTimeout(() => done(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

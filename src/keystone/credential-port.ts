@@ -1,0 +1,60 @@
+/**
+ * The lifecycle's Keystone port on this client: the ordered user's application credentials whose names are the order's
+ * deterministic generation names, and the document a credential is delivered as.
+ */
+import { generationOf } from '../api/naming';
+import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
+import { ApplicationCredentials } from './application-credentials';
+import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
+import { isKeystoneError } from './errors';
+import type { KeystoneSession } from './session';
+
+/** Options of {@link credentialPort}. */
+export interface CredentialPortOptions {
+  /** Description stored on every credential. @default "managed by keystone-appcred" */
+  readonly description?: string;
+}
+
+/**
+ * The credentials of `prefix` through `session` (authenticated as the ordered user, scoped to the ordered project).
+ * Listing filters the user's credentials by name, so credentials the user created otherwise are never touched.
+ */
+export function credentialPort(session: KeystoneSession, prefix: string, options: CredentialPortOptions = {}): CredentialPort {
+  const credentials = new ApplicationCredentials(session);
+  const description = options.description ?? 'managed by keystone-appcred';
+  return {
+    async list(): Promise<KeystoneCredential[]> {
+      const out: KeystoneCredential[] = [];
+      for (const c of await credentials.list()) {
+        const generation = generationOf(prefix, c.name);
+        if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
+      }
+      return out;
+    },
+    async create(request) {
+      const c = await credentials.create({ name: request.name, description, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
+      return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) };
+    },
+    async delete(id) {
+      await credentials.delete(id);
+    },
+  };
+}
+
+/**
+ * Whether Keystone refused a create for good: a malformed request (400) or a refusal (403). Such a generation is reported
+ * `CredentialFailed` and is not retried until `spec.credentialGeneration` is raised above it. A 409 is not terminal: the
+ * name exists, and the next observation finds the credential under it.
+ */
+export function isTerminalCreateError(error: unknown): boolean {
+  return isKeystoneError(error, 'bad-request', 'forbidden');
+}
+
+/** Renders the delivered Secret's three keys for a credential (spec, Delivered Secret contract). */
+export function deliveredData(cloud: Omit<CloudsYamlInput, 'applicationCredentialId' | 'applicationCredentialSecret'>, id: string, secret: string): SecretData {
+  return {
+    'clouds.yaml': renderCloudsYaml({ ...cloud, applicationCredentialId: id, applicationCredentialSecret: secret }),
+    application_credential_id: id,
+    application_credential_secret: secret,
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * One HTTP exchange with Keystone's v3 API on the global `fetch`: URL joining, per-request timeout, custom CA bundle,
+ * JSON, and the classification of every failure into a {@link KeystoneError}. Sessions and resource clients build on it.
+ */
+import { Agent } from 'undici';
+import { KeystoneError, kindOfStatus, redact } from './errors';
+import { isRecord } from './reply';
+
+/** The subset of `fetch` the client uses; inject one in unit tests. */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+/** Where Keystone is and how to reach it. */
+export interface KeystoneConnectionOptions {
+  /** Identity endpoint ending in `/v3`, e.g. `https://keystone.example.com/v3`. */
+  readonly authUrl: string;
+  /**
+   * PEM certificates to trust for this endpoint instead of the system's, for a Keystone behind a private CA.
+   * @default the system's trust store
+   */
+  readonly caBundle?: string;
+  /**
+   * Milliseconds one request (including reading the reply) may take before it fails with kind `timeout`.
+   * @default 30000
+   */
+  readonly timeoutMs?: number;
+  /** Replaces the global `fetch` (unit tests). */
+  readonly fetch?: FetchLike;
+}
+
+/** HTTP methods the client uses. */
+export type KeystoneMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request to Keystone. */
+export interface KeystoneRequest {
+  readonly method: KeystoneMethod;
+  /** Path below the auth URL's origin, e.g. `/v3/auth/tokens`; may carry a query (never a secret). */
+  readonly path: string;
+  /** Token to send as `X-Auth-Token`. */
+  readonly token?: string;
+  /** Token to send as `X-Subject-Token` (token validation). */
+  readonly subjectToken?: string;
+  /** JSON body. */
+  readonly body?: unknown;
+  /** Values in the body that must never reach an error message (passwords, secrets). Tokens are added automatically. */
+  readonly sensitive?: readonly string[];
+}
+
+/** A successful (2xx) reply. */
+export interface KeystoneResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON body; `undefined` for an empty body (204, HEAD). */
+  readonly body: unknown;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Sends requests to one Keystone. Every non-2xx reply and every failure to get one is thrown as a
+ * {@link KeystoneError} naming the method and path, with Keystone's own message for error replies, redacted.
+ */
+export class KeystoneTransport {
+  /** The auth URL without a trailing slash, e.g. `http://127.0.0.1:5000/v3`. */
+  readonly authUrl: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly timeoutMs: number;
+  private readonly fetchImpl: FetchLike;
+  private readonly dispatcher?: Agent;
+
+  constructor(options: KeystoneConnectionOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.authUrl);
+    } catch {
+      throw new Error(`authUrl (${options.authUrl}) is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new Error(`authUrl (${options.authUrl}) must be an http or https URL`);
+    }
+    const basePath = url.pathname.replace(/\/+$/, '');
+    if (!basePath.endsWith('/v3')) throw new Error(`authUrl (${options.authUrl}) must end in /v3`);
+    if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+      throw new Error(`timeoutMs (${options.timeoutMs}) must be a positive number of milliseconds`);
+    }
+    this.origin = url.origin;
+    this.basePath = basePath;
+    this.authUrl = `${url.origin}${basePath}`;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    if (options.caBundle !== undefined) {
+      // Node's fetch is undici; a dispatcher with its own CA list scopes the trust to this client alone.
+      this.dispatcher = new Agent({ connect: { ca: options.caBundle } });
+    }
+  }
+
+  /**
+   * Resolves a path relative to the auth URL: `auth/tokens` → `/v3/auth/tokens` (for an auth URL `…/v3`).
+   * Absolute paths (starting with `/`) are taken as they are.
+   */
+  pathOf(relative: string): string {
+    return relative.startsWith('/') ? relative : `${this.basePath}/${relative}`;
+  }
+
+  /** Sends one request; resolves on 2xx, throws {@link KeystoneError} otherwise. */
+  async send(request: KeystoneRequest): Promise<KeystoneResponse> {
+    const path = this.pathOf(request.path);
+    const where = path.split('?')[0];
+    const sensitive = [...(request.sensitive ?? []), request.token ?? '', request.subjectToken ?? ''];
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'keystone-appcred' };
+    if (request.token !== undefined) headers['x-auth-token'] = request.token;
+    if (request.subjectToken !== undefined) headers['x-subject-token'] = request.subjectToken;
+    if (request.body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit & { dispatcher?: Agent } = {
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+      redirect: 'manual',
+    };
+    if (this.dispatcher) init.dispatcher = this.dispatcher;
+
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(`${this.origin}${path}`, init);
+      text = await response.text();
+    } catch (error) {
+      throw this.failure(request.method, where, error, sensitive);
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw new KeystoneError({
+        kind: kindOfStatus(response.status),
+        method: request.method,
+        path: where,
+        status: response.status,
+        detail: redact(errorMessageOf(text), sensitive) || undefined,
+      });
+    }
+    let body: unknown;
+    if (text.length > 0) {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new KeystoneError({
+          kind: 'server',
+          method: request.method,
+          path: where,
+          status: response.status,
+          detail: 'the reply is not JSON',
+        });
+      }
+    }
+    return { status: response.status, headers: response.headers, body };
+  }
+
+  /** Releases the CA-bundle connection pool, if any. */
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
+  }
+
+  private failure(method: string, path: string, error: unknown, sensitive: readonly string[]): KeystoneError {
+    const timedOut = isRecord(error) && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    if (timedOut) {
+      return new KeystoneError({ kind: 'timeout', method, path, detail: `no reply within ${this.timeoutMs} ms` });
+    }
+    return new KeystoneError({
+      kind: 'transport',
+      method,
+      path,
+      detail: redact(`${describeTransportError(error)} (${this.origin})`, sensitive),
+      cause: error,
+    });
+  }
+}
+
+/** Keystone's `{"error": {"message": …}}`, or a short excerpt of a non-JSON reply. */
+function errorMessageOf(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const error = isRecord(parsed) ? parsed.error : undefined;
+    if (isRecord(error) && typeof error.message === 'string') return error.message;
+  } catch {
+    // not JSON: fall through
+  }
+  const plain = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  return plain.length > 200 ? `${plain.slice(0, 200)}…` : plain;
+}
+
+/**
+ * `fetch failed` says nothing; its cause (`connect ECONNREFUSED 127.0.0.1:5000`) does. Duck-typed rather than
+ * `instanceof Error`, because errors from Node's fetch may come from another realm (e.g. under Jest).
+ */
+function describeTransportError(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && isRecord(current) && typeof current.message === 'string'; depth++) {
+    const code = typeof current.code === 'string' && !current.message.includes(current.code) ? ` (${current.code})` : '';
+    if (current.message.length > 0 || code) parts.push(`${current.message}${code}`);
+    current = current.cause;
+  }
+  return parts.length > 0 ? parts.join(': ') : String(error);
+}
