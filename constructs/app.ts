@@ -1,0 +1,52 @@
+/**
+ * The project's own cdk8s app: the CRDs, the operator, and sample orders (a ControlPlane that assigns `tenant-a`, and in
+ * `tenant-a` the spec's example credential `workflow-appcred` with the project, user and role assignment it needs).
+ * `npm run synth` writes it to `dist/`.
+ */
+import { Chart, type App } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-33';
+import { Crds } from './crds';
+import { Operator } from './operator';
+import { ControlPlane } from './orders/control-plane';
+import { ServiceOwner } from './orders/service-owner';
+
+/** The namespace of the sample ControlPlane. */
+export const SAMPLE_CONTROL_PLANE_NAMESPACE = 'openstack';
+/** The namespace the sample ControlPlane assigns. */
+export const SAMPLE_TENANT_NAMESPACE = 'tenant-a';
+
+/** The charts of the app, by file name. */
+export interface ProjectCharts {
+  /** `crds.k8s.yaml`: the five CRDs. */
+  readonly crds: Chart;
+  /** `operator.k8s.yaml`: the operator. */
+  readonly operator: Chart;
+  /** `samples.k8s.yaml`: the sample orders and their namespaces. */
+  readonly samples: Chart;
+}
+
+/** Adds the project's charts to `app`. */
+export function defineProjectCharts(app: App): ProjectCharts {
+  const crds = new Chart(app, 'crds');
+  new Crds(crds, 'Crds');
+
+  const operator = new Chart(app, 'operator');
+  new Operator(operator, 'Operator', {
+    image: 'keystone-appcred',
+    tag: '0.1.0',
+    openBao: { address: 'https://openbao.openbao.svc:8200', auth: { method: 'kubernetes', role: 'keystone-appcred-operator' } },
+  });
+  operator.addDependency(crds);
+
+  const samples = new Chart(app, 'samples');
+  for (const name of [SAMPLE_CONTROL_PLANE_NAMESPACE, SAMPLE_TENANT_NAMESPACE]) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
+  const controlPlane = new ControlPlane(samples, 'ControlPlane', {
+    metadata: { name: 'cp', namespace: SAMPLE_CONTROL_PLANE_NAMESPACE },
+    keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', caBundleSecretRef: { name: 'keystone-ca' } },
+    adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+    namespaceAssignments: [{ namespace: SAMPLE_TENANT_NAMESPACE, allowedRoles: ['member', 'reader'] }],
+  });
+  new ServiceOwner(samples, 'Workflow', { namespace: SAMPLE_TENANT_NAMESPACE, controlPlaneRef: controlPlane.ref, name: 'workflow', role: 'member' });
+  samples.addDependency(crds);
+  return { crds, operator, samples };
+}

@@ -1,0 +1,113 @@
+/**
+ * The CustomResourceDefinition construct every kind of this project is emitted with: namespaced, one served and stored
+ * version `c5c3.io/v1alpha1`, a status subresource, printer columns, and a structural schema whose CEL rules come from
+ * `src/api`.
+ */
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-33';
+import { GROUP, VERSION } from '../src/api/types';
+import { object, toJsonSchemaProps, withRules, type PlacedRule, type Schema } from './schema';
+
+/** A printer column of `kubectl get`. */
+export interface PrinterColumn {
+  /** The column header. */
+  readonly name: string;
+  /** `string`, `integer` or `date` (shown as an age). */
+  readonly type: 'string' | 'integer' | 'date';
+  /** The JSONPath into the object. */
+  readonly jsonPath: string;
+  /** What the column shows. @default none */
+  readonly description?: string;
+  /** 1 shows the column only with `-o wide`. @default 0 */
+  readonly priority?: number;
+}
+
+/** Everything a kind's CRD says. */
+export interface KindDefinition {
+  /** The kind, e.g. `KeystoneApplicationCredential`. */
+  readonly kind: string;
+  /** The list kind. */
+  readonly listKind: string;
+  /** The plural resource name. */
+  readonly plural: string;
+  /** The singular resource name. */
+  readonly singular: string;
+  /** Short names for `kubectl get`. @default none */
+  readonly shortNames?: readonly string[];
+  /** What the kind is, shown by `kubectl explain`. */
+  readonly description: string;
+  /** The spec's schema (an object). */
+  readonly spec: Schema;
+  /** The status's schema (an object). */
+  readonly status: Schema;
+  /** The CEL rules, each placed by its path from the object root. */
+  readonly rules: readonly PlacedRule[];
+  /** The printer columns, in order. */
+  readonly columns: readonly PrinterColumn[];
+}
+
+/** `<plural>.c5c3.io`, the CRD's name. */
+export function crdName(definition: Pick<KindDefinition, 'plural'>): string {
+  return `${definition.plural}.${GROUP}`;
+}
+
+/** The full openAPIV3Schema of a kind, rules placed. */
+export function kindSchema(definition: KindDefinition): Schema {
+  const root = object(
+    definition.description,
+    {
+      apiVersion: { type: 'string', description: 'The versioned schema of this representation of an object.' },
+      kind: { type: 'string', description: 'The REST resource this object represents.' },
+      metadata: { type: 'object' },
+      spec: definition.spec,
+      status: definition.status,
+    },
+    ['spec'],
+  );
+  return withRules(root, definition.rules);
+}
+
+/** Props of {@link CustomResourceDefinition}. */
+export interface CustomResourceDefinitionProps {
+  /** The kind to define. */
+  readonly definition: KindDefinition;
+}
+
+/** A CRD of one of this project's kinds. */
+export class CustomResourceDefinition extends Construct {
+  /** The emitted object. */
+  readonly apiObject: k8s.KubeCustomResourceDefinition;
+  /** The CRD's name, `<plural>.c5c3.io`. */
+  readonly name: string;
+
+  constructor(scope: Construct, id: string, props: CustomResourceDefinitionProps) {
+    super(scope, id);
+    const d = props.definition;
+    this.name = crdName(d);
+    this.apiObject = new k8s.KubeCustomResourceDefinition(this, 'Resource', {
+      metadata: { name: this.name },
+      spec: {
+        group: GROUP,
+        scope: 'Namespaced',
+        names: {
+          kind: d.kind,
+          listKind: d.listKind,
+          plural: d.plural,
+          singular: d.singular,
+          shortNames: d.shortNames ? [...d.shortNames] : undefined,
+          categories: ['c5c3'],
+        },
+        versions: [
+          {
+            name: VERSION,
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            additionalPrinterColumns: d.columns.map((c) => ({ ...c })),
+            schema: { openApiv3Schema: toJsonSchemaProps(kindSchema(d)) },
+          },
+        ],
+      },
+    });
+  }
+}

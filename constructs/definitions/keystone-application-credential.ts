@@ -1,0 +1,99 @@
+/**
+ * The KeystoneApplicationCredential kind's CRD (spec: API Group and Version, Spec, Status, Defaulting and Validation
+ * Summary). Bounds come from `Limits`, defaults from `src/api/defaults.ts`, rules from `RULES`: nothing is restated here.
+ */
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../src/api/defaults';
+import { Limits, RULES } from '../../src/api/rules';
+import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
+import type { KindDefinition } from '../crd';
+import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
+
+/** A Go duration as `time.ParseDuration` reads it (a lone `0` needs no unit). */
+export const GO_DURATION_PATTERN = '^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$';
+
+/** The longest duration string the schema accepts; Go's longest canonical form is 24 characters. */
+export const DURATION_MAX_LENGTH = 64;
+
+/** A Go-format duration field. */
+export function durationField(description: string, defaultValue: string): Schema {
+  return string({ description, maxLength: DURATION_MAX_LENGTH, pattern: GO_DURATION_PATTERN, default: defaultValue });
+}
+
+/** `controlPlaneRef`, shared with the neighbour kinds. */
+export function controlPlaneRefSchema(maxLength: number): Schema {
+  return object(
+    'The ControlPlane whose identity plane the order is created in. Both halves are immutable.',
+    {
+      name: string({ description: 'The ControlPlane\'s name.', maxLength }),
+      namespace: string({ description: 'The ControlPlane\'s namespace.', maxLength }),
+    },
+    ['name', 'namespace'],
+  );
+}
+
+const spec = object(
+  'KeystoneApplicationCredentialSpec: one Keystone application credential for a KeystoneUser on a KeystoneProject.',
+  {
+    controlPlaneRef: controlPlaneRefSchema(Limits.refNameMaxLength),
+    userRef: localRef('The KeystoneUser in the order\'s namespace the credential belongs to. Immutable.', Limits.refNameMaxLength),
+    projectRef: localRef('The KeystoneProject in the order\'s namespace the credential is scoped to. Immutable.', Limits.refNameMaxLength),
+    credentialGeneration: int64(
+      'The lowest credential generation the order must hold. Raising it above status.credentialGeneration rotates at once. It may only increase.',
+      { minimum: Limits.credentialGenerationMinimum, default: DEFAULT_CREDENTIAL_GENERATION },
+    ),
+    rotation: object(
+      'The rotation schedule.',
+      {
+        interval: durationField('The time between two scheduled rotations. 0s turns the schedule off; any other value is at least 1m. At most 87600h.', DEFAULT_INTERVAL),
+        gracePeriod: durationField(
+          'How long the superseded credential stays in Keystone after the delivered Secret switched. Not negative, and shorter than a non-zero interval.',
+          DEFAULT_GRACE_PERIOD,
+        ),
+      },
+      [],
+      { default: {} },
+    ),
+  },
+  ['controlPlaneRef', 'userRef', 'projectRef'],
+);
+
+const status = object('KeystoneApplicationCredentialStatus.', {
+  conditions: conditions('CredentialReady, DeliveryReady and the aggregate Ready.'),
+  observedGeneration: int64('The metadata.generation the controller last reconciled.'),
+  credentialID: string({ description: 'The Keystone id of the credential the delivered Secret carries.', minLength: 0, maxLength: 255 }),
+  credentialGeneration: int64('The generation of that credential.'),
+  credentialExpiresAt: time('When that credential expires in Keystone. Absent for one created with the schedule off.'),
+  lastRotation: time('When that credential became the delivered one.'),
+  nextRotation: time('When the schedule rotates next. Absent with the schedule off.'),
+  previousCredentialID: string({ description: 'The Keystone id of the superseded credential, during its grace period only.', minLength: 0, maxLength: 255 }),
+  previousCredentialGeneration: int64('Its generation, during its grace period only.'),
+  previousCredentialDeleteAt: time('When it is deleted, during its grace period only.'),
+  secretName: string({ description: 'The delivered Secret, once it carries the current credential.', minLength: 0, maxLength: 253 }),
+  secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
+    maxItems: 8,
+  }),
+});
+
+/** The KeystoneApplicationCredential kind's CRD definition. */
+export const KEYSTONE_APPLICATION_CREDENTIAL: KindDefinition = {
+  kind: KIND,
+  listKind: LIST_KIND,
+  plural: PLURAL,
+  singular: KIND.toLowerCase(),
+  shortNames: ['kappcred'],
+  description:
+    'KeystoneApplicationCredential orders one Keystone application credential for a KeystoneUser on a KeystoneProject, delivered as the Secret <metadata.name>-credentials beside the order and rotated on a schedule.',
+  spec,
+  status,
+  rules: RULES,
+  columns: [
+    { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+    { name: 'ControlPlane', type: 'string', jsonPath: '.spec.controlPlaneRef.name' },
+    { name: 'User', type: 'string', jsonPath: '.spec.userRef.name' },
+    { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name' },
+    { name: 'Generation', type: 'integer', jsonPath: '.status.credentialGeneration' },
+    // A string, not a date: a date column prints an age, and an age of a future time reads "<invalid>".
+    { name: 'NextRotation', type: 'string', jsonPath: '.status.nextRotation' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+};

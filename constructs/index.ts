@@ -1,0 +1,15 @@
+export * from './crd';
+export * from './crds';
+export * from './definitions/identity-plane';
+export * from './definitions/keystone-application-credential';
+export * from './operator';
+export * from './operator-rbac';
+export * from './orders/control-plane';
+export * from './orders/keystone-application-credential';
+export * from './orders/keystone-project';
+export * from './orders/keystone-role-assignment';
+export * from './orders/keystone-user';
+export * from './orders/order';
+export * from './orders/service-owner';
+export * from './schema';
+export { Duration, type DurationInput } from '../src/api/duration';

@@ -1,0 +1,94 @@
+/**
+ * The operator's permissions, each verb and resource with the reason the reconciler needs it. No wildcards: a permission
+ * without a reason here is a permission the operator does not get.
+ */
+import { GROUP, PLURAL } from '../src/api/types';
+import { PlaneKinds } from '../src/api/identity-plane';
+
+/** A `rbac.authorization.k8s.io/v1` PolicyRule with the reason it is granted. */
+export interface JustifiedRule {
+  /** API groups (`''` is the core group). */
+  readonly apiGroups: readonly string[];
+  /** Resources, with subresources as `kind/sub`. */
+  readonly resources: readonly string[];
+  /** Verbs. */
+  readonly verbs: readonly string[];
+  /** Restricts the rule to these names. @default every name */
+  readonly resourceNames?: readonly string[];
+  /** Why the reconciler needs it. */
+  readonly reason: string;
+}
+
+const ORDER_RESOURCES = [PLURAL, PlaneKinds.KeystoneUser.plural, PlaneKinds.KeystoneProject.plural, PlaneKinds.KeystoneRoleAssignment.plural];
+const ALL_RESOURCES = [PlaneKinds.ControlPlane.plural, ...ORDER_RESOURCES];
+
+/** The cluster-wide rules: orders live in any assigned namespace, and their children in any ControlPlane's namespace. */
+export const CLUSTER_RULES: readonly JustifiedRule[] = [
+  {
+    apiGroups: [GROUP],
+    resources: ALL_RESOURCES,
+    verbs: ['get', 'list', 'watch'],
+    reason: 'reconcile every order and ControlPlane: informers list and watch them, a pass reads the referenced ones',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: ORDER_RESOURCES,
+    verbs: ['patch'],
+    reason: 'install and release each order kind\'s teardown finalizer (a merge patch of metadata.finalizers); the spec is never written',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: ALL_RESOURCES.map((r) => `${r}/status`),
+    verbs: ['get', 'patch', 'update'],
+    reason: 'write status: conditions, generations, ids and times (update carries resourceVersion for optimistic concurrency)',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: [`${PLURAL}/finalizers`, `${PlaneKinds.KeystoneUser.plural}/finalizers`],
+    verbs: ['update'],
+    reason: 'set blockOwnerDeletion on the controller owner reference of a delivered Secret, which the OwnerReferencesPermissionEnforcement admission plugin allows only with update on the owner\'s finalizers',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch'],
+    reason: 'read the admin clouds.yaml and the Keystone CA bundle a ControlPlane references, and watch the parked and delivered Secrets so an edited or deleted one is repaired',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['create', 'patch'],
+    reason: 'park each generation\'s secret before Keystone sees it and deliver <name>-credentials with server-side apply (an apply that creates needs create); update is not needed',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['delete'],
+    reason: 'teardown: delete the parked secrets of swept generations and, last, the delivered Secret',
+  },
+  {
+    apiGroups: ['events.k8s.io'],
+    resources: ['events'],
+    verbs: ['create', 'patch'],
+    reason: 'record rotations, refusals and teardown steps as events on the orders (patch aggregates repeats)',
+  },
+];
+
+/** The rules in the operator's own namespace: leader election on one Lease. */
+export function leaseRules(leaseName: string): readonly JustifiedRule[] {
+  return [
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['create'],
+      reason: 'create the election Lease the first time (create cannot be restricted by name)',
+    },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'update'],
+      resourceNames: [leaseName],
+      reason: 'read, acquire and renew the election Lease; only one replica reconciles at a time',
+    },
+  ];
+}

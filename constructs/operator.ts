@@ -1,0 +1,337 @@
+/**
+ * The in-cluster operator: everything it runs with, least privilege and hardened.
+ *
+ * The image is built from this repository (see docs/constructs.md); its entry point is `node lib/src/cli/main.js operator`.
+ * The process serves `/healthz` and `/readyz` on the health port and `/metrics` on the metrics port, elects a leader on
+ * a Lease in its own namespace, and reads its settings from the environment variables {@link OperatorEnv} names.
+ */
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-33';
+import { CLUSTER_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
+
+/** The environment variables the operator process reads (its configuration contract). */
+export const OperatorEnv = {
+  /** The namespace the operator runs in (downward API). */
+  namespace: 'KAC_NAMESPACE',
+  /** The pod's name, the leader election identity (downward API). */
+  podName: 'KAC_POD_NAME',
+  /** The name of the election Lease in the operator's namespace. */
+  leaseName: 'KAC_LEADER_ELECTION_LEASE',
+  /** Port of `/healthz` and `/readyz`. */
+  healthPort: 'KAC_HEALTH_PORT',
+  /** Port of `/metrics`. */
+  metricsPort: 'KAC_METRICS_PORT',
+  /** `debug`, `info`, `warn` or `error`. */
+  logLevel: 'KAC_LOG_LEVEL',
+  /** OpenBao's address, e.g. `https://openbao.openbao.svc:8200`. */
+  openBaoAddress: 'KAC_OPENBAO_ADDRESS',
+  /** `kubernetes` or `token`. */
+  openBaoAuthMethod: 'KAC_OPENBAO_AUTH_METHOD',
+  /** Mount path of the Kubernetes auth method. */
+  openBaoAuthMount: 'KAC_OPENBAO_AUTH_MOUNT',
+  /** The OpenBao role the Kubernetes auth method logs in as. */
+  openBaoRole: 'KAC_OPENBAO_ROLE',
+  /** A token, for token auth (from a Secret). */
+  openBaoToken: 'KAC_OPENBAO_TOKEN',
+  /** A PEM file with the CA OpenBao's certificate chains to. */
+  openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
+} as const;
+
+/** Log in to OpenBao with the pod's service account token (Kubernetes auth method). */
+export interface OpenBaoKubernetesAuth {
+  /** Selects the Kubernetes auth method. */
+  readonly method: 'kubernetes';
+  /** The OpenBao role bound to the operator's service account. */
+  readonly role: string;
+  /** Mount path of the auth method. @default "kubernetes" */
+  readonly mountPath?: string;
+}
+
+/** Authenticate to OpenBao with a token read from a Secret in the operator's namespace. */
+export interface OpenBaoTokenAuth {
+  /** Selects token auth. */
+  readonly method: 'token';
+  /** The Secret holding the token. */
+  readonly secretName: string;
+  /** The Secret's key. @default "token" */
+  readonly key?: string;
+}
+
+/** How the operator authenticates to OpenBao. */
+export type OpenBaoAuth = OpenBaoKubernetesAuth | OpenBaoTokenAuth;
+
+/** Where the operator backs credentials up. */
+export interface OpenBaoSettings {
+  /** OpenBao's http or https address, e.g. `https://openbao.openbao.svc:8200`. */
+  readonly address: string;
+  /** How to authenticate. */
+  readonly auth: OpenBaoAuth;
+  /** A Secret in the operator's namespace whose key `ca.crt` holds OpenBao's CA. @default the system trust store */
+  readonly caSecretName?: string;
+}
+
+/** CPU and memory, as Kubernetes quantities. */
+export interface ResourceAmounts {
+  /** CPU, e.g. `100m`. */
+  readonly cpu: string;
+  /** Memory, e.g. `128Mi`. */
+  readonly memory: string;
+}
+
+/** Props of {@link Operator}. */
+export interface OperatorProps {
+  /** The image repository, without tag, built from this repository (e.g. `registry.example/keystone-appcred`). */
+  readonly image: string;
+  /** The image tag. */
+  readonly tag: string;
+  /** OpenBao's address and auth. */
+  readonly openBao: OpenBaoSettings;
+  /** The namespace the operator runs in. @default "keystone-appcred-system" */
+  readonly namespace?: string;
+  /** Emit the namespace (with the `restricted` Pod Security level enforced). @default true */
+  readonly createNamespace?: boolean;
+  /** Base name of every object. @default "keystone-appcred-operator" */
+  readonly name?: string;
+  /** Replicas; one leader reconciles, the others stand by. @default 2 */
+  readonly replicas?: number;
+  /** @default "IfNotPresent" */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Port of `/healthz` and `/readyz`. @default 8081 */
+  readonly healthPort?: number;
+  /** Port of `/metrics`. @default 8080 */
+  readonly metricsPort?: number;
+  /** @default { cpu: "100m", memory: "128Mi" } */
+  readonly requests?: ResourceAmounts;
+  /** @default { cpu: "500m", memory: "256Mi" } */
+  readonly limits?: ResourceAmounts;
+  /** @default "info" */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** The non-root user and group the process runs as (the `node` user of the official Node image). @default 1000 */
+  readonly runAsUser?: number;
+}
+
+/** The entry point of the image: the operator command of the project's CLI. */
+export const OPERATOR_COMMAND: readonly string[] = ['node', 'lib/src/cli/main.js', 'operator'];
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+/** The operator: namespace, ServiceAccount, RBAC, Deployment, metrics Service and PodDisruptionBudget. */
+export class Operator extends Construct {
+  /** The namespace the operator runs in. */
+  readonly namespace: string;
+  /** The ServiceAccount the pods run as. */
+  readonly serviceAccountName: string;
+  /** The election Lease's name. */
+  readonly leaseName: string;
+  /** The cluster-wide rules granted, with their reasons. */
+  readonly clusterRules: readonly JustifiedRule[] = CLUSTER_RULES;
+  /** The Deployment. */
+  readonly deployment: k8s.KubeDeployment;
+
+  constructor(scope: Construct, id: string, props: OperatorProps) {
+    super(scope, id);
+    const p = resolve(this, props);
+    this.namespace = p.namespace;
+    this.serviceAccountName = p.name;
+    this.leaseName = `${p.name}-leader`;
+    const labels = { 'app.kubernetes.io/name': p.name, 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/part-of': 'keystone-appcred' };
+    const selector = { 'app.kubernetes.io/name': p.name };
+    const meta = (name: string): k8s.ObjectMeta => ({ name, namespace: p.namespace, labels });
+
+    if (p.createNamespace) {
+      new k8s.KubeNamespace(this, 'Namespace', {
+        metadata: { name: p.namespace, labels: { ...labels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
+      });
+    }
+    new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(p.name) });
+    const subjects = [{ kind: 'ServiceAccount', name: p.name, namespace: p.namespace }];
+    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: p.name, labels }, rules: CLUSTER_RULES.map(policyRule) });
+    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+      metadata: { name: p.name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: p.name },
+      subjects,
+    });
+    new k8s.KubeRole(this, 'LeaseRole', { metadata: meta(`${p.name}-leader-election`), rules: leaseRules(this.leaseName).map(policyRule) });
+    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
+      metadata: meta(`${p.name}-leader-election`),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${p.name}-leader-election` },
+      subjects,
+    });
+
+    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+      metadata: meta(p.name),
+      spec: {
+        replicas: p.replicas,
+        selector: { matchLabels: selector },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+        template: {
+          metadata: { labels },
+          spec: podSpec(p, this.leaseName, selector),
+        },
+      },
+    });
+    new k8s.KubeService(this, 'MetricsService', {
+      metadata: meta(`${p.name}-metrics`),
+      spec: {
+        type: 'ClusterIP',
+        selector,
+        ports: [{ name: 'metrics', port: p.metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+      },
+    });
+    new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
+      metadata: meta(p.name),
+      // maxUnavailable 1: a drain may take the standby (or, with one replica, the only pod) but never both at once.
+      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+    });
+  }
+}
+
+type Resolved = Required<Omit<OperatorProps, 'openBao'>> & { readonly openBao: OpenBaoSettings };
+
+/** Fills in defaults and checks every prop; an error names the construct, the prop and the value. */
+function resolve(scope: Construct, props: OperatorProps): Resolved {
+  const fail = (prop: string, value: unknown, rule: string): never => {
+    throw new Error(`${scope.node.path}: ${prop} (${JSON.stringify(value)}) ${rule}`);
+  };
+  const p: Resolved = {
+    namespace: 'keystone-appcred-system',
+    createNamespace: true,
+    name: 'keystone-appcred-operator',
+    replicas: 2,
+    imagePullPolicy: 'IfNotPresent',
+    healthPort: 8081,
+    metricsPort: 8080,
+    requests: { cpu: '100m', memory: '128Mi' },
+    limits: { cpu: '500m', memory: '256Mi' },
+    logLevel: 'info',
+    runAsUser: 1000,
+    ...stripUndefined(props),
+    image: props.image,
+    tag: props.tag,
+    openBao: props.openBao,
+  };
+  const lastSegment = (p.image ?? '').split('/').pop() ?? '';
+  if (!/^[a-z0-9]([-a-z0-9._/:]*[a-z0-9])?$/.test(p.image ?? '') || lastSegment.includes(':')) {
+    fail('image', p.image, 'must be an image repository without tag or digest (give the tag in `tag`)');
+  }
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(p.tag)) fail('tag', p.tag, 'must be a Docker tag: letters, digits, _ . -, at most 128 characters');
+  if (!DNS_LABEL.test(p.namespace) || p.namespace.length > 63) fail('namespace', p.namespace, 'must be a DNS label of at most 63 characters');
+  if (!DNS_LABEL.test(p.name) || p.name.length > 52) fail('name', p.name, 'must be a DNS label of at most 52 characters (suffixes are appended)');
+  if (!Number.isInteger(p.replicas) || p.replicas < 1) fail('replicas', p.replicas, 'must be an integer of at least 1');
+  for (const [prop, port] of [['healthPort', p.healthPort], ['metricsPort', p.metricsPort]] as const) {
+    if (!Number.isInteger(port) || port < 1024 || port > 65535) fail(prop, port, 'must be an unprivileged port (1024 to 65535): the process runs as non-root');
+  }
+  if (p.healthPort === p.metricsPort) fail('metricsPort', p.metricsPort, 'must differ from healthPort');
+  for (const [prop, amounts] of [['requests', p.requests], ['limits', p.limits]] as const) {
+    if (!QUANTITY.test(amounts.cpu)) fail(`${prop}.cpu`, amounts.cpu, 'must be a Kubernetes quantity like 100m or 1');
+    if (!QUANTITY.test(amounts.memory)) fail(`${prop}.memory`, amounts.memory, 'must be a Kubernetes quantity like 128Mi');
+  }
+  if (!Number.isInteger(p.runAsUser) || p.runAsUser < 1) fail('runAsUser', p.runAsUser, 'must be a non-root user id (an integer of at least 1)');
+  if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(p.openBao.address)) fail('openBao.address', p.openBao.address, 'must be an http or https URL');
+  const auth = p.openBao.auth;
+  if (auth.method === 'kubernetes') {
+    if (!auth.role) fail('openBao.auth.role', auth.role, 'must name the OpenBao role bound to the operator\'s service account');
+    if (auth.mountPath !== undefined && !/^[A-Za-z0-9_-][A-Za-z0-9_/-]*$/.test(auth.mountPath)) fail('openBao.auth.mountPath', auth.mountPath, 'must be an OpenBao mount path');
+  } else if (auth.method === 'token') {
+    if (!DNS_LABEL.test(auth.secretName ?? '')) fail('openBao.auth.secretName', auth.secretName, 'must name a Secret in the operator\'s namespace');
+  } else {
+    fail('openBao.auth.method', (auth as { method?: unknown }).method, 'must be kubernetes or token');
+  }
+  if (p.openBao.caSecretName !== undefined && !DNS_LABEL.test(p.openBao.caSecretName)) {
+    fail('openBao.caSecretName', p.openBao.caSecretName, 'must name a Secret in the operator\'s namespace');
+  }
+  return p;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function policyRule(rule: JustifiedRule): k8s.PolicyRule {
+  return {
+    apiGroups: [...rule.apiGroups],
+    resources: [...rule.resources],
+    verbs: [...rule.verbs],
+    ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}),
+  };
+}
+
+const CA_DIR = '/etc/keystone-appcred/openbao-ca';
+
+function openBaoEnv(settings: OpenBaoSettings): k8s.EnvVar[] {
+  const env: k8s.EnvVar[] = [
+    { name: OperatorEnv.openBaoAddress, value: settings.address },
+    { name: OperatorEnv.openBaoAuthMethod, value: settings.auth.method },
+  ];
+  if (settings.auth.method === 'kubernetes') {
+    env.push({ name: OperatorEnv.openBaoAuthMount, value: settings.auth.mountPath ?? 'kubernetes' });
+    env.push({ name: OperatorEnv.openBaoRole, value: settings.auth.role });
+  } else {
+    env.push({ name: OperatorEnv.openBaoToken, valueFrom: { secretKeyRef: { name: settings.auth.secretName, key: settings.auth.key ?? 'token' } } });
+  }
+  if (settings.caSecretName) env.push({ name: OperatorEnv.openBaoCaFile, value: `${CA_DIR}/ca.crt` });
+  return env;
+}
+
+function podSpec(p: Resolved, leaseName: string, selector: Record<string, string>): k8s.PodSpec {
+  const probe = (path: string, period: number): k8s.Probe => ({
+    httpGet: { path, port: k8s.IntOrString.fromString('health') },
+    periodSeconds: period,
+    timeoutSeconds: 2,
+    failureThreshold: 3,
+  });
+  const volumes: k8s.Volume[] = [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }];
+  const mounts: k8s.VolumeMount[] = [{ name: 'tmp', mountPath: '/tmp' }];
+  if (p.openBao.caSecretName) {
+    volumes.push({ name: 'openbao-ca', secret: { secretName: p.openBao.caSecretName, items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
+    mounts.push({ name: 'openbao-ca', mountPath: CA_DIR, readOnly: true });
+  }
+  const quantities = (a: ResourceAmounts): Record<string, k8s.Quantity> => ({ cpu: k8s.Quantity.fromString(a.cpu), memory: k8s.Quantity.fromString(a.memory) });
+  return {
+    serviceAccountName: p.name,
+    automountServiceAccountToken: true, // the API client and OpenBao's Kubernetes auth both use the token
+    terminationGracePeriodSeconds: 30,
+    securityContext: { runAsNonRoot: true, runAsUser: p.runAsUser, runAsGroup: p.runAsUser, seccompProfile: { type: 'RuntimeDefault' } },
+    affinity: {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } } },
+        ],
+      },
+    },
+    containers: [
+      {
+        name: 'operator',
+        image: `${p.image}:${p.tag}`,
+        imagePullPolicy: p.imagePullPolicy,
+        command: [...OPERATOR_COMMAND],
+        env: [
+          { name: OperatorEnv.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+          { name: OperatorEnv.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: OperatorEnv.leaseName, value: leaseName },
+          { name: OperatorEnv.healthPort, value: String(p.healthPort) },
+          { name: OperatorEnv.metricsPort, value: String(p.metricsPort) },
+          { name: OperatorEnv.logLevel, value: p.logLevel },
+          ...openBaoEnv(p.openBao),
+        ],
+        ports: [
+          { name: 'health', containerPort: p.healthPort, protocol: 'TCP' },
+          { name: 'metrics', containerPort: p.metricsPort, protocol: 'TCP' },
+        ],
+        livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 10 },
+        readinessProbe: probe('/readyz', 5),
+        resources: { requests: quantities(p.requests), limits: quantities(p.limits) },
+        securityContext: {
+          runAsNonRoot: true,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        volumeMounts: mounts,
+      },
+    ],
+    volumes,
+  };
+}
