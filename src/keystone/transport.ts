@@ -96,9 +96,10 @@ export class KeystoneTransport {
 
   /**
    * Resolves a path relative to the auth URL: `auth/tokens` → `/v3/auth/tokens` (for an auth URL `…/v3`).
-   * Absolute paths (starting with `/`) are taken as they are.
+   * `''` is the auth URL's own path; absolute paths (starting with `/`) are taken as they are.
    */
   pathOf(relative: string): string {
+    if (relative === '') return this.basePath;
     return relative.startsWith('/') ? relative : `${this.basePath}/${relative}`;
   }
 
