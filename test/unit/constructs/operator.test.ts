@@ -1,0 +1,103 @@
+import { Testing } from 'cdk8s';
+import { Operator, type OperatorProps } from '../../../constructs/operator';
+
+type Json = Record<string, unknown>;
+const base: OperatorProps = {
+  image: 'registry.example:5000/keystone-appcred',
+  tag: '0.1.0',
+  openBao: { address: 'https://openbao.openbao.svc:8200', auth: { method: 'kubernetes', role: 'kac' } },
+};
+
+function synth(props: Partial<OperatorProps> = {}): Json[] {
+  const chart = Testing.chart();
+  new Operator(chart, 'operator', { ...base, ...props });
+  return Testing.synth(chart) as Json[];
+}
+const find = (objects: Json[], kind: string): Json[] => objects.filter((o) => o.kind === kind);
+
+describe('Operator', () => {
+  const objects = synth();
+  const deployment = find(objects, 'Deployment')[0];
+  const pod = ((deployment.spec as Json).template as Json).spec as Json;
+  const container = (pod.containers as Json[])[0];
+
+  it('matches the snapshot', () => {
+    expect(objects).toMatchSnapshot();
+  });
+
+  it('emits the namespace, service account, RBAC, deployment, metrics service and PDB', () => {
+    expect(objects.map((o) => o.kind).sort()).toEqual(
+      ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
+    );
+    expect(synth({ createNamespace: false }).some((o) => o.kind === 'Namespace')).toBe(false);
+  });
+
+  it('grants no wildcard, and Secrets only get/list/watch/create/patch/delete', () => {
+    const rules = [...find(objects, 'ClusterRole'), ...find(objects, 'Role')].flatMap((r) => r.rules as Json[]);
+    for (const rule of rules) {
+      for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames']) {
+        expect((rule[field] as string[] | undefined) ?? []).not.toContain('*');
+      }
+    }
+    const secretVerbs = rules.filter((r) => (r.resources as string[]).includes('secrets')).flatMap((r) => r.verbs as string[]);
+    expect(secretVerbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
+    const lease = rules.filter((r) => (r.resources as string[]).includes('leases'));
+    expect(lease).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['keystone-appcred-operator-leader'] },
+    ]);
+    expect(find(objects, 'Role')[0].metadata).toMatchObject({ namespace: 'keystone-appcred-system' });
+  });
+
+  it('runs 2 replicas non-root, read-only, without capabilities, under RuntimeDefault seccomp', () => {
+    expect((deployment.spec as Json).replicas).toBe(2);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(container.securityContext).toEqual({
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.image).toBe('registry.example:5000/keystone-appcred:0.1.0');
+    expect(container.command).toEqual(['node', 'lib/src/cli/main.js', 'operator']);
+    expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+  });
+
+  it('probes /healthz and /readyz on the health port and serves /metrics through a Service', () => {
+    expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
+    expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/readyz', port: 'health' } });
+    expect(container.ports).toEqual([
+      { name: 'health', containerPort: 8081, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
+    ]);
+    expect(find(objects, 'Service')[0].spec).toMatchObject({ ports: [{ name: 'metrics', port: 8080, targetPort: 'metrics' }] });
+    expect(find(objects, 'PodDisruptionBudget')[0].spec).toMatchObject({ maxUnavailable: 1 });
+  });
+
+  it('passes the OpenBao settings as environment', () => {
+    const env = container.env as Json[];
+    expect(env).toContainEqual({ name: 'KAC_OPENBAO_ADDRESS', value: 'https://openbao.openbao.svc:8200' });
+    expect(env).toContainEqual({ name: 'KAC_OPENBAO_ROLE', value: 'kac' });
+    const token = synth({ openBao: { address: 'http://bao:8200', auth: { method: 'token', secretName: 'bao-token' }, caSecretName: 'bao-ca' } });
+    const tokenPod = ((find(token, 'Deployment')[0].spec as Json).template as Json).spec as Json;
+    const tokenEnv = ((tokenPod.containers as Json[])[0].env as Json[]);
+    expect(tokenEnv).toContainEqual({ name: 'KAC_OPENBAO_TOKEN', valueFrom: { secretKeyRef: { name: 'bao-token', key: 'token' } } });
+    expect(tokenEnv).toContainEqual({ name: 'KAC_OPENBAO_CA_FILE', value: '/etc/keystone-appcred/openbao-ca/ca.crt' });
+  });
+
+  it.each([
+    [{ replicas: 0 }, 'replicas (0) must be an integer of at least 1'],
+    [{ image: 'keystone-appcred:1.0' }, 'image ("keystone-appcred:1.0") must be an image repository without tag or digest'],
+    [{ tag: 'bad tag' }, 'tag ("bad tag") must be a Docker tag'],
+    [{ healthPort: 80 }, 'healthPort (80) must be an unprivileged port'],
+    [{ metricsPort: 8081 }, 'metricsPort (8081) must differ from healthPort'],
+    [{ namespace: 'Bad_NS' }, 'namespace ("Bad_NS") must be a DNS label'],
+    [{ limits: { cpu: 'lots', memory: '1Gi' } }, 'limits.cpu ("lots") must be a Kubernetes quantity'],
+    [{ openBao: { address: 'openbao:8200', auth: { method: 'kubernetes', role: 'r' } } }, 'openBao.address ("openbao:8200") must be an http or https URL'],
+    [{ openBao: { address: 'http://bao', auth: { method: 'kubernetes', role: '' } } }, 'openBao.auth.role ("")'],
+  ] as [Partial<OperatorProps>, string][])('rejects %j early, naming the prop and value', (props, message) => {
+    expect(() => synth(props)).toThrow(message);
+    expect(() => synth(props)).toThrow('test/operator: ');
+  });
+});

@@ -1,0 +1,105 @@
+import { Testing } from 'cdk8s';
+import { Duration } from '../../../src/api/duration';
+import { ControlPlane } from '../../../constructs/orders/control-plane';
+import { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
+import { KeystoneProject } from '../../../constructs/orders/keystone-project';
+import { KeystoneRoleAssignment } from '../../../constructs/orders/keystone-role-assignment';
+import { KeystoneUser } from '../../../constructs/orders/keystone-user';
+import { ServiceOwner } from '../../../constructs/orders/service-owner';
+
+type Json = Record<string, unknown>;
+const cp = { name: 'cp', namespace: 'openstack' };
+
+function appcred(props: Partial<KeystoneApplicationCredentialProps> = {}, name = 'workflow-appcred'): Json {
+  const chart = Testing.chart();
+  new KeystoneApplicationCredential(chart, 'appcred', {
+    metadata: { name, namespace: 'tenant-a' },
+    controlPlaneRef: cp,
+    userRef: { name: 'workflow' },
+    projectRef: { name: 'workflow-project' },
+    ...props,
+  });
+  return (Testing.synth(chart) as Json[])[0];
+}
+
+describe('KeystoneApplicationCredential', () => {
+  it('emits the spec example, leaving defaults to the API server', () => {
+    expect(appcred()).toEqual({
+      apiVersion: 'c5c3.io/v1alpha1',
+      kind: 'KeystoneApplicationCredential',
+      metadata: { name: 'workflow-appcred', namespace: 'tenant-a' },
+      spec: { controlPlaneRef: cp, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' } },
+    });
+  });
+
+  it('writes a string duration as given and a Duration in Go form', () => {
+    const spec = appcred({ credentialGeneration: 3, rotation: { interval: Duration.parse('720h'), gracePeriod: '90m' } }).spec as Json;
+    expect(spec).toMatchObject({ credentialGeneration: 3, rotation: { interval: '720h0m0s', gracePeriod: '90m' } });
+  });
+
+  it.each([
+    [{ rotation: { interval: '30s' } }, 'spec.rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
+    [{ rotation: { interval: '87601h' } }, 'spec.rotation.interval ("87601h"): rotation.interval is at most 87600h'],
+    [{ rotation: { gracePeriod: '-1s' } }, 'spec.rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative'],
+    [{ rotation: { interval: '1h', gracePeriod: '1h' } }, 'rotation.gracePeriod must be shorter than rotation.interval'],
+    [{ rotation: { interval: '1d' } }, 'spec.rotation.interval ("1d"): is not a duration'],
+    [{ credentialGeneration: 0 }, 'spec.credentialGeneration (0): must be at least 1'],
+    [{ userRef: { name: '' } }, 'spec.userRef.name (""): must be at least 1 character long'],
+  ] as [Partial<KeystoneApplicationCredentialProps>, string][])('fails synth for %j with the CRD rule message', (props, message) => {
+    expect(() => appcred(props)).toThrow(message);
+    expect(() => appcred(props)).toThrow('[test/appcred] KeystoneApplicationCredential workflow-appcred: ');
+  });
+
+  it('fails synth for a name over 63 bytes', () => {
+    expect(() => appcred({}, 'a'.repeat(64))).toThrow('metadata.name must be at most 63 bytes');
+  });
+
+  it('accepts the valid variants', () => {
+    for (const rotation of [{ interval: '0s', gracePeriod: '48h' }, { interval: '1m', gracePeriod: '0s' }, { interval: '87600h' }, { interval: '720h0m0s' }]) {
+      expect(() => appcred({ rotation })).not.toThrow();
+    }
+  });
+});
+
+describe('the neighbour orders', () => {
+  it('validate with the CRD rules of src/api', () => {
+    const chart = Testing.chart();
+    new KeystoneUser(chart, 'user', { metadata: { name: 'u', namespace: 'n' }, controlPlaneRef: cp, userName: 'a,b' });
+    new KeystoneRoleAssignment(chart, 'ra', { metadata: { name: 'ra', namespace: 'n' }, controlPlaneRef: cp, userRef: { name: 'u' }, projectRef: { name: 'p' }, role: 'x,y' });
+    new KeystoneProject(chart, 'project', { metadata: { name: 'p', namespace: 'n' }, controlPlaneRef: cp, projectName: 'p'.repeat(65) });
+    new ControlPlane(chart, 'cp', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.example/identity' },
+      adminCredential: { cloudCredentialsRef: { secretName: 'admin' } },
+      namespaceAssignments: [{ namespace: 'n' }, { namespace: 'n' }],
+    });
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).toContain('[test/user] KeystoneUser u: spec.userName ("a,b"): userName must not contain a comma');
+    expect(message).toContain('[test/ra] KeystoneRoleAssignment ra: spec.role ("x,y"): role must not contain a comma');
+    expect(message).toContain('spec.projectName');
+    expect(message).toContain('must be at most 64 characters long');
+    expect(message).toContain('services.keystone.external.authURL must be an http or https URL ending in /v3');
+    expect(message).toContain('namespaceAssignments must not assign the same namespace on the same cluster twice');
+  });
+
+  it('ServiceOwner orders project, user, role assignment and credential in one namespace', () => {
+    const chart = Testing.chart();
+    const owner = new ServiceOwner(chart, 'workflow', { namespace: 'tenant-a', controlPlaneRef: cp, name: 'workflow', rotation: { interval: '168h' } });
+    const objects = Testing.synth(chart) as Json[];
+    expect(objects.map((o) => [o.kind, (o.metadata as Json).name, (o.metadata as Json).namespace])).toEqual([
+      ['KeystoneProject', 'workflow-project', 'tenant-a'],
+      ['KeystoneUser', 'workflow', 'tenant-a'],
+      ['KeystoneRoleAssignment', 'workflow-role', 'tenant-a'],
+      ['KeystoneApplicationCredential', 'workflow-appcred', 'tenant-a'],
+    ]);
+    expect(objects[2].spec).toMatchObject({ role: 'member', userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' } });
+    expect(objects[3].spec).toMatchObject({ rotation: { interval: '168h' } });
+    expect(owner.applicationCredential.secretName).toBe('workflow-appcred-credentials');
+    expect(owner.user.secretName).toBe('workflow-credentials');
+  });
+});
