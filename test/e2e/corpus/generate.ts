@@ -1,0 +1,279 @@
+/**
+ * Generates the admission corpus in this folder: for each kind, one valid base object, and from it one fixture per CRD
+ * rule that breaks exactly that rule (an update fixture, old object then new, for every transition rule), fixtures for
+ * the schema bounds the spec's Validation Summary lists, and the valid variants that must be accepted.
+ *
+ * Run `npm run corpus` to rewrite it; test/unit/constructs/corpus.test.ts fails when the files differ from what this
+ * generates, and test/e2e/crds.test.ts sends each fixture to a real API server.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { PLANE_RULES } from '../../../src/api/identity-plane-rules';
+import type { PlaneKind } from '../../../src/api/identity-plane';
+import { RULES } from '../../../src/api/rules';
+import { API_VERSION, KIND } from '../../../src/api/types';
+
+/** The namespace every fixture object is created in. */
+export const CORPUS_NAMESPACE = 'kac-corpus';
+
+type Obj = Record<string, unknown>;
+
+/**
+ * What the API server must answer: a rejection carrying a CRD rule's message, or a substring of the API server's own
+ * message for a schema bound (required, length, minimum, pattern, enum), or acceptance.
+ */
+export type Expectation = { readonly rejected: string; readonly by: 'rule' | 'schema' } | { readonly accepted: true };
+
+/** One fixture as the index lists it. */
+export interface FixtureEntry {
+  /** Path from this folder. */
+  readonly file: string;
+  readonly kind: string;
+  /** `create`: the one document is created. `update`: the first is created, the second replaces it. */
+  readonly operation: 'create' | 'update';
+  /** A rejection names the rule's message (for a rule) or a substring of the API server's schema message. */
+  readonly expect: Expectation;
+  /** What the fixture shows. */
+  readonly description: string;
+}
+
+interface Fixture {
+  readonly slug: string;
+  readonly description: string;
+  readonly expect: Expectation;
+  /** Mutates a copy of the base into the object sent (create), or into the new object (update). */
+  readonly change: (o: Obj) => void;
+  /** For an update: mutates a copy of the base into the stored object first. */
+  readonly before?: (o: Obj) => void;
+}
+
+type KindKey = 'KeystoneApplicationCredential' | PlaneKind;
+
+const SHORT: Record<KindKey, string> = {
+  KeystoneApplicationCredential: 'appcred',
+  ControlPlane: 'cp',
+  KeystoneProject: 'project',
+  KeystoneUser: 'user',
+  KeystoneRoleAssignment: 'ra',
+};
+
+const cpRef = { name: 'cp', namespace: 'openstack' };
+
+const BASES: Record<KindKey, Obj> = {
+  KeystoneApplicationCredential: {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: 'workflow-appcred', namespace: CORPUS_NAMESPACE },
+    spec: { controlPlaneRef: cpRef, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' } },
+  },
+  ControlPlane: {
+    apiVersion: API_VERSION,
+    kind: 'ControlPlane',
+    metadata: { name: 'cp', namespace: CORPUS_NAMESPACE },
+    spec: {
+      services: { keystone: { external: { authURL: 'https://keystone.example:5000/v3' } } },
+      adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+      namespaceAssignments: [{ namespace: 'tenant-a', allowedRoles: ['member'] }],
+    },
+  },
+  KeystoneProject: {
+    apiVersion: API_VERSION,
+    kind: 'KeystoneProject',
+    metadata: { name: 'workflow-project', namespace: CORPUS_NAMESPACE },
+    spec: { controlPlaneRef: cpRef },
+  },
+  KeystoneUser: {
+    apiVersion: API_VERSION,
+    kind: 'KeystoneUser',
+    metadata: { name: 'workflow', namespace: CORPUS_NAMESPACE },
+    spec: { controlPlaneRef: cpRef },
+  },
+  KeystoneRoleAssignment: {
+    apiVersion: API_VERSION,
+    kind: 'KeystoneRoleAssignment',
+    metadata: { name: 'workflow-member', namespace: CORPUS_NAMESPACE },
+    spec: { controlPlaneRef: cpRef, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' }, role: 'member' },
+  },
+};
+
+/** Sets (or, for undefined, deletes) the value at a dotted path, creating objects on the way. */
+function set(o: Obj, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = o;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+    node = node[key] as Obj;
+  }
+  const last = keys[keys.length - 1];
+  if (value === undefined) delete node[last];
+  else node[last] = value;
+}
+
+const rejected = (message: string, by: 'rule' | 'schema'): Expectation => ({ rejected: message, by });
+const accepted: Expectation = { accepted: true };
+const setting = (entries: Record<string, unknown>) => (o: Obj) => {
+  for (const [path, value] of Object.entries(entries)) set(o, path, value);
+};
+const rule = (message: string, slug: string, entries: Record<string, unknown>, before?: Record<string, unknown>): Fixture => ({
+  slug,
+  description: `breaks "${message}"`,
+  expect: rejected(message, 'rule'),
+  change: setting(entries),
+  before: before ? setting(before) : undefined,
+});
+/** A transition rule: the stored object is the base, the update changes it. */
+const transition = (message: string, slug: string, entries: Record<string, unknown>, before?: Record<string, unknown>): Fixture =>
+  rule(message, slug, entries, before ?? {});
+const valid = (slug: string, description: string, entries: Record<string, unknown>, before?: Record<string, unknown>): Fixture => ({
+  slug,
+  description,
+  expect: accepted,
+  change: setting(entries),
+  before: before ? setting(before) : undefined,
+});
+const schema = (slug: string, description: string, entries: Record<string, unknown>, substring: string): Fixture => ({
+  slug,
+  description,
+  expect: rejected(substring, 'schema'),
+  change: setting(entries),
+});
+
+const LONG_NAME = 'n'.repeat(64);
+const controlPlaneRefFixtures = [
+  transition('controlPlaneRef.name is immutable', 'controlplaneref-name-changed', { 'spec.controlPlaneRef.name': 'other-cp' }),
+  transition('controlPlaneRef.namespace is immutable', 'controlplaneref-namespace-changed', { 'spec.controlPlaneRef.namespace': 'other-ns' }),
+];
+const nameLength = rule('metadata.name must be at most 63 bytes', 'name-64-bytes', { 'metadata.name': LONG_NAME });
+
+/** Every fixture, by kind. The rule fixtures of each kind must cover every rule of its table (checked below). */
+const FIXTURES: Record<KindKey, readonly Fixture[]> = {
+  KeystoneApplicationCredential: [
+    transition('userRef is immutable', 'userref-changed', { 'spec.userRef.name': 'other-user' }),
+    transition('projectRef is immutable', 'projectref-changed', { 'spec.projectRef.name': 'other-project' }),
+    transition('credentialGeneration may only increase', 'credentialgeneration-decreased', { 'spec.credentialGeneration': 2 }, { 'spec.credentialGeneration': 3 }),
+    rule('rotation.interval is 0s or at least 1m', 'interval-59s', { 'spec.rotation.interval': '59s', 'spec.rotation.gracePeriod': '0s' }),
+    rule('rotation.interval is at most 87600h', 'interval-87601h', { 'spec.rotation.interval': '87601h' }),
+    rule('rotation.gracePeriod is not negative', 'graceperiod-negative', { 'spec.rotation.gracePeriod': '-1s' }),
+    rule('rotation.gracePeriod must be shorter than rotation.interval', 'graceperiod-equals-interval', {
+      'spec.rotation.interval': '24h',
+      'spec.rotation.gracePeriod': '24h',
+    }),
+    rule('rotation.gracePeriod must be shorter than rotation.interval', 'graceperiod-equals-defaulted-interval', { 'spec.rotation.gracePeriod': '720h' }),
+    ...controlPlaneRefFixtures,
+    nameLength,
+    schema('userref-name-missing', 'userRef.name is required', { 'spec.userRef': {} }, 'spec.userRef.name: Required value'),
+    schema('projectref-missing', 'projectRef is required', { 'spec.projectRef': undefined }, 'spec.projectRef: Required value'),
+    schema('userref-name-empty', 'userRef.name is at least 1 character', { 'spec.userRef.name': '' }, 'spec.userRef.name'),
+    schema('projectref-name-64', 'projectRef.name is at most 63 characters', { 'spec.projectRef.name': 'p'.repeat(64) }, 'spec.projectRef.name'),
+    schema('credentialgeneration-0', 'credentialGeneration is at least 1', { 'spec.credentialGeneration': 0 }, 'spec.credentialGeneration'),
+    schema('interval-not-a-duration', 'interval is a Go duration', { 'spec.rotation.interval': '1d' }, 'spec.rotation.interval'),
+    valid('interval-0s', 'interval 0s turns the schedule off', { 'spec.rotation.interval': '0s' }),
+    valid('interval-1m', 'interval 1m is the shortest schedule', { 'spec.rotation.interval': '1m', 'spec.rotation.gracePeriod': '30s' }),
+    valid('interval-87600h', 'interval 87600h is the longest', { 'spec.rotation.interval': '87600h' }),
+    valid('graceperiod-0s', 'grace period 0s', { 'spec.rotation.gracePeriod': '0s' }),
+    valid('go-client-form', 'the form a Go client writes', { 'spec.rotation.interval': '720h0m0s', 'spec.rotation.gracePeriod': '24h0m0s' }),
+    valid('name-63-bytes', 'a name of 63 bytes', { 'metadata.name': 'n'.repeat(63) }),
+    valid('credentialgeneration-increased', 'credentialGeneration may increase', { 'spec.credentialGeneration': 2 }, {}),
+    valid('rotation-changed', 'the schedule may change', { 'spec.rotation.interval': '168h' }, {}),
+  ],
+  ControlPlane: [
+    rule('services.keystone.mode: only External (an existing Keystone) is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),
+    rule('services.keystone.external.authURL must be an http or https URL ending in /v3', 'authurl-not-v3', {
+      'spec.services.keystone.external.authURL': 'https://keystone.example:5000/identity',
+    }),
+    rule('services.keystone.publicEndpoint must be an http or https URL ending in /v3', 'publicendpoint-ftp', {
+      'spec.services.keystone.publicEndpoint': 'ftp://keystone.example/v3',
+    }),
+    rule('namespaceAssignments must not assign the same namespace on the same cluster twice', 'duplicate-assignment', {
+      'spec.namespaceAssignments': [{ namespace: 'tenant-a' }, { namespace: 'tenant-a', allowedRoles: ['reader'] }],
+    }),
+    rule('allowedRoles entries must not contain a comma', 'allowedrole-comma', { 'spec.namespaceAssignments': [{ namespace: 'tenant-a', allowedRoles: ['a,b'] }] }),
+    schema('endpointtype-unknown', 'endpointType is public or internal', { 'spec.services.keystone.external.endpointType': 'admin' }, 'spec.services.keystone.external.endpointType'),
+    valid('same-namespace-two-clusters', 'one namespace on two clusters', {
+      'spec.namespaceAssignments': [{ namespace: 'tenant-a' }, { namespace: 'tenant-a', targetClusterRef: { name: 'edge-1' } }],
+    }),
+    valid('publicendpoint', 'a public endpoint', { 'spec.services.keystone.publicEndpoint': 'https://keystone.example.com/v3' }),
+  ],
+  KeystoneProject: [
+    ...controlPlaneRefFixtures,
+    transition('projectName is immutable', 'projectname-changed', { 'spec.projectName': 'b' }, { 'spec.projectName': 'a' }),
+    transition('projectName is immutable', 'projectname-added', { 'spec.projectName': 'other' }),
+    nameLength,
+    schema('projectname-65', 'projectName is at most 64 characters', { 'spec.projectName': 'p'.repeat(65) }, 'spec.projectName'),
+    {
+      slug: 'projectname-added-as-name',
+      description: 'projectName set to the name it defaulted to',
+      expect: accepted,
+      change: (o) => set(o, 'spec.projectName', (o.metadata as Obj).name),
+      before: () => undefined,
+    },
+  ],
+  KeystoneUser: [
+    ...controlPlaneRefFixtures,
+    transition('userName is immutable', 'username-changed', { 'spec.userName': 'b' }, { 'spec.userName': 'a' }),
+    rule('userName must not contain a comma', 'username-comma', { 'spec.userName': 'a,b' }),
+    transition('passwordGeneration may only increase', 'passwordgeneration-decreased', { 'spec.passwordGeneration': 1 }, { 'spec.passwordGeneration': 2 }),
+    nameLength,
+    valid('passwordgeneration-increased', 'passwordGeneration may increase', { 'spec.passwordGeneration': 2 }, {}),
+  ],
+  KeystoneRoleAssignment: [
+    ...controlPlaneRefFixtures,
+    transition('userRef is immutable', 'userref-changed', { 'spec.userRef.name': 'other-user' }),
+    transition('projectRef is immutable', 'projectref-changed', { 'spec.projectRef.name': 'other-project' }),
+    transition('role is immutable', 'role-changed', { 'spec.role': 'reader' }),
+    rule('role must not contain a comma', 'role-comma', { 'spec.role': 'a,b' }),
+    nameLength,
+    schema('role-missing', 'role is required', { 'spec.role': undefined }, 'spec.role: Required value'),
+  ],
+};
+
+const RULE_TABLES: Record<KindKey, readonly { message: string }[]> = { KeystoneApplicationCredential: RULES, ...PLANE_RULES };
+
+const HEADER = '# GENERATED by test/e2e/corpus/generate.ts from the kind\'s base object: do not edit, run `npm run corpus`.\n';
+
+/** The corpus: file path (relative to this folder) → content. */
+export function generateCorpus(): Map<string, string> {
+  const files = new Map<string, string>();
+  const index: FixtureEntry[] = [];
+  for (const kind of Object.keys(FIXTURES) as KindKey[]) {
+    const fixtures = FIXTURES[kind];
+    const covered = new Set(fixtures.flatMap((f) => ('rejected' in f.expect && f.expect.by === 'rule' ? [f.expect.rejected] : [])));
+    const missing = RULE_TABLES[kind].filter((r) => !covered.has(r.message));
+    if (missing.length > 0) throw new Error(`${kind}: no fixture for ${missing.map((r) => JSON.stringify(r.message)).join(', ')}`);
+    const dir = kind.toLowerCase();
+    const base = BASES[kind];
+    files.set(`${dir}/base.yaml`, `${HEADER}# The valid base every fixture of ${kind} is derived from.\n${stringify(base)}`);
+    fixtures.forEach((fixture, i) => {
+      const file = `${dir}/${String(i + 1).padStart(2, '0')}-${fixture.slug}.yaml`;
+      const named = (mutate: (o: Obj) => void): Obj => {
+        const copy = structuredClone(base);
+        set(copy, 'metadata.name', `${SHORT[kind]}-${fixture.slug}`.slice(0, 63));
+        mutate(copy);
+        return copy;
+      };
+      const next = named(fixture.change);
+      const operation = fixture.before ? 'update' : 'create';
+      const docs = fixture.before ? [named(fixture.before), next] : [next];
+      const expectText = 'rejected' in fixture.expect ? `rejected with "${fixture.expect.rejected}"` : 'accepted';
+      const comment = `# ${fixture.description}.\n# ${operation === 'update' ? 'Create the first document, then replace it with the second' : 'Create it'}: ${expectText}.\n`;
+      files.set(file, `${HEADER}${comment}${docs.map((d) => stringify(d)).join('---\n')}`);
+      index.push({ file, kind, operation, expect: fixture.expect, description: fixture.description });
+    });
+  }
+  files.set('index.json', `${JSON.stringify(index, null, 2)}\n`);
+  return files;
+}
+
+/** Rewrites the corpus folder's generated files. */
+export function writeCorpus(dir: string = __dirname): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) rmSync(join(dir, entry.name), { recursive: true });
+  }
+  for (const [file, content] of generateCorpus()) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), content);
+  }
+}
+
+if (require.main === module) writeCorpus();
