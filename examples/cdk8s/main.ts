@@ -6,7 +6,7 @@
  * In your own project, import from the installed package instead:
  *   import { ServiceOwner, Duration } from 'keystone-appcred/lib/constructs';
  *
- * Run: `npx tsc -p . && node lib/examples/cdk8s/main.js` (writes dist/example/).
+ * Run: `npx tsx examples/cdk8s/main.ts` (writes dist/example/).
  */
 import { App, Chart, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
