@@ -139,6 +139,16 @@ def main():
     ])
     db = sqlite3.connect(plan['database'])
     db.execute('PRAGMA journal_mode=WAL').fetchall()
+    # Keystone deletes a deleted user's application credentials in bulk and relies on ON DELETE CASCADE for their role
+    # and access-rule rows, which SQLite does not enforce. The rows left behind collide with the next credential that
+    # reuses the freed rowid (409 "Duplicate entry found with name ..."). This trigger does what the cascade would.
+    db.executescript('''
+        CREATE TRIGGER IF NOT EXISTS application_credential_cascade AFTER DELETE ON application_credential
+        BEGIN
+            DELETE FROM application_credential_role WHERE application_credential_id = OLD.internal_id;
+            DELETE FROM application_credential_access_rule WHERE application_credential_id = OLD.internal_id;
+        END;
+    ''')
     db.close()
     url = plan['url']
     run_stage([config + [
