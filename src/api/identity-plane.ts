@@ -59,6 +59,7 @@ export const PlaneLimits = {
 
 /** A key of a Secret in the ControlPlane's namespace. */
 export interface SecretKeyRef {
+  /** The Secret's name. */
   readonly name: string;
   /** @default "ca.crt" */
   readonly key?: string;
@@ -66,6 +67,7 @@ export interface SecretKeyRef {
 
 /** The Secret holding the admin `clouds.yaml`. */
 export interface CloudCredentialsRef {
+  /** The Secret whose key `clouds.yaml` holds the admin cloud. */
   readonly secretName: string;
   /** @default "admin" */
   readonly cloudName?: string;
@@ -85,42 +87,52 @@ export interface ExternalKeystoneSpec {
 export interface KeystoneServiceSpec {
   /** Only `External` is supported. @default "External" */
   readonly mode?: string;
+  /** The existing Keystone. */
   readonly external: ExternalKeystoneSpec;
-  /** The auth URL written into documents for orders on other clusters. */
+  /** The auth URL written into documents for orders on other clusters. @default none */
   readonly publicEndpoint?: string;
 }
 
 /** One namespace assignment: the consent for orders in that namespace on that cluster. */
 export interface NamespaceAssignment {
+  /** The assigned namespace. */
   readonly namespace: string;
-  /** Absent: the management cluster. */
+  /** The cluster the namespace is assigned on. @default the management cluster */
   readonly targetClusterRef?: { readonly name: string };
-  /** Role names a KeystoneRoleAssignment in the namespace may assign. */
+  /** Role names a KeystoneRoleAssignment in the namespace may assign. @default none */
   readonly allowedRoles?: readonly string[];
 }
 
 /** ControlPlaneSpec. */
 export interface ControlPlaneSpec {
-  /** @default "RegionOne" */
+  /** The Keystone region. @default "RegionOne" */
   readonly region?: string;
+  /** The control plane's services: only the identity service. */
   readonly services: { readonly keystone: KeystoneServiceSpec };
+  /** The admin credential, used only for users, projects and role assignments. */
   readonly adminCredential: {
+    /** The Secret with the admin `clouds.yaml`. */
     readonly cloudCredentialsRef: CloudCredentialsRef;
     /** @default "Default" */
     readonly domainName?: string;
   };
+  /** The consent for orders, one entry per namespace and cluster. @default none */
   readonly namespaceAssignments?: readonly NamespaceAssignment[];
 }
 
 /** ControlPlaneStatus. */
 export interface ControlPlaneStatus {
+  /** `AdminCredentialReady` and `Ready`. */
   readonly conditions?: readonly Condition[];
+  /** The `metadata.generation` last reconciled. */
   readonly observedGeneration?: number;
+  /** The Keystone API version the auth URL reports. */
   readonly keystoneVersion?: string;
 }
 
 /** KeystoneProjectSpec. */
 export interface KeystoneProjectSpec {
+  /** The ControlPlane; both halves immutable. */
   readonly controlPlaneRef: ControlPlaneRef;
   /** Immutable, 1 to 64 characters. @default metadata.name */
   readonly projectName?: string;
@@ -128,15 +140,21 @@ export interface KeystoneProjectSpec {
 
 /** KeystoneProjectStatus. */
 export interface KeystoneProjectStatus {
+  /** `ProjectReady`. */
   readonly conditions?: readonly Condition[];
+  /** The `metadata.generation` last reconciled. */
   readonly observedGeneration?: number;
+  /** The Keystone project id. */
   readonly projectID?: string;
+  /** The Keystone project name. */
   readonly projectName?: string;
+  /** The domain the project lives in. */
   readonly domainName?: string;
 }
 
 /** KeystoneUserSpec. */
 export interface KeystoneUserSpec {
+  /** The ControlPlane; both halves immutable. */
   readonly controlPlaneRef: ControlPlaneRef;
   /** Immutable, no comma. @default metadata.name */
   readonly userName?: string;
@@ -146,19 +164,29 @@ export interface KeystoneUserSpec {
 
 /** KeystoneUserStatus. */
 export interface KeystoneUserStatus {
+  /** `UserReady`, `DeliveryReady` and `Ready`. */
   readonly conditions?: readonly Condition[];
+  /** The `metadata.generation` last reconciled. */
   readonly observedGeneration?: number;
+  /** The Keystone user id. */
   readonly userID?: string;
+  /** The password generation Keystone holds. */
   readonly passwordGeneration?: number;
+  /** When that password was set (RFC 3339). */
   readonly lastPasswordRotation?: string;
+  /** The delivered Secret. */
   readonly secretName?: string;
+  /** The delivered Secret's keys: `clouds.yaml` and `password`. */
   readonly secretKeys?: readonly string[];
 }
 
 /** KeystoneRoleAssignmentSpec. */
 export interface KeystoneRoleAssignmentSpec {
+  /** The ControlPlane; both halves immutable. */
   readonly controlPlaneRef: ControlPlaneRef;
+  /** The KeystoneUser in the same namespace. Immutable. */
   readonly userRef: LocalOrderRef;
+  /** The KeystoneProject in the same namespace. Immutable. */
   readonly projectRef: LocalOrderRef;
   /** Immutable, 1 to 255 characters, no comma; must be in the namespace's `allowedRoles`. */
   readonly role: string;
@@ -166,25 +194,39 @@ export interface KeystoneRoleAssignmentSpec {
 
 /** KeystoneRoleAssignmentStatus. */
 export interface KeystoneRoleAssignmentStatus {
+  /** `AssignmentReady`. */
   readonly conditions?: readonly Condition[];
+  /** The `metadata.generation` last reconciled. */
   readonly observedGeneration?: number;
+  /** The Keystone role id. */
   readonly roleID?: string;
+  /** The Keystone user id. */
   readonly userID?: string;
+  /** The Keystone project id. */
   readonly projectID?: string;
 }
 
 /** A neighbour-kind object. */
 export interface PlaneObject<K extends PlaneKind, S, T> {
+  /** `c5c3.io/v1alpha1`. */
   readonly apiVersion: typeof API_VERSION;
+  /** The kind. */
   readonly kind: K;
+  /** The object's metadata. */
   readonly metadata: ObjectMeta;
+  /** The order. */
   readonly spec: S;
+  /** What the operator observed. */
   readonly status?: T;
 }
 
+/** A ControlPlane object. */
 export type ControlPlane = PlaneObject<'ControlPlane', ControlPlaneSpec, ControlPlaneStatus>;
+/** A KeystoneProject object. */
 export type KeystoneProject = PlaneObject<'KeystoneProject', KeystoneProjectSpec, KeystoneProjectStatus>;
+/** A KeystoneUser object. */
 export type KeystoneUser = PlaneObject<'KeystoneUser', KeystoneUserSpec, KeystoneUserStatus>;
+/** A KeystoneRoleAssignment object. */
 export type KeystoneRoleAssignment = PlaneObject<'KeystoneRoleAssignment', KeystoneRoleAssignmentSpec, KeystoneRoleAssignmentStatus>;
 
 /** Condition types of the neighbour kinds (identity-plane.md). */
