@@ -1,0 +1,291 @@
+/**
+ * What the dynamic provider does in each of Pulumi's verbs. It maps the verbs onto the one lifecycle engine
+ * (`src/lifecycle`): `diff` asks `decide` whether the state, taken as the world, has anything to do at the current time;
+ * `create`/`update`/`delete` run `reconcile` against Keystone; `read` observes Keystone. No rotation rule lives here.
+ *
+ * The serialized provider (`provider.ts`) `require()`s this compiled module at run time, so nothing of the project is
+ * serialized into the state. It keeps no module-level client: every call builds its session from its own inputs and the
+ * provider process's environment.
+ */
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, backingPath, formatTime, resolveSpec, validate, type KeystoneApplicationCredentialStatus } from '../api';
+import { OpenBaoBackup } from '../backup/openbao';
+import { credentialPort, deliveredData, isTerminalCreateError } from '../keystone/credential-port';
+import { KeystoneSession } from '../keystone/session';
+import { decide, reconcile, type CredentialPort, type LifecycleOrder, type Observations, type Ports, type SecretData } from '../lifecycle';
+import { MemoryDelivery, MemorySecretStore } from '../local/memory';
+import { ConnectionError, resolveConnection, type ConnectionSettings, type ResolvedConnection } from './connection';
+import { STATUS_OUTPUTS, outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+
+/** The value Pulumi sends for an input that is not known yet (preview). */
+export const UNKNOWN = '04da6b54-80e4-46f7-96ec-b56ff0331ba9';
+
+/** A failed input check, as Pulumi's `check` reports it. */
+export interface CheckFailure {
+  readonly property: string;
+  readonly reason: string;
+}
+
+/** What the provider needs from its surroundings; replaced in unit tests. */
+export interface ProviderDeps {
+  /** The clock. @default () => new Date() */
+  readonly clock?: () => Date;
+  /** The environment the standard OpenStack and OpenBao variables are read from. @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Builds the Keystone port. @default a {@link KeystoneSession} of the resolved connection */
+  readonly keystone?: (connection: ResolvedConnection, prefix: string) => { port: CredentialPort; close(): Promise<void> };
+  /** Builds the backup port. @default {@link OpenBaoBackup} */
+  readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+}
+
+type Loose = Record<string, unknown>;
+
+function isUnknown(value: unknown): boolean {
+  if (value === UNKNOWN) return true;
+  if (Array.isArray(value)) return value.some(isUnknown);
+  if (value !== null && typeof value === 'object') return Object.values(value).some(isUnknown);
+  return false;
+}
+
+function record(value: unknown): Loose | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Loose) : undefined;
+}
+
+/** Maps a violation's field (`spec.rotation.interval`) onto the resource's property (`rotation.interval`). */
+function propertyOf(field: string): string {
+  return field.replace(/^spec\./, '');
+}
+
+/** The provider's verbs, over `deps`. */
+export function makeProvider(deps: ProviderDeps = {}) {
+  const clock = deps.clock ?? ((): Date => new Date());
+  const env = (): Readonly<Record<string, string | undefined>> => deps.env ?? process.env;
+
+  const openKeystone =
+    deps.keystone ??
+    ((connection: ResolvedConnection, prefix: string) => {
+      const session = new KeystoneSession(connection.session);
+      return { port: credentialPort(session, prefix, { description: 'managed by keystone-appcred (Pulumi)' }), close: () => session.close() };
+    });
+
+  function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>): Ports['backup'] {
+    if (inputs.backup === undefined) return undefined;
+    const e = env();
+    const address = inputs.backup.address ?? e.BAO_ADDR ?? e.VAULT_ADDR;
+    const token = inputs.backup.token ?? e.BAO_TOKEN ?? e.VAULT_TOKEN;
+    if (!address) throw new Error('backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)');
+    if (!token) throw new Error('backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)');
+    const settings = {
+      ...inputs.backup,
+      address,
+      token,
+      mount: inputs.backup.mount ?? 'openstack',
+      path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix).split('/').slice(1).join('/'),
+      ...(inputs.backup.namespace ?? e.BAO_NAMESPACE ? { namespace: inputs.backup.namespace ?? e.BAO_NAMESPACE } : {}),
+    };
+    return deps.backup ? deps.backup(settings) : new OpenBaoBackup(settings);
+  }
+
+  function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, deleting = false): LifecycleOrder {
+    return {
+      prefix: inputs.prefix,
+      spec: resolveSpec({ credentialGeneration: inputs.credentialGeneration, rotation: inputs.rotation }),
+      status,
+      ...(deleting ? { deleting } : {}),
+    };
+  }
+
+  /**
+   * Runs the engine against Keystone from the state `olds` (empty on create). Returns the new outputs; on a failure
+   * after some step was recorded, throws an error carrying the outputs so far, which Pulumi stores as partial state.
+   */
+  async function run(id: string | undefined, olds: Partial<ProviderOutputs>, inputs: ProviderInputs, deleting = false): Promise<ProviderOutputs> {
+    const connection = resolveConnection(inputs.connection, env());
+    const keystone = openKeystone(connection, inputs.prefix);
+    const live = olds.credentialGeneration;
+    const secrets = new MemorySecretStore(live !== undefined && olds.credentialSecret !== undefined ? [[live, olds.credentialSecret]] : []);
+    const render = (credentialId: string, secret: string): SecretData =>
+      deliveredData(
+        { authUrl: connection.authUrl, ...(connection.regionName ? { regionName: connection.regionName } : {}), ...(inputs.cloudName ? { cloudName: inputs.cloudName } : {}) },
+        credentialId,
+        secret,
+      );
+    const delivery = new MemoryDelivery();
+    if (olds.credentialId !== undefined && olds.credentialSecret !== undefined && olds.cloudsYaml !== undefined) {
+      delivery.data = { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret };
+    }
+    let status = statusOf(olds);
+    let recorded = false;
+    const ports: Ports = {
+      keystone: keystone.port,
+      secrets,
+      delivery,
+      ...(inputs.backup !== undefined ? { backup: backupOf(inputs) } : {}),
+      render,
+      writeStatus: async (next) => {
+        status = next;
+        recorded = true;
+      },
+      release: async () => undefined,
+      isTerminal: isTerminalCreateError,
+    };
+    const current = async (): Promise<ProviderOutputs> => {
+      const generation = status.credentialGeneration;
+      const secret = generation === undefined ? undefined : await secrets.read(generation);
+      const data = delivery.data;
+      const carries = data !== undefined && data.application_credential_id === status.credentialID && secret !== undefined;
+      return outputsOf(inputs, status, carries ? { credentialSecret: secret, cloudsYaml: data['clouds.yaml'] } : {});
+    };
+    try {
+      await reconcile(orderOf(inputs, status, deleting), ports, { clock });
+      return await current();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (recorded && id !== undefined && !deleting) {
+        // Pulumi stores these outputs as the resource's (partial) state, so a switched generation is not forgotten.
+        throw Object.assign(new Error(message), { id, properties: await current(), reasons: [message] });
+      }
+      throw error instanceof Error ? error : new Error(message);
+    } finally {
+      await keystone.close();
+    }
+  }
+
+  return {
+    /** Defaults and the CRD's rules, one failure per bad property; no Keystone call; unknown values pass. */
+    async check(olds: Loose, news: Loose): Promise<{ inputs: Loose; failures: CheckFailure[] }> {
+      const rotationIn = news.rotation === UNKNOWN ? undefined : record(news.rotation);
+      const rotation: Loose = {
+        ...rotationIn,
+        interval: rotationIn?.interval ?? (news.rotation === UNKNOWN ? UNKNOWN : DEFAULT_INTERVAL),
+        gracePeriod: rotationIn?.gracePeriod ?? (news.rotation === UNKNOWN ? UNKNOWN : DEFAULT_GRACE_PERIOD),
+      };
+      const credentialGeneration = news.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION;
+      const inputs: Loose = { ...news, credentialGeneration, rotation: news.rotation === UNKNOWN ? UNKNOWN : rotation };
+      const unknown = new Set<string>();
+      if (isUnknown(credentialGeneration)) unknown.add('spec.credentialGeneration');
+      if (isUnknown(rotation.interval)) unknown.add('spec.rotation.interval');
+      if (isUnknown(rotation.gracePeriod)) unknown.add('spec.rotation.gracePeriod');
+      if (unknown.has('spec.rotation.interval') || unknown.has('spec.rotation.gracePeriod')) unknown.add('spec.rotation');
+      const known = <T>(path: string, value: T): T | undefined => (unknown.has(path) ? undefined : value);
+      const oldRotation = record(olds.rotation);
+      const violations = validate(
+        {
+          spec: {
+            credentialGeneration: known('spec.credentialGeneration', credentialGeneration) as number | undefined,
+            rotation: { interval: known('spec.rotation.interval', rotation.interval) as string | undefined, gracePeriod: known('spec.rotation.gracePeriod', rotation.gracePeriod) as string | undefined },
+          },
+        },
+        olds.credentialGeneration === undefined || isUnknown(olds.credentialGeneration)
+          ? undefined
+          : { spec: { credentialGeneration: olds.credentialGeneration as number, rotation: { interval: oldRotation?.interval as string | undefined, gracePeriod: oldRotation?.gracePeriod as string | undefined } } },
+        'settings',
+      ).filter((v) => !unknown.has(v.field));
+      const byProperty = new Map<string, string[]>();
+      for (const v of violations) {
+        const cross = v.field === 'spec.rotation';
+        const property = cross ? 'rotation.gracePeriod' : propertyOf(v.field);
+        const reason = cross
+          ? `rotation.gracePeriod (${String(rotation.gracePeriod)}) must be shorter than rotation.interval (${String(rotation.interval)})`
+          : `${property} (${JSON.stringify(v.value)}): ${v.rule}`;
+        byProperty.set(property, [...(byProperty.get(property) ?? []), reason]);
+      }
+      const failures: CheckFailure[] = [...byProperty].map(([property, reasons]) => ({ property, reason: reasons.join('; ') }));
+      if (news.connection === undefined || !isUnknown(news.connection)) {
+        try {
+          resolveConnection(record(news.connection) as ConnectionSettings | undefined, env());
+        } catch (error) {
+          if (!(error instanceof ConnectionError)) throw error;
+          failures.push({ property: 'connection', reason: error.message });
+        }
+      }
+      return { inputs, failures };
+    },
+
+    /**
+     * An update when, at the current time, the engine has something to do with the state taken as the world (a rotation
+     * or a grace sweep is due), or when an input the state echoes changed. No Keystone call.
+     */
+    async diff(_id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+      const replaces = news.prefix !== olds.prefix ? ['prefix'] : [];
+      if (isUnknown(news)) return { changes: true, replaces, deleteBeforeReplace: false };
+      const echoed = (o: Partial<ProviderInputs>): string => JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName }));
+      if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
+      const plan = decide(orderOf(news, statusOf(olds)), worldOf(olds, news.backup !== undefined), clock());
+      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml });
+      const moved = STATUS_OUTPUTS.some((k) => projected[k] !== olds[k]);
+      return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
+    },
+
+    async create(inputs: ProviderInputs): Promise<{ id: string; outs: ProviderOutputs }> {
+      return { id: inputs.prefix, outs: await run(inputs.prefix, {}, inputs) };
+    },
+
+    async update(id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ outs: ProviderOutputs }> {
+      return { outs: await run(id, olds, news) };
+    },
+
+    /**
+     * Refresh: what Keystone holds now. A live credential deleted out of band loses its `credentialId` (so the next
+     * `diff` sees it gone and the next `pulumi up` rotates); its expiry is taken from Keystone.
+     */
+    async read(id: string, props: ProviderOutputs): Promise<{ id: string; props: ProviderOutputs }> {
+      const connection = resolveConnection(props.connection, env());
+      const keystone = openKeystone(connection, props.prefix);
+      try {
+        const held = await keystone.port.list();
+        const live = held.find((c) => c.generation === props.credentialGeneration && c.id === props.credentialId);
+        const previous = held.find((c) => c.generation === props.previousCredentialGeneration && c.id === props.previousCredentialId);
+        const next: Loose = { ...props };
+        if (live) {
+          if (live.expiresAt) next.credentialExpiresAt = formatTime(live.expiresAt);
+        } else {
+          delete next.credentialId;
+        }
+        if (!previous) {
+          delete next.previousCredentialId;
+          delete next.previousCredentialGeneration;
+          delete next.previousCredentialDeleteAt;
+        }
+        return { id, props: stripUndefined(next) as unknown as ProviderOutputs };
+      } finally {
+        await keystone.close();
+      }
+    },
+
+    /** Destroy: deletes every generation the resource holds in Keystone (an already-deleted one is fine), and the backup. */
+    async delete(id: string, props: ProviderOutputs): Promise<void> {
+      await run(id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION }, true);
+    },
+  };
+}
+
+/** The world as the state says it is: the live generation parked and in Keystone, the superseded one in Keystone. */
+export function worldOf(state: Partial<ProviderOutputs>, backup: boolean): Observations {
+  const generations: Observations['generations'][number][] = [];
+  if (state.credentialGeneration !== undefined) {
+    generations.push({
+      generation: state.credentialGeneration,
+      parked: state.credentialSecret !== undefined,
+      ...(state.credentialId !== undefined
+        ? { credential: { id: state.credentialId, ...(state.credentialExpiresAt ? { expiresAt: new Date(state.credentialExpiresAt) } : {}) } }
+        : {}),
+    });
+  }
+  if (state.previousCredentialGeneration !== undefined && state.previousCredentialId !== undefined) {
+    generations.push({ generation: state.previousCredentialGeneration, parked: false, credential: { id: state.previousCredentialId } });
+  }
+  generations.sort((a, b) => a.generation - b.generation);
+  return {
+    generations,
+    delivery:
+      state.credentialId !== undefined && state.credentialSecret !== undefined && state.cloudsYaml !== undefined
+        ? { state: 'delivered', credentialId: state.credentialId, intact: true }
+        : { state: 'absent' },
+    ...(backup ? { backup: state.credentialId !== undefined ? { credentialId: state.credentialId } : {} } : {}),
+  };
+}
+
+/** The verbs over the real Keystone, OpenBao, clock and environment. */
+export const provider = makeProvider();
+export const { check, diff, create, update, read } = provider;
+export const remove = provider.delete;

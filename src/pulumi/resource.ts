@@ -1,0 +1,142 @@
+/**
+ * `KeystoneApplicationCredential`: a Keystone application credential of the user the connection authenticates as, on
+ * the project it is scoped to, minted, rotated on schedule and swept by `pulumi up` through the same lifecycle engine as
+ * the in-cluster reconciler. A rotation is an update: the resource id stays the same.
+ */
+import * as pulumi from '@pulumi/pulumi';
+import { childPrefix } from '../api/naming';
+import type { ConnectionSettings } from './connection';
+import { provider } from './provider';
+import { SECRET_OUTPUTS, type BackupSettings } from './state';
+
+/** Every member of `T` as a Pulumi input. */
+export type InputsOf<T> = { readonly [K in keyof T]: pulumi.Input<T[K]> };
+
+/** The rotation schedule, as the CRD's `spec.rotation`. */
+export interface RotationArgs {
+  /**
+   * The time between two scheduled rotations, Go format. `0s` turns the schedule off; any other value is at least `1m`
+   * and at most `87600h`.
+   * @default "720h"
+   */
+  readonly interval?: pulumi.Input<string>;
+  /**
+   * How long the superseded credential stays in Keystone after the switch. Not negative, and shorter than a non-zero
+   * interval.
+   * @default "24h"
+   */
+  readonly gracePeriod?: pulumi.Input<string>;
+}
+
+/** The inputs of {@link KeystoneApplicationCredential}. */
+export interface KeystoneApplicationCredentialArgs {
+  /**
+   * The rotation schedule.
+   * @default { interval: "720h", gracePeriod: "24h" }
+   */
+  readonly rotation?: pulumi.Input<RotationArgs>;
+  /**
+   * The lowest credential generation the resource must hold (minimum 1). Raising it above the output
+   * `credentialGeneration` rotates at once. It may only increase.
+   * @default 1
+   */
+  readonly credentialGeneration?: pulumi.Input<number>;
+  /**
+   * The ordered user's Keystone connection. The resource stores it as a secret. Prefer the default: the provider reads
+   * `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from its environment, and nothing lands in the state.
+   * @default the standard OpenStack sources in the environment of the `pulumi` process
+   */
+  readonly connection?: pulumi.Input<InputsOf<ConnectionSettings>>;
+  /**
+   * Back the delivered document up to OpenBao (KV v2) before each switch, as the spec's delivery does. `{}` takes every
+   * field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret.
+   * @default from the stack config `keystone-appcred:openbaoAddress` (with `openbaoToken`, `openbaoMount`) if set, else no backup
+   */
+  readonly backup?: pulumi.Input<InputsOf<BackupSettings>>;
+  /**
+   * The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
+   * @default "openstack"
+   */
+  readonly cloudName?: pulumi.Input<string>;
+}
+
+/** The Pulumi type token's module and type. */
+export const TYPE_MODULE = 'keystone-appcred';
+export const TYPE_NAME = 'KeystoneApplicationCredential';
+
+/**
+ * The per-resource prefix of the deterministic credential names: unique per project, stack and resource name, so two
+ * stacks of one project never touch each other's credentials in Keystone.
+ */
+export function resourcePrefix(name: string, project: string = pulumi.getProject(), stack: string = pulumi.getStack()): string {
+  return childPrefix({ cluster: 'pulumi', namespace: `${project}.${stack}`, name });
+}
+
+function backupFromConfig(): InputsOf<BackupSettings> | undefined {
+  const config = new pulumi.Config('keystone-appcred');
+  const address = config.get('openbaoAddress');
+  if (address === undefined) return undefined;
+  const token = config.getSecret('openbaoToken');
+  const mount = config.get('openbaoMount');
+  return { address, ...(token !== undefined ? { token } : {}), ...(mount !== undefined ? { mount } : {}) };
+}
+
+/**
+ * An application credential minted, rotated and swept on `pulumi up`. See docs/pulumi.md.
+ *
+ * ```ts
+ * const cred = new KeystoneApplicationCredential('ci', { rotation: { interval: '168h', gracePeriod: '24h' } });
+ * export const cloudsYaml = cred.cloudsYaml; // secret
+ * ```
+ */
+export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
+  /** The Keystone id of the delivered credential (the CRD's `status.credentialID`). */
+  declare readonly credentialId: pulumi.Output<string>;
+  /** The delivered credential's secret. Secret. */
+  declare readonly credentialSecret: pulumi.Output<string>;
+  /** A `v3applicationcredential` clouds.yaml with the auth URL, the id and the secret. Secret. */
+  declare readonly cloudsYaml: pulumi.Output<string>;
+  /** The generation of the delivered credential (the status, not the input). */
+  declare readonly credentialGeneration: pulumi.Output<number>;
+  /** When the delivered credential expires in Keystone (RFC 3339); absent for one created with the schedule off. */
+  declare readonly credentialExpiresAt: pulumi.Output<string | undefined>;
+  /** When the delivered credential became the delivered one. */
+  declare readonly lastRotation: pulumi.Output<string>;
+  /** When the schedule rotates next: the first `pulumi up` at or after it rotates. Absent with the schedule off. */
+  declare readonly nextRotation: pulumi.Output<string | undefined>;
+  /** The superseded credential, during its grace period only. */
+  declare readonly previousCredentialId: pulumi.Output<string | undefined>;
+  declare readonly previousCredentialGeneration: pulumi.Output<number | undefined>;
+  /** When the first `pulumi up` at or after it deletes the superseded credential. */
+  declare readonly previousCredentialDeleteAt: pulumi.Output<string | undefined>;
+  /** The prefix of the credential names in Keystone: `<name>-<8 hex>-applicationcredential`. */
+  declare readonly prefix: pulumi.Output<string>;
+
+  constructor(name: string, args: KeystoneApplicationCredentialArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
+    const backup = args.backup ?? backupFromConfig();
+    super(
+      provider,
+      name,
+      {
+        prefix: resourcePrefix(name),
+        credentialGeneration: args.credentialGeneration,
+        rotation: args.rotation,
+        connection: args.connection === undefined ? undefined : pulumi.secret(args.connection),
+        backup: backup === undefined ? undefined : pulumi.secret(backup),
+        cloudName: args.cloudName,
+        credentialId: undefined,
+        credentialSecret: undefined,
+        cloudsYaml: undefined,
+        credentialExpiresAt: undefined,
+        lastRotation: undefined,
+        nextRotation: undefined,
+        previousCredentialId: undefined,
+        previousCredentialGeneration: undefined,
+        previousCredentialDeleteAt: undefined,
+      },
+      { ...opts, additionalSecretOutputs: [...(opts.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] },
+      TYPE_MODULE,
+      TYPE_NAME,
+    );
+  }
+}

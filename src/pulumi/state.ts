@@ -1,0 +1,132 @@
+/**
+ * The Pulumi resource's inputs and outputs as the provider sees them, and their mapping onto the lifecycle's order and
+ * status. Output names follow the CRD's status (`credentialId` for `status.credentialID`).
+ *
+ * The state is the Pulumi face's store: it holds the live generation's secret (`credentialSecret`, a secret output)
+ * and the delivered document (`cloudsYaml`). A successor's secret exists only in memory while `create`/`update` runs;
+ * if the run fails before the switch, the next run finds the successor in Keystone without a secret and the engine's
+ * rule deletes and re-creates it: nothing delivered is ever lost.
+ */
+import type { KeystoneApplicationCredentialStatus } from '../api';
+import type { ConnectionSettings } from './connection';
+
+/** The OpenBao backup as inputs; every field may come from the provider's environment. */
+export interface BackupSettings {
+  /** @default `BAO_ADDR`, else `VAULT_ADDR` */
+  readonly address?: string;
+  /** @default `BAO_TOKEN`, else `VAULT_TOKEN` */
+  readonly token?: string;
+  /** @default "openstack" */
+  readonly mount?: string;
+  /** @default `keystone/pulumi/<prefix>/service-accounts/application-credential` */
+  readonly path?: string;
+  /** @default `BAO_NAMESPACE`, else none */
+  readonly namespace?: string;
+}
+
+/** The rotation settings, Go-format durations. */
+export interface RotationSettings {
+  readonly interval: string;
+  readonly gracePeriod: string;
+}
+
+/** The inputs after `check`: defaults applied. */
+export interface ProviderInputs {
+  /** The per-resource prefix the deterministic credential names derive from. */
+  readonly prefix: string;
+  /** spec.credentialGeneration. */
+  readonly credentialGeneration: number;
+  readonly rotation: RotationSettings;
+  readonly connection?: ConnectionSettings;
+  readonly backup?: BackupSettings;
+  /** The key under `clouds:` in the delivered document. */
+  readonly cloudName?: string;
+}
+
+/** The status half of the outputs, named like the CRD's status. */
+export interface StatusOutputs {
+  readonly credentialId?: string;
+  readonly credentialSecret?: string;
+  readonly cloudsYaml?: string;
+  readonly credentialGeneration?: number;
+  readonly credentialExpiresAt?: string;
+  readonly lastRotation?: string;
+  readonly nextRotation?: string;
+  readonly previousCredentialId?: string;
+  readonly previousCredentialGeneration?: number;
+  readonly previousCredentialDeleteAt?: string;
+}
+
+/** Everything the state holds: the inputs echoed (minus spec.credentialGeneration, whose name the status takes) and the status. */
+export interface ProviderOutputs extends StatusOutputs {
+  readonly prefix: string;
+  readonly rotation: RotationSettings;
+  readonly connection?: ConnectionSettings;
+  readonly backup?: BackupSettings;
+  readonly cloudName?: string;
+}
+
+/** Outputs Pulumi must store encrypted. */
+export const SECRET_OUTPUTS = ['credentialSecret', 'cloudsYaml', 'connection', 'backup'] as const;
+
+/** The status fields of the outputs, in the order a user reads them. */
+export const STATUS_OUTPUTS = [
+  'credentialId',
+  'credentialSecret',
+  'cloudsYaml',
+  'credentialGeneration',
+  'credentialExpiresAt',
+  'lastRotation',
+  'nextRotation',
+  'previousCredentialId',
+  'previousCredentialGeneration',
+  'previousCredentialDeleteAt',
+] as const satisfies readonly (keyof StatusOutputs)[];
+
+/** Drops `undefined` members, recursively (Pulumi cannot carry them in outputs). */
+export function stripUndefined<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(stripUndefined) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = stripUndefined(v);
+  return out as T;
+}
+
+/** The lifecycle status the outputs record. */
+export function statusOf(outputs: Partial<StatusOutputs>): KeystoneApplicationCredentialStatus {
+  return stripUndefined({
+    credentialID: outputs.credentialId,
+    credentialGeneration: outputs.credentialGeneration,
+    credentialExpiresAt: outputs.credentialExpiresAt,
+    lastRotation: outputs.lastRotation,
+    nextRotation: outputs.nextRotation,
+    previousCredentialID: outputs.previousCredentialId,
+    previousCredentialGeneration: outputs.previousCredentialGeneration,
+    previousCredentialDeleteAt: outputs.previousCredentialDeleteAt,
+  });
+}
+
+/** The outputs of a status and the delivered document. */
+export function outputsOf(
+  inputs: ProviderInputs,
+  status: KeystoneApplicationCredentialStatus,
+  delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string },
+): ProviderOutputs {
+  return stripUndefined({
+    prefix: inputs.prefix,
+    rotation: inputs.rotation,
+    connection: inputs.connection,
+    backup: inputs.backup,
+    cloudName: inputs.cloudName,
+    credentialId: status.credentialID,
+    credentialSecret: delivered.credentialSecret,
+    cloudsYaml: delivered.cloudsYaml,
+    credentialGeneration: status.credentialGeneration,
+    credentialExpiresAt: status.credentialExpiresAt,
+    lastRotation: status.lastRotation,
+    nextRotation: status.nextRotation,
+    previousCredentialId: status.previousCredentialID,
+    previousCredentialGeneration: status.previousCredentialGeneration,
+    previousCredentialDeleteAt: status.previousCredentialDeleteAt,
+  });
+}

@@ -1,0 +1,202 @@
+/**
+ * The Pulumi provider's verbs over a fake Keystone and a settable clock: check's defaults and rules, diff's decision from
+ * the state alone, create/update/read/delete through the lifecycle engine, and the crash-safety of a failed update.
+ */
+import { FakeKeystone } from '../../support/fake-keystone';
+import { UNKNOWN, makeProvider, worldOf } from '../../../src/pulumi/provider-impl';
+import type { ProviderInputs, ProviderOutputs } from '../../../src/pulumi/state';
+
+const PREFIX = 'app-1234abcd-applicationcredential';
+const T0 = new Date('2026-12-01T00:00:00Z');
+const env = { OS_AUTH_URL: 'http://127.0.0.1:5000/v3', OS_USERNAME: 'svc', OS_PASSWORD: 'pw-not-in-state', OS_PROJECT_NAME: 'proj' };
+
+function setup() {
+  let now = T0;
+  const clock = () => now;
+  const keystone = new FakeKeystone(PREFIX, clock);
+  const backups: string[] = [];
+  const provider = makeProvider({
+    clock,
+    env,
+    keystone: () => ({ port: keystone, close: async () => undefined }),
+  });
+  const travel = (ms: number) => {
+    now = new Date(now.getTime() + ms);
+  };
+  return { provider, keystone, travel, backups, clock };
+}
+
+const inputs = (extra: Partial<ProviderInputs> = {}): ProviderInputs => ({
+  prefix: PREFIX,
+  credentialGeneration: 1,
+  rotation: { interval: '1h', gracePeriod: '20m' },
+  ...extra,
+});
+const H = 3_600_000;
+const M = 60_000;
+
+describe('check', () => {
+  const { provider } = setup();
+
+  it('fills the CRD defaults', async () => {
+    const { inputs: out, failures } = await provider.check({}, { prefix: PREFIX });
+    expect(failures).toEqual([]);
+    expect(out).toMatchObject({ credentialGeneration: 1, rotation: { interval: '720h', gracePeriod: '24h' } });
+  });
+
+  it('reports one failure per bad property with the rule message', async () => {
+    const { failures } = await provider.check({}, { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s', gracePeriod: '-1s' } });
+    expect(failures).toEqual([
+      { property: 'credentialGeneration', reason: 'credentialGeneration (0): must be at least 1' },
+      { property: 'rotation.interval', reason: 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m' },
+      { property: 'rotation.gracePeriod', reason: 'rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative' },
+    ]);
+  });
+
+  it('rejects a grace period not shorter than the interval', async () => {
+    const { failures } = await provider.check({}, { prefix: PREFIX, rotation: { interval: '1h', gracePeriod: '2h' } });
+    expect(failures).toEqual([{ property: 'rotation.gracePeriod', reason: 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)' }]);
+  });
+
+  it('lets credentialGeneration only increase', async () => {
+    const { failures } = await provider.check({ credentialGeneration: 3 }, { prefix: PREFIX, credentialGeneration: 2 });
+    expect(failures).toEqual([{ property: 'credentialGeneration', reason: 'credentialGeneration (2): credentialGeneration may only increase' }]);
+  });
+
+  it("tolerates preview's unknown values", async () => {
+    const { failures, inputs: out } = await provider.check({}, { prefix: PREFIX, credentialGeneration: UNKNOWN, rotation: { interval: UNKNOWN, gracePeriod: '2h' } });
+    expect(failures).toEqual([]);
+    expect(out.credentialGeneration).toBe(UNKNOWN);
+    expect((await provider.check({}, { prefix: PREFIX, rotation: UNKNOWN, connection: UNKNOWN })).failures).toEqual([]);
+  });
+
+  it('reports a missing connection without calling Keystone', async () => {
+    const bare = makeProvider({ env: {} });
+    const { failures } = await bare.check({}, { prefix: PREFIX });
+    expect(failures).toEqual([{ property: 'connection', reason: expect.stringContaining('auth URL is missing') }]);
+  });
+});
+
+describe('the lifecycle through create, diff, update, read, delete', () => {
+  it('mints generation 1, then reports no change until the schedule is due', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs } = await provider.create(inputs());
+    expect(id).toBe(PREFIX);
+    expect(outs).toMatchObject({ credentialGeneration: 1, credentialId: 'id-1', lastRotation: '2026-12-01T00:00:00Z', nextRotation: '2026-12-01T01:00:00Z' });
+    expect(outs.cloudsYaml).toContain('application_credential_id: id-1');
+    expect(keystone.authenticates(outs.credentialId, outs.credentialSecret)).toBe(true);
+    expect(JSON.stringify(outs)).not.toContain('pw-not-in-state');
+    expect(Object.values(outs)).not.toContain(undefined);
+
+    const writes = keystone.writes.length;
+    expect((await provider.diff(id, outs, inputs())).changes).toBe(false);
+    travel(59 * M);
+    expect((await provider.diff(id, outs, inputs())).changes).toBe(false);
+    travel(M);
+    expect((await provider.diff(id, outs, inputs())).changes).toBe(true);
+    expect(keystone.writes.length).toBe(writes);
+  });
+
+  it('rotates on update when due, keeps both during grace, sweeps after it, keeps the id', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs: g1 } = await provider.create(inputs());
+    travel(H);
+    const { outs: g2 } = await provider.update(id, g1, inputs());
+    expect(g2).toMatchObject({ credentialGeneration: 2, previousCredentialId: g1.credentialId, previousCredentialGeneration: 1, previousCredentialDeleteAt: '2026-12-01T01:20:00Z' });
+    expect(keystone.authenticates(g1.credentialId, g1.credentialSecret)).toBe(true);
+    expect(keystone.authenticates(g2.credentialId, g2.credentialSecret)).toBe(true);
+    expect((await provider.diff(id, g2, inputs())).changes).toBe(false);
+    travel(20 * M);
+    expect((await provider.diff(id, g2, inputs())).changes).toBe(true);
+    const { outs: swept } = await provider.update(id, g2, inputs());
+    expect(swept.previousCredentialId).toBeUndefined();
+    expect(swept.credentialId).toBe(g2.credentialId);
+    expect(keystone.credentials.has(g1.credentialId as string)).toBe(false);
+  });
+
+  it('rotates at once when credentialGeneration is raised above the live one', async () => {
+    const { provider } = setup();
+    const { id, outs } = await provider.create(inputs());
+    expect((await provider.diff(id, outs, inputs({ credentialGeneration: 3 }))).changes).toBe(true);
+    const { outs: g3 } = await provider.update(id, outs, inputs({ credentialGeneration: 3 }));
+    expect(g3.credentialGeneration).toBe(3);
+  });
+
+  it('reports an update when an echoed input changes (new nextRotation, no Keystone write)', async () => {
+    const { provider, keystone } = setup();
+    const { id, outs } = await provider.create(inputs());
+    const shorter = inputs({ rotation: { interval: '30m', gracePeriod: '10m' } });
+    expect((await provider.diff(id, outs, shorter)).changes).toBe(true);
+    const writes = keystone.writes.length;
+    const { outs: next } = await provider.update(id, outs, shorter);
+    expect(next.credentialGeneration).toBe(1);
+    expect(next.nextRotation).toBe('2026-12-01T00:30:00Z');
+    expect(keystone.writes.length).toBe(writes);
+  });
+
+  it('notices on read a live credential deleted out of band; the next diff and update rotate', async () => {
+    const { provider, keystone } = setup();
+    const { id, outs } = await provider.create(inputs());
+    await keystone.delete(outs.credentialId as string);
+    const { props } = await provider.read(id, outs);
+    expect(props.credentialId).toBeUndefined();
+    expect((await provider.diff(id, props, inputs())).changes).toBe(true);
+    const { outs: next } = await provider.update(id, props, inputs());
+    expect(next.credentialGeneration).toBe(2);
+    expect(keystone.authenticates(next.credentialId, next.credentialSecret)).toBe(true);
+  });
+
+  it('deletes every generation on delete; an already-deleted one is fine', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs } = await provider.create(inputs());
+    travel(H);
+    const { outs: g2 } = await provider.update(id, outs, inputs());
+    await keystone.delete(g2.previousCredentialId as string);
+    await provider.delete(id, g2);
+    expect(keystone.credentials.size).toBe(0);
+  });
+
+  it('a failed update leaks nothing: the next update deletes the successor whose secret was lost and re-creates it', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs } = await provider.create(inputs());
+    travel(H);
+    let listed = 0;
+    keystone.fault = (call) => {
+      if (call === 'list' && ++listed === 2) throw new Error('connection reset');
+    };
+    await expect(provider.update(id, outs, inputs())).rejects.toThrow('connection reset');
+    expect(keystone.credentials.size).toBe(2);
+    keystone.fault = () => undefined;
+    const { outs: next } = await provider.update(id, outs, inputs());
+    expect(next.credentialGeneration).toBe(2);
+    expect(keystone.credentials.size).toBe(2);
+    expect(keystone.authenticates(next.credentialId, next.credentialSecret)).toBe(true);
+    expect(keystone.authenticates(outs.credentialId, outs.credentialSecret)).toBe(true);
+  });
+
+  it('a failure after the switch hands Pulumi the switched state as partial outputs', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs } = await provider.create(inputs());
+    travel(H);
+    let listed = 0;
+    keystone.fault = (call) => {
+      if (call === 'list' && ++listed === 3) throw new Error('connection reset');
+    };
+    const error = (await provider.update(id, outs, inputs()).catch((e: unknown) => e)) as { id?: string; properties?: ProviderOutputs };
+    expect(error.id).toBe(id);
+    expect(error.properties).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1 });
+    expect(keystone.authenticates(error.properties?.credentialId, error.properties?.credentialSecret)).toBe(true);
+  });
+});
+
+describe('worldOf', () => {
+  it('takes the state as the world', () => {
+    const w = worldOf({ credentialGeneration: 2, credentialId: 'b', credentialSecret: 's', cloudsYaml: 'y', previousCredentialGeneration: 1, previousCredentialId: 'a' }, true);
+    expect(w.generations.map((g) => [g.generation, g.parked, g.credential?.id])).toEqual([
+      [1, false, 'a'],
+      [2, true, 'b'],
+    ]);
+    expect(w.backup).toEqual({ credentialId: 'b' });
+    expect(w.delivery).toEqual({ state: 'delivered', credentialId: 'b', intact: true });
+  });
+});
