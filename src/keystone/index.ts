@@ -9,3 +9,4 @@ export * from './users';
 export * from './projects';
 export * from './roles';
 export * from './clouds-yaml';
+export * from './credential-port';

@@ -1,9 +1,14 @@
 /**
  * The real components the test suite can start. Each starter brings one component up on 127.0.0.1 with free ports and
  * a temp dir, and returns the environment variables the tests read to reach it plus a stop function. Starters live in
- * their own files (keystone.ts, kube.ts, openbao.ts, pulumi.ts) and are loaded lazily, so a run that needs only Keystone
- * never touches the Go toolchain.
+ * their own files (keystone.ts, kube.ts, openbao.ts, pulumi.ts); a run starts only what its test files need, so a run
+ * that needs only Keystone never touches the Go toolchain.
  */
+import { startKeystone } from './keystone';
+import { startKube } from './kube';
+import { startOpenBao } from './openbao';
+import { preparePulumi } from './pulumi';
+
 export type Component = 'keystone' | 'kube' | 'openbao' | 'pulumi';
 
 export const COMPONENTS: readonly Component[] = ['keystone', 'kube', 'openbao', 'pulumi'];
@@ -20,15 +25,8 @@ export interface Started {
 
 export type Starter = (workDir: string) => Promise<Started>;
 
+const STARTERS: Record<Component, Starter> = { keystone: startKeystone, kube: startKube, openbao: startOpenBao, pulumi: preparePulumi };
+
 export async function starterFor(component: Component): Promise<Starter> {
-  switch (component) {
-    case 'keystone':
-      return (await import('./keystone')).startKeystone;
-    case 'kube':
-      return (await import('./kube')).startKube;
-    case 'openbao':
-      return (await import('./openbao')).startOpenBao;
-    case 'pulumi':
-      return (await import('./pulumi')).preparePulumi;
-  }
+  return STARTERS[component];
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+/**
+ * The `keystone-appcred` command line.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { Duration } from '../api';
+import { runDemo } from './demo';
+
+function duration(field: string) {
+  return (value: string): string => {
+    try {
+      return Duration.parse(value, field).toString();
+    } catch (error) {
+      throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+    }
+  };
+}
+
+export function program(): Command {
+  const cli = new Command('keystone-appcred').description('Mint, rotate, deliver, back up and tear down Keystone application credentials');
+  cli
+    .command('demo')
+    .description('run the lifecycle against a throwaway local Keystone (or OS_AUTH_URL) and print a timeline')
+    .option('--seconds <n>', 'how long to run', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`--seconds (${v}) must be a positive integer`);
+      return n;
+    }, 180)
+    .option('--interval <duration>', 'rotation.interval, Go format', duration('--interval'), '1m')
+    .option('--grace <duration>', 'rotation.gracePeriod, Go format', duration('--grace'), '20s')
+    .action(async (opts: { seconds: number; interval: string; grace: string }) => {
+      await runDemo({ seconds: opts.seconds, interval: opts.interval, gracePeriod: opts.grace });
+    });
+  return cli;
+}
+
+if (require.main === module) {
+  program()
+    .parseAsync(process.argv)
+    .catch((error: unknown) => {
+      process.stderr.write(`keystone-appcred: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+}
