@@ -1,0 +1,57 @@
+/**
+ * A recording HTTP proxy on 127.0.0.1 in front of one upstream (the test Keystone): every request is forwarded as it is
+ * and recorded as `METHOD /path`, so a test counts exactly the calls the code under test made, also from child
+ * processes (the Pulumi provider), without sharing a log with other test files.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedCall {
+  readonly method: string;
+  readonly path: string;
+  readonly status?: number;
+}
+
+export interface RecordingProxy {
+  /** `http://127.0.0.1:<port>` plus the upstream's path (e.g. `/v3`). */
+  readonly url: string;
+  readonly calls: RecordedCall[];
+  /** Calls since `mark` (an index into `calls`). */
+  since(mark: number): RecordedCall[];
+  close(): Promise<void>;
+}
+
+/** Writes: anything but GET/HEAD, except logins (`POST /v3/auth/tokens`). */
+export function isWrite(call: RecordedCall): boolean {
+  return call.method !== 'GET' && call.method !== 'HEAD' && !call.path.startsWith('/v3/auth/tokens');
+}
+
+export async function startRecordingProxy(upstreamUrl: string): Promise<RecordingProxy> {
+  const upstream = new URL(upstreamUrl);
+  const calls: RecordedCall[] = [];
+  const server: Server = createServer((req, res) => {
+    const call: { method: string; path: string; status?: number } = { method: req.method ?? 'GET', path: req.url ?? '/' };
+    calls.push(call);
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+      (up) => {
+        call.status = up.statusCode;
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    forward.on('error', (error) => {
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(String(error));
+    });
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}`,
+    calls,
+    since: (mark) => calls.slice(mark),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
