@@ -85,10 +85,13 @@ export function describeEvent(event: ActionEvent): string | undefined {
       return `backed up generation ${a.generation}`;
     case 'delete':
       return `swept generation ${a.generation} from Keystone (${a.why})`;
+    case 'withdraw':
+      return 'removed the delivered document';
+    case 'remove-backup':
+      return 'removed the backup';
     case 'discard':
+    case 'release':
       return undefined;
-    default:
-      return a.type;
   }
 }
 
