@@ -1,0 +1,35 @@
+/**
+ * A complete Pulumi program: one application credential for the user the environment authenticates as (`OS_CLOUD` or
+ * the `OS_*` variables), rotated weekly on `pulumi up`, with the superseded credential kept for a day.
+ *
+ * Run from the repository root (the top-level Pulumi.yaml points at the compiled file):
+ *
+ *   npm run build
+ *   export OS_CLOUD=mycloud            # or OS_AUTH_URL, OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...
+ *   pulumi stack init dev
+ *   pulumi up
+ *
+ * In a program of your own, install the package and import it by name:
+ *   import { KeystoneApplicationCredential } from 'keystone-appcred';
+ */
+import * as pulumi from '@pulumi/pulumi';
+import { KeystoneApplicationCredential } from '../../src';
+
+const config = new pulumi.Config();
+
+const credential = new KeystoneApplicationCredential('ci', {
+  rotation: {
+    interval: config.get('interval') ?? '168h',
+    gracePeriod: config.get('gracePeriod') ?? '24h',
+  },
+  // Raise to rotate at once (e.g. after a leak); it may only increase.
+  credentialGeneration: config.getNumber('credentialGeneration') ?? 1,
+});
+
+export const credentialId = credential.credentialId;
+export const credentialGeneration = credential.credentialGeneration;
+export const nextRotation = credential.nextRotation;
+export const previousCredentialDeleteAt = credential.previousCredentialDeleteAt;
+/** Secret outputs: `pulumi stack output cloudsYaml --show-secrets > clouds.yaml`. */
+export const cloudsYaml = credential.cloudsYaml;
+export const credentialSecret = credential.credentialSecret;
