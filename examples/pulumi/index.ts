@@ -14,6 +14,7 @@
  */
 import * as pulumi from '@pulumi/pulumi';
 import { KeystoneApplicationCredential } from '../../src';
+import { maybeDeployToKubernetes } from './kubernetes';
 
 const config = new pulumi.Config();
 
@@ -26,7 +27,11 @@ const credential = new KeystoneApplicationCredential('ci', {
   credentialGeneration: config.getNumber('credentialGeneration') ?? 1,
 });
 
+// With `pulumi config set kubernetes true`: the CRDs, the operator and an order, and this credential as a Secret.
+const kubernetes = maybeDeployToKubernetes(credential);
+
 export const credentialId = credential.credentialId;
+export const deliveredSecret = kubernetes?.delivered.secretName;
 export const credentialGeneration = credential.credentialGeneration;
 export const nextRotation = credential.nextRotation;
 export const previousCredentialDeleteAt = credential.previousCredentialDeleteAt;
