@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { parseAllDocuments } from 'yaml';
+import { deployToKubernetes } from '../../../examples/pulumi/kubernetes';
+import { CredentialSecret } from '../../../src/pulumi/kubernetes';
 
 interface Registered {
   readonly type: string;
@@ -56,7 +58,6 @@ const credential = {
 
 describe('CredentialSecret', () => {
   it('writes a Secret with the spec keys, the spec labels and the delivered name, secret data kept secret', async () => {
-    const { CredentialSecret } = await import('../../../src/pulumi/kubernetes');
     const component = new CredentialSecret('app', { credential, namespace: 'tenant-a' });
     expect(await value(component.secretName)).toBe('app-credentials');
     await settle();
@@ -83,7 +84,6 @@ describe('CredentialSecret', () => {
 describe('the Kubernetes example', () => {
   it('deploys the synthesized CRDs and operator, an order, and the credential as a Secret', async () => {
     const dist = join(__dirname, '..', '..', '..', 'dist');
-    const { deployToKubernetes } = await import('../../../examples/pulumi/kubernetes');
     const deployment = deployToKubernetes(credential, { distDir: dist, namespace: 'tenant-b' });
     await value(deployment.crds.resources);
     await value(deployment.operator.resources);
