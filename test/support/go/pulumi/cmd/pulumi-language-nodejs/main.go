@@ -129,10 +129,14 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 			entry = info.GetEntryPoint()
 		}
 	}
-	if entry == "" {
+	// cmd/run treats the program argument "." specially (it then honours package.json "exports"/"main") and
+	// resolves a relative program against --pwd; anything else is passed as an absolute path.
+	switch {
+	case (entry == "" || entry == ".") && filepath.Clean(req.GetPwd()) == filepath.Clean(programDir):
 		entry = "."
-	}
-	if !filepath.IsAbs(entry) {
+	case entry == "" || entry == ".":
+		entry = programDir
+	case !filepath.IsAbs(entry):
 		entry = filepath.Join(programDir, entry)
 	}
 
