@@ -22,6 +22,8 @@ const noComma = (self: unknown): boolean => typeof self !== 'string' || !self.in
 /** An http(s) URL with a host and no query or fragment, ending in /v3 (CEL `matches` uses RE2, as does this). */
 const AUTH_URL = '^https?://[^/?#\\s]+(/[^?#\\s]*)?/v3$';
 const authUrl = (self: unknown): boolean => typeof self === 'string' && new RegExp(AUTH_URL).test(self);
+/** The same pattern as a CEL string literal: CEL has no `\s` escape, so each backslash is escaped. */
+const AUTH_URL_CEL = `'${AUTH_URL.replace(/\\/g, '\\\\')}'`;
 
 interface Meta {
   metadata?: { name?: unknown };
@@ -91,21 +93,23 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
     },
     {
       path: 'spec.services.keystone.external.authURL',
-      cel: `self.matches('${AUTH_URL}')`,
+      cel: `self.matches(${AUTH_URL_CEL})`,
       message: 'services.keystone.external.authURL must be an http or https URL ending in /v3',
       transition: false,
       holds: authUrl,
     },
     {
       path: 'spec.services.keystone.publicEndpoint',
-      cel: `self.matches('${AUTH_URL}')`,
+      cel: `self.matches(${AUTH_URL_CEL})`,
       message: 'services.keystone.publicEndpoint must be an http or https URL ending in /v3',
       transition: false,
       holds: authUrl,
     },
     {
       path: 'spec.namespaceAssignments',
-      cel: "self.all(a, self.exists_one(b, b.namespace == a.namespace && (has(b.targetClusterRef) ? b.targetClusterRef.name : '') == (has(a.targetClusterRef) ? a.targetClusterRef.name : '')))",
+      // `namespace` is a CEL reserved word: the API server exposes the field as `__namespace__`. Written as `a.namespace`
+      // it compiles to an untyped lookup whose estimated cost is unbounded, and the CRD is refused.
+      cel: "self.all(a, self.exists_one(b, b.__namespace__ == a.__namespace__ && (has(b.targetClusterRef) ? b.targetClusterRef.name : '') == (has(a.targetClusterRef) ? a.targetClusterRef.name : '')))",
       message: 'namespaceAssignments must not assign the same namespace on the same cluster twice',
       transition: false,
       holds: (self) => {
