@@ -13,6 +13,8 @@ export interface CelRule {
   readonly rule: string;
   /** The message the API server answers with when the rule does not hold. */
   readonly message: string;
+  /** The field the API server names in its answer, as a JSONPath from the node (`.spec.projectName`). @default the node */
+  readonly fieldPath?: string;
 }
 
 /**
@@ -77,7 +79,7 @@ export function toJsonSchemaProps(node: Schema): k8s.JsonSchemaProps {
     xKubernetesListType: node.listType,
     xKubernetesListMapKeys: node.listMapKeys ? [...node.listMapKeys] : undefined,
     xKubernetesPreserveUnknownFields: node.preserveUnknownFields,
-    xKubernetesValidations: node.validations?.map((v) => ({ rule: v.rule, message: v.message })),
+    xKubernetesValidations: node.validations?.map((v) => ({ rule: v.rule, message: v.message, fieldPath: v.fieldPath })),
   };
 }
 
@@ -157,12 +159,20 @@ export interface PlacedRule {
   readonly cel: string;
   /** The message. */
   readonly message: string;
+  /**
+   * For a rule on the root: the dotted field a violation names (`spec.projectName`); fields under `spec` become the
+   * rule's `fieldPath`. @default the node
+   */
+  readonly field?: string;
 }
 
 /** Returns `root` with each rule appended to the `validations` of the node its path names; throws for a path with no node. */
 export function withRules(root: Schema, rules: readonly PlacedRule[]): Schema {
   let out = root;
-  for (const rule of rules) out = attach(out, rule.path === '' ? [] : rule.path.split('.'), { rule: rule.cel, message: rule.message }, rule.path);
+  for (const rule of rules) {
+    const fieldPath = rule.path === '' && rule.field?.startsWith('spec.') ? `.${rule.field}` : undefined;
+    out = attach(out, rule.path === '' ? [] : rule.path.split('.'), { rule: rule.cel, message: rule.message, ...(fieldPath ? { fieldPath } : {}) }, rule.path);
+  }
   return out;
 }
 

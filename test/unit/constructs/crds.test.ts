@@ -97,7 +97,7 @@ describe('the CRDs', () => {
   it('carry every rule of RULES, at its path, with its message', () => {
     const root = schemaOf('KeystoneApplicationCredential');
     for (const rule of RULES) {
-      expect(nodeAt(root, rule.path)['x-kubernetes-validations']).toContainEqual({ rule: rule.cel, message: rule.message });
+      expect(nodeAt(root, rule.path)['x-kubernetes-validations']).toContainEqual(expect.objectContaining({ rule: rule.cel, message: rule.message }));
     }
     const placed = JSON.stringify(root).match(/"rule":/g)?.length;
     expect(placed).toBe(RULES.length);
@@ -106,7 +106,7 @@ describe('the CRDs', () => {
   it.each(Object.keys(PlaneKinds) as PlaneKind[])('carry every rule of PLANE_RULES.%s', (kind) => {
     const root = schemaOf(kind);
     for (const rule of PLANE_RULES[kind]) {
-      expect(nodeAt(root, rule.path)['x-kubernetes-validations']).toContainEqual({ rule: rule.cel, message: rule.message });
+      expect(nodeAt(root, rule.path)['x-kubernetes-validations']).toContainEqual(expect.objectContaining({ rule: rule.cel, message: rule.message }));
     }
     expect(JSON.stringify(root).match(/"rule":/g)?.length).toBe(PLANE_RULES[kind].length);
   });
