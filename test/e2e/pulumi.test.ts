@@ -1,0 +1,260 @@
+// @needs keystone pulumi
+/**
+ * KeystoneApplicationCredential with the real Pulumi CLI (local file backend) against the real test Keystone. The
+ * provider reaches Keystone through a recording proxy, so every Keystone call it makes is counted; time travel is
+ * libfaketime on the CLI's environment, which the Node.js provider process inherits (Go ignores it).
+ *
+ * One stack walks the whole lifecycle in order: mint, no-op up, preview of a due rotation, rotation, both credentials
+ * authenticating during grace, the sweep, an out-of-band deletion noticed by refresh, a raised generation, destroy.
+ * A second stack proves that bad inputs fail preview with the CRD's messages and no Keystone call.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
+import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
+import { runPulumi, type PulumiResult } from '../support/pulumi';
+import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
+
+jest.setTimeout(300_000);
+
+const REPO = resolve(__dirname, '..', '..');
+const TYPE = 'pulumi-nodejs:dynamic/keystone-appcred:KeystoneApplicationCredential';
+const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+/** The environment that shifts the provider's clock by `offset` (libfaketime syntax: `+61m`). */
+const at = (offset: string): NodeJS.ProcessEnv => ({ LD_PRELOAD: FAKETIME_LIB, FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' });
+
+/** A program dir with the fixture, node_modules/keystone-appcred → the repository, node_modules/@pulumi → its copy. */
+function programDir(): string {
+  const parent = process.env.KAC_TEST_WORKDIR ?? '/tmp';
+  const dir = mkdtempSync(join(parent, 'pulumi-appcred-'));
+  cpSync(join(__dirname, 'fixtures', 'pulumi-appcred'), dir, { recursive: true });
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(REPO, join(dir, 'node_modules', 'keystone-appcred'), 'dir');
+  symlinkSync(join(REPO, 'node_modules', '@pulumi'), join(dir, 'node_modules', '@pulumi'), 'dir');
+  return dir;
+}
+
+const SECRET_SIG = '4dabf18193072939515e22adb298388d';
+
+/** `stack export --show-secrets` keeps the secret envelope, with the value as JSON in `plaintext`. */
+function unwrap(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unwrap);
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  if (SECRET_SIG in record) return unwrap('plaintext' in record ? JSON.parse(record.plaintext as string) : record.value);
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, unwrap(v)]));
+}
+
+function filesUnder(dir: string, out: string[] = []): string[] {
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) filesUnder(path, out);
+    else out.push(path);
+  }
+  return out;
+}
+
+type Outputs = Record<string, unknown> & {
+  credentialId?: string;
+  credentialSecret?: string;
+  cloudsYaml?: string;
+  credentialGeneration?: number;
+  previousCredentialId?: string;
+  previousCredentialGeneration?: number;
+  prefix?: string;
+};
+
+describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
+  let user: ServiceUser;
+  let proxy: RecordingProxy;
+  let dir: string;
+  const stack = 'e2e';
+  const seenSecrets: string[] = [];
+
+  async function pulumi(args: string[], env: NodeJS.ProcessEnv = {}, stackName = stack): Promise<PulumiResult> {
+    const result = await runPulumi([...args, '--stack', stackName, '--non-interactive'], { cwd: dir, env, timeoutMs: 240_000 });
+    return result;
+  }
+  async function ok(args: string[], env: NodeJS.ProcessEnv = {}, stackName = stack): Promise<string> {
+    const result = await pulumi(args, env, stackName);
+    if (result.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
+    return result.stdout;
+  }
+  /** The resource's outputs as the state holds them (decrypted): refresh changes these, not the stack outputs. */
+  async function outputs(): Promise<Outputs> {
+    const exported = JSON.parse(await ok(['stack', 'export', '--show-secrets'])) as { deployment: { resources?: { type: string; outputs?: Outputs }[] } };
+    const resource = (exported.deployment.resources ?? []).find((r) => r.type === TYPE);
+    if (!resource) throw new Error(`the state holds no ${TYPE}`);
+    return unwrap(resource.outputs ?? {}) as Outputs;
+  }
+  async function up(env: NodeJS.ProcessEnv = {}): Promise<string> {
+    return ok(['up', '--yes', '--skip-preview'], env);
+  }
+  async function authenticates(id: string | undefined, secret: string | undefined): Promise<boolean | string> {
+    try {
+      await authenticateApplicationCredential({ authUrl: user.authUrl, id: id as string, secret: secret as string });
+      return true;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+  /** Neither a credential secret seen so far nor the user's password appears in any file of the state backend. */
+  function expectNoPlaintextInState(): void {
+    const backend = (process.env.KAC_PULUMI_BACKEND_URL ?? '').replace(/^file:\/\//, '');
+    const files = filesUnder(backend);
+    expect(files.some((f) => f.endsWith(`${stack}.json`))).toBe(true);
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      for (const value of [user.password, ...seenSecrets]) {
+        if (text.includes(value)) throw new Error(`${file} contains a secret in plain text`);
+      }
+    }
+  }
+  async function userCredentials(): Promise<string[]> {
+    const list = await new ApplicationCredentials(user.session()).list();
+    return list.map((c) => c.name);
+  }
+
+  beforeAll(async () => {
+    const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
+    if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
+    user = await createServiceUser('pulumi-e2e');
+    proxy = await startRecordingProxy(user.authUrl);
+    dir = programDir();
+    await ok(['stack', 'init']);
+    await ok(['config', 'set', 'interval', '1h']);
+    await ok(['config', 'set', 'gracePeriod', '20m']);
+    await ok(['config', 'set', 'authUrl', proxy.url]);
+    await ok(['config', 'set', 'userId', user.userId]);
+    await ok(['config', 'set', 'projectId', user.projectId]);
+    await ok(['config', 'set', '--secret', 'password', user.password]);
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await user?.cleanup();
+  });
+
+  let g1: Outputs;
+  let g2: Outputs;
+
+  it('pulumi up mints generation 1; the state holds neither its secret nor the password in plain text', async () => {
+    const mark = proxy.calls.length;
+    const out = await up();
+    expect(out).toMatch(/\+ 2 created/);
+    g1 = await outputs();
+    expect(g1.credentialGeneration).toBe(1);
+    expect(g1.prefix).toMatch(/^app-[0-9a-f]{8}-applicationcredential$/);
+    expect(g1.cloudsYaml).toContain('auth_type: v3applicationcredential');
+    expect(g1.cloudsYaml).toContain(`application_credential_id: ${g1.credentialId}`);
+    const stackOutputs = JSON.parse(await ok(['stack', 'output', '--json', '--show-secrets'])) as Outputs;
+    expect(stackOutputs.credentialSecret).toBe(g1.credentialSecret);
+    expect(JSON.parse(await ok(['stack', 'output', '--json'])) as Outputs).toMatchObject({ credentialSecret: '[secret]', cloudsYaml: '[secret]' });
+    expect(await authenticates(g1.credentialId, g1.credentialSecret)).toBe(true);
+    seenSecrets.push(g1.credentialSecret as string);
+    expectNoPlaintextInState();
+    const writes = proxy.since(mark).filter(isWrite);
+    expect(writes.map((c) => c.method)).toEqual(['POST']);
+    expect(await userCredentials()).toEqual([`${g1.prefix}-credential-v1`]);
+  });
+
+  it('pulumi up again, not due: no changes and no Keystone call at all', async () => {
+    const mark = proxy.calls.length;
+    const out = await up();
+    expect(out).not.toMatch(/updated|created|deleted/);
+    expect(out).toMatch(/unchanged/);
+    expect(proxy.since(mark)).toEqual([]);
+    expect((await outputs()).credentialId).toBe(g1.credentialId);
+  });
+
+  it('pulumi preview shows the due rotation as an update, without calling Keystone', async () => {
+    const mark = proxy.calls.length;
+    const out = await ok(['preview'], at('+61m'));
+    expect(out).toMatch(/~ 1 to update|1 to update/);
+    expect(out).toMatch(new RegExp(`~\\s+${TYPE}\\s+app\\s+update`));
+    expect(proxy.since(mark)).toEqual([]);
+  });
+
+  it('pulumi up when due rotates to generation 2 in place; both authenticate during the grace period', async () => {
+    const out = await up(at('+61m'));
+    expect(out).toMatch(/1 updated/);
+    expect(out).not.toMatch(/replaced|created/);
+    g2 = await outputs();
+    expect(g2.credentialGeneration).toBe(2);
+    expect(g2.previousCredentialId).toBe(g1.credentialId);
+    expect(g2.previousCredentialGeneration).toBe(1);
+    seenSecrets.push(g2.credentialSecret as string);
+    expect(await authenticates(g1.credentialId, g1.credentialSecret)).toBe(true);
+    expect(await authenticates(g2.credentialId, g2.credentialSecret)).toBe(true);
+    expectNoPlaintextInState();
+  });
+
+  it('pulumi up after the grace period deletes generation 1', async () => {
+    const mark = proxy.calls.length;
+    await up(at('+82m'));
+    const swept = await outputs();
+    expect(swept.credentialGeneration).toBe(2);
+    expect(swept.previousCredentialId).toBeUndefined();
+    expect(await authenticates(g1.credentialId, g1.credentialSecret)).toMatch(/404|401/);
+    expect(await authenticates(g2.credentialId, g2.credentialSecret)).toBe(true);
+    expect(proxy.since(mark).filter(isWrite).map((c) => c.method)).toEqual(['DELETE']);
+    expect(await userCredentials()).toEqual([`${g1.prefix}-credential-v2`]);
+  });
+
+  it('a live credential deleted by hand: pulumi refresh notices, pulumi up mints a new generation', async () => {
+    await new ApplicationCredentials(user.session()).delete(g2.credentialId as string);
+    await ok(['refresh', '--yes', '--skip-preview'], at('+82m'));
+    const refreshed = await outputs();
+    expect(refreshed.credentialId).toBeUndefined();
+    expectNoPlaintextInState();
+    await up(at('+82m'));
+    const g3 = await outputs();
+    expect(g3.credentialGeneration).toBe(3);
+    expect(g3.previousCredentialId).toBeUndefined();
+    seenSecrets.push(g3.credentialSecret as string);
+    expect(await authenticates(g3.credentialId, g3.credentialSecret)).toBe(true);
+    expectNoPlaintextInState();
+  });
+
+  it('raising credentialGeneration rotates at once, to that generation', async () => {
+    await ok(['config', 'set', 'credentialGeneration', '5']);
+    const out = await ok(['preview'], at('+82m'));
+    expect(out).toMatch(/1 to update/);
+    await up(at('+82m'));
+    const g5 = await outputs();
+    expect(g5.credentialGeneration).toBe(5);
+    expect(g5.previousCredentialGeneration).toBe(3);
+    seenSecrets.push(g5.credentialSecret as string);
+    expect(await authenticates(g5.credentialId, g5.credentialSecret)).toBe(true);
+    expect((await userCredentials()).sort()).toEqual([`${g1.prefix}-credential-v3`, `${g1.prefix}-credential-v5`]);
+    expectNoPlaintextInState();
+  });
+
+  it('pulumi destroy leaves nothing of the resource in Keystone', async () => {
+    await ok(['destroy', '--yes', '--skip-preview'], at('+82m'));
+    expect(await userCredentials()).toEqual([]);
+    expectNoPlaintextInState();
+  });
+
+  it.each([
+    ['interval', '30s', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
+    ['gracePeriod', '2h', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
+    ['credentialGeneration', '0', 'credentialGeneration (0): must be at least 1'],
+  ])('a bad %s (%s) fails pulumi preview with the rule message and no Keystone call', async (key, value, message) => {
+    const bad = `bad-${key.toLowerCase()}`;
+    await ok(['stack', 'init'], {}, bad);
+    await ok(['config', 'set', 'interval', '1h'], {}, bad);
+    await ok(['config', 'set', 'authUrl', proxy.url], {}, bad);
+    await ok(['config', 'set', 'userId', user.userId], {}, bad);
+    await ok(['config', 'set', 'projectId', user.projectId], {}, bad);
+    await ok(['config', 'set', '--secret', 'password', user.password], {}, bad);
+    await ok(['config', 'set', key, value], {}, bad);
+    const mark = proxy.calls.length;
+    const result = await pulumi(['preview'], {}, bad);
+    expect(result.code).not.toBe(0);
+    expect(`${result.stdout}${result.stderr}`).toContain(message);
+    expect(proxy.since(mark)).toEqual([]);
+  });
+});
