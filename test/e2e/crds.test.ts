@@ -62,6 +62,31 @@ describe('the synthesized manifests on a real API server', () => {
     }
   });
 
+  describe('the operator\'s RBAC, as the real authorizer reads it', () => {
+    beforeAll(async () => {
+      await applyFile(fileOf('operator'));
+    });
+
+    it.each([
+      ['list', 'keystoneapplicationcredentials.c5c3.io', 'tenant-a', true],
+      ['patch', 'keystoneapplicationcredentials.c5c3.io/status', 'tenant-a', true],
+      ['update', 'keystoneapplicationcredentials.c5c3.io', 'tenant-a', false],
+      ['delete', 'keystoneusers.c5c3.io', 'tenant-a', false],
+      ['create', 'secrets', 'tenant-a', true],
+      ['patch', 'secrets', 'openstack', true],
+      ['update', 'secrets', 'tenant-a', false],
+      ['deletecollection', 'secrets', 'tenant-a', false],
+      ['create', 'pods', 'tenant-a', false],
+      ['create', 'events.events.k8s.io', 'tenant-a', true],
+      ['update', 'leases.coordination.k8s.io/keystone-appcred-operator-leader', 'keystone-appcred-system', true],
+      ['update', 'leases.coordination.k8s.io/another-lease', 'keystone-appcred-system', false],
+      ['create', 'leases.coordination.k8s.io', 'tenant-a', false],
+    ] as const)('lets the operator %s %s in %s: %s', async (verb, resource, namespace, allowed) => {
+      const result = await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as=system:serviceaccount:keystone-appcred-system:keystone-appcred-operator']);
+      expect(result.stdout.trim()).toBe(allowed ? 'yes' : 'no');
+    });
+  });
+
   describe('the samples', () => {
     beforeAll(async () => {
       await applyFile(fileOf('samples'));
