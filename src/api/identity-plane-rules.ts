@@ -12,6 +12,7 @@ import type { Violation } from './validation';
  * `[]` after a segment steps into every item of that array (`spec.namespaceAssignments[].allowedRoles`).
  */
 export interface PlaneRule extends Omit<Rule, 'path'> {
+  /** The schema node the rule is attached to, dotted from the object root (`''` is the root). */
   readonly path: string;
   /** The field a violation names, for a rule on the object root. @default the path */
   readonly field?: string;

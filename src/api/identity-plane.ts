@@ -79,7 +79,7 @@ export interface ExternalKeystoneSpec {
   readonly authURL: string;
   /** @default "public" */
   readonly endpointType?: 'public' | 'internal';
-  /** The CA the operator trusts when it talks to Keystone. */
+  /** The CA the operator trusts when it talks to Keystone. @default none: the system trust store */
   readonly caBundleSecretRef?: SecretKeyRef;
 }
 
