@@ -27,14 +27,13 @@ const credential = new KeystoneApplicationCredential('ci', {
   credentialGeneration: config.getNumber('credentialGeneration') ?? 1,
 });
 
-// With `pulumi config set kubernetes true`: the CRDs, the operator and an order, and this credential as a Secret.
-const kubernetes = maybeDeployToKubernetes(credential);
+// With `pulumi config set kubernetes true`: the CRDs, the operator and an order, and this credential as the Secret
+// `ci-credentials` in the namespace `tenant-a`.
+maybeDeployToKubernetes(credential);
 
 export const credentialId = credential.credentialId;
-export const deliveredSecret = kubernetes?.delivered.secretName;
 export const credentialGeneration = credential.credentialGeneration;
 export const nextRotation = credential.nextRotation;
-export const previousCredentialDeleteAt = credential.previousCredentialDeleteAt;
 /** Secret outputs: `pulumi stack output cloudsYaml --show-secrets > clouds.yaml`. */
 export const cloudsYaml = credential.cloudsYaml;
 export const credentialSecret = credential.credentialSecret;
