@@ -6,3 +6,5 @@ export * from './rules';
 export * from './types';
 export * from './validation';
 export * from './time';
+export * from './identity-plane';
+export * from './identity-plane-rules';
