@@ -8,6 +8,8 @@
  *   KAC_PULUMI            path of the `pulumi` executable
  *   KAC_PULUMI_BIN_DIR    directory holding pulumi, pulumi-language-nodejs and pulumi-resource-pulumi-nodejs (put it first
  *                         on PATH for any process that runs pulumi; {@link pulumiEnv} does)
+ *   KAC_PULUMI_ROOT       its parent (KAC_PULUMI_BIN_DIR = $KAC_PULUMI_ROOT/bin), for the Automation API:
+ *                         `PulumiCommand.get({ root: process.env.KAC_PULUMI_ROOT, skipVersionCheck: true })`
  *   KAC_PULUMI_HOME, KAC_PULUMI_BACKEND_URL, KAC_PULUMI_CONFIG_PASSPHRASE  the same values as the PULUMI_* below
  *   PULUMI_HOME, PULUMI_BACKEND_URL (file://…), PULUMI_CONFIG_PASSPHRASE, PULUMI_SKIP_UPDATE_CHECK=true,
  *   PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=true, PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true,
@@ -16,6 +18,7 @@
  * Helpers for tests: {@link pulumiEnv}, {@link runPulumi}, {@link copyPulumiProgram}.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cacheDir, PINNED_VERSIONS, resolveBinaries } from './binaries';
@@ -37,20 +40,23 @@ function place(from: string, to: string): void {
 }
 
 /**
- * One directory with the CLI and its two plugins as real files: the CLI finds bundled plugins next to its own (symlink-
- * resolved) executable, and also looks on PATH; both then name the same file, so it prints no "using … from $PATH" warning.
+ * One directory `<root>/bin` with the CLI and its two plugins as real files: the CLI finds bundled plugins next to its
+ * own (symlink-resolved) executable, and also looks on PATH; both then name the same file, so it prints no "using … from
+ * $PATH" warning. The `<root>/bin/pulumi` layout is what the Automation API's `PulumiCommand.get({ root })` expects.
+ * Returns the root.
  */
-function binDir(paths: Record<(typeof PROGRAMS)[number], string>): string {
-  const key = PROGRAMS.map((p) => cacheDir(p).split('/').pop()).join('+');
-  const dir = join(dirname(cacheDir('pulumi')), `pulumi-bin-${Buffer.from(key).toString('base64url').slice(0, 48)}`);
-  if (PROGRAMS.every((p) => existsSync(join(dir, p)))) return dir;
-  const tmp = `${dir}.tmp.${process.pid}`;
+function pulumiRoot(paths: Record<(typeof PROGRAMS)[number], string>): string {
+  const key = PROGRAMS.map((p) => dirname(paths[p])).join('+');
+  const digest = createHash('sha256').update(key).digest('hex').slice(0, 12);
+  const root = join(dirname(cacheDir('pulumi')), `pulumi-root-${PINNED_VERSIONS.pulumi}-${digest}`);
+  if (PROGRAMS.every((p) => existsSync(join(root, 'bin', p)))) return root;
+  const tmp = `${root}.tmp.${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  for (const p of PROGRAMS) place(paths[p], join(tmp, p));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
+  mkdirSync(join(tmp, 'bin'), { recursive: true });
+  for (const p of PROGRAMS) place(paths[p], join(tmp, 'bin', p));
+  rmSync(root, { recursive: true, force: true });
+  renameSync(tmp, root);
+  return root;
 }
 
 /** The environment for a process that runs pulumi: the current one (or `base`), the test variables, PATH with the bin dir. */
@@ -125,11 +131,12 @@ export const preparePulumi: Starter = async (workDir: string): Promise<Started> 
   mkdirSync(workDir, { recursive: true });
   const bins = resolveBinaries(PROGRAMS);
   for (const p of PROGRAMS) progress(`pulumi: ${p} from ${bins[p].source}: ${bins[p].path}`);
-  const bin = binDir({
+  const root = pulumiRoot({
     pulumi: bins.pulumi.path,
     'pulumi-language-nodejs': bins['pulumi-language-nodejs'].path,
     'pulumi-resource-pulumi-nodejs': bins['pulumi-resource-pulumi-nodejs'].path,
   });
+  const bin = join(root, 'bin');
   const home = join(workDir, 'home');
   const backend = join(workDir, 'backend');
   mkdirSync(home, { recursive: true });
@@ -137,6 +144,7 @@ export const preparePulumi: Starter = async (workDir: string): Promise<Started> 
   const env: Record<string, string> = {
     KAC_PULUMI: join(bin, 'pulumi'),
     KAC_PULUMI_BIN_DIR: bin,
+    KAC_PULUMI_ROOT: root,
     KAC_PULUMI_VERSION: PINNED_VERSIONS.pulumi,
     KAC_PULUMI_HOME: home,
     KAC_PULUMI_BACKEND_URL: `file://${backend}`,
