@@ -56,7 +56,7 @@ async function connectAdmin(env: NodeJS.ProcessEnv, print: (line: string) => voi
     return { authUrl: env.OS_AUTH_URL, session };
   }
   print('starting a throwaway Keystone on 127.0.0.1 (Debian python3-keystone, SQLite, bcrypt cost 4) …');
-  const keystone = await startLocalKeystone({ dir: mkdtempSync(join(tmpdir(), 'kac-demo-keystone-')) });
+  const keystone = await startLocalKeystone({ dir: mkdtempSync(join(tmpdir(), 'kac-demo-keystone-')), install: true, log: print });
   print(`Keystone is up at ${keystone.authUrl} (setup ${(keystone.setupMs / 1000).toFixed(1)} s, start ${(keystone.startMs / 1000).toFixed(1)} s)`);
   const session = new KeystoneSession({
     authUrl: keystone.authUrl,

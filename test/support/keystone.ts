@@ -17,6 +17,7 @@ export const startKeystone: Starter = async (workDir) => {
   const keystone = await startLocalKeystone({
     dir: workDir,
     bcryptRounds: rounds,
+    install: true,
     log: (line) => process.stderr.write(`[test env] ${line}\n`),
   });
   return {
