@@ -6,6 +6,8 @@
 # Usage: bash test/support/build-test-binaries.sh [component ...]
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
 #               pulumi-resource-pulumi-nodejs bao        (default: all of them)
+#   optional, only when named: pulumi-resource-kubernetes (the @pulumi/kubernetes provider plugin, from
+#               github.com/pulumi/pulumi-kubernetes/provider/v4 at the one pseudo-version the proxy serves)
 #   --print-dir COMPONENT   print the cache directory of COMPONENT (no build) and exit
 #
 # Binaries are cached by version in ${KAC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/keystone-appcred}/<component>-<version>/.
@@ -27,6 +29,8 @@ BAO_VERSION=2.7.2
 LANGHOST_SRC="$gomods/pulumi/cmd/pulumi-language-nodejs/main.go"
 LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10)"
 SHIM_VERSION="${PULUMI_VERSION}-kac.1"
+K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
+K8S_PROVIDER_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 
 # Hard limit for one `go build` (seconds); a fresh kube-apiserver takes ~15-20 min on 2 cores.
 BUILD_TIMEOUT="${KAC_BUILD_TIMEOUT:-3600}"
@@ -45,6 +49,7 @@ version_of() {
     pulumi-language-nodejs) echo "$LANGHOST_VERSION" ;;
     pulumi-resource-pulumi-nodejs) echo "$SHIM_VERSION" ;;
     bao) echo "$BAO_VERSION" ;;
+    pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
   esac
 }
@@ -133,6 +138,29 @@ SH
   mv "$tmp" "$out"
 }
 
+# The Kubernetes provider's own main embeds files its `go generate` writes; our main (in the wrapper module)
+# embeds copies of the module's schema.json (with the version set) and terraform-mapping.json.
+build_k8s_provider() {
+  local src cmd
+  cmd="$gomods/pulumi-kubernetes/cmd/pulumi-resource-kubernetes"
+  src="$(cd "$gomods/pulumi-kubernetes" && go mod download -json "$K8S_PROVIDER_MODULE@$K8S_PROVIDER_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
+  python3 - "$src/cmd/pulumi-resource-kubernetes" "$cmd" "${K8S_PROVIDER_VERSION#v}" <<'PY'
+import json, shutil, sys, os
+src, dst, version = sys.argv[1:4]
+with open(os.path.join(src, "schema.json")) as f:
+    schema = json.load(f)
+schema["version"] = version
+with open(os.path.join(dst, "schema-embed.json"), "w") as f:
+    json.dump(schema, f)
+with open(os.path.join(src, "terraform-mapping.json")) as f:
+    mapping = json.load(f)
+with open(os.path.join(dst, "terraform-mapping-embed.json"), "w") as f:
+    json.dump(mapping, f)
+PY
+  go_build pulumi-resource-kubernetes pulumi-kubernetes ./cmd/pulumi-resource-kubernetes \
+    "-s -w -X $K8S_PROVIDER_MODULE/pkg/version.Version=${K8S_PROVIDER_VERSION#v}"
+}
+
 build_one() {
   local comp="$1" dir t0 t1
   dir="$(dir_of "$comp")"
@@ -151,6 +179,7 @@ build_one() {
     pulumi-language-nodejs) go_build pulumi-language-nodejs pulumi ./cmd/pulumi-language-nodejs "-s -w" ;;
     pulumi-resource-pulumi-nodejs) build_shim ;;
     bao) build_bao ;;
+    pulumi-resource-kubernetes) build_k8s_provider ;;
   esac
   t1=$(date +%s)
   log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"
