@@ -83,11 +83,24 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     return result.stdout;
   }
   /** The resource's outputs as the state holds them (decrypted): refresh changes these, not the stack outputs. */
-  async function outputs(): Promise<Outputs> {
-    const exported = JSON.parse(await ok(['stack', 'export', '--show-secrets'])) as { deployment: { resources?: { type: string; outputs?: Outputs }[] } };
+  async function outputs(stackName = stack): Promise<Outputs> {
+    const exported = JSON.parse(await ok(['stack', 'export', '--show-secrets'], {}, stackName)) as {
+      deployment: { resources?: { type: string; id?: string; outputs?: Outputs }[] };
+    };
     const resource = (exported.deployment.resources ?? []).find((r) => r.type === TYPE);
     if (!resource) throw new Error(`the state holds no ${TYPE}`);
-    return unwrap(resource.outputs ?? {}) as Outputs;
+    const out = unwrap(resource.outputs ?? {}) as Outputs;
+    // The id is the prefix, whatever happened: a rotation is an update, never a replace.
+    expect(resource.id).toBe(out.prefix);
+    return out;
+  }
+  async function configure(stackName: string): Promise<void> {
+    await ok(['stack', 'init'], {}, stackName);
+    await ok(['config', 'set', 'interval', '1h'], {}, stackName);
+    await ok(['config', 'set', 'authUrl', proxy.url], {}, stackName);
+    await ok(['config', 'set', 'userId', user.userId], {}, stackName);
+    await ok(['config', 'set', 'projectId', user.projectId], {}, stackName);
+    await ok(['config', 'set', '--secret', 'password', user.password], {}, stackName);
   }
   async function up(env: NodeJS.ProcessEnv = {}): Promise<string> {
     return ok(['up', '--yes', '--skip-preview'], env);
@@ -238,18 +251,65 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expectNoPlaintextInState();
   });
 
+  it('a failure half-way converges on the next pulumi up: no leaked credential, no lost delivered secret', async () => {
+    const crash = 'crash';
+    await configure(crash);
+    await ok(['config', 'set', 'gracePeriod', '20m'], {}, crash);
+    await ok(['up', '--yes', '--skip-preview'], {}, crash);
+    const c1 = await outputs(crash);
+    const listings = (n: number) => {
+      let seen = 0;
+      proxy.fault = (call) => (call.method === 'GET' && call.path.includes('/application_credentials') && ++seen === n ? 503 : undefined);
+    };
+
+    // Keystone fails the listing right after the successor was created: the update fails before the switch.
+    listings(2);
+    const failed = await pulumi(['up', '--yes', '--skip-preview'], at('+61m'), crash);
+    proxy.fault = undefined;
+    expect(failed.code).not.toBe(0);
+    expect(`${failed.stdout}${failed.stderr}`).toContain('503');
+    expect((await userCredentials()).sort()).toEqual([`${c1.prefix}-credential-v1`, `${c1.prefix}-credential-v2`]);
+    const kept = await outputs(crash);
+    expect(kept.credentialId).toBe(c1.credentialId);
+    expect(await authenticates(kept.credentialId, kept.credentialSecret)).toBe(true);
+    // The next up deletes the successor whose secret was lost, creates it again and switches.
+    await ok(['up', '--yes', '--skip-preview'], at('+61m'), crash);
+    const c2 = await outputs(crash);
+    expect(c2.credentialGeneration).toBe(2);
+    expect((await userCredentials()).sort()).toEqual([`${c1.prefix}-credential-v1`, `${c1.prefix}-credential-v2`]);
+    expect(await authenticates(c1.credentialId, c1.credentialSecret)).toBe(true);
+    expect(await authenticates(c2.credentialId, c2.credentialSecret)).toBe(true);
+    seenSecrets.push(c1.credentialSecret as string, c2.credentialSecret as string);
+
+    // Keystone fails after the sweep deleted generation 1: Pulumi keeps the recorded step as the resource's partial state.
+    listings(2);
+    const failedSweep = await pulumi(['up', '--yes', '--skip-preview'], at('+82m'), crash);
+    proxy.fault = undefined;
+    expect(failedSweep.code).not.toBe(0);
+    const partial = await outputs(crash);
+    expect(partial.credentialId).toBe(c2.credentialId);
+    expect(partial.previousCredentialId).toBeUndefined();
+    expect(await userCredentials()).toEqual([`${c1.prefix}-credential-v2`]);
+    // Pulumi retries a resource whose last operation failed with an update; with nothing left to do it writes nothing.
+    const mark = proxy.calls.length;
+    await ok(['up', '--yes', '--skip-preview'], at('+82m'), crash);
+    expect(proxy.since(mark).filter(isWrite)).toEqual([]);
+    const converged = await ok(['up', '--yes', '--skip-preview'], at('+82m'), crash);
+    expect(converged).not.toMatch(/updated|created|deleted/);
+    expect((await outputs(crash)).credentialId).toBe(c2.credentialId);
+    expect(await authenticates(c2.credentialId, c2.credentialSecret)).toBe(true);
+    expectNoPlaintextInState();
+    await ok(['destroy', '--yes', '--skip-preview'], at('+82m'), crash);
+    expect(await userCredentials()).toEqual([]);
+  });
+
   it.each([
     ['interval', '30s', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
     ['gracePeriod', '2h', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
     ['credentialGeneration', '0', 'credentialGeneration (0): must be at least 1'],
   ])('a bad %s (%s) fails pulumi preview with the rule message and no Keystone call', async (key, value, message) => {
     const bad = `bad-${key.toLowerCase()}`;
-    await ok(['stack', 'init'], {}, bad);
-    await ok(['config', 'set', 'interval', '1h'], {}, bad);
-    await ok(['config', 'set', 'authUrl', proxy.url], {}, bad);
-    await ok(['config', 'set', 'userId', user.userId], {}, bad);
-    await ok(['config', 'set', 'projectId', user.projectId], {}, bad);
-    await ok(['config', 'set', '--secret', 'password', user.password], {}, bad);
+    await configure(bad);
     await ok(['config', 'set', key, value], {}, bad);
     const mark = proxy.calls.length;
     const result = await pulumi(['preview'], {}, bad);

@@ -18,6 +18,11 @@ export interface RecordingProxy {
   readonly calls: RecordedCall[];
   /** Calls since `mark` (an index into `calls`). */
   since(mark: number): RecordedCall[];
+  /**
+   * Fault injection: called for each request before it is forwarded; a status returned is answered instead (with a
+   * Keystone-shaped error body) and the request never reaches the upstream.
+   */
+  fault?: (call: RecordedCall) => number | undefined;
   close(): Promise<void>;
 }
 
@@ -29,9 +34,19 @@ export function isWrite(call: RecordedCall): boolean {
 export async function startRecordingProxy(upstreamUrl: string): Promise<RecordingProxy> {
   const upstream = new URL(upstreamUrl);
   const calls: RecordedCall[] = [];
+  // eslint-disable-next-line prefer-const -- assigned once the server listens; the handler reads it per request
+  let proxy: RecordingProxy;
   const server: Server = createServer((req, res) => {
     const call: { method: string; path: string; status?: number } = { method: req.method ?? 'GET', path: req.url ?? '/' };
     calls.push(call);
+    const injected = proxy.fault?.(call);
+    if (injected !== undefined) {
+      call.status = injected;
+      req.resume();
+      res.writeHead(injected, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: injected, title: 'Injected', message: 'fault injected by the test proxy' } }));
+      return;
+    }
     const forward = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
       (up) => {
@@ -48,10 +63,11 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  proxy = {
     url: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}`,
     calls,
     since: (mark) => calls.slice(mark),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return proxy;
 }
