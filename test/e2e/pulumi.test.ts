@@ -1,4 +1,4 @@
-// @needs keystone pulumi
+// @needs keystone pulumi openbao
 /**
  * KeystoneApplicationCredential with the real Pulumi CLI (local file backend) against the real test Keystone. The
  * provider reaches Keystone through a recording proxy, so every Keystone call it makes is counted; time travel is
@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { OpenBaoBackup } from '../../src/backup';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
@@ -300,6 +301,35 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expect(await authenticates(c2.credentialId, c2.credentialSecret)).toBe(true);
     expectNoPlaintextInState();
     await ok(['destroy', '--yes', '--skip-preview'], at('+82m'), crash);
+    expect(await userCredentials()).toEqual([]);
+  });
+
+  it('with the OpenBao backup from the stack config: the backup holds the delivered credential, the token stays secret', async () => {
+    const backed = 'backup';
+    await configure(backed);
+    await ok(['config', 'set', 'gracePeriod', '20m'], {}, backed);
+    await ok(['config', 'set', 'keystone-appcred:openbaoAddress', process.env.KAC_BAO_ADDR as string], {}, backed);
+    await ok(['config', 'set', '--secret', 'keystone-appcred:openbaoToken', process.env.KAC_BAO_TOKEN as string], {}, backed);
+    await ok(['up', '--yes', '--skip-preview'], {}, backed);
+    const b1 = await outputs(backed);
+    const at1 = new OpenBaoBackup({
+      address: process.env.KAC_BAO_ADDR as string,
+      token: process.env.KAC_BAO_TOKEN as string,
+      path: `keystone/pulumi/${b1.prefix as string}/service-accounts/application-credential`,
+    });
+    expect(await at1.readDocument()).toEqual({
+      'clouds.yaml': b1.cloudsYaml,
+      application_credential_id: b1.credentialId,
+      application_credential_secret: b1.credentialSecret,
+    });
+    await ok(['up', '--yes', '--skip-preview'], at('+61m'), backed);
+    const b2 = await outputs(backed);
+    expect(b2.credentialGeneration).toBe(2);
+    expect(await at1.read()).toBe(b2.credentialId);
+    seenSecrets.push(b1.credentialSecret as string, b2.credentialSecret as string, process.env.KAC_BAO_TOKEN as string);
+    expectNoPlaintextInState();
+    await ok(['destroy', '--yes', '--skip-preview'], at('+61m'), backed);
+    expect(await at1.read()).toBeUndefined();
     expect(await userCredentials()).toEqual([]);
   });
 
