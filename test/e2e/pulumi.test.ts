@@ -58,6 +58,8 @@ function filesUnder(dir: string, out: string[] = []): string[] {
 }
 
 type Outputs = Record<string, unknown> & {
+  lastRotation?: string;
+  nextRotation?: string;
   credentialId?: string;
   credentialSecret?: string;
   cloudsYaml?: string;
@@ -330,6 +332,20 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expectNoPlaintextInState();
     await ok(['destroy', '--yes', '--skip-preview'], at('+61m'), backed);
     expect(await at1.read()).toBeUndefined();
+    expect(await userCredentials()).toEqual([]);
+  });
+
+  it("pulumi preview tolerates an input that is unknown until another resource exists", async () => {
+    const computed = 'computed';
+    await configure(computed);
+    await ok(['config', 'set', 'gracePeriod', '20m'], {}, computed);
+    await ok(['config', 'set', 'computedInterval', 'true'], {}, computed);
+    const preview = await ok(['preview'], {}, computed);
+    expect(preview).toMatch(/\+ 3 to create/);
+    await ok(['up', '--yes', '--skip-preview'], {}, computed);
+    const out = await outputs(computed);
+    expect(Date.parse(out.nextRotation as string) - Date.parse(out.lastRotation as string)).toBe(2 * 3_600_000);
+    await ok(['destroy', '--yes', '--skip-preview'], {}, computed);
     expect(await userCredentials()).toEqual([]);
   });
 
