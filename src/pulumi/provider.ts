@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import type * as pulumi from '@pulumi/pulumi';
 import type * as Impl from './provider-impl';
+import type { ProviderInputs, ProviderOutputs } from './state';
 
 /** The implementation by package name, as a Pulumi program that installed (or linked) `keystone-appcred` resolves it. */
 const PACKAGE_IMPL = 'keystone-appcred/lib/src/pulumi/provider-impl';
@@ -26,11 +27,11 @@ function impl(): typeof Impl {
 }
 
 /** The serialized face of the provider; see the module comment. */
-export const provider: pulumi.dynamic.ResourceProvider = {
-  check: (olds, news) => impl().check(olds, news),
+export const provider: pulumi.dynamic.ResourceProvider<ProviderInputs, ProviderOutputs> = {
+  check: async (olds, news) => (await impl().check({ ...olds }, { ...news })) as unknown as pulumi.dynamic.CheckResult<ProviderInputs>,
   diff: (id, olds, news) => impl().diff(id, olds, news),
   create: (inputs) => impl().create(inputs),
-  read: (id, props) => impl().read(id, props),
+  read: (id, props) => impl().read(id, props as ProviderOutputs),
   update: (id, olds, news) => impl().update(id, olds, news),
   delete: (id, props) => impl().remove(id, props),
 };

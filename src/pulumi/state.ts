@@ -37,9 +37,11 @@ export interface ProviderInputs {
   /** spec.credentialGeneration. */
   readonly credentialGeneration: number;
   readonly rotation: RotationSettings;
+  /** The explicit connection. @default the standard OpenStack sources in the provider's environment */
   readonly connection?: ConnectionSettings;
+  /** The OpenBao backup. @default none */
   readonly backup?: BackupSettings;
-  /** The key under `clouds:` in the delivered document. */
+  /** The key under `clouds:` in the delivered document. @default "openstack" */
   readonly cloudName?: string;
 }
 

@@ -77,12 +77,16 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   const seenSecrets: string[] = [];
 
   async function pulumi(args: string[], env: NodeJS.ProcessEnv = {}, stackName = stack): Promise<PulumiResult> {
-    const result = await runPulumi([...args, '--stack', stackName, '--non-interactive'], { cwd: dir, env, timeoutMs: 240_000 });
+    const end = args.includes('--') ? args.indexOf('--') : args.length;
+    const result = await runPulumi([...args.slice(0, end), '--stack', stackName, '--non-interactive', ...args.slice(end)], { cwd: dir, env, timeoutMs: 240_000 });
     return result;
   }
   async function ok(args: string[], env: NodeJS.ProcessEnv = {}, stackName = stack): Promise<string> {
     const result = await pulumi(args, env, stackName);
-    if (result.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
+    if (result.code !== 0) {
+      const text = `pulumi ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`;
+      throw new Error(user ? text.split(user.password).join('***') : text);
+    }
     return result.stdout;
   }
   /** The resource's outputs as the state holds them (decrypted): refresh changes these, not the stack outputs. */
@@ -103,7 +107,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     await ok(['config', 'set', 'authUrl', proxy.url], {}, stackName);
     await ok(['config', 'set', 'userId', user.userId], {}, stackName);
     await ok(['config', 'set', 'projectId', user.projectId], {}, stackName);
-    await ok(['config', 'set', '--secret', 'password', user.password], {}, stackName);
+    await ok(['config', 'set', '--secret', 'password', '--', user.password], {}, stackName);
   }
   async function up(env: NodeJS.ProcessEnv = {}): Promise<string> {
     return ok(['up', '--yes', '--skip-preview'], env);
@@ -145,7 +149,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     await ok(['config', 'set', 'authUrl', proxy.url]);
     await ok(['config', 'set', 'userId', user.userId]);
     await ok(['config', 'set', 'projectId', user.projectId]);
-    await ok(['config', 'set', '--secret', 'password', user.password]);
+    await ok(['config', 'set', '--secret', 'password', '--', user.password]);
   });
 
   afterAll(async () => {
