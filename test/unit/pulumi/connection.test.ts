@@ -1,0 +1,56 @@
+/** Where the provider gets the Keystone connection: explicit inputs, OS_CLOUD with clouds.yaml (+ secure.yaml), OS_*. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConnectionError, resolveConnection } from '../../../src/pulumi/connection';
+
+/** A dir with clouds.yaml (`DIR` in it replaced by the dir), an optional secure.yaml and ca.pem holding `PEM`. */
+function cloudsDir(clouds: string, secure?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kac-clouds-'));
+  writeFileSync(join(dir, 'clouds.yaml'), clouds.replace('DIR', dir));
+  if (secure !== undefined) writeFileSync(join(dir, 'secure.yaml'), secure);
+  writeFileSync(join(dir, 'ca.pem'), 'PEM');
+  return dir;
+}
+
+describe('resolveConnection', () => {
+  it('reads the OS_* variables, with the Default domain unless one is given', () => {
+    const c = resolveConnection(undefined, { OS_AUTH_URL: 'https://ks.example/v3/', OS_USERNAME: 'svc', OS_PASSWORD: 'pw', OS_PROJECT_NAME: 'p', OS_PROJECT_DOMAIN_ID: 'd1', OS_REGION_NAME: 'R1' });
+    expect(c.source).toBe('OS_* variables');
+    expect(c.authUrl).toBe('https://ks.example/v3');
+    expect(c.regionName).toBe('R1');
+    expect(c.session.auth).toEqual({ method: 'password', user: { name: 'svc', domainName: 'Default' }, password: 'pw', project: { name: 'p', domainId: 'd1' } });
+  });
+
+  it('prefers OS_CLOUD over the OS_* variables, merges secure.yaml and reads the CA bundle', () => {
+    const dir = cloudsDir(
+      `clouds:\n  prod:\n    auth_type: password\n    region_name: RegionTwo\n    cacert: DIR/ca.pem\n    auth:\n      auth_url: https://ks.prod/v3\n      username: bot\n      user_domain_name: Ops\n      project_id: pid\n`,
+      `clouds:\n  prod:\n    auth:\n      password: from-secure\n`,
+    );
+    const c = resolveConnection(undefined, { OS_CLOUD: 'prod', OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml'), OS_AUTH_URL: 'https://ignored/v3' });
+    expect(c.source).toBe('clouds.yaml cloud "prod" (OS_CLOUD)');
+    expect(c.authUrl).toBe('https://ks.prod/v3');
+    expect(c.regionName).toBe('RegionTwo');
+    expect(c.session.caBundle).toBe('PEM');
+    expect(c.session.auth).toEqual({ method: 'password', user: { name: 'bot', domainName: 'Ops' }, password: 'from-secure', project: { id: 'pid' } });
+  });
+
+  it('takes explicit inputs over the environment, or an explicit cloud', () => {
+    const dir = cloudsDir(`clouds:\n  dev:\n    auth:\n      auth_url: https://ks.dev/v3\n      user_id: u\n      password: p\n      project_id: q\n`);
+    const env = { OS_CLOUD: 'nope', OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') };
+    expect(resolveConnection({ authUrl: 'https://ks.in/v3', userId: 'u1', password: 'x', projectId: 'p1' }, env).source).toBe('inputs');
+    expect(resolveConnection({ cloud: 'dev' }, env).authUrl).toBe('https://ks.dev/v3');
+  });
+
+  it('names what is missing and never the password', () => {
+    expect(() => resolveConnection(undefined, {})).toThrow(new ConnectionError('OS_* variables: the auth URL is missing (set authUrl, OS_AUTH_URL or OS_CLOUD)'));
+    expect(() => resolveConnection(undefined, { OS_AUTH_URL: 'https://k/v3', OS_PASSWORD: 'secret-pw', OS_PROJECT_ID: 'p' })).toThrow('the user is missing');
+    expect(() => resolveConnection(undefined, { OS_AUTH_URL: 'https://k/v3', OS_PASSWORD: 'secret-pw', OS_PROJECT_ID: 'p' })).not.toThrow('secret-pw');
+    expect(() => resolveConnection({ cloud: 'absent' }, { OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml', HOME: '/nonexistent' })).toThrow('no clouds.yaml defines the cloud "absent"');
+  });
+
+  it('refuses a cloud that does not authenticate with a password', () => {
+    const dir = cloudsDir(`clouds:\n  ac:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: https://k/v3\n`);
+    expect(() => resolveConnection({ cloud: 'ac' }, { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') })).toThrow('auth_type v3applicationcredential');
+  });
+});
