@@ -138,6 +138,8 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   }
 
   beforeAll(async () => {
+    // Without the library, ld.so only warns and the clock would silently not move.
+    if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
     const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
     if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
     user = await createServiceUser('pulumi-e2e');
