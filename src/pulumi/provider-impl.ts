@@ -128,12 +128,13 @@ export function makeProvider(deps: ProviderDeps = {}) {
       release: async () => undefined,
       isTerminal: isTerminalCreateError,
     };
+    // The state is the store of the live generation's parked secret, whether or not the document carries it yet.
     const current = async (): Promise<ProviderOutputs> => {
       const generation = status.credentialGeneration;
       const secret = generation === undefined ? undefined : await secrets.read(generation);
       const data = delivery.data;
-      const carries = data !== undefined && data.application_credential_id === status.credentialID && secret !== undefined;
-      return outputsOf(inputs, status, carries ? { credentialSecret: secret, cloudsYaml: data['clouds.yaml'] } : {});
+      const carries = data !== undefined && data.application_credential_id === status.credentialID && data.application_credential_secret === secret;
+      return outputsOf(inputs, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}) });
     };
     try {
       await reconcile(orderOf(inputs, status, deleting), ports, { clock });

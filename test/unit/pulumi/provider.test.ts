@@ -134,6 +134,19 @@ describe('the lifecycle through create, diff, update, read, delete', () => {
     expect(keystone.writes.length).toBe(writes);
   });
 
+  it('re-renders a document missing from the state without a Keystone write, keeping the parked secret', async () => {
+    const { provider, keystone } = setup();
+    const { id, outs } = await provider.create(inputs());
+    const withoutDocument: ProviderOutputs = { ...outs };
+    delete (withoutDocument as { cloudsYaml?: string }).cloudsYaml;
+    expect((await provider.diff(id, withoutDocument, inputs())).changes).toBe(true);
+    const writes = keystone.writes.length;
+    const { outs: repaired } = await provider.update(id, withoutDocument, inputs());
+    expect(repaired.cloudsYaml).toBe(outs.cloudsYaml);
+    expect(repaired.credentialSecret).toBe(outs.credentialSecret);
+    expect(keystone.writes.length).toBe(writes);
+  });
+
   it('notices on read a live credential deleted out of band; the next diff and update rotate', async () => {
     const { provider, keystone } = setup();
     const { id, outs } = await provider.create(inputs());
