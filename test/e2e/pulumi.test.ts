@@ -177,6 +177,10 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expect(await authenticates(g1.credentialId, g1.credentialSecret)).toBe(true);
     seenSecrets.push(g1.credentialSecret as string);
     expectNoPlaintextInState();
+    const exported = await ok(['stack', 'export']);
+    expect(exported).toContain(g1.credentialId as string);
+    expect(exported).not.toContain(g1.credentialSecret as string);
+    expect(exported).not.toContain(user.password);
     const writes = proxy.since(mark).filter(isWrite);
     expect(writes.map((c) => c.method)).toEqual(['POST']);
     expect(await userCredentials()).toEqual([`${g1.prefix}-credential-v1`]);
