@@ -24,15 +24,24 @@ export interface KubernetesOptions {
   readonly distDir?: string;
   /** The namespace of the order and of the delivered Secret. @default "tenant-a" */
   readonly namespace?: string;
+  /** The Kubernetes provider. @default the ambient provider (KUBECONFIG) */
+  readonly provider?: k8s.Provider;
+  /**
+   * Do not wait for the operator's workloads to become ready (a cluster without nodes never runs them).
+   * @default false
+   */
+  readonly skipAwait?: boolean;
 }
 
 /** Deploys the CRDs, the operator, one order, and `credential` as a Secret. */
 export function deployToKubernetes(credential: DeliveredCredential, options: KubernetesOptions = {}): KubernetesDeployment {
   const dist = options.distDir ?? 'dist';
   const namespace = options.namespace ?? 'tenant-a';
-  const crds = new k8s.yaml.ConfigFile('keystone-appcred-crds', { file: join(dist, '0000-crds.k8s.yaml') });
-  const operator = new k8s.yaml.ConfigFile('keystone-appcred-operator', { file: join(dist, '0001-operator.k8s.yaml') }, { dependsOn: [crds] });
-  const ns = new k8s.core.v1.Namespace(namespace, { metadata: { name: namespace } });
+  const opts = options.provider ? { provider: options.provider } : {};
+  const skipAwait = options.skipAwait ?? false;
+  const crds = new k8s.yaml.ConfigFile('keystone-appcred-crds', { file: join(dist, '0000-crds.k8s.yaml') }, opts);
+  const operator = new k8s.yaml.ConfigFile('keystone-appcred-operator', { file: join(dist, '0001-operator.k8s.yaml'), skipAwait }, { ...opts, dependsOn: [crds] });
+  const ns = new k8s.core.v1.Namespace(namespace, { metadata: { name: namespace } }, opts);
   // An order the operator serves: a credential for the ordered user `workflow` on `workflow-project` (see the spec's example).
   const order = new k8s.apiextensions.CustomResource(
     'workflow-appcred',
@@ -47,10 +56,10 @@ export function deployToKubernetes(credential: DeliveredCredential, options: Kub
         rotation: { interval: '720h', gracePeriod: '24h' },
       },
     },
-    { dependsOn: [crds, ns] },
+    { ...opts, dependsOn: [crds, ns] },
   );
   // The credential this program minted, for workloads in the same namespace; rewritten by the `pulumi up` that rotates it.
-  const delivered = new CredentialSecret('ci', { credential, namespace: ns.metadata.name });
+  const delivered = new CredentialSecret('ci', { credential, namespace: ns.metadata.name }, opts);
   return { crds, operator, order, delivered };
 }
 
