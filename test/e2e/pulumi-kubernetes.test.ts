@@ -16,6 +16,7 @@ import { ApplicationCredentials, authenticateApplicationCredential } from '../..
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { exists, getJson } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
+import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(600_000);
 
@@ -73,7 +74,6 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
   beforeAll(async () => {
     spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO });
     if (!existsSync(join(REPO, 'lib', 'examples', 'pulumi', 'kubernetes.js'))) throw new Error('npm run build produced no lib/examples/pulumi/kubernetes.js');
-    if (!existsSync(join(REPO, 'dist', '0000-crds.k8s.yaml'))) throw new Error('dist/ is missing: npm run synth');
     user = await createServiceUser('pulumi-kube');
     dir = mkdtempSync(join(process.env.KAC_TEST_WORKDIR ?? '/tmp', 'pulumi-kubernetes-'));
     cpSync(join(__dirname, 'fixtures', 'pulumi-kubernetes'), dir, { recursive: true });
@@ -83,6 +83,7 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
     await ok(['stack', 'init']);
     await ok(['config', 'set', 'kubeconfig', process.env.KAC_KUBECONFIG as string]);
     await ok(['config', 'set', 'namespace', NS]);
+    await ok(['config', 'set', 'distDir', synthesizeManifests()]);
   });
 
   afterAll(async () => {

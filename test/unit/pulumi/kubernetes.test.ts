@@ -9,6 +9,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { parseAllDocuments } from 'yaml';
 import { deployToKubernetes } from '../../../examples/pulumi/kubernetes';
 import { CredentialSecret } from '../../../src/pulumi/kubernetes';
+import { synthesizeManifests } from '../../support/synth';
 
 interface Registered {
   readonly type: string;
@@ -83,7 +84,7 @@ describe('CredentialSecret', () => {
 
 describe('the Kubernetes example', () => {
   it('deploys the synthesized CRDs and operator, an order, and the credential as a Secret', async () => {
-    const dist = join(__dirname, '..', '..', '..', 'dist');
+    const dist = synthesizeManifests();
     const deployment = deployToKubernetes(credential, { distDir: dist, namespace: 'tenant-b' });
     await value(deployment.crds.resources);
     await value(deployment.operator.resources);
