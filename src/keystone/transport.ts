@@ -2,7 +2,7 @@
  * One HTTP exchange with Keystone's v3 API on the global `fetch`: URL joining, per-request timeout, custom CA bundle,
  * JSON, and the classification of every failure into a {@link KeystoneError}. Sessions and resource clients build on it.
  */
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { KeystoneError, kindOfStatus, redact } from './errors';
 import { isRecord } from './reply';
 
@@ -90,7 +90,10 @@ export class KeystoneTransport {
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
     if (options.caBundle !== undefined) {
       // Node's fetch is undici; a dispatcher with its own CA list scopes the trust to this client alone.
-      this.dispatcher = new Agent({ connect: { ca: options.caBundle } });
+      // Loaded only here: undici is about half of the Pulumi provider's start-up, and most connections need no CA.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { Agent: UndiciAgent } = require('undici') as typeof import('undici');
+      this.dispatcher = new UndiciAgent({ connect: { ca: options.caBundle } });
     }
   }
 
