@@ -307,8 +307,10 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
         imagePullPolicy: p.imagePullPolicy,
         command: [...OPERATOR_COMMAND],
         env: [
-          { name: OperatorEnv.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-          { name: OperatorEnv.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          // apiVersion spelled out: the API server defaults it, and fieldRef is atomic under server-side apply, so a
+          // manifest without it conflicts with any other applier of the same manifest that the server defaulted.
+          { name: OperatorEnv.namespace, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+          { name: OperatorEnv.podName, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
           { name: OperatorEnv.leaseName, value: leaseName },
           { name: OperatorEnv.healthPort, value: String(p.healthPort) },
           { name: OperatorEnv.metricsPort, value: String(p.metricsPort) },

@@ -18,6 +18,7 @@ import type { PlaneKind } from '../../src/api/identity-plane';
 import { RULES } from '../../src/api/rules';
 import { CORPUS_NAMESPACE, type FixtureEntry } from './corpus/generate';
 import { getJson, getTable, kubectl, kubectlOk, type KubectlResult, type KubeObject } from '../support/kubectl';
+import { lockCluster } from '../support/cluster-lock';
 
 const CORPUS = join(__dirname, 'corpus');
 const outdir = mkdtempSync(join(tmpdir(), 'kac-synth-'));
@@ -39,10 +40,14 @@ const MESSAGES: Record<string, readonly string[]> = {
 };
 
 describe('the synthesized manifests on a real API server', () => {
+  let unlock: (() => void) | undefined;
+  afterAll(() => unlock?.());
+
   beforeAll(async () => {
+    unlock = await lockCluster('crds.test.ts');
     await applyFile(fileOf('crds'));
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
-  });
+  }, 600_000);
 
   it('establishes the five CRDs', async () => {
     for (const kind of ALL_KINDS) {

@@ -17,6 +17,7 @@ import { createServiceUser, type ServiceUser } from '../support/keystone-fixture
 import { exists, getJson } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
 import { synthesizeManifests } from '../support/synth';
+import { lockCluster } from '../support/cluster-lock';
 
 jest.setTimeout(600_000);
 
@@ -71,7 +72,10 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
       (e: Error) => e.message,
     );
 
+  let unlock: (() => void) | undefined;
+
   beforeAll(async () => {
+    unlock = await lockCluster('pulumi-kubernetes.test.ts');
     spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO });
     if (!existsSync(join(REPO, 'lib', 'examples', 'pulumi', 'kubernetes.js'))) throw new Error('npm run build produced no lib/examples/pulumi/kubernetes.js');
     user = await createServiceUser('pulumi-kube');
@@ -84,9 +88,10 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
     await ok(['config', 'set', 'kubeconfig', process.env.KAC_KUBECONFIG as string]);
     await ok(['config', 'set', 'namespace', NS]);
     await ok(['config', 'set', 'distDir', synthesizeManifests()]);
-  });
+  }, 600_000);
 
   afterAll(async () => {
+    unlock?.();
     await user?.cleanup();
   });
 

@@ -1,0 +1,26 @@
+/**
+ * One API server serves the whole run, and two e2e files install the same cluster-scoped objects (the project's CRDs) and
+ * the same operator: `crds.test.ts` applies them, `pulumi-kubernetes.test.ts` deploys and destroys them with Pulumi. Run
+ * at once in two Jest workers, one's apply meets the other's field managers, or its CRDs vanish under a `pulumi destroy`.
+ * This lock (an atomic `mkdir` in the run's work dir) lets such files take the cluster one at a time.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Waits for the cluster, holds it, and returns the function that lets it go. */
+export async function lockCluster(holder: string, timeoutMs = 600_000): Promise<() => void> {
+  const path = join(process.env.KAC_TEST_WORKDIR ?? tmpdir(), 'kube-project-objects.lock');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(path);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() > deadline) throw new Error(`${holder}: the cluster lock ${path} was not released within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  return () => rmSync(path, { recursive: true, force: true });
+}
