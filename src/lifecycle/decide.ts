@@ -281,7 +281,8 @@ class Step {
   private deliveryCondition(): { status: 'True' | 'False'; reason: string; message: string } {
     const delivery = this.world.delivery;
     if (delivery.state === 'foreign') {
-      return { status: 'False', reason: DeliveryReason.DeliveryRefused, message: `a Secret ${this.order.secretName ?? ''} exists that this order does not own; it is never taken over`.replace('  ', ' ') };
+      const name = this.order.secretName !== undefined ? `a Secret ${this.order.secretName}` : 'a Secret of the delivered name';
+      return { status: 'False', reason: DeliveryReason.DeliveryRefused, message: `${name} exists that this order does not own; it is never taken over` };
     }
     const liveId = this.status.credentialID;
     const carries = this.delivered === this.live || (delivery.state === 'delivered' && delivery.intact && delivery.credentialId === liveId);

@@ -18,20 +18,11 @@ import {
   renderCloudsYaml,
 } from '../../src/keystone';
 import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
+import { failureOf } from '../support/keystone-error';
 
 const newSecret = (): string => randomBytes(32).toString('base64url');
 const inOneHour = (): Date => new Date(Date.now() + 3600_000 + 123);
 
-/** Resolves with the rejection of `promise`, failing the test when it resolves. */
-async function failureOf(promise: Promise<unknown>): Promise<KeystoneError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(KeystoneError);
-    return error as KeystoneError;
-  }
-  throw new Error('expected a KeystoneError');
-}
 
 /** A port nothing listens on (bound, then released). */
 function closedPort(): Promise<number> {

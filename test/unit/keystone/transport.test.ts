@@ -4,18 +4,10 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KeystoneError, KeystoneTransport } from '../../../src/keystone';
+import { KeystoneTransport } from '../../../src/keystone';
 import { AUTH_URL, FakeKeystone, json, keystoneError } from './fake-keystone';
+import { failureOf } from '../../support/keystone-error';
 
-async function failureOf(promise: Promise<unknown>): Promise<KeystoneError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(KeystoneError);
-    return error as KeystoneError;
-  }
-  throw new Error('expected a KeystoneError');
-}
 
 describe('KeystoneTransport', () => {
   test('validates the auth URL', () => {
