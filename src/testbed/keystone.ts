@@ -9,7 +9,7 @@
  * listen backlog of 128 instead of wsgiref's 5, which drops SYNs under bursts of parallel logins.
  */
 import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
@@ -173,6 +173,25 @@ def main():
 main()
 `;
 
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const ALPHANUMERIC = `${LETTERS}0123456789`;
+
+/**
+ * The generator of every password the testbed makes. A password is handed to `keystone-manage bootstrap
+ * --bootstrap-password <password>`, whose option parser takes a value starting with `-` for an option and fails (base64url
+ * began with `-` about one start in 64). So a password is 32 characters, all alphanumeric, the first a letter: no command
+ * line can read it as an option, and it holds about 190 bits (one of 52, then 31 of 62, each from `randomInt`, unbiased).
+ * An object, so a test can see that {@link startLocalKeystone} asks this generator for its password.
+ */
+export const passwords = {
+  /** A new random password: a letter, then 31 letters or digits. */
+  generate(): string {
+    let password = LETTERS[randomInt(LETTERS.length)];
+    while (password.length < 32) password += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+    return password;
+  },
+};
+
 function keystoneConf(dir: string, bcryptRounds: number): string {
   return `# Written by keystone-appcred's testbed (see src/testbed/keystone.ts).
 [DEFAULT]
@@ -271,9 +290,10 @@ function delay(ms: number): Promise<void> {
  * Sets up and starts a Keystone on 127.0.0.1 and resolves once `GET /v3` answers 200.
  *
  * Setup runs `keystone-manage db_sync` (switching SQLite to WAL right after), `fernet_setup` (token and receipt keys) and
- * `credential_setup` owned by the current user and group, then `bootstrap` with a random admin password: user `admin`,
- * project `admin`, role `admin` (bootstrap also creates `member` and `reader`), region `RegionOne` and identity endpoints
- * at the instance's URL.
+ * `credential_setup` owned by the current user and group, then `bootstrap` with a random admin password from
+ * {@link passwords} (alphanumeric, starting with a letter, so `--bootstrap-password` never reads it as an option): user
+ * `admin`, project `admin`, role `admin` (bootstrap also creates `member` and `reader`), region `RegionOne` and identity
+ * endpoints at the instance's URL.
  *
  * Requires Debian's `python3-keystone`; it never installs anything itself.
  */
@@ -283,6 +303,7 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
     throw new Error(`local keystone: bcryptRounds (${bcryptRounds}) must be an integer from 4 to 31`);
   }
   const log = options.log ?? ((): void => undefined);
+  const adminPassword = passwords.generate();
   await ensureKeystoneInstalled(options.install ?? false, options.log);
 
   const dir = resolve(options.dir);
@@ -295,7 +316,6 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
     writeFileSync(config, keystoneConf(dir, bcryptRounds));
     const scriptFile = join(dir, 'serve-keystone.py');
     writeFileSync(scriptFile, SERVER_SCRIPT);
-    const adminPassword = randomBytes(24).toString('base64url');
     const plan = {
       config,
       database: join(dir, 'keystone.db'),
