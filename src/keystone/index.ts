@@ -10,3 +10,6 @@ export * from './projects';
 export * from './roles';
 export * from './clouds-yaml';
 export * from './credential-port';
+export * from './domains';
+export * from './version';
+export * from './password-cloud';

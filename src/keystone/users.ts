@@ -14,6 +14,8 @@ export interface User {
   readonly domainId: string;
   readonly enabled: boolean;
   readonly defaultProjectId?: string;
+  /** Free text; the identity plane records its ownership marker here (see src/plane/naming.ts). */
+  readonly description?: string;
 }
 
 /** What {@link Users.create} needs. */
@@ -86,5 +88,6 @@ function userOf(reply: Reply): User {
     domainId: reply.string('domain_id'),
     enabled: reply.optionalBoolean('enabled') ?? true,
     defaultProjectId: reply.optionalString('default_project_id'),
+    description: reply.optionalString('description') || undefined,
   };
 }
