@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { Duration } from '../api';
 import { runDemo } from './demo';
+import { manifestsCommand } from './manifests';
 
 function duration(field: string) {
   return (value: string): string => {
@@ -31,6 +32,7 @@ export function program(): Command {
     .action(async (opts: { seconds: number; interval: string; grace: string }) => {
       await runDemo({ seconds: opts.seconds, interval: opts.interval, gracePeriod: opts.grace });
     });
+  cli.addCommand(manifestsCommand());
   return cli;
 }
 

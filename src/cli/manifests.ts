@@ -1,0 +1,211 @@
+/**
+ * `keystone-appcred manifests`: the CRDs, the operator and (with `--sample`) a sample set of orders as multi-document
+ * YAML on stdout, synthesized from the construct library (`keystone-appcred/cdk8s`), for `kubectl apply -f -` without a
+ * cdk8s app of one's own.
+ *
+ * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
+ * command runs, so the rest of the command line works without them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import type * as Library from '../../constructs';
+
+/** What {@link renderManifests} synthesizes. */
+export interface ManifestsOptions {
+  /** The operator image repository, without tag or digest. */
+  readonly image: string;
+  /** The operator image tag. */
+  readonly tag: string;
+  /** OpenBao's http(s) address. @default "https://openbao.openbao.svc:8200" */
+  readonly openBaoAddress?: string;
+  /** The OpenBao role of the Kubernetes auth method (ignored with `openBaoTokenSecret`). @default "keystone-appcred-operator" */
+  readonly openBaoRole?: string;
+  /** Authenticate to OpenBao with a token from this Secret (key `token`) instead of the Kubernetes auth method. @default none */
+  readonly openBaoTokenSecret?: string;
+  /** The operator's namespace. @default "keystone-appcred-system" */
+  readonly namespace?: string;
+  /** Add the sample orders (ControlPlane `openstack/cp` assigning `tenant-a`, and a ServiceOwner `workflow` there). @default false */
+  readonly sample?: boolean;
+}
+
+/** OpenBao's address when `--openbao-address` is not given. */
+export const DEFAULT_OPENBAO_ADDRESS = 'https://openbao.openbao.svc:8200';
+/** The OpenBao role when `--openbao-role` is not given. */
+export const DEFAULT_OPENBAO_ROLE = 'keystone-appcred-operator';
+
+/** The peer dependencies the construct library needs at run time. */
+const PEERS = ['cdk8s', 'constructs', 'cdk8s-plus-33'] as const;
+
+/** The option each construct prop comes from, to name it in an error. */
+const OPTION_OF: Readonly<Record<string, string>> = {
+  image: '--image',
+  tag: '--image',
+  namespace: '--namespace',
+  'openBao.address': '--openbao-address',
+  'openBao.auth.role': '--openbao-role',
+  'openBao.auth.secretName': '--openbao-token-secret',
+};
+
+/** An `--image` value: the repository, the tag, and the text as given. */
+export interface ParsedImage {
+  readonly image: string;
+  readonly tag: string;
+  readonly given: string;
+}
+
+/** The version in this package's package.json (the default image tag). */
+export function packageVersion(): string {
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'keystone-appcred' && pkg.version) return pkg.version;
+    }
+    if (dirname(dir) === dir) throw new Error('keystone-appcred: package.json not found above ' + __dirname);
+  }
+}
+
+/**
+ * Splits `IMAGE[:TAG]` into the repository and the tag (default: this package's version). A colon before the last `/`
+ * belongs to a registry port (`registry:5000/kac`). Digests are refused: the operator's image is a repository and a tag.
+ * Throws an {@link InvalidArgumentError} with the reason (commander prefixes the option and the value).
+ */
+export function parseImage(value: string): ParsedImage {
+  const fail = (why: string): never => {
+    throw new InvalidArgumentError(why);
+  };
+  if (value.includes('@')) fail('digests are not supported; give IMAGE or IMAGE:TAG');
+  const slash = value.lastIndexOf('/');
+  const colon = value.lastIndexOf(':');
+  const image = colon > slash ? value.slice(0, colon) : value;
+  const tag = colon > slash ? value.slice(colon + 1) : packageVersion();
+  if (image === '') fail('the image repository is empty');
+  if (tag === '') fail('the tag after ":" is empty');
+  return { image, tag, given: value };
+}
+
+function loadLibrary(): typeof Library {
+  try {
+    // Loaded here, not at the top: the construct library needs the optional peer dependencies.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('../../constructs') as typeof Library;
+  } catch (error) {
+    const missing = PEERS.find((peer) => (error as { code?: unknown }).code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes(`'${peer}'`));
+    if (missing === undefined) throw error;
+    throw new Error(`manifests needs the optional peer dependencies ${PEERS.join(', ')} (${missing} is not installed): npm install ${PEERS.join(' ')}`);
+  }
+}
+
+/**
+ * Rewrites a construct's prop error (`<path>: openBao.address ("x") must be ...`) to name the command-line option and
+ * the value given there; any other error is returned as it is.
+ */
+export function asOptionError(error: unknown, given: Readonly<Record<string, string | undefined>>): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /^\S+: (\S+) \((.*)\) (.*)$/s.exec(message);
+  const option = match ? OPTION_OF[match[1]] : undefined;
+  if (!match || option === undefined) return error instanceof Error ? error : new Error(message);
+  const [, prop, value, rule] = match;
+  // The construct's hint about its separate `tag` prop means nothing on the command line.
+  const reason = prop === 'image' ? `the repository ${value} must be lower-case letters, digits, ".", "_", "-", "/" and a registry ":port"` : `${prop} ${rule}`;
+  return new Error(`${option} (${JSON.stringify(given[option] ?? JSON.parse(value))}): ${reason}`);
+}
+
+/**
+ * The manifests as multi-document YAML: the five CRDs, then the operator, then (with `sample`) the sample namespaces and
+ * orders. A refused value throws the construct's error, which names the prop and the value
+ * (`manifests/operator/Operator: namespace ("Apps") must be a DNS label ...`); a missing peer dependency throws an
+ * error that names it and the install command.
+ */
+export function renderManifests(options: ManifestsOptions): string {
+  const lib = loadLibrary();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cdk8s = require('cdk8s') as typeof import('cdk8s');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { k8s } = require('cdk8s-plus-33') as typeof import('cdk8s-plus-33');
+  // synthYaml() writes nothing; the outdir is never created.
+  const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
+  const crds = new cdk8s.Chart(app, 'crds');
+  new lib.Crds(crds, 'Crds');
+  const operator = new cdk8s.Chart(app, 'operator');
+  new lib.Operator(operator, 'Operator', {
+    image: options.image,
+    tag: options.tag,
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    openBao: {
+      address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
+      auth:
+        options.openBaoTokenSecret !== undefined
+          ? { method: 'token', secretName: options.openBaoTokenSecret }
+          : { method: 'kubernetes', role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE },
+    },
+  });
+  if (options.sample) {
+    const samples = new cdk8s.Chart(app, 'samples');
+    for (const name of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
+    const controlPlane = new lib.ControlPlane(samples, 'ControlPlane', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', caBundleSecretRef: { name: 'keystone-ca' } },
+      adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+      namespaceAssignments: [{ namespace: 'tenant-a', allowedRoles: ['member', 'reader'] }],
+    });
+    new lib.ServiceOwner(samples, 'Workflow', { namespace: 'tenant-a', controlPlaneRef: controlPlane.ref, name: 'workflow', role: 'member' });
+  }
+  return app.synthYaml();
+}
+
+/** Where {@link manifestsCommand} writes. */
+export interface ManifestsIo {
+  /** Receives the YAML. @default process.stdout.write */
+  readonly write?: (text: string) => void;
+}
+
+interface CommandOptions {
+  readonly image: ParsedImage;
+  readonly openbaoAddress: string;
+  readonly openbaoRole: string;
+  readonly openbaoTokenSecret?: string;
+  readonly namespace: string;
+  readonly sample?: boolean;
+}
+
+/**
+ * The `manifests` subcommand, for `program().addCommand(...)`. A refused value fails the command with an error that
+ * names the option and the value as given (`--namespace ("Apps"): namespace must be a DNS label ...`).
+ */
+export function manifestsCommand(io: ManifestsIo = {}): Command {
+  const write = io.write ?? ((text: string): void => void process.stdout.write(text));
+  return new Command('manifests')
+    .description('print the CRDs, the operator and optionally sample orders as multi-document YAML, for `kubectl apply --server-side -f -`')
+    .requiredOption('--image <IMAGE[:TAG]>', "the operator's image; the tag defaults to this package's version", parseImage)
+    .option('--openbao-address <url>', 'the OpenBao address the operator backs credentials up to', DEFAULT_OPENBAO_ADDRESS)
+    .option('--openbao-role <role>', 'the OpenBao role of the Kubernetes auth method', DEFAULT_OPENBAO_ROLE)
+    .option('--openbao-token-secret <name>', "authenticate to OpenBao with the token in this Secret (key `token`) of the operator's namespace")
+    .option('--namespace <name>', "the operator's namespace", 'keystone-appcred-system')
+    .option('--sample', 'add sample orders: ControlPlane openstack/cp assigning tenant-a, and the ServiceOwner workflow there (apply the CRDs first)')
+    .action((opts: CommandOptions) => {
+      const options: ManifestsOptions = {
+        image: opts.image.image,
+        tag: opts.image.tag,
+        openBaoAddress: opts.openbaoAddress,
+        openBaoRole: opts.openbaoRole,
+        ...(opts.openbaoTokenSecret !== undefined ? { openBaoTokenSecret: opts.openbaoTokenSecret } : {}),
+        namespace: opts.namespace,
+        sample: opts.sample === true,
+      };
+      let yaml: string;
+      try {
+        yaml = renderManifests(options);
+      } catch (error) {
+        throw asOptionError(error, {
+          '--image': opts.image.given,
+          '--namespace': opts.namespace,
+          '--openbao-address': opts.openbaoAddress,
+          '--openbao-role': opts.openbaoRole,
+          '--openbao-token-secret': opts.openbaoTokenSecret,
+        });
+      }
+      write(yaml);
+    });
+}

@@ -1,0 +1,123 @@
+/**
+ * `keystone-appcred manifests`: the YAML it prints (CRDs, operator, optional samples) and its errors, which name the
+ * option and the value and carry no stack trace.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CommanderError } from 'commander';
+import { parseAllDocuments } from 'yaml';
+import { program } from '../../../src/cli/main';
+import { manifestsCommand, packageVersion, parseImage } from '../../../src/cli/manifests';
+
+const REPO = resolve(__dirname, '..', '..', '..');
+
+interface Doc {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly spec?: { readonly template?: { readonly spec?: { readonly containers?: readonly { image: string; env?: readonly { name: string; value?: string }[] }[] } } };
+}
+
+/** Runs `manifests ...args` in-process; resolves with the YAML documents, rejects with the error the CLI would print. */
+async function run(...args: string[]): Promise<Doc[]> {
+  let out = '';
+  let err = '';
+  const command = manifestsCommand({ write: (text) => (out += text) })
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => (err += text), writeOut: (text) => (out += text) });
+  try {
+    await command.parseAsync(args, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) throw new Error(err.trim());
+    throw error;
+  }
+  return parseAllDocuments(out).map((d) => d.toJSON() as Doc);
+}
+
+const names = (docs: readonly Doc[]): string[] => docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`);
+const container = (docs: readonly Doc[]) => docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0];
+
+describe('keystone-appcred manifests', () => {
+  it('is a subcommand of the CLI', () => {
+    expect(program().commands.map((c) => c.name())).toContain('manifests');
+  });
+
+  it('prints the five CRDs, then the operator, and no orders without --sample', async () => {
+    const docs = await run('--image', 'registry.example:5000/platform/keystone-appcred:1.2.3');
+    expect(docs.slice(0, 5).map((d) => d.kind)).toEqual(Array(5).fill('CustomResourceDefinition'));
+    expect(docs.slice(0, 5).map((d) => d.metadata.name).sort()).toEqual([
+      'controlplanes.c5c3.io',
+      'keystoneapplicationcredentials.c5c3.io',
+      'keystoneprojects.c5c3.io',
+      'keystoneroleassignments.c5c3.io',
+      'keystoneusers.c5c3.io',
+    ]);
+    expect(names(docs.slice(5))).toEqual([
+      'Namespace//keystone-appcred-system',
+      'ServiceAccount/keystone-appcred-system/keystone-appcred-operator',
+      'ClusterRole//keystone-appcred-operator',
+      'ClusterRoleBinding//keystone-appcred-operator',
+      'Role/keystone-appcred-system/keystone-appcred-operator-leader-election',
+      'RoleBinding/keystone-appcred-system/keystone-appcred-operator-leader-election',
+      'Deployment/keystone-appcred-system/keystone-appcred-operator',
+      'Service/keystone-appcred-system/keystone-appcred-operator-metrics',
+      'PodDisruptionBudget/keystone-appcred-system/keystone-appcred-operator',
+    ]);
+    expect(container(docs)?.image).toBe('registry.example:5000/platform/keystone-appcred:1.2.3');
+    expect(container(docs)?.env).toEqual(
+      expect.arrayContaining([
+        { name: 'KAC_OPENBAO_ADDRESS', value: 'https://openbao.openbao.svc:8200' },
+        { name: 'KAC_OPENBAO_AUTH_METHOD', value: 'kubernetes' },
+        { name: 'KAC_OPENBAO_ROLE', value: 'keystone-appcred-operator' },
+      ]),
+    );
+  });
+
+  it('takes the namespace, OpenBao settings and the sample orders from the options', async () => {
+    const docs = await run('--image', 'kac', '--namespace', 'platform', '--openbao-address', 'http://bao.vault:8200', '--openbao-token-secret', 'bao-token', '--sample');
+    expect(docs.filter((d) => d.metadata.namespace === 'keystone-appcred-system')).toEqual([]);
+    expect(docs.find((d) => d.kind === 'Deployment')?.metadata.namespace).toBe('platform');
+    expect(container(docs)?.image).toBe(`kac:${packageVersion()}`);
+    expect(container(docs)?.env).toEqual(expect.arrayContaining([{ name: 'KAC_OPENBAO_ADDRESS', value: 'http://bao.vault:8200' }, { name: 'KAC_OPENBAO_AUTH_METHOD', value: 'token' }]));
+    expect(names(docs.filter((d) => d.apiVersion === 'c5c3.io/v1alpha1'))).toEqual([
+      'ControlPlane/openstack/cp',
+      'KeystoneProject/tenant-a/workflow-project',
+      'KeystoneUser/tenant-a/workflow',
+      'KeystoneRoleAssignment/tenant-a/workflow-role',
+      'KeystoneApplicationCredential/tenant-a/workflow-appcred',
+    ]);
+    expect(names(docs.filter((d) => d.kind === 'Namespace'))).toEqual(['Namespace//platform', 'Namespace//openstack', 'Namespace//tenant-a']);
+  });
+
+  it('defaults the tag to the package version', () => {
+    expect(packageVersion()).toBe((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(parseImage('kac')).toEqual({ image: 'kac', tag: packageVersion(), given: 'kac' });
+    expect(parseImage('localhost:5000/kac')).toEqual({ image: 'localhost:5000/kac', tag: packageVersion(), given: 'localhost:5000/kac' });
+    expect(parseImage('localhost:5000/kac:v2')).toEqual({ image: 'localhost:5000/kac', tag: 'v2', given: 'localhost:5000/kac:v2' });
+  });
+
+  it.each([
+    [['--sample'], "error: required option '--image <IMAGE[:TAG]>' not specified"],
+    [['--image', 'kac@sha256:0123'], "error: option '--image <IMAGE[:TAG]>' argument 'kac@sha256:0123' is invalid. digests are not supported; give IMAGE or IMAGE:TAG"],
+    [['--image', 'kac:'], "error: option '--image <IMAGE[:TAG]>' argument 'kac:' is invalid. the tag after \":\" is empty"],
+    [['--image', 'Platform/KAC:1'], '--image ("Platform/KAC:1"): the repository "Platform/KAC" must be lower-case letters, digits, ".", "_", "-", "/" and a registry ":port"'],
+    [['--image', 'kac:bad!tag'], '--image ("kac:bad!tag"): tag must be a Docker tag: letters, digits, _ . -, at most 128 characters'],
+    [['--image', 'kac', '--namespace', 'Platform'], '--namespace ("Platform"): namespace must be a DNS label of at most 63 characters'],
+    [['--image', 'kac', '--openbao-address', 'bao:8200'], '--openbao-address ("bao:8200"): openBao.address must be an http or https URL'],
+    [['--image', 'kac', '--openbao-token-secret', 'Bao_Token'], '--openbao-token-secret ("Bao_Token"): openBao.auth.secretName must name a Secret in the operator\'s namespace'],
+    [['--image', 'kac', '--openbao-role', ''], '--openbao-role (""): openBao.auth.role must name the OpenBao role bound to the operator\'s service account'],
+  ])('refuses %j naming the option and the value', async (args, message) => {
+    await expect(run(...args)).rejects.toThrow(message);
+  });
+
+  it('prints a refused value as one line on stderr, without a stack trace, and exits 1', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'cli', 'main.ts'), 'manifests', '--image', 'kac', '--namespace', 'Platform'], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('keystone-appcred: --namespace ("Platform"): namespace must be a DNS label of at most 63 characters\n');
+  });
+});
