@@ -21,6 +21,7 @@ import {
   type KeystoneApplicationCredentialStatus,
 } from '../api';
 import type { Action, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import { carriedGenerations, rebuild } from './recorded';
 import * as rotation from './rotation';
 
 type Status = KeystoneApplicationCredentialStatus;
@@ -28,10 +29,32 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Decides the next step of `order`; see the module comment. */
 export function decide(order: LifecycleOrder, observations: Observations, now: Date): Plan {
-  const observed: Status = { ...order.status, observedGeneration: order.generation ?? order.status.observedGeneration };
+  const observed = observedStatus(order);
   if (order.deleting) return teardown(observed, observations);
   if (observations.admission) return frozen(observed, observations.admission.reason, observations.admission.message, now);
   return new Step(order, observations, now, observed).plan();
+}
+
+/** One action of a pass failed: what went wrong, for the conditions. Carries the error text, never a secret. */
+export interface Failure {
+  readonly action: Action;
+  readonly message: string;
+}
+
+/**
+ * The status to record when an action of the pass failed: what was observed before the pass acted (the status rebuilt
+ * from it), with conditions that say what is wrong: `CredentialError` for a Keystone or parked-secret step,
+ * `BackupNotSynced` for the backup, `DeliveryError` for the Secret. `secretName` stays only while the observed Secret
+ * carries the delivered credential. The next pass observes again and continues from there.
+ */
+export function decideFailure(order: LifecycleOrder, observations: Observations, failure: Failure, now: Date): KeystoneApplicationCredentialStatus {
+  const observed = observedStatus(order);
+  if (order.deleting || observations.admission) return observed;
+  return new Step(order, observations, now, observed, failure).failed();
+}
+
+function observedStatus(order: LifecycleOrder): Status {
+  return { ...order.status, observedGeneration: order.generation ?? order.status.observedGeneration };
 }
 
 /**
@@ -47,13 +70,18 @@ function frozen(status: Status, reason: AdmissionReason, message: string, now: D
   return { status: { ...status, conditions }, actions: [] };
 }
 
-/** Deletion: every generation the order holds is deleted in Keystone, then the backup, the parked secrets, the Secret. */
+/**
+ * Deletion: every generation the order holds is deleted in Keystone, then the backup (its metadata and every version,
+ * whatever the latest version reads: a soft-deleted one reads as empty), the parked secrets, the Secret. While Keystone
+ * cannot be listed nothing is deleted and the order is not released: what it holds there is unknown.
+ */
 function teardown(status: Status, world: Observations): Plan {
+  if (world.keystoneError !== undefined) return { status, actions: [] };
   const actions: Action[] = [];
   for (const record of world.generations) {
     if (record.credential) actions.push({ type: 'delete', generation: record.generation, id: record.credential.id, why: 'teardown' });
   }
-  if (world.backup?.credentialId !== undefined) actions.push({ type: 'remove-backup', why: 'teardown' });
+  if (world.backup !== undefined) actions.push({ type: 'remove-backup', why: 'teardown' });
   for (const record of world.generations) {
     if (record.parked || record.failure !== undefined) actions.push({ type: 'discard', generation: record.generation, why: 'teardown' });
   }
@@ -67,6 +95,10 @@ class Step {
   private readonly actions: Action[] = [];
   private readonly status: Mutable<Status>;
   private readonly records: ReadonlyMap<number, GenerationRecord>;
+  /** Generations whose credential the Secret or the backup carries: never deleted outside teardown. */
+  private readonly carried: ReadonlySet<number>;
+  /** Whether this pass knows what Keystone holds. */
+  private readonly keystoneKnown: boolean;
   /** The successor this step continues, if a rotation is under way. */
   private successor?: GenerationRecord;
   /** Why a new rotation started in this step, if one did. */
@@ -80,36 +112,62 @@ class Step {
     private readonly world: Observations,
     private readonly now: Date,
     observed: Status,
+    private readonly failure?: Failure,
   ) {
-    this.status = { ...observed };
     this.records = new Map(world.generations.map((r) => [r.generation, r]));
+    this.keystoneKnown = world.keystoneError === undefined;
+    this.carried = new Set(carriedGenerations(world, this.records));
+    this.status = rebuild(observed, world, this.records, order.spec, now);
   }
 
   plan(): Plan {
     if (!this.world.gate) {
-      this.sweep();
-      this.clearStrays();
-      if (this.successor) this.continueRotation(this.successor);
-      else this.maybeStartRotation();
-      if (this.delivered === undefined && this.started === undefined) this.repair();
+      if (this.keystoneKnown) {
+        this.sweep();
+        this.clearStrays();
+      }
+      // The delivered credential is repaired before anything that needs Keystone, so a failing mint cannot keep a
+      // deleted Secret absent; a switch in this step rewrites the Secret anyway.
+      const next = this.successor;
+      if (next && this.switchable(next)) this.switchTo(next);
+      else {
+        this.repair();
+        if (!this.keystoneKnown) {
+          // nothing that needs Keystone this pass
+        } else if (next) this.continueRotation(next);
+        else this.maybeStartRotation();
+      }
       if (this.status.credentialGeneration !== undefined) this.reschedule();
     }
     this.report();
     return {
       status: this.status,
       actions: this.actions,
-      ...(this.world.gate ? {} : { wakeAt: rotation.wakeAt(this.status) }),
+      ...(this.world.gate || !this.keystoneKnown ? {} : { wakeAt: rotation.wakeAt(this.status, this.now, this.successorDeadline()) }),
     };
+  }
+
+  /** The status of a pass whose action failed: the observed state, with conditions that say what is wrong. */
+  failed(): Status {
+    this.report();
+    return this.status;
   }
 
   private get live(): number {
     return rotation.liveGeneration(this.status);
   }
 
+  /** The delivered credential's id: from Keystone when it could be listed, else as recorded. */
+  private get liveCredentialId(): string | undefined {
+    if (this.keystoneKnown) return this.records.get(this.live)?.credential?.id;
+    return this.status.credentialID;
+  }
+
   /** Step 3 of a rotation: once previousCredentialDeleteAt has passed, the superseded credential is deleted, then forgotten. */
   private sweep(): void {
     if (!rotation.sweepDue(this.status, this.now)) return;
     const generation = this.status.previousCredentialGeneration as number;
+    if (this.carried.has(generation)) return; // still carried by the Secret or the backup: the repair comes first
     this.remove(this.records.get(generation), 'grace period over');
     delete this.status.previousCredentialID;
     delete this.status.previousCredentialGeneration;
@@ -128,16 +186,28 @@ class Step {
     if (head && !(head.failure !== undefined && this.order.spec.credentialGeneration > head.generation)) this.successor = head;
     for (const record of this.records.values()) {
       if (record.generation === this.live || record.generation === previous || record === this.successor) continue;
-      if (record.generation === this.order.status.previousCredentialGeneration) continue; // swept above
+      if (record.generation === this.order.status.previousCredentialGeneration && !this.carried.has(record.generation)) continue; // swept above
       const why = record.generation > this.live ? (record.failure !== undefined ? 'failed successor superseded by a raised generation' : 'stale successor') : 'stray generation';
       this.remove(record, why);
     }
   }
 
+  /** Deletes a generation's credential and forgets its secret; never one the Secret or the backup carries. */
   private remove(record: GenerationRecord | undefined, why: string): void {
-    if (!record) return;
+    if (!record || this.carried.has(record.generation)) return;
     if (record.credential) this.actions.push({ type: 'delete', generation: record.generation, id: record.credential.id, why });
     if (record.parked || record.failure !== undefined) this.actions.push({ type: 'discard', generation: record.generation, why });
+  }
+
+  /**
+   * A successor is switched to once Keystone holds it, its secret is parked, it stays valid long enough, the backup is
+   * known, and the Secret is the order's to write.
+   */
+  private switchable(next: GenerationRecord): boolean {
+    if (!next.parked || !next.credential) return false;
+    if (!rotation.successorUsable(next.credential.expiresAt, this.order.spec, this.now)) return false;
+    if (this.world.backup?.error !== undefined) return false; // the backup comes first, and it cannot be reached
+    return this.world.delivery.state !== 'foreign'; // DeliveryRefused: never taken over, so never switched
   }
 
   /** A rotation already under way is continued, never restarted. */
@@ -154,15 +224,20 @@ class Step {
       this.actions.push({ type: 'mint', generation: g, name: credentialName(this.order.prefix, g), ...this.expiry(), why: 'continue rotation' });
       return;
     }
-    this.switchTo(next);
+    if (!rotation.successorUsable(next.credential.expiresAt, this.order.spec, this.now)) {
+      // Its switch was held up until it (nearly) expired: it was never delivered, so it is replaced.
+      this.actions.push({ type: 'delete', generation: g, id: next.credential.id, why: 'successor expired before its switch' });
+      this.mint(g, 'successor expired before its switch; re-created');
+    }
+    // Otherwise the switch waits: for the backup, or for a Secret the order may write (DeliveryRefused).
   }
 
   /** Starts a rotation when a trigger holds and no grace period runs. */
   private maybeStartRotation(): void {
-    const why = rotation.trigger(this.order, this.records.get(this.live), this.now);
+    const why = rotation.trigger({ ...this.order, status: this.status }, this.records.get(this.live), this.now);
     if (why === undefined || !rotation.mayStart(this.status)) return;
     const highest = Math.max(0, ...this.records.keys());
-    const g = rotation.targetGeneration(this.order, highest);
+    const g = rotation.targetGeneration({ ...this.order, status: this.status }, highest);
     this.started = { generation: g, why: rotation.describe(why, this.order) };
     this.mint(g, this.started.why);
   }
@@ -178,14 +253,20 @@ class Step {
     return expiresAt ? { expiresAt } : {};
   }
 
+  /** When a successor waiting for its switch must be replaced, if one waits. */
+  private successorDeadline(): Date | undefined {
+    const expiresAt = this.successor?.credential?.expiresAt;
+    if (expiresAt === undefined || this.delivered === this.successor?.generation) return undefined;
+    return rotation.replaceAt(expiresAt, this.order.spec);
+  }
+
   /**
    * Step 2 of a rotation, once Keystone holds the successor: the backup takes the new document first, then the delivered
    * Secret, then the status switches; the superseded credential stays for the grace period.
    */
   private switchTo(next: GenerationRecord): void {
     const credential = next.credential as { id: string; expiresAt?: Date };
-    if (this.world.delivery.state === 'foreign') return; // DeliveryRefused: never taken over, so never switched
-    this.writeDocument(next.generation, 'switch');
+    this.writeDocument(next.generation, credential.id, 'switch', true);
     const superseded = this.records.get(this.live);
     if (superseded?.credential) {
       this.status.previousCredentialID = superseded.credential.id;
@@ -200,37 +281,53 @@ class Step {
     this.reschedule();
   }
 
-  private writeDocument(generation: number, why: string): void {
-    const id = this.records.get(generation)?.credential?.id;
-    if (this.world.backup && this.world.backup.credentialId !== id) {
-      this.actions.push({ type: 'backup', generation, why });
+  /**
+   * The backup first, then the Secret (spec, Delivered Secret: "The backup comes first"). A repair of the delivered
+   * generation while the backup cannot be read still rewrites the Secret: that document was backed up at its switch,
+   * and its consumers need it now.
+   */
+  private writeDocument(generation: number, credentialId: string, why: string, switching: boolean): void {
+    const backup = this.world.backup;
+    if (backup && backup.error === undefined && backup.credentialId !== credentialId) {
+      this.actions.push({ type: 'backup', generation, credentialId, why });
       this.backedUp = generation;
     }
-    this.actions.push({ type: 'deliver', generation, why });
+    if (switching && backup?.error !== undefined) return;
+    this.actions.push({ type: 'deliver', generation, credentialId, why });
     this.delivered = generation;
   }
 
   private reschedule(): void {
     const next = rotation.scheduledRotation({ ...this.order, status: this.status });
-    if (next) this.status.nextRotation = formatDeadline(next);
+    if (next) this.status.nextRotation = formatTime(next);
     else delete this.status.nextRotation;
   }
 
   /**
    * The delivered credential is kept whole: the backup and the Secret are rewritten when they do not carry it (an edited
-   * key is rewritten, a deleted Secret is written again, backup first).
+   * key is rewritten, a deleted Secret is written again, backup first). It needs only the parked secret and the
+   * credential's id, so it runs while Keystone is unreachable too.
    */
   private repair(): void {
+    const id = this.liveCredentialId;
     const live = this.records.get(this.live);
-    if (!live?.parked || !live.credential) return;
+    if (id === undefined || !live?.parked) return;
     const delivery = this.world.delivery;
     if (delivery.state === 'foreign') return;
-    const backupStale = this.world.backup !== undefined && this.world.backup.credentialId !== live.credential.id;
-    const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== live.credential.id || !delivery.intact;
-    if (backupStale || deliveryStale) this.writeDocument(live.generation, delivery.state === 'absent' ? 'Secret missing' : 'Secret repaired');
+    const backupStale = this.world.backup !== undefined && this.world.backup.error === undefined && this.world.backup.credentialId !== id;
+    const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== id || !delivery.intact;
+    if (backupStale || deliveryStale) this.writeDocument(live.generation, id, delivery.state === 'absent' ? 'Secret missing' : 'Secret repaired', false);
   }
 
-  /** The conditions, as they will read once this step's actions succeeded. */
+  /** Whether the Secret carries the delivered credential once this step's actions succeeded. */
+  private get secretCarriesLive(): boolean {
+    if (this.live === 0) return false;
+    if (this.delivered === this.live) return true;
+    const delivery = this.world.delivery;
+    return delivery.state === 'delivered' && delivery.intact && delivery.credentialId === this.status.credentialID;
+  }
+
+  /** The conditions, as they will read once this step's actions succeeded (or, for a failed step, as things stand). */
   private report(): void {
     const credential = this.credentialCondition();
     const delivery = this.deliveryCondition();
@@ -248,7 +345,8 @@ class Step {
       generation,
     );
     this.status.conditions = conditions;
-    if (delivery.reason === DeliveryReason.Delivered && this.order.secretName !== undefined) {
+    // spec, Status: secretName and secretKeys appear once the Secret carries the current credential, and only then.
+    if (this.secretCarriesLive && this.order.secretName !== undefined && this.world.delivery.state !== 'foreign') {
       this.status.secretName = this.order.secretName;
       this.status.secretKeys = [...SECRET_KEYS];
     } else {
@@ -259,6 +357,13 @@ class Step {
 
   private credentialCondition(): { status: 'True' | 'False'; reason: string; message: string } {
     if (this.world.gate) return { status: 'False', reason: this.world.gate.reason, message: this.world.gate.message };
+    const failure = this.failure;
+    if (failure && ['park', 'mint', 'delete', 'discard'].includes(failure.action.type)) {
+      return { status: 'False', reason: CredentialReason.CredentialError, message: failure.message };
+    }
+    if (this.world.keystoneError !== undefined) {
+      return { status: 'False', reason: CredentialReason.CredentialError, message: `Keystone cannot be listed: ${this.world.keystoneError}` };
+    }
     const pending = this.started?.generation ?? (this.successor && this.successor.generation !== this.delivered ? this.successor.generation : undefined);
     const failed = this.successor?.failure !== undefined && this.delivered === undefined ? this.successor : undefined;
     if (failed) {
@@ -284,9 +389,20 @@ class Step {
       const name = this.order.secretName !== undefined ? `a Secret ${this.order.secretName}` : 'a Secret of the delivered name';
       return { status: 'False', reason: DeliveryReason.DeliveryRefused, message: `${name} exists that this order does not own; it is never taken over` };
     }
+    const failure = this.failure;
+    if (failure && (failure.action.type === 'backup' || failure.action.type === 'remove-backup')) {
+      return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: failure.message };
+    }
+    if (failure && (failure.action.type === 'deliver' || failure.action.type === 'withdraw')) {
+      return { status: 'False', reason: DeliveryReason.DeliveryError, message: failure.message };
+    }
+    const backupError = this.world.backup?.error;
+    if (this.live > 0 && backupError !== undefined) {
+      const carries = this.secretCarriesLive ? `the Secret carries generation ${this.live}; ` : '';
+      return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: `${carries}the backup cannot be read: ${backupError}` };
+    }
+    if (this.secretCarriesLive) return { status: 'True', reason: DeliveryReason.Delivered, message: `the Secret carries generation ${this.live}` };
     const liveId = this.status.credentialID;
-    const carries = this.delivered === this.live || (delivery.state === 'delivered' && delivery.intact && delivery.credentialId === liveId);
-    if (this.live > 0 && carries) return { status: 'True', reason: DeliveryReason.Delivered, message: `the Secret carries generation ${this.live}` };
     const backupHoldsLive = this.backedUp === this.live || this.world.backup === undefined || this.world.backup.credentialId === liveId;
     if (this.live > 0 && !backupHoldsLive) return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: `the backup does not hold generation ${this.live} yet` };
     return { status: 'False', reason: DeliveryReason.WaitingForCredential, message: this.live === 0 ? 'no credential exists yet' : `the Secret does not carry generation ${this.live} yet` };

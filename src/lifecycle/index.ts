@@ -1,6 +1,7 @@
 export * from './decide';
 export * from './model';
 export * from './ports';
+export * from './recorded';
 export * as rotation from './rotation';
 export * from './runner';
 export * from './secret';

@@ -58,11 +58,27 @@ export interface Observations {
   readonly admission?: Admission;
   /** Set when a gate refuses; the schedule pauses and the delivered credential is kept. */
   readonly gate?: Gate;
-  /** Every generation that has a parked secret, a recorded failure or a Keystone credential. */
+  /**
+   * Every generation that has a parked secret, a recorded failure or a Keystone credential. While `keystoneError` is
+   * set the records carry no `credential`: what Keystone holds is unknown, not empty.
+   */
   readonly generations: readonly GenerationRecord[];
-  /** The credential id whose document the backup holds; `undefined` member when empty. Absent: no backup configured. */
-  readonly backup?: { readonly credentialId?: string };
+  /**
+   * Keystone could not be listed this pass (its error text, never a secret). The order then repairs what needs only the
+   * parked secret and the recorded id, and neither rotates, sweeps nor deletes anything.
+   */
+  readonly keystoneError?: string;
+  /** The backup; absent when none is configured. */
+  readonly backup?: BackupObservation;
   readonly delivery: DeliveryObservation;
+}
+
+/** The backup as one pass saw it. */
+export interface BackupObservation {
+  /** The credential id of the document the backup holds; absent when it holds none (or `error` is set). */
+  readonly credentialId?: string;
+  /** The backup could not be read (its error text): whether it holds the current document is unknown. */
+  readonly error?: string;
 }
 
 /** Why a rotation starts (spec, Rotation: "A rotation starts when one of these holds"). */
@@ -86,10 +102,10 @@ export type Action =
   | { readonly type: 'park'; readonly generation: number; readonly why: string }
   /** Create the generation's credential in Keystone, with its parked secret and deterministic name. */
   | { readonly type: 'mint'; readonly generation: number; readonly name: string; readonly expiresAt?: Date; readonly why: string }
-  /** Write the generation's document to the backup. */
-  | { readonly type: 'backup'; readonly generation: number; readonly why: string }
-  /** Write the generation's document to the delivered Secret. */
-  | { readonly type: 'deliver'; readonly generation: number; readonly why: string }
+  /** Write the generation's document (its credential `credentialId` and its parked secret) to the backup. */
+  | { readonly type: 'backup'; readonly generation: number; readonly credentialId: string; readonly why: string }
+  /** Write the generation's document (its credential `credentialId` and its parked secret) to the delivered Secret. */
+  | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string }
   /** Delete the generation's credential in Keystone; an already deleted one is fine. */
   | { readonly type: 'delete'; readonly generation: number; readonly id: string; readonly why: string }
   /** Forget the generation's parked secret (its credential is gone from Keystone). */
@@ -107,6 +123,10 @@ export interface Plan {
   readonly status: KeystoneApplicationCredentialStatus;
   /** The actions of this step, in order; empty when the order has converged for now. */
   readonly actions: readonly Action[];
-  /** When to look again if nothing else happens: the earliest of nextRotation, previousCredentialDeleteAt and expiry. */
+  /**
+   * When to look again if nothing else happens: the earliest of nextRotation, previousCredentialDeleteAt, the live
+   * credential's expiry and the time a waiting successor must be replaced, that lies after `now`. Never in the past, so
+   * a driver that requeues at `wakeAt` cannot spin.
+   */
   readonly wakeAt?: Date;
 }

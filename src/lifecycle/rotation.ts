@@ -4,7 +4,7 @@
  * Each rotation creates generation N+1 (or the raised generation) beside the delivered generation N; the order switches
  * once Keystone holds it; the superseded one is deleted after the grace period. `decide` composes these rules.
  */
-import { scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
+import { formatDeadline, scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
 import type { GenerationRecord, LifecycleOrder, Trigger } from './model';
 
 const time = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
@@ -37,19 +37,34 @@ export function trigger(order: LifecycleOrder, live: GenerationRecord | undefine
   if (!live?.credential) return 'gone';
   if (live.credential.expiresAt !== undefined && now >= live.credential.expiresAt) return 'expired';
   if (!live.parked) return 'secret-lost';
-  const next = scheduledRotation(order);
+  const next = dueAt(order);
   if (next !== undefined && now >= next) return 'schedule';
   return undefined;
 }
 
 /**
+ * When the schedule is due: "the clock has reached status.nextRotation". The recorded value rules while it agrees with
+ * the current settings up to the rounding of whole seconds (a status written elsewhere may round differently); a value
+ * further off was recorded under other rotation settings, and the schedule of the current ones rules.
+ */
+export function dueAt(order: LifecycleOrder): Date | undefined {
+  const computed = scheduledRotation(order);
+  const recorded = time(order.status.nextRotation);
+  if (computed === undefined || recorded === undefined || Number.isNaN(recorded.getTime())) return computed;
+  return recorded > computed && recorded.getTime() - computed.getTime() <= 1000 ? recorded : computed;
+}
+
+/**
  * When the schedule rotates the delivered credential, by the order's current rotation settings: `status.nextRotation`
- * as `decide` records it. Absent with the schedule off or before the first credential.
+ * exactly as `decide` records it (a deadline, rounded up to the whole second), so "the clock has reached
+ * status.nextRotation" compares with the recorded value and never fires up to a second early. Absent with the schedule
+ * off or before the first credential.
  */
 export function scheduledRotation(order: LifecycleOrder): Date | undefined {
   const last = time(order.status.lastRotation);
   if (last === undefined) return undefined;
-  return nextRotation(last, time(order.status.credentialExpiresAt), order.spec);
+  const next = nextRotation(last, time(order.status.credentialExpiresAt), order.spec);
+  return next === undefined ? undefined : new Date(formatDeadline(next));
 }
 
 /** No rotation starts while a grace period runs, whatever the trigger: the order never holds more than two credentials. */
@@ -91,11 +106,33 @@ export function deleteAt(switchedAt: Date, rotation: ResolvedRotation): Date {
   return rotation.gracePeriod.after(switchedAt);
 }
 
-/** The time to look again: the earliest of nextRotation, previousCredentialDeleteAt and the live credential's expiry. */
-export function wakeAt(status: KeystoneApplicationCredentialStatus): Date | undefined {
+/**
+ * A successor may be switched to only while it stays valid for two grace periods: the one that starts at its switch
+ * (while the superseded credential is still delivered to slow readers) and the one after its own successor's switch,
+ * which cannot come before the first has ended. A successor that expired, or would expire inside that window, while
+ * its switch was held up is deleted and created again; switching to it would deliver a credential that dies before its
+ * consumers have had a grace period to pick up the next one.
+ */
+export function successorUsable(expiresAt: Date | undefined, rotation: ResolvedRotation, now: Date): boolean {
+  return expiresAt === undefined || now < replaceAt(expiresAt, rotation);
+}
+
+/** When a successor still waiting to be switched must be replaced instead: its expiry minus two grace periods. */
+export function replaceAt(expiresAt: Date, rotation: ResolvedRotation): Date {
+  return rotation.gracePeriod.before(rotation.gracePeriod.before(expiresAt));
+}
+
+/**
+ * The time to look again: the earliest of nextRotation, previousCredentialDeleteAt, the live credential's expiry and
+ * the extra deadlines given, that lies after `now`. A deadline already passed is one this pass could not act on (a
+ * rotation due while a grace period runs, say): what unblocks it is a later deadline or an outside change, so it is
+ * skipped and `wakeAt` is never in the past.
+ */
+export function wakeAt(status: KeystoneApplicationCredentialStatus, now: Date, ...extra: (Date | undefined)[]): Date | undefined {
   const candidates = [status.nextRotation, status.previousCredentialDeleteAt, status.credentialExpiresAt]
     .map(time)
-    .filter((d): d is Date => d !== undefined);
+    .concat(extra)
+    .filter((d): d is Date => d !== undefined && d > now);
   if (candidates.length === 0) return undefined;
   return new Date(Math.min(...candidates.map((d) => d.getTime())));
 }

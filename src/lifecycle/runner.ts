@@ -7,7 +7,7 @@
  * and `decide` continues from there.
  */
 import { SECRET_KEYS, type KeystoneApplicationCredentialStatus } from '../api';
-import { decide } from './decide';
+import { decide, decideFailure } from './decide';
 import type { Action, DeliveryObservation, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
 import type { Ports } from './ports';
 
@@ -37,19 +37,32 @@ export interface RunResult {
   readonly steps: number;
 }
 
-/** Observes the world through the ports. */
-export async function observe(ports: Ports): Promise<Observations> {
-  const [credentials, parked, backupId, delivered, admission, gate] = await Promise.all([
-    ports.keystone.list(),
+/** Error text of a failed observation; the ports' errors are already secret-free (Keystone and OpenBao redact theirs). */
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Observes the world through the ports. A Keystone list or a backup read that fails is an observation too (the order
+ * repairs what it can without them and says what is wrong); any other failure is thrown. `status` maps a delivered
+ * credential id to its generation while Keystone cannot be listed.
+ */
+export async function observe(ports: Ports, status: KeystoneApplicationCredentialStatus = {}): Promise<Observations> {
+  const [listed, parked, backupRead, delivered, admission, gate] = await Promise.all([
+    ports.keystone.list().then(
+      (credentials) => ({ credentials }),
+      (error: unknown) => ({ error: reason(error) }),
+    ),
     ports.secrets.list(),
-    ports.backup?.read(),
+    ports.backup?.read().then(
+      (credentialId) => (credentialId === undefined ? {} : { credentialId }),
+      (error: unknown) => ({ error: reason(error) }),
+    ),
     ports.delivery.read(),
     ports.admission?.(),
     ports.gate?.(),
   ]);
   const records = new Map<number, GenerationRecord>();
   for (const p of parked) records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}) });
-  for (const c of credentials) {
+  for (const c of 'credentials' in listed ? listed.credentials : []) {
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) } });
   }
@@ -58,8 +71,8 @@ export async function observe(ports: Ports): Promise<Observations> {
   else if (!delivered.owned) delivery = { state: 'foreign' };
   else {
     const credentialId = delivered.data.application_credential_id ?? '';
-    const record = [...records.values()].find((r) => r.credential?.id === credentialId);
-    const secret = record?.parked ? await ports.secrets.read(record.generation) : undefined;
+    const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
+    const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
     const expected = secret !== undefined ? ports.render(credentialId, secret) : undefined;
     const intact = expected !== undefined && SECRET_KEYS.every((k) => delivered.data[k] === expected[k]);
     delivery = { state: 'delivered', credentialId, intact };
@@ -67,10 +80,26 @@ export async function observe(ports: Ports): Promise<Observations> {
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
     delivery,
-    ...(ports.backup ? { backup: backupId === undefined ? {} : { credentialId: backupId } } : {}),
+    ...('error' in listed ? { keystoneError: listed.error } : {}),
+    ...(backupRead !== undefined ? { backup: backupRead } : {}),
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
   };
+}
+
+/** The generation the status records for a credential id (the delivered or the superseded one). */
+function recordedGeneration(status: KeystoneApplicationCredentialStatus, credentialId: string): number | undefined {
+  if (status.credentialID === credentialId) return status.credentialGeneration;
+  if (status.previousCredentialID === credentialId) return status.previousCredentialGeneration;
+  return undefined;
+}
+
+/** A pass could not observe all it needs (Keystone or the backup unreachable); the recorded conditions say so. */
+export class ObservationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ObservationError';
+  }
 }
 
 /** An action failed; the message names the action and generation and carries the cause's (secret-free) message. */
@@ -84,15 +113,14 @@ export class ActionError extends Error {
   }
 }
 
-async function documentOf(ports: Ports, world: Observations, generation: number) {
-  const record = world.generations.find((r) => r.generation === generation);
-  const secret = await ports.secrets.read(generation);
-  if (!record?.credential || secret === undefined) throw new Error(`generation ${generation} has no credential or no parked secret`);
-  return ports.render(record.credential.id, secret);
+async function documentOf(ports: Ports, action: { readonly generation: number; readonly credentialId: string }) {
+  const secret = await ports.secrets.read(action.generation);
+  if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
+  return ports.render(action.credentialId, secret);
 }
 
 /** Executes one action; returns 'refused' when Keystone refused a mint terminally (recorded as the generation's failure). */
-async function execute(ports: Ports, world: Observations, action: Action): Promise<'done' | 'refused'> {
+async function execute(ports: Ports, action: Action): Promise<'done' | 'refused'> {
   switch (action.type) {
     case 'park':
       await ports.secrets.park(action.generation);
@@ -110,10 +138,10 @@ async function execute(ports: Ports, world: Observations, action: Action): Promi
       return 'done';
     }
     case 'backup':
-      await ports.backup?.write(await documentOf(ports, world, action.generation));
+      await ports.backup?.write(await documentOf(ports, action));
       return 'done';
     case 'deliver':
-      await ports.delivery.write(await documentOf(ports, world, action.generation));
+      await ports.delivery.write(await documentOf(ports, action));
       return 'done';
     case 'delete':
       await ports.keystone.delete(action.id);
@@ -135,23 +163,29 @@ async function execute(ports: Ports, world: Observations, action: Action): Promi
 
 /**
  * Runs passes until the order converges for now (a plan without actions), teardown releases it, or `maxSteps` is reached.
- * The status is recorded after each step whose actions all succeeded. An action's failure stops the pass and is thrown
- * as an {@link ActionError}; the next pass starts from what it observes.
+ * The status is recorded after each step whose actions all succeeded. When an action fails, the status that says what
+ * is wrong is recorded (best effort) and the failure is thrown as an {@link ActionError}; when the pass converged without
+ * Keystone or the backup, it is thrown as an {@link ObservationError}. The next pass starts from what it observes.
  */
 export async function reconcile(order: LifecycleOrder, ports: Ports, options: RunOptions = {}): Promise<RunResult> {
   const clock = options.clock ?? (() => new Date());
   const maxSteps = options.maxSteps ?? 8;
   let current = order;
   let plan: Plan | undefined;
+  const record = async (status: KeystoneApplicationCredentialStatus) => {
+    if (JSON.stringify(status) === JSON.stringify(current.status)) return;
+    await ports.writeStatus(status);
+    current = { ...current, status };
+  };
   for (let step = 1; step <= maxSteps; step++) {
-    const world = await observe(ports);
+    const world = await observe(ports, current.status);
     plan = decide(current, world, clock());
     let refused = false;
     let released = false;
     for (const action of plan.actions) {
       const t0 = performance.now();
       try {
-        const outcome = await execute(ports, world, action);
+        const outcome = await execute(ports, action);
         refused ||= outcome === 'refused';
         released ||= action.type === 'release';
         options.onAction?.({ action, outcome, ms: performance.now() - t0 });
@@ -159,13 +193,17 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
       } catch (error) {
         const failure = new ActionError(action, error);
         options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: failure.message });
+        await record(decideFailure(current, world, { action, message: failure.message }, clock())).catch(() => undefined);
         throw failure;
       }
     }
     if (released) return { status: plan.status, released: true, steps: step };
-    if (!refused && JSON.stringify(plan.status) !== JSON.stringify(current.status)) await ports.writeStatus(plan.status);
-    if (!refused) current = { ...current, status: plan.status };
-    if (plan.actions.length === 0) return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step };
+    if (!refused) await record(plan.status);
+    if (plan.actions.length === 0) {
+      const unobserved = [world.keystoneError && `Keystone: ${world.keystoneError}`, world.backup?.error && `backup: ${world.backup.error}`].filter(Boolean);
+      if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
+      return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step };
+    }
   }
   throw new Error(`the order did not converge in ${maxSteps} steps; last plan: ${plan?.actions.map((a) => a.type).join(', ')}`);
 }

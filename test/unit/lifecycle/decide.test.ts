@@ -192,9 +192,18 @@ describe('crash-safe minting', () => {
     expect(plan.status.credentialGeneration).toBe(1);
   });
 
-  it('a stray generation (neither live, superseded nor successor) is deleted', () => {
-    const stray = decide(order(liveStatus(3, T0, EXP1, NEXT1)), world([held(1), held(3, EXP1)], { delivery: { state: 'delivered', credentialId: 'cred-3', intact: true } }), plus(T0, 1));
-    expect(kinds(stray)).toEqual(['delete:1', 'discard:1']);
+  it('a lower generation beside the delivered one with no grace period recorded (a lost status) gets one, then is swept', () => {
+    const now = plus(T0, 1);
+    const stray = decide(order(liveStatus(3, T0, EXP1, NEXT1)), world([held(1), held(3, EXP1)], { delivery: { state: 'delivered', credentialId: 'cred-3', intact: true } }), now);
+    expect(kinds(stray)).toEqual([]);
+    expect(stray.status).toMatchObject({ previousCredentialGeneration: 1, previousCredentialDeleteAt: '2026-12-02T00:00:01Z' });
+    const later = decide(order(stray.status), world([held(1), held(3, EXP1)], { delivery: { state: 'delivered', credentialId: 'cred-3', intact: true } }), plus(T0, hours(25)));
+    expect(kinds(later)).toEqual(['delete:1', 'discard:1']);
+  });
+
+  it('a stale successor above the delivered one that is not the newest is deleted at once', () => {
+    const stray = decide(order(liveStatus(1, T0, EXP1, NEXT1)), world([held(1, EXP1), { generation: 2, parked: true }, { generation: 3, parked: true }]), plus(T0, 1));
+    expect(kinds(stray)).toEqual(['discard:2', 'mint:3']);
   });
 });
 
