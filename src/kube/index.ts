@@ -1,0 +1,7 @@
+export * from './cluster';
+export * from './errors';
+export * from './json';
+export * from './kinds';
+export * from './memory';
+export * from './object';
+export * from './store';

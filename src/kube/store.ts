@@ -1,0 +1,158 @@
+/**
+ * An in-memory store of one kind's objects by key, with a namespace index, label matching and named custom indexes. It
+ * is the informers' cache (and the in-memory cluster's storage): every read of a reconciler is served from here.
+ */
+import { keyOf, objectKey, type KubeObject, type ObjectKey } from './object';
+
+/** An index function: the values under which an object is found (e.g. the key of the ControlPlane an order names). */
+export type IndexFunction<T extends KubeObject = KubeObject> = (object: T) => readonly string[];
+
+/** Which objects a list returns; every given criterion must hold. */
+export interface ListOptions {
+  /** Only this namespace. @default every namespace */
+  readonly namespace?: string;
+  /** Only objects carrying every one of these labels with these values. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Only objects the named index maps to `value` (see {@link Store.addIndex}). */
+  readonly index?: { readonly name: string; readonly value: string };
+}
+
+/** What replacing the whole content changed. */
+export interface ReplaceResult<T> {
+  readonly added: readonly T[];
+  readonly updated: readonly { readonly old: T; readonly current: T }[];
+  readonly deleted: readonly T[];
+}
+
+/** Whether `labels` carries every entry of `selector`. */
+export function matchesLabels(labels: Readonly<Record<string, string>> | undefined, selector: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+}
+
+/** The equality-based label selector string of `labels` (`a=b,c=d`). */
+export function labelSelector(labels: Readonly<Record<string, string>>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+export class Store<T extends KubeObject = KubeObject> {
+  private readonly objects = new Map<ObjectKey, T>();
+  private readonly byNamespace = new Map<string, Set<ObjectKey>>();
+  private readonly indexes = new Map<string, { readonly fn: IndexFunction<T>; readonly values: Map<string, Set<ObjectKey>> }>();
+
+  /** The number of objects. */
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.objects.get(objectKey(namespace, name));
+  }
+
+  getByKey(key: ObjectKey): T | undefined {
+    return this.objects.get(key);
+  }
+
+  keys(): ObjectKey[] {
+    return [...this.objects.keys()];
+  }
+
+  /** The objects matching `options`, sorted by key (so callers see a stable order). */
+  list(options: ListOptions = {}): T[] {
+    let keys: Iterable<ObjectKey>;
+    if (options.index) {
+      const index = this.indexes.get(options.index.name);
+      if (!index) throw new Error(`no index named ${options.index.name} (add it with addIndex before listing by it)`);
+      keys = index.values.get(options.index.value) ?? [];
+    } else if (options.namespace !== undefined) {
+      keys = this.byNamespace.get(options.namespace) ?? [];
+    } else {
+      keys = this.objects.keys();
+    }
+    const out: T[] = [];
+    for (const key of [...keys].sort()) {
+      const object = this.objects.get(key);
+      if (!object) continue;
+      if (options.namespace !== undefined && (object.metadata.namespace ?? '') !== options.namespace) continue;
+      if (options.labels && !matchesLabels(object.metadata.labels, options.labels)) continue;
+      out.push(object);
+    }
+    return out;
+  }
+
+  /** Adds a named index over the current and future objects. Adding the same name twice with the same function is a no-op. */
+  addIndex(name: string, fn: IndexFunction<T>): void {
+    const existing = this.indexes.get(name);
+    if (existing) {
+      if (existing.fn !== fn) throw new Error(`index ${name} is already defined with another function`);
+      return;
+    }
+    const values = new Map<string, Set<ObjectKey>>();
+    this.indexes.set(name, { fn, values });
+    for (const [key, object] of this.objects) add(values, fn(object), key);
+  }
+
+  /** Inserts or replaces an object; returns the one it replaced. */
+  upsert(object: T): T | undefined {
+    const key = keyOf(object);
+    const old = this.objects.get(key);
+    if (old) this.unindex(key, old);
+    this.objects.set(key, object);
+    add(this.byNamespace, [object.metadata.namespace ?? ''], key);
+    for (const { fn, values } of this.indexes.values()) add(values, fn(object), key);
+    return old;
+  }
+
+  /** Removes an object by key; returns it. */
+  remove(key: ObjectKey): T | undefined {
+    const old = this.objects.get(key);
+    if (!old) return undefined;
+    this.unindex(key, old);
+    this.objects.delete(key);
+    return old;
+  }
+
+  /** Replaces the whole content (a relist) and reports the difference; an object whose resourceVersion is unchanged is not "updated". */
+  replace(items: readonly T[]): ReplaceResult<T> {
+    const seen = new Set<ObjectKey>();
+    const added: T[] = [];
+    const updated: { old: T; current: T }[] = [];
+    for (const item of items) {
+      const key = keyOf(item);
+      seen.add(key);
+      const old = this.upsert(item);
+      if (!old) added.push(item);
+      else if (old.metadata.resourceVersion !== item.metadata.resourceVersion) updated.push({ old, current: item });
+    }
+    const deleted: T[] = [];
+    for (const key of this.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.remove(key);
+      if (old) deleted.push(old);
+    }
+    return { added, updated, deleted };
+  }
+
+  private unindex(key: ObjectKey, object: T): void {
+    remove(this.byNamespace, [object.metadata.namespace ?? ''], key);
+    for (const { fn, values } of this.indexes.values()) remove(values, fn(object), key);
+  }
+}
+
+function add(map: Map<string, Set<ObjectKey>>, values: readonly string[], key: ObjectKey): void {
+  for (const value of values) {
+    let set = map.get(value);
+    if (!set) map.set(value, (set = new Set()));
+    set.add(key);
+  }
+}
+
+function remove(map: Map<string, Set<ObjectKey>>, values: readonly string[], key: ObjectKey): void {
+  for (const value of values) {
+    const set = map.get(value);
+    if (!set) continue;
+    set.delete(key);
+    if (set.size === 0) map.delete(value);
+  }
+}

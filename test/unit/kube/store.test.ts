@@ -1,0 +1,68 @@
+import { Store, labelSelector, matchesLabels } from '../../../src/kube/store';
+import type { KubeObject } from '../../../src/kube/object';
+import { keyOf, objectKey, parseKey } from '../../../src/kube/object';
+
+const obj = (namespace: string | undefined, name: string, extra: Partial<KubeObject['metadata']> & { ref?: string } = {}): KubeObject & { spec: { ref?: string } } => ({
+  apiVersion: 'v1',
+  kind: 'Thing',
+  metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion: '1', ...extra },
+  spec: { ref: extra.ref },
+});
+
+describe('object keys', () => {
+  it('are namespace/name, or name when cluster-scoped, and parse back', () => {
+    expect(objectKey('a', 'b')).toBe('a/b');
+    expect(objectKey(undefined, 'b')).toBe('b');
+    expect(keyOf(obj('ns', 'x'))).toBe('ns/x');
+    expect(parseKey('ns/x')).toEqual({ namespace: 'ns', name: 'x' });
+    expect(parseKey('x')).toEqual({ name: 'x' });
+  });
+});
+
+describe('Store', () => {
+  it('gets, lists by namespace and labels, sorted by key', () => {
+    const store = new Store();
+    store.upsert(obj('b', 'one', { labels: { app: 'x', tier: 'db' } }));
+    store.upsert(obj('a', 'two', { labels: { app: 'x' } }));
+    store.upsert(obj('a', 'one'));
+    expect(store.get('a', 'two')?.metadata.name).toBe('two');
+    expect(store.list().map(keyOf)).toEqual(['a/one', 'a/two', 'b/one']);
+    expect(store.list({ namespace: 'a' }).map(keyOf)).toEqual(['a/one', 'a/two']);
+    expect(store.list({ labels: { app: 'x' } }).map(keyOf)).toEqual(['a/two', 'b/one']);
+    expect(store.list({ namespace: 'b', labels: { tier: 'db' } }).map(keyOf)).toEqual(['b/one']);
+    expect(store.list({ namespace: 'c' })).toEqual([]);
+  });
+
+  it('keeps custom indexes up to date across upserts and removals', () => {
+    const store = new Store<ReturnType<typeof obj>>();
+    store.upsert(obj('a', 'x', { ref: 'cp1' }));
+    store.addIndex('ref', (o) => (o.spec.ref ? [o.spec.ref] : []));
+    store.upsert(obj('a', 'y', { ref: 'cp1' }));
+    expect(store.list({ index: { name: 'ref', value: 'cp1' } }).map(keyOf)).toEqual(['a/x', 'a/y']);
+    store.upsert(obj('a', 'x', { ref: 'cp2' }));
+    expect(store.list({ index: { name: 'ref', value: 'cp1' } }).map(keyOf)).toEqual(['a/y']);
+    expect(store.list({ index: { name: 'ref', value: 'cp2' } }).map(keyOf)).toEqual(['a/x']);
+    store.remove('a/y');
+    expect(store.list({ index: { name: 'ref', value: 'cp1' } })).toEqual([]);
+    expect(() => store.list({ index: { name: 'nope', value: 'v' } })).toThrow('no index named nope');
+  });
+
+  it('reports what a relist added, changed (by resourceVersion) and deleted', () => {
+    const store = new Store();
+    store.upsert(obj('a', 'kept'));
+    store.upsert(obj('a', 'changed'));
+    store.upsert(obj('a', 'gone'));
+    const result = store.replace([obj('a', 'kept'), obj('a', 'changed', { resourceVersion: '2' }), obj('a', 'new')]);
+    expect(result.added.map(keyOf)).toEqual(['a/new']);
+    expect(result.updated.map((u) => [keyOf(u.old), u.old.metadata.resourceVersion, u.current.metadata.resourceVersion])).toEqual([['a/changed', '1', '2']]);
+    expect(result.deleted.map(keyOf)).toEqual(['a/gone']);
+    expect(store.keys().sort()).toEqual(['a/changed', 'a/kept', 'a/new']);
+  });
+
+  it('matches labels and renders selectors', () => {
+    expect(matchesLabels({ a: '1', b: '2' }, { a: '1' })).toBe(true);
+    expect(matchesLabels({ a: '1' }, { a: '2' })).toBe(false);
+    expect(matchesLabels(undefined, {})).toBe(true);
+    expect(labelSelector({ a: '1', 'c5c3.io/x': 'y' })).toBe('a=1,c5c3.io/x=y');
+  });
+});
