@@ -160,8 +160,9 @@ export interface PlacedRule {
   /** The message. */
   readonly message: string;
   /**
-   * For a rule on the root: the dotted field a violation names (`spec.projectName`); fields under `spec` become the
-   * rule's `fieldPath`. @default the node
+   * The dotted field a violation names (`spec.projectName` for a rule on the root, `spec.controlPlaneRef.namespace` for
+   * one on `spec.controlPlaneRef`); a field under `spec` below the node becomes the rule's `fieldPath`, relative to the
+   * node. @default the node
    */
   readonly field?: string;
 }
@@ -170,7 +171,8 @@ export interface PlacedRule {
 export function withRules(root: Schema, rules: readonly PlacedRule[]): Schema {
   let out = root;
   for (const rule of rules) {
-    const fieldPath = rule.path === '' && rule.field?.startsWith('spec.') ? `.${rule.field}` : undefined;
+    const node = rule.path === '' ? '' : `${rule.path}.`;
+    const fieldPath = rule.field?.startsWith('spec.') && rule.field.startsWith(node) ? `.${rule.field.slice(node.length)}` : undefined;
     out = attach(out, rule.path === '' ? [] : rule.path.split('.'), { rule: rule.cel, message: rule.message, ...(fieldPath ? { fieldPath } : {}) }, rule.path);
   }
   return out;

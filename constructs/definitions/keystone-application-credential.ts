@@ -19,15 +19,18 @@ export function durationField(description: string, defaultValue: string): Schema
   return string({ description, maxLength: DURATION_MAX_LENGTH, pattern: GO_DURATION_PATTERN, default: defaultValue });
 }
 
-/** `controlPlaneRef`, shared with the neighbour kinds. */
+/**
+ * `controlPlaneRef`, shared with the neighbour kinds. `namespace` is optional: left out, it means the order's own
+ * namespace (a schema default cannot be `metadata.namespace`, so the readers resolve it with `controlPlaneNamespace`).
+ */
 export function controlPlaneRefSchema(maxLength: number): Schema {
   return object(
     'The ControlPlane whose identity plane the order is created in. Both halves are immutable.',
     {
       name: string({ description: 'The ControlPlane\'s name.', maxLength }),
-      namespace: string({ description: 'The ControlPlane\'s namespace.', maxLength }),
+      namespace: string({ description: 'The ControlPlane\'s namespace, a DNS label; defaults to the order\'s own namespace.', maxLength }),
     },
-    ['name', 'namespace'],
+    ['name'],
   );
 }
 

@@ -24,7 +24,7 @@ export interface ExternalKeystoneProps {
 
 /** A namespace assignment: the consent for orders in one namespace on one cluster. */
 export interface NamespaceAssignmentProps {
-  /** The namespace. */
+  /** The namespace: a DNS label. */
   readonly namespace: string;
   /** The target cluster. @default the management cluster */
   readonly targetClusterRef?: {

@@ -6,7 +6,7 @@ import type { Construct } from 'constructs';
 import type { DurationInput } from '../../src/api/duration';
 import { KIND, type KeystoneApplicationCredentialSpec } from '../../src/api/types';
 import { validate, type Violation } from '../../src/api/validation';
-import { defined, durationString, Order, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import { defined, durationString, emittedControlPlaneRef, Order, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** The rotation schedule of a credential. */
 export interface RotationProps {
@@ -63,7 +63,7 @@ export class KeystoneApplicationCredential extends Order<KeystoneApplicationCred
       id,
       KIND,
       defined({
-        controlPlaneRef: { name: props.controlPlaneRef.name, namespace: props.controlPlaneRef.namespace },
+        controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
         userRef: { name: props.userRef.name },
         projectRef: { name: props.projectRef.name },
         credentialGeneration: props.credentialGeneration,

@@ -2,14 +2,14 @@
 import type { Construct } from 'constructs';
 import type { KeystoneProjectSpec } from '../../src/api/identity-plane';
 import { PlaneOrder } from './identity-plane-order';
-import { defined, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import { defined, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneProject}. */
 export interface KeystoneProjectProps extends OrderProps {
   /** The ControlPlane whose Keystone the project is created in. Both halves are immutable. */
   readonly controlPlaneRef: ControlPlaneReference;
   /**
-   * The Keystone project name: 1 to 64 characters. Immutable.
+   * The Keystone project name: 1 to 64 characters, no comma. Immutable.
    * @default the order's `metadata.name`
    */
   readonly projectName?: string;
@@ -20,7 +20,7 @@ export class KeystoneProject extends PlaneOrder<KeystoneProjectSpec> {
   protected readonly planeKind = 'KeystoneProject';
 
   constructor(scope: Construct, id: string, props: KeystoneProjectProps) {
-    super(scope, id, 'KeystoneProject', defined({ controlPlaneRef: { ...props.controlPlaneRef }, projectName: props.projectName }), props);
+    super(scope, id, 'KeystoneProject', defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), projectName: props.projectName }), props);
   }
 
   /** A reference to this order, for `projectRef`. */

@@ -2,7 +2,7 @@
 import type { Construct } from 'constructs';
 import type { KeystoneRoleAssignmentSpec } from '../../src/api/identity-plane';
 import { PlaneOrder } from './identity-plane-order';
-import type { ControlPlaneReference, OrderProps, OrderReference } from './order';
+import { emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneRoleAssignment}. */
 export interface KeystoneRoleAssignmentProps extends OrderProps {
@@ -26,7 +26,7 @@ export class KeystoneRoleAssignment extends PlaneOrder<KeystoneRoleAssignmentSpe
       id,
       'KeystoneRoleAssignment',
       {
-        controlPlaneRef: { ...props.controlPlaneRef },
+        controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
         userRef: { name: props.userRef.name },
         projectRef: { name: props.projectRef.name },
         role: props.role,

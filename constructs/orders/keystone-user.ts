@@ -2,7 +2,7 @@
 import type { Construct } from 'constructs';
 import type { KeystoneUserSpec } from '../../src/api/identity-plane';
 import { PlaneOrder } from './identity-plane-order';
-import { defined, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import { defined, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneUser}. */
 export interface KeystoneUserProps extends OrderProps {
@@ -34,7 +34,7 @@ export class KeystoneUser extends PlaneOrder<KeystoneUserSpec> {
       scope,
       id,
       'KeystoneUser',
-      defined({ controlPlaneRef: { ...props.controlPlaneRef }, userName: props.userName, passwordGeneration: props.passwordGeneration }),
+      defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), userName: props.userName, passwordGeneration: props.passwordGeneration }),
       props,
     );
     this.secretName = `${this.name}-credentials`;

@@ -6,7 +6,7 @@ import { ApiObject, type ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
 import { toDuration, type DurationInput } from '../../src/api/duration';
 import type { Violation } from '../../src/api/validation';
-import { API_VERSION } from '../../src/api/types';
+import { API_VERSION, type ControlPlaneRef } from '../../src/api/types';
 
 /** Props every typed order takes. */
 export interface OrderProps {
@@ -21,8 +21,17 @@ export interface OrderProps {
 export interface ControlPlaneReference {
   /** The ControlPlane's name (1 to 63 characters). Immutable once applied. */
   readonly name: string;
-  /** The ControlPlane's namespace (1 to 63 characters). Immutable once applied. */
-  readonly namespace: string;
+  /**
+   * The ControlPlane's namespace: a DNS label. Immutable once applied, also when it was left out: writing it out later,
+   * even as the order's own namespace, is refused as a change.
+   * @default the order's own namespace (left out of the manifest)
+   */
+  readonly namespace?: string;
+}
+
+/** The `controlPlaneRef` as emitted: only the given halves, so a left-out namespace means the order's own. */
+export function emittedControlPlaneRef(ref: ControlPlaneReference): ControlPlaneRef {
+  return defined({ name: ref.name, namespace: ref.namespace });
 }
 
 /** A reference to another order in the same namespace. */

@@ -3,9 +3,9 @@
  * message the API server answers with, and the TypeScript twin `validatePlane` runs for callers with no API server in
  * front (the cdk8s constructs at synth time).
  */
-import type { Rule } from './rules';
+import { CONTROL_PLANE_REF_RULES, dnsLabelRule, type Rule } from './rules';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
-import type { Violation } from './validation';
+import { violation, type Violation } from './validation';
 
 /**
  * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;
@@ -14,8 +14,6 @@ import type { Violation } from './validation';
 export interface PlaneRule extends Omit<Rule, 'path'> {
   /** The schema node the rule is attached to, dotted from the object root (`''` is the root). */
   readonly path: string;
-  /** The field a violation names, for a rule on the object root. @default the path */
-  readonly field?: string;
 }
 
 const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -52,17 +50,11 @@ function immutableName(field: string): PlaneRule {
   };
 }
 
-/** `controlPlaneRef` is immutable, both halves, as for a KeystoneApplicationCredential. */
-const CONTROL_PLANE_REF: readonly PlaneRule[] = [
-  { path: 'spec.controlPlaneRef.name', cel: 'self == oldSelf', message: 'controlPlaneRef.name is immutable', transition: true, holds: equalJson },
-  {
-    path: 'spec.controlPlaneRef.namespace',
-    cel: 'self == oldSelf',
-    message: 'controlPlaneRef.namespace is immutable',
-    transition: true,
-    holds: equalJson,
-  },
-];
+/**
+ * `controlPlaneRef`: the KeystoneApplicationCredential's rules, written once in `rules.ts` (both halves immutable, the
+ * namespace optional and a DNS label).
+ */
+const CONTROL_PLANE_REF: readonly PlaneRule[] = CONTROL_PLANE_REF_RULES;
 
 /** An order's name is carried by label values and `<name>-credentials`: at most 63 bytes. */
 const NAME_LENGTH: PlaneRule = {
@@ -88,7 +80,7 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
     {
       path: 'spec.services.keystone.mode',
       cel: `self == '${PlaneDefaults.mode}'`,
-      message: 'services.keystone.mode: only External (an existing Keystone) is supported',
+      message: 'services.keystone.mode must be External: only an existing Keystone is supported',
       transition: false,
       holds: (self) => self === PlaneDefaults.mode,
     },
@@ -118,6 +110,7 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
         return new Set(keys).size === keys.length;
       },
     },
+    dnsLabelRule('spec.namespaceAssignments[].namespace', 'namespaceAssignments[].namespace'),
     {
       path: 'spec.namespaceAssignments[].allowedRoles',
       cel: "self.all(r, !r.contains(','))",
@@ -126,7 +119,13 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
       holds: (self) => !Array.isArray(self) || self.every(noComma),
     },
   ],
-  KeystoneProject: [...CONTROL_PLANE_REF, immutableName('projectName'), NAME_LENGTH],
+  KeystoneProject: [
+    ...CONTROL_PLANE_REF,
+    immutableName('projectName'),
+    // identity-plane.md: "no comma", as for userName and role (Keystone's lists are comma-separated).
+    { path: 'spec.projectName', cel: "!self.contains(',')", message: 'projectName must not contain a comma', transition: false, holds: noComma },
+    NAME_LENGTH,
+  ],
   KeystoneUser: [
     ...CONTROL_PLANE_REF,
     immutableName('userName'),
@@ -166,7 +165,8 @@ const refBounds = (prefix: string): FieldBound[] => [
 ];
 const CONTROL_PLANE_REF_BOUNDS: readonly FieldBound[] = [
   ...refBounds('spec.controlPlaneRef'),
-  { path: 'spec.controlPlaneRef.namespace', required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
+  // Optional: left out, it means the order's own namespace (identity-plane.md, References).
+  { path: 'spec.controlPlaneRef.namespace', type: 'string', maxLength: PlaneLimits.refNameMaxLength },
 ];
 const K = PlaneLimits.keystoneNameMaxLength;
 
@@ -222,10 +222,6 @@ export function valuesAt(root: unknown, path: string): { field: string; value: u
   return nodes;
 }
 
-function violation(field: string, value: unknown, rule: string): Violation {
-  return { field, value, rule, message: `${field} (${JSON.stringify(value)}): ${rule}` };
-}
-
 function parentPresent(root: unknown, path: string): boolean {
   const dot = path.lastIndexOf('.');
   if (dot < 0) return true;
@@ -259,8 +255,8 @@ const REQUIRED_BLOCKS: Readonly<Record<PlaneKind, readonly string[]>> = {
 
 /**
  * Every violation of a neighbour kind's schema bounds and rules by `object`, and of its transition rules against `old`
- * when given; messages have the shape of `validate`'s: `field (value): rule`. Schema defaults are not needed: every
- * defaulted field is optional and every rule on one holds for its default.
+ * when given; messages have the shape of `validate`'s, from the same {@link violation}: `field (value): rule`. Schema
+ * defaults are not needed: every defaulted field is optional and every rule on one holds for its default.
  */
 export function validatePlane(kind: PlaneKind, object: unknown, old?: unknown): Violation[] {
   const out: Violation[] = [];
@@ -275,7 +271,7 @@ export function validatePlane(kind: PlaneKind, object: unknown, old?: unknown): 
   for (const rule of PLANE_RULES[kind]) {
     const olds = rule.transition && old !== undefined ? valuesAt(old, rule.path) : [];
     valuesAt(object, rule.path).forEach(({ field, value }, i) => {
-      if (value === undefined || malformed.has(field)) return;
+      if (value === undefined || malformed.has(field) || (rule.field !== undefined && malformed.has(rule.field))) return;
       if (rule.transition) {
         const previous = olds[i]?.value;
         if (previous === undefined || rule.holds(rule.path === '' ? object : value, rule.path === '' ? old : previous)) return;

@@ -38,7 +38,7 @@ export const PlaneDefaults = {
  * and Kubernetes' (63 for a namespace or a label value, 253 for a Secret name or key) decide.
  */
 export const PlaneLimits = {
-  /** `controlPlaneRef.*`, `userRef.name`, `projectRef.name`, namespaces, cluster names: 1 to 63 characters. */
+  /** `controlPlaneRef.*`, `userRef.name`, `projectRef.name`, namespaces (DNS labels), cluster names: 1 to 63 characters. */
   refNameMaxLength: 63,
   /** `metadata.name` of an order: its label values carry it. */
   nameMaxBytes: 63,
@@ -95,7 +95,7 @@ export interface KeystoneServiceSpec {
 
 /** One namespace assignment: the consent for orders in that namespace on that cluster. */
 export interface NamespaceAssignment {
-  /** The assigned namespace. */
+  /** The assigned namespace: a DNS label. */
   readonly namespace: string;
   /** The cluster the namespace is assigned on. @default the management cluster */
   readonly targetClusterRef?: { readonly name: string };
@@ -132,9 +132,9 @@ export interface ControlPlaneStatus {
 
 /** KeystoneProjectSpec. */
 export interface KeystoneProjectSpec {
-  /** The ControlPlane; both halves immutable. */
+  /** The ControlPlane; both halves immutable, the namespace defaults to the order's own. */
   readonly controlPlaneRef: ControlPlaneRef;
-  /** Immutable, 1 to 64 characters. @default metadata.name */
+  /** Immutable, 1 to 64 characters, no comma. @default metadata.name */
   readonly projectName?: string;
 }
 
@@ -154,7 +154,7 @@ export interface KeystoneProjectStatus {
 
 /** KeystoneUserSpec. */
 export interface KeystoneUserSpec {
-  /** The ControlPlane; both halves immutable. */
+  /** The ControlPlane; both halves immutable, the namespace defaults to the order's own. */
   readonly controlPlaneRef: ControlPlaneRef;
   /** Immutable, no comma. @default metadata.name */
   readonly userName?: string;
@@ -182,7 +182,7 @@ export interface KeystoneUserStatus {
 
 /** KeystoneRoleAssignmentSpec. */
 export interface KeystoneRoleAssignmentSpec {
-  /** The ControlPlane; both halves immutable. */
+  /** The ControlPlane; both halves immutable, the namespace defaults to the order's own. */
   readonly controlPlaneRef: ControlPlaneRef;
   /** The KeystoneUser in the same namespace. Immutable. */
   readonly userRef: LocalOrderRef;
@@ -228,6 +228,29 @@ export type KeystoneProject = PlaneObject<'KeystoneProject', KeystoneProjectSpec
 export type KeystoneUser = PlaneObject<'KeystoneUser', KeystoneUserSpec, KeystoneUserStatus>;
 /** A KeystoneRoleAssignment object. */
 export type KeystoneRoleAssignment = PlaneObject<'KeystoneRoleAssignment', KeystoneRoleAssignmentSpec, KeystoneRoleAssignmentStatus>;
+
+/** What {@link controlPlaneNamespace} reads of an order of any of the four order kinds. */
+export interface ControlPlaneReferrer {
+  /** The order's name and namespace. */
+  readonly metadata: Pick<ObjectMeta, 'name' | 'namespace'>;
+  /** The order's `controlPlaneRef`. */
+  readonly spec: { readonly controlPlaneRef: ControlPlaneRef };
+}
+
+/**
+ * The namespace of the ControlPlane an order references: `spec.controlPlaneRef.namespace`, or, when it is left out, the
+ * order's own namespace, as in the original kinds (identity-plane.md, References). The CRD cannot default a field to
+ * `metadata.namespace`, so every reader resolves it here.
+ * @throws Error naming the order when the namespace is left out and the order carries no `metadata.namespace` (an object
+ * read from the API server always does)
+ */
+export function controlPlaneNamespace(order: ControlPlaneReferrer): string {
+  const namespace = order.spec.controlPlaneRef.namespace ?? order.metadata.namespace;
+  if (namespace === undefined) {
+    throw new Error(`order ${order.metadata.name}: spec.controlPlaneRef.namespace is left out and the order has no metadata.namespace to default it to`);
+  }
+  return namespace;
+}
 
 /** Condition types of the neighbour kinds (identity-plane.md). */
 export const PlaneConditionType = {

@@ -18,7 +18,18 @@ export const Limits = {
 } as const;
 
 /** Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root). */
-export type RulePath = '' | 'spec' | 'spec.userRef' | 'spec.projectRef' | 'spec.controlPlaneRef.name' | 'spec.controlPlaneRef.namespace' | 'spec.credentialGeneration' | 'spec.rotation' | 'spec.rotation.interval' | 'spec.rotation.gracePeriod';
+export type RulePath =
+  | ''
+  | 'spec'
+  | 'spec.userRef'
+  | 'spec.projectRef'
+  | 'spec.controlPlaneRef'
+  | 'spec.controlPlaneRef.name'
+  | 'spec.controlPlaneRef.namespace'
+  | 'spec.credentialGeneration'
+  | 'spec.rotation'
+  | 'spec.rotation.interval'
+  | 'spec.rotation.gracePeriod';
 
 /** One `x-kubernetes-validations` entry with its TypeScript twin. */
 export interface Rule {
@@ -30,6 +41,11 @@ export interface Rule {
   readonly message: string;
   /** A transition rule: it compares with the stored object and runs on update only. */
   readonly transition: boolean;
+  /**
+   * The field a violation names, for a rule that sits on an object (or the root) but is about one field below it:
+   * the CRD's `fieldPath`, and the field and value `validate` reports. @default the path
+   */
+  readonly field?: string;
   /** The TypeScript check: true when the rule holds for `self` (and `oldSelf`). */
   holds(self: unknown, oldSelf?: unknown): boolean;
 }
@@ -44,6 +60,57 @@ function durationOf(value: unknown): Duration | undefined {
 }
 
 const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * A DNS label (RFC 1123), what Kubernetes requires of a namespace's name: lowercase letters, digits and hyphens,
+ * beginning and ending with a letter or digit. The 63-character bound is the schema's `maxLength`.
+ */
+export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS_LABEL = new RegExp(DNS_LABEL_PATTERN);
+
+/** The rule every namespace field carries, at `path`, naming the field `name` in its message. */
+export function dnsLabelRule<P extends string>(path: P, name: string): Omit<Rule, 'path'> & { readonly path: P } {
+  return {
+    path,
+    cel: `self.matches('${DNS_LABEL_PATTERN}')`,
+    message: `${name} must be a DNS label: at most ${Limits.refNameMaxLength} lowercase letters, digits or hyphens, beginning and ending with a letter or digit`,
+    transition: false,
+    holds: (self) => typeof self !== 'string' || DNS_LABEL.test(self),
+  };
+}
+
+/** `controlPlaneRef.namespace` as written, or undefined when it is left out. */
+const refNamespace = (ref: unknown): unknown => (ref !== null && typeof ref === 'object' ? (ref as { namespace?: unknown }).namespace : undefined);
+
+/**
+ * The `controlPlaneRef` rules, the same on every order kind (spec: "controlPlaneRef: as for a KeystoneUser";
+ * identity-plane.md, References): both halves immutable, and the namespace, which may be left out to mean the order's
+ * own namespace, a DNS label.
+ *
+ * The namespace rule sits on `controlPlaneRef`, not on `namespace`, so it also sees the namespace appear or disappear: a
+ * rule on a field runs only when the field is in both objects. CRD rules cannot read `metadata.namespace` (the API
+ * server gives them only `metadata.name` and `generateName`), so they cannot tell that a written-out namespace equals
+ * the one it defaulted to: writing it out or leaving it out later is refused as a change, whatever its value.
+ * `namespace` is a CEL reserved word; the API server exposes the field as `__namespace__`.
+ */
+export const CONTROL_PLANE_REF_RULES: readonly Rule[] = [
+  {
+    path: 'spec.controlPlaneRef.name',
+    cel: 'self == oldSelf',
+    message: 'controlPlaneRef.name is immutable',
+    transition: true,
+    holds: equalJson,
+  },
+  {
+    path: 'spec.controlPlaneRef',
+    field: 'spec.controlPlaneRef.namespace',
+    cel: "(has(self.__namespace__) ? self.__namespace__ : '') == (has(oldSelf.__namespace__) ? oldSelf.__namespace__ : '')",
+    message: 'controlPlaneRef.namespace is immutable',
+    transition: true,
+    holds: (self, old) => refNamespace(self) === refNamespace(old),
+  },
+  dnsLabelRule('spec.controlPlaneRef.namespace', 'controlPlaneRef.namespace'),
+];
 
 const ONE_MINUTE = Duration.parse(Limits.intervalMinimum);
 const MAX_INTERVAL = Duration.parse(Limits.intervalMaximum);
@@ -102,22 +169,10 @@ export const RULES: readonly Rule[] = [
       return interval === undefined || grace === undefined || interval.isZero() || grace.compare(interval) < 0;
     },
   },
-  {
-    path: 'spec.controlPlaneRef.name',
-    cel: 'self == oldSelf',
-    message: 'controlPlaneRef.name is immutable',
-    transition: true,
-    holds: equalJson,
-  },
-  {
-    path: 'spec.controlPlaneRef.namespace',
-    cel: 'self == oldSelf',
-    message: 'controlPlaneRef.namespace is immutable',
-    transition: true,
-    holds: equalJson,
-  },
+  ...CONTROL_PLANE_REF_RULES,
   {
     path: '',
+    field: 'metadata.name',
     cel: 'size(self.metadata.name) <= 63',
     message: 'metadata.name must be at most 63 bytes',
     transition: false,

@@ -35,10 +35,17 @@ export interface ObjectMeta {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
-/** A reference to the ControlPlane whose identity plane the credential is created in. Both halves are immutable. */
+/**
+ * A reference to the ControlPlane whose identity plane the order is created in, the same on every order kind. Both halves
+ * are immutable, the namespace also when it was left out and is written out later (identity-plane.md, References).
+ */
 export interface ControlPlaneRef {
   readonly name: string;
-  readonly namespace: string;
+  /**
+   * A DNS label. Read it with `controlPlaneNamespace(order)`.
+   * @default the order's own namespace (`metadata.namespace`), as in the original kinds
+   */
+  readonly namespace?: string;
 }
 
 /** A reference to another order in the order's own namespace. */

@@ -16,7 +16,7 @@ export interface Violation {
   readonly value: unknown;
   /** The rule, in the spec's words. */
   readonly rule: string;
-  /** `field (value): rule`, ready to show a user. */
+  /** `field (value): rule`, ready to show a user; see {@link violation}. */
   readonly message: string;
 }
 
@@ -37,8 +37,17 @@ export interface OrderInput {
 /** Which fields to check: the whole order, or only the settings a Pulumi resource carries. */
 export type ValidationScope = 'order' | 'settings';
 
-function violation(field: string, value: unknown, rule: string): Violation {
-  return { field, value, rule, message: `${field} (${JSON.stringify(value)}): ${rule}` };
+/**
+ * One violation, and its message in the one shape every validation message of `src/api` has (`validate` for the
+ * KeystoneApplicationCredential, `validatePlane` for the neighbour kinds): `<field> (<value>): <rule>`, e.g.
+ * `spec.rotation.interval ("30s"): rotation.interval is 0s or at least 1m`. The value the user wrote is shown as JSON
+ * (a string in double quotes, a number, list or object as JSON) in parentheses right after the field that holds it, and
+ * parentheses hold nothing else; an absent value shows none: `spec.userRef.name: is required`. The rule names bounds and
+ * allowed values bare, in the spec's words (`0s`, `1m`, `External`).
+ */
+export function violation(field: string, value: unknown, rule: string): Violation {
+  const shown = value === undefined ? '' : ` (${JSON.stringify(value)})`;
+  return { field, value, rule, message: `${field}${shown}: ${rule}` };
 }
 
 /** The order as the API server would store it: the schema defaults filled in, without touching the input. */
@@ -67,9 +76,10 @@ function at(root: unknown, path: string): unknown {
   return node;
 }
 
-function checkName(out: Violation[], field: string, value: unknown, maxLength: number): void {
-  if (value === undefined || value === null) out.push(violation(field, value, 'is required'));
-  else if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
+function checkName(out: Violation[], field: string, value: unknown, maxLength: number, required = true): void {
+  if (value === undefined || value === null) {
+    if (required) out.push(violation(field, value, 'is required'));
+  } else if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
   else if (value.length < 1) out.push(violation(field, value, 'must be at least 1 character long'));
   else if (value.length > maxLength) out.push(violation(field, value, `must be at most ${maxLength} characters long`));
 }
@@ -80,7 +90,8 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
   if (scope === 'order') {
     checkName(out, 'metadata.name', order.metadata?.name, Number.MAX_SAFE_INTEGER);
     checkName(out, 'spec.controlPlaneRef.name', spec.controlPlaneRef?.name, Limits.refNameMaxLength);
-    checkName(out, 'spec.controlPlaneRef.namespace', spec.controlPlaneRef?.namespace, Limits.refNameMaxLength);
+    // Optional: left out, it means the order's own namespace (identity-plane.md, References).
+    checkName(out, 'spec.controlPlaneRef.namespace', spec.controlPlaneRef?.namespace, Limits.refNameMaxLength, false);
     checkName(out, 'spec.userRef.name', spec.userRef?.name, Limits.refNameMaxLength);
     checkName(out, 'spec.projectRef.name', spec.projectRef?.name, Limits.refNameMaxLength);
   }
@@ -122,16 +133,14 @@ export function validate(order: OrderInput, old?: OrderInput, scope: ValidationS
   for (const rule of RULES) {
     if (!inScope(rule, scope)) continue;
     const self = at(next, rule.path);
-    if (self === undefined || malformed.has(rule.path)) continue;
+    const field = rule.field ?? rule.path;
+    if (self === undefined || malformed.has(rule.path) || malformed.has(field)) continue;
     if (rule.path === 'spec.rotation' && (malformed.has('spec.rotation.interval') || malformed.has('spec.rotation.gracePeriod'))) continue;
     if (rule.transition) {
       const oldSelf = previous ? at(previous, rule.path) : undefined;
       if (oldSelf === undefined || rule.holds(self, oldSelf)) continue;
-      out.push(violation(rule.path, self, rule.message));
-    } else if (!rule.holds(self)) {
-      const field = rule.path === '' ? 'metadata.name' : rule.path;
-      out.push(violation(field, at(next, field), rule.message));
-    }
+    } else if (rule.holds(self)) continue;
+    out.push(violation(field, at(next, field), rule.message));
   }
   return out;
 }

@@ -140,9 +140,29 @@ const schema = (slug: string, description: string, entries: Record<string, unkno
 });
 
 const LONG_NAME = 'n'.repeat(64);
+const dnsLabel = (field: string): string =>
+  `${field} must be a DNS label: at most 63 lowercase letters, digits or hyphens, beginning and ending with a letter or digit`;
+const NAMESPACE = 'spec.controlPlaneRef.namespace';
+const NAMESPACE_IMMUTABLE = 'controlPlaneRef.namespace is immutable';
+/**
+ * The same on every order kind. `controlPlaneRef.namespace` may be left out (the order's own namespace); writing it out
+ * later, or leaving it out after it was written, is a change even with the order's own namespace, because CRD rules
+ * cannot read metadata.namespace.
+ */
 const controlPlaneRefFixtures = [
   transition('controlPlaneRef.name is immutable', 'controlplaneref-name-changed', { 'spec.controlPlaneRef.name': 'other-cp' }),
-  transition('controlPlaneRef.namespace is immutable', 'controlplaneref-namespace-changed', { 'spec.controlPlaneRef.namespace': 'other-ns' }),
+  transition(NAMESPACE_IMMUTABLE, 'controlplaneref-namespace-changed', { [NAMESPACE]: 'other-ns' }),
+  transition(NAMESPACE_IMMUTABLE, 'controlplaneref-namespace-written-out', { [NAMESPACE]: 'other-ns' }, { [NAMESPACE]: undefined }),
+  transition(NAMESPACE_IMMUTABLE, 'controlplaneref-namespace-written-out-as-own', { [NAMESPACE]: CORPUS_NAMESPACE }, { [NAMESPACE]: undefined }),
+  transition(NAMESPACE_IMMUTABLE, 'controlplaneref-namespace-left-out', { [NAMESPACE]: undefined }),
+  rule(dnsLabel('controlPlaneRef.namespace'), 'controlplaneref-namespace-not-dns-label', { [NAMESPACE]: 'Bad_NS' }),
+  valid('controlplaneref-namespace-omitted', 'controlPlaneRef without a namespace (the order\'s own)', { [NAMESPACE]: undefined }),
+  valid(
+    'controlplaneref-namespace-omitted-updated',
+    'an update of an order whose controlPlaneRef has no namespace',
+    { [NAMESPACE]: undefined, 'metadata.labels': { 'c5c3.io/corpus': 'updated' } },
+    { [NAMESPACE]: undefined },
+  ),
 ];
 const nameLength = rule('metadata.name must be at most 63 bytes', 'name-64-bytes', { 'metadata.name': LONG_NAME });
 
@@ -178,7 +198,7 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     valid('rotation-changed', 'the schedule may change', { 'spec.rotation.interval': '168h' }, {}),
   ],
   ControlPlane: [
-    rule('services.keystone.mode: only External (an existing Keystone) is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),
+    rule('services.keystone.mode must be External: only an existing Keystone is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),
     rule('services.keystone.external.authURL must be an http or https URL ending in /v3', 'authurl-not-v3', {
       'spec.services.keystone.external.authURL': 'https://keystone.example:5000/identity',
     }),
@@ -187,6 +207,9 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     }),
     rule('namespaceAssignments must not assign the same namespace on the same cluster twice', 'duplicate-assignment', {
       'spec.namespaceAssignments': [{ namespace: 'tenant-a' }, { namespace: 'tenant-a', allowedRoles: ['reader'] }],
+    }),
+    rule(dnsLabel('namespaceAssignments[].namespace'), 'assignment-namespace-not-dns-label', {
+      'spec.namespaceAssignments': [{ namespace: 'tenant-a' }, { namespace: 'Tenant_A', allowedRoles: ['member'] }],
     }),
     rule('allowedRoles entries must not contain a comma', 'allowedrole-comma', { 'spec.namespaceAssignments': [{ namespace: 'tenant-a', allowedRoles: ['a,b'] }] }),
     schema('endpointtype-unknown', 'endpointType is public or internal', { 'spec.services.keystone.external.endpointType': 'admin' }, 'spec.services.keystone.external.endpointType'),
@@ -199,6 +222,7 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     ...controlPlaneRefFixtures,
     transition('projectName is immutable', 'projectname-changed', { 'spec.projectName': 'b' }, { 'spec.projectName': 'a' }),
     transition('projectName is immutable', 'projectname-added', { 'spec.projectName': 'other' }),
+    rule('projectName must not contain a comma', 'projectname-comma', { 'spec.projectName': 'a,b' }),
     nameLength,
     schema('projectname-65', 'projectName is at most 64 characters', { 'spec.projectName': 'p'.repeat(65) }, 'spec.projectName'),
     {

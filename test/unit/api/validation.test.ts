@@ -1,5 +1,8 @@
 import { RULES, validate, withSchemaDefaults, type OrderInput } from '../../../src/api';
 
+const CONTROL_PLANE_NAMESPACE_DNS_LABEL =
+  'controlPlaneRef.namespace must be a DNS label: at most 63 lowercase letters, digits or hyphens, beginning and ending with a letter or digit';
+
 const base: OrderInput = {
   metadata: { name: 'workflow-appcred' },
   spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' }, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' } },
@@ -75,6 +78,40 @@ describe('validation with no API server in front', () => {
     expect(validate(withSpec({ credentialGeneration: 5 }), withSpec({ credentialGeneration: 2 }))).toEqual([]);
   });
 
+  describe('controlPlaneRef.namespace (identity-plane.md, References)', () => {
+    const ref = (namespace?: string): OrderInput => withSpec({ controlPlaneRef: namespace === undefined ? { name: 'cp' } : { name: 'cp', namespace } });
+
+    it('may be left out: it means the order\'s own namespace', () => {
+      expect(validate(ref())).toEqual([]);
+      expect(validate(ref(), ref())).toEqual([]);
+    });
+
+    it.each(['Bad_NS', 'Tenant_A', '-tenant', 'tenant-', 'tenant.a'])('rejects %p, which is not a DNS label, naming the field and the value', (namespace) => {
+      expect(validate(ref(namespace))).toEqual([
+        {
+          field: 'spec.controlPlaneRef.namespace',
+          value: namespace,
+          rule: CONTROL_PLANE_NAMESPACE_DNS_LABEL,
+          message: `spec.controlPlaneRef.namespace (${JSON.stringify(namespace)}): ${CONTROL_PLANE_NAMESPACE_DNS_LABEL}`,
+        },
+      ]);
+    });
+
+    it('is immutable when it was left out and is written out later', () => {
+      expect(rules(ref('other'), ref())).toEqual(['controlPlaneRef.namespace is immutable']);
+      const [v] = validate(ref('other'), ref());
+      expect(v.message).toBe('spec.controlPlaneRef.namespace ("other"): controlPlaneRef.namespace is immutable');
+    });
+
+    it('is immutable when it was written out and is left out later', () => {
+      expect(validate(ref(), ref('openstack')).map((v) => v.message)).toEqual(['spec.controlPlaneRef.namespace: controlPlaneRef.namespace is immutable']);
+    });
+  });
+
+  it('shows an absent value as no value, not as "undefined"', () => {
+    expect(validate(withSpec({ userRef: {} })).map((v) => v.message)).toEqual(['spec.userRef.name: is required']);
+  });
+
   it('every rule has a CEL expression and the message the spec quotes', () => {
     expect(RULES.map((r) => r.message)).toEqual([
       'userRef is immutable',
@@ -86,6 +123,7 @@ describe('validation with no API server in front', () => {
       'rotation.gracePeriod must be shorter than rotation.interval',
       'controlPlaneRef.name is immutable',
       'controlPlaneRef.namespace is immutable',
+      CONTROL_PLANE_NAMESPACE_DNS_LABEL,
       'metadata.name must be at most 63 bytes',
     ]);
     for (const rule of RULES) expect(rule.cel.includes('oldSelf')).toBe(rule.transition);

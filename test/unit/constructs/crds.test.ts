@@ -107,6 +107,18 @@ describe('the CRDs', () => {
     expect(JSON.stringify(root).match(/"rule":/g)?.length).toBe(PLANE_RULES[kind].length);
   });
 
+  it.each(['KeystoneApplicationCredential', 'KeystoneProject', 'KeystoneUser', 'KeystoneRoleAssignment'])(
+    'let %s leave controlPlaneRef.namespace out, and name it in the immutability rule on controlPlaneRef',
+    (kind) => {
+      const ref = nodeAt(schemaOf(kind), 'spec.controlPlaneRef');
+      expect(ref.required).toEqual(['name']);
+      expect(ref['x-kubernetes-validations']).toEqual([expect.objectContaining({ fieldPath: '.namespace', message: 'controlPlaneRef.namespace is immutable' })]);
+      expect(nodeAt(ref, 'namespace')['x-kubernetes-validations']).toEqual([
+        expect.objectContaining({ rule: "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')", message: expect.stringMatching(/^controlPlaneRef\.namespace must be a DNS label/) }),
+      ]);
+    },
+  );
+
   it('bound every string, so the CEL cost estimate passes', () => {
     for (const crd of crds) {
       const kind = ((crd.spec as Json).names as Json).kind as string;

@@ -50,6 +50,16 @@ describe('KeystoneApplicationCredential', () => {
     expect(() => appcred(props)).toThrow('[test/appcred] KeystoneApplicationCredential workflow-appcred: ');
   });
 
+  it('leaves controlPlaneRef.namespace out when it is not given: it means the order\'s own namespace', () => {
+    expect(appcred({ controlPlaneRef: { name: 'cp' } }).spec).toEqual({ controlPlaneRef: { name: 'cp' }, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' } });
+  });
+
+  it('fails synth for a controlPlaneRef.namespace that is not a DNS label', () => {
+    expect(() => appcred({ controlPlaneRef: { name: 'cp', namespace: 'Bad_NS' } })).toThrow(
+      'KeystoneApplicationCredential workflow-appcred: spec.controlPlaneRef.namespace ("Bad_NS"): controlPlaneRef.namespace must be a DNS label',
+    );
+  });
+
   it('fails synth for a name over 63 bytes', () => {
     expect(() => appcred({}, 'a'.repeat(64))).toThrow('metadata.name must be at most 63 bytes');
   });
@@ -85,6 +95,37 @@ describe('the neighbour orders', () => {
     expect(message).toContain('must be at most 64 characters long');
     expect(message).toContain('services.keystone.external.authURL must be an http or https URL ending in /v3');
     expect(message).toContain('namespaceAssignments must not assign the same namespace on the same cluster twice');
+  });
+
+  it('leave controlPlaneRef.namespace out when it is not given: it means the order\'s own namespace', () => {
+    const chart = Testing.chart();
+    new ServiceOwner(chart, 'workflow', { namespace: 'openstack', controlPlaneRef: { name: 'cp' }, name: 'workflow' });
+    const objects = Testing.synth(chart) as Json[];
+    expect(objects.map((o) => [o.kind, (o.spec as Json).controlPlaneRef])).toEqual([
+      ['KeystoneProject', { name: 'cp' }],
+      ['KeystoneUser', { name: 'cp' }],
+      ['KeystoneRoleAssignment', { name: 'cp' }],
+      ['KeystoneApplicationCredential', { name: 'cp' }],
+    ]);
+  });
+
+  it('fail synth for a namespace that is not a DNS label, and for a project name with a comma', () => {
+    const chart = Testing.chart();
+    new KeystoneProject(chart, 'project', { metadata: { name: 'p', namespace: 'n' }, controlPlaneRef: { name: 'cp', namespace: 'Tenant_A' }, projectName: 'a,b' });
+    new ControlPlane(chart, 'cp', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.example/v3' },
+      adminCredential: { cloudCredentialsRef: { secretName: 'admin' } },
+      namespaceAssignments: [{ namespace: 'Bad_NS' }],
+    });
+    expect(() => Testing.synth(chart)).toThrow(
+      [
+        'Validation failed with the following errors:',
+        '  [test/project] KeystoneProject p: spec.controlPlaneRef.namespace ("Tenant_A"): controlPlaneRef.namespace must be a DNS label: at most 63 lowercase letters, digits or hyphens, beginning and ending with a letter or digit',
+        '  [test/project] KeystoneProject p: spec.projectName ("a,b"): projectName must not contain a comma',
+        '  [test/cp] ControlPlane cp: spec.namespaceAssignments[0].namespace ("Bad_NS"): namespaceAssignments[].namespace must be a DNS label: at most 63 lowercase letters, digits or hyphens, beginning and ending with a letter or digit',
+      ].join('\n'),
+    );
   });
 
   it('ServiceOwner orders project, user, role assignment and credential in one namespace', () => {
