@@ -141,6 +141,23 @@ describe('the synthesized manifests on a real API server', () => {
     });
   });
 
+  describe('controlPlaneRef.namespace left out, as manifests written for the original kinds do', () => {
+    const namespace = 'kac-controlplaneref';
+    beforeAll(async () => {
+      await kubectlOk(['create', 'namespace', namespace]);
+    });
+
+    it.each(['KeystoneProject', 'KeystoneUser'])('%s: is stored left out, and writing it out later is refused at spec.controlPlaneRef.namespace', async (kind) => {
+      const order = { apiVersion: 'c5c3.io/v1alpha1', kind, metadata: { name: 'legacy', namespace }, spec: { controlPlaneRef: { name: 'cp' } } };
+      await kubectlOk(['create', '-f', '-'], { input: JSON.stringify(order) });
+      const stored = await getJson<KubeObject & { spec: { controlPlaneRef: unknown } }>(kind.toLowerCase(), 'legacy', { namespace });
+      expect(stored.spec.controlPlaneRef).toEqual({ name: 'cp' });
+      const result = await kubectl(['replace', '-f', '-'], { input: JSON.stringify({ ...order, spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' } } }) });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/spec\.controlPlaneRef\.namespace: Invalid value: .*controlPlaneRef\.namespace is immutable/);
+    });
+  });
+
   describe('the admission corpus', () => {
     const index = JSON.parse(readFileSync(join(CORPUS, 'index.json'), 'utf8')) as FixtureEntry[];
 
