@@ -9,6 +9,13 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023' } }] },
+  // The package's own name resolves to the sources, as tsconfig.json's `paths` do for tsc (the examples import it by name).
+  moduleNameMapper: {
+    '^keystone-appcred$': '<rootDir>/src/index.ts',
+    '^keystone-appcred/pulumi$': '<rootDir>/src/pulumi/index.ts',
+    '^keystone-appcred/pulumi/kubernetes$': '<rootDir>/src/pulumi/kubernetes.ts',
+    '^keystone-appcred/cdk8s$': '<rootDir>/constructs/index.ts',
+  },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,

@@ -9,11 +9,11 @@
  *   pulumi stack init dev
  *   pulumi up
  *
- * In a program of your own, install the package and import it by name:
- *   import { KeystoneApplicationCredential } from 'keystone-appcred';
+ * In a program of your own, `npm install keystone-appcred @pulumi/pulumi` and import it the same way (inside this
+ * repository the package resolves itself by name: tsconfig `paths` for the type check, `exports` at run time).
  */
 import * as pulumi from '@pulumi/pulumi';
-import { KeystoneApplicationCredential } from '../../src';
+import { KeystoneApplicationCredential } from 'keystone-appcred/pulumi';
 import { maybeDeployToKubernetes } from './kubernetes';
 
 const config = new pulumi.Config();

@@ -7,8 +7,8 @@
 import { join } from 'node:path';
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import type { KeystoneApplicationCredential } from '../../src';
-import { CredentialSecret, type DeliveredCredential } from '../../src/pulumi/kubernetes';
+import type { KeystoneApplicationCredential } from 'keystone-appcred/pulumi';
+import { CredentialSecret, type DeliveredCredential } from 'keystone-appcred/pulumi/kubernetes';
 
 /** What {@link deployToKubernetes} creates. */
 export interface KubernetesDeployment {

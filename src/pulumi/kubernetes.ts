@@ -1,7 +1,8 @@
 /**
  * Delivery to Kubernetes from Pulumi: a Secret with the spec's data keys (`clouds.yaml`, `application_credential_id`,
  * `application_credential_secret`), rewritten by the same `pulumi up` that rotates the credential. Import it from
- * `keystone-appcred/lib/src/pulumi/kubernetes` (it needs `@pulumi/kubernetes`; the package entry does not load it).
+ * `keystone-appcred/pulumi/kubernetes` (it needs `@pulumi/kubernetes`; neither the package root nor
+ * `keystone-appcred/pulumi` loads it).
  */
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';

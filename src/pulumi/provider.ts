@@ -1,9 +1,10 @@
 /**
  * The dynamic provider object Pulumi serializes into the state (`__provider`). It holds no logic and captures nothing but
  * two module paths: each verb `require()`s the compiled implementation (`provider-impl`) at run time, by package name
- * from the program's `node_modules` (the dynamic-provider host resolves modules from the program's directory), or, for a
- * program inside this repository, by the absolute path where this module was loaded from. Serializing the project's own
- * code by value breaks easily (closures over imports, helpers); a `require` does not.
+ * (`keystone-appcred/pulumi/provider-impl`, an `exports` entry that exists for this and is not an API) from the
+ * program's `node_modules` (the dynamic-provider host resolves modules from the program's directory; inside this
+ * repository the package resolves itself by name), or else by the absolute path where this module was loaded from.
+ * Serializing the project's own code by value breaks easily (closures over imports, helpers); a `require` does not.
  */
 import { join } from 'node:path';
 import type * as pulumi from '@pulumi/pulumi';
@@ -11,7 +12,7 @@ import type * as Impl from './provider-impl';
 import type { ProviderInputs, ProviderOutputs } from './state';
 
 /** The implementation by package name, as a Pulumi program that installed (or linked) `keystone-appcred` resolves it. */
-const PACKAGE_IMPL = 'keystone-appcred/lib/src/pulumi/provider-impl';
+const PACKAGE_IMPL = 'keystone-appcred/pulumi/provider-impl';
 /** The implementation beside this module (a string by the time the closure is serialized). */
 const LOCAL_IMPL = join(__dirname, 'provider-impl');
 
@@ -20,7 +21,10 @@ function impl(): typeof Impl {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(PACKAGE_IMPL) as typeof Impl;
   } catch (error) {
-    if ((error as { code?: unknown }).code !== 'MODULE_NOT_FOUND' || !String((error as Error).message).includes(PACKAGE_IMPL)) throw error;
+    const code = (error as { code?: unknown }).code;
+    // Not installed by that name, or an installed copy without the subpath; a module missing *inside* it is an error.
+    const absent = (code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes(PACKAGE_IMPL)) || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED';
+    if (!absent) throw error;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(LOCAL_IMPL) as typeof Impl;
   }

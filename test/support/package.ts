@@ -1,0 +1,171 @@
+/**
+ * The package as a user gets it: the project built, packed with `npm pack` into a tarball, and installed with
+ * `npm install <tarball>` into a temporary project outside the repository.
+ *
+ * The tarball is packed once per test run (a lock directory in the run's work dir, or in the system temp dir without
+ * one), with the real `prepack` script, so the build it contains is the one `npm pack` makes. npm runs on the Node 24
+ * that runs Jest.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+/** The repository root. */
+export const REPO = resolve(__dirname, '..', '..');
+
+/** The package's `exports` map, as package.json has it. */
+export type ExportsMap = Record<string, string | { readonly types: string; readonly default: string }>;
+
+/** package.json of the repository. */
+export function packageJson(): { name: string; version: string; exports: ExportsMap; files: string[]; bin: Record<string, string>; scripts: Record<string, string> } {
+  return JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as ReturnType<typeof packageJson>;
+}
+
+/** Every file an `exports` entry or `bin` names, relative to the package root (no `./`). */
+export function exportTargets(): string[] {
+  const pkg = packageJson();
+  const targets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : [t.types, t.default]));
+  return [...new Set([...targets, ...Object.values(pkg.bin)].map((p) => p.replace(/^\.\//, '')))];
+}
+
+/** An environment whose `node` (for npm, npx and bin scripts) is the Node 24 running Jest. */
+export function nodeEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false', ...extra };
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a program; never throws on a non-zero exit (check `code`). */
+export function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string }): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, [...args], { cwd: options.cwd, env: options.env ?? nodeEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdin.end(options.input ?? '');
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 300_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Like {@link run}, but rejects on a non-zero exit with the command and its output. */
+export async function runOk(command: string, args: readonly string[], options: Parameters<typeof run>[2]): Promise<string> {
+  const result = await run(command, args, options);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} (in ${options.cwd}) failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * Builds the project (`tsc -p tsconfig.json`) and checks every export target exists and is newer than the build's
+ * start. tsc emits even when another file of the tree has a type error, so its exit code is not the criterion.
+ */
+export function buildProject(): void {
+  const start = Date.now();
+  const result = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
+  for (const target of exportTargets().filter((t) => t.startsWith('lib/'))) {
+    const path = join(REPO, target);
+    if (!existsSync(path) || statSync(path).mtimeMs < start - 2_000) {
+      throw new Error(`the build did not write ${target}:\n${result.stdout}${result.stderr}`);
+    }
+  }
+}
+
+async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 600_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(path);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() > deadline) throw new Error(`the lock ${path} was not released within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await body();
+  } finally {
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Where {@link packedTarball} packs: in the run's work dir (removed with it), else in the system temp dir, one per Jest
+ * run (the workers' parent process); a test file of a run without a work dir removes it.
+ */
+export function packDir(): string {
+  return process.env.KAC_TEST_WORKDIR ? join(process.env.KAC_TEST_WORKDIR, 'kac-package') : join(tmpdir(), `kac-package-${String(process.ppid)}`);
+}
+
+/**
+ * The path of `keystone-appcred-<version>.tgz`, made by a real `npm pack` (its `prepack` builds the project) once per
+ * test run and reused by every test file of the run.
+ */
+export async function packedTarball(): Promise<string> {
+  const dir = packDir();
+  const pkg = packageJson();
+  const tarball = join(dir, `${pkg.name}-${pkg.version}.tgz`);
+  return withLock(`${dir}.lock`, async () => {
+    if (existsSync(tarball)) return tarball;
+    mkdirSync(dir, { recursive: true });
+    await runOk('npm', ['pack', '--pack-destination', dir], { cwd: REPO, timeoutMs: 600_000 });
+    if (!existsSync(tarball)) throw new Error(`npm pack wrote no ${tarball} (${readdirSync(dir).join(', ')})`);
+    return tarball;
+  });
+}
+
+/**
+ * A new project directory outside the repository (in the run's work dir, else the system temp dir) with a private
+ * package.json. Returns its path.
+ */
+export function newProject(name: string, files: Readonly<Record<string, string>> = {}): string {
+  const parent = process.env.KAC_TEST_WORKDIR ?? tmpdir();
+  const dir = mkdtempSync(join(parent, `kac-${name}-`));
+  if (dir.startsWith(`${REPO}/`)) throw new Error(`${dir} is inside the repository`);
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: `kac-${name}`, version: '1.0.0', private: true }, null, 2)}\n`);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dir;
+}
+
+/**
+ * `npm install <specs...>` in `dir`, preferring npm's cache to the registry (`--prefer-offline`: the registry is asked
+ * only for what the cache lacks). `npm install --offline` is not enough: the cache holds the tarballs `npm ci` fetched,
+ * not the registry documents a version range needs.
+ */
+export async function npmInstall(dir: string, specs: readonly string[]): Promise<void> {
+  await runOk('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...specs], { cwd: dir, timeoutMs: 600_000 });
+}
+
+/**
+ * Links packages of the repository's node_modules into the project's (after every `npm install`, which would remove
+ * them as extraneous): the peer dependencies the repository already has, at the versions it tests with.
+ */
+export function linkFromRepository(dir: string, packages: readonly string[]): void {
+  for (const name of packages) {
+    const target = join(dir, 'node_modules', name);
+    if (existsSync(target)) throw new Error(`${target} exists already (installed by npm?); not linking ${name}`);
+    mkdirSync(dirname(target), { recursive: true });
+    symlinkSync(join(REPO, 'node_modules', name), target, 'dir');
+  }
+}
+
+/** The version of a package in the repository's node_modules. */
+export function repositoryVersion(name: string): string {
+  return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
