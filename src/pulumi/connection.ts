@@ -50,11 +50,17 @@ export interface ResolvedConnection {
   readonly session: KeystoneSessionOptions;
   readonly authUrl: string;
   readonly regionName?: string;
-  /** Where the values came from, for messages: `inputs`, `clouds.yaml cloud "x"` or `OS_* variables`. */
+  /**
+   * Where the values came from, for messages: `connection` (the explicit input), `connection.cloud: clouds.yaml cloud
+   * "x"`, `clouds.yaml cloud "x" (OS_CLOUD)` or `OS_* variables`.
+   */
   readonly source: string;
 }
 
-/** The connection could not be resolved; the message names the missing field and the source, never a password. */
+/**
+ * The connection could not be resolved; the message names the source, the missing field and where to set it (the input's
+ * field path, the clouds.yaml key or the variable), never a password.
+ */
 export class ConnectionError extends Error {
   override readonly name = 'ConnectionError';
 }
@@ -132,9 +138,18 @@ export function hasExplicit(settings: ConnectionSettings | undefined): settings 
   return settings !== undefined && Object.values(settings).some((v) => v !== undefined && v !== null && v !== '');
 }
 
-function ref(kind: 'user' | 'project', id: string | undefined, name: string | undefined, domainId: string | undefined, domainName: string | undefined, source: string): NamedRef {
+/** Where each field is set, in the words of each kind of source, for the messages of a missing field. */
+const FIELDS = {
+  inputs: { authUrl: 'connection.authUrl', password: 'connection.password', user: 'connection.userName or connection.userId', project: 'connection.projectName or connection.projectId' },
+  cloud: { authUrl: 'auth.auth_url', password: 'auth.password in clouds.yaml or secure.yaml', user: 'auth.username or auth.user_id', project: 'auth.project_name or auth.project_id' },
+  environment: { authUrl: 'OS_AUTH_URL or OS_CLOUD, or the connection input', password: 'OS_PASSWORD', user: 'OS_USERNAME or OS_USER_ID', project: 'OS_PROJECT_NAME or OS_PROJECT_ID' },
+} as const;
+
+type Fields = (typeof FIELDS)[keyof typeof FIELDS];
+
+function ref(kind: 'user' | 'project', id: string | undefined, name: string | undefined, domainId: string | undefined, domainName: string | undefined, source: string, fields: Fields): NamedRef {
   if (id !== undefined) return { id };
-  if (name === undefined) throw new ConnectionError(`${source}: the ${kind} is missing (set ${kind}Name or ${kind}Id)`);
+  if (name === undefined) throw new ConnectionError(`${source}: the ${kind} is missing (set ${fields[kind]})`);
   if (domainId !== undefined) return { name, domainId };
   return { name, domainName: domainName ?? 'Default' };
 }
@@ -146,23 +161,28 @@ function ref(kind: 'user' | 'project', id: string | undefined, name: string | un
 export function resolveConnection(explicit: ConnectionSettings | undefined, env: Env = process.env, cwd?: string): ResolvedConnection {
   let settings: ConnectionSettings;
   let source: string;
+  let fields: Fields;
   if (explicit?.cloud !== undefined) {
     settings = readCloud(explicit.cloud, env, cwd);
-    source = `clouds.yaml cloud "${explicit.cloud}"`;
+    source = `connection.cloud: clouds.yaml cloud "${explicit.cloud}"`;
+    fields = FIELDS.cloud;
   } else if (hasExplicit(explicit)) {
     settings = explicit;
-    source = 'inputs';
+    source = 'connection';
+    fields = FIELDS.inputs;
   } else if (str(env.OS_CLOUD) !== undefined) {
     settings = readCloud(env.OS_CLOUD as string, env, cwd);
     source = `clouds.yaml cloud "${env.OS_CLOUD as string}" (OS_CLOUD)`;
+    fields = FIELDS.cloud;
   } else {
     settings = fromEnvironment(env);
     source = 'OS_* variables';
+    fields = FIELDS.environment;
   }
-  if (settings.authUrl === undefined) throw new ConnectionError(`${source}: the auth URL is missing (set authUrl, OS_AUTH_URL or OS_CLOUD)`);
-  if (settings.password === undefined) throw new ConnectionError(`${source}: the password is missing`);
-  const user = ref('user', settings.userId, settings.userName, settings.userDomainId, settings.userDomainName, source);
-  const project = ref('project', settings.projectId, settings.projectName, settings.projectDomainId, settings.projectDomainName, source);
+  if (settings.authUrl === undefined) throw new ConnectionError(`${source}: the auth URL is missing (set ${fields.authUrl})`);
+  if (settings.password === undefined) throw new ConnectionError(`${source}: the password is missing (set ${fields.password})`);
+  const user = ref('user', settings.userId, settings.userName, settings.userDomainId, settings.userDomainName, source, fields);
+  const project = ref('project', settings.projectId, settings.projectName, settings.projectDomainId, settings.projectDomainName, source, fields);
   const authUrl = settings.authUrl.replace(/\/+$/, '');
   return {
     session: {

@@ -13,7 +13,7 @@ import { credentialPort, deliveredData, isTerminalCreateError } from '../keyston
 import { KeystoneSession } from '../keystone/session';
 import { decide, reconcile, type CredentialPort, type LifecycleOrder, type Observations, type Ports, type SecretData } from '../lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
-import { ConnectionError, resolveConnection, type ConnectionSettings, type ResolvedConnection } from './connection';
+import { ConnectionError, hasExplicit, resolveConnection, type ConnectionSettings, type ResolvedConnection } from './connection';
 import { STATUS_OUTPUTS, outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** The value Pulumi sends for an input that is not known yet (preview). */
@@ -21,7 +21,9 @@ export const UNKNOWN = '04da6b54-80e4-46f7-96ec-b56ff0331ba9';
 
 /** A failed input check, as Pulumi's `check` reports it. */
 export interface CheckFailure {
+  /** The top-level input the failure belongs to (`rotation`, never `rotation.interval`); `""` for the resource as a whole. */
   readonly property: string;
+  /** What is wrong, naming the full field path (`rotation.interval ("30s"): ...`). */
   readonly reason: string;
 }
 
@@ -50,8 +52,17 @@ function record(value: unknown): Loose | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Loose) : undefined;
 }
 
-/** Maps a violation's field (`spec.rotation.interval`) onto the resource's property (`rotation.interval`). */
+/**
+ * The top-level input a violation's field belongs to (`spec.rotation.interval` → `rotation`). Pulumi reads a check
+ * failure's property as one top-level key and prints that key's value as the program gave it, so a dotted path would
+ * print `value {<nil>}`; the failure's reason names the full field path instead.
+ */
 function propertyOf(field: string): string {
+  return field.replace(/^spec\./, '').split('.')[0];
+}
+
+/** The field path a violation names in its reason (`spec.rotation.interval` → `rotation.interval`). */
+function fieldOf(field: string): string {
   return field.replace(/^spec\./, '');
 }
 
@@ -152,7 +163,10 @@ export function makeProvider(deps: ProviderDeps = {}) {
   }
 
   return {
-    /** Defaults and the CRD's rules, one failure per bad property; no Keystone call; unknown values pass. */
+    /**
+     * Defaults and the CRD's rules; no Keystone call; unknown values pass. One failure per bad top-level input, its
+     * reasons joined by `; `; a connection that cannot be assembled from the environment fails the resource.
+     */
     async check(olds: Loose, news: Loose): Promise<{ inputs: Loose; failures: CheckFailure[] }> {
       const rotationIn = news.rotation === UNKNOWN ? undefined : record(news.rotation);
       const rotation: Loose = {
@@ -184,19 +198,22 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const byProperty = new Map<string, string[]>();
       for (const v of violations) {
         const cross = v.field === 'spec.rotation';
-        const property = cross ? 'rotation.gracePeriod' : propertyOf(v.field);
         const reason = cross
           ? `rotation.gracePeriod (${String(rotation.gracePeriod)}) must be shorter than rotation.interval (${String(rotation.interval)})`
-          : `${property} (${JSON.stringify(v.value)}): ${v.rule}`;
+          : `${fieldOf(v.field)} (${JSON.stringify(v.value)}): ${v.rule}`;
+        const property = propertyOf(v.field);
         byProperty.set(property, [...(byProperty.get(property) ?? []), reason]);
       }
       const failures: CheckFailure[] = [...byProperty].map(([property, reasons]) => ({ property, reason: reasons.join('; ') }));
       if (news.connection === undefined || !isUnknown(news.connection)) {
+        const explicit = record(news.connection) as ConnectionSettings | undefined;
         try {
-          resolveConnection(record(news.connection) as ConnectionSettings | undefined, env());
+          resolveConnection(explicit, env());
         } catch (error) {
           if (!(error instanceof ConnectionError)) throw error;
-          failures.push({ property: 'connection', reason: error.message });
+          // On `connection` when the program gave one; a connection from the environment is no input of the resource,
+          // so the failure is the resource's (Pulumi prints it without a property and value).
+          failures.push({ property: explicit?.cloud !== undefined || hasExplicit(explicit) ? 'connection' : '', reason: error.message });
         }
       }
       return { inputs, failures };

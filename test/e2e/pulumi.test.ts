@@ -363,17 +363,32 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   });
 
   it.each([
-    ['interval', '30s', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
-    ['gracePeriod', '2h', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
-    ['credentialGeneration', '0', 'credentialGeneration (0): must be at least 1'],
-  ])('a bad %s (%s) fails pulumi preview with the rule message and no Keystone call', async (key, value, message) => {
+    ['interval', '30s', 'rotation', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
+    ['gracePeriod', '2h', 'rotation', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
+    ['credentialGeneration', '0', 'credentialGeneration', 'credentialGeneration (0): must be at least 1'],
+  ])('a bad %s (%s) fails pulumi preview on the top-level property %s, with the rule message and no Keystone call', async (key, value, property, message) => {
     const bad = `bad-${key.toLowerCase()}`;
     await configure(bad);
     await ok(['config', 'set', key, value], {}, bad);
     const mark = proxy.calls.length;
     const result = await pulumi(['preview'], {}, bad);
     expect(result.code).not.toBe(0);
-    expect(`${result.stdout}${result.stderr}`).toContain(message);
+    const text = `${result.stdout}${result.stderr}`;
+    expect(text).toContain(message);
+    // The property is a key of the inputs, so Pulumi prints the value the program gave (never `{<nil>}`).
+    expect(text).toMatch(new RegExp(`property '?${property}'? value [^\\n]*${value}[^\\n]* has a problem`));
+    expect(text).not.toMatch(/property '?\w+\.\w+'? value/);
+    expect(text).not.toContain('<nil>');
     expect(proxy.since(mark)).toEqual([]);
+  });
+
+  it('a connection the environment cannot assemble fails pulumi preview on the resource, naming the variable', async () => {
+    const bare = 'bad-connection';
+    await ok(['stack', 'init'], {}, bare);
+    const result = await pulumi(['preview'], { OS_CLOUD: '', OS_AUTH_URL: '' }, bare);
+    expect(result.code).not.toBe(0);
+    const text = `${result.stdout}${result.stderr}`;
+    expect(text).toContain("resource 'app' has a problem: OS_* variables: the auth URL is missing (set OS_AUTH_URL or OS_CLOUD, or the connection input)");
+    expect(text).not.toContain('<nil>');
   });
 });

@@ -38,12 +38,17 @@ describe('resolveConnection', () => {
   it('takes explicit inputs over the environment, or an explicit cloud', () => {
     const dir = cloudsDir(`clouds:\n  dev:\n    auth:\n      auth_url: https://ks.dev/v3\n      user_id: u\n      password: p\n      project_id: q\n`);
     const env = { OS_CLOUD: 'nope', OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') };
-    expect(resolveConnection({ authUrl: 'https://ks.in/v3', userId: 'u1', password: 'x', projectId: 'p1' }, env).source).toBe('inputs');
+    expect(resolveConnection({ authUrl: 'https://ks.in/v3', userId: 'u1', password: 'x', projectId: 'p1' }, env).source).toBe('connection');
     expect(resolveConnection({ cloud: 'dev' }, env).authUrl).toBe('https://ks.dev/v3');
   });
 
   it('names what is missing and never the password', () => {
-    expect(() => resolveConnection(undefined, {})).toThrow(new ConnectionError('OS_* variables: the auth URL is missing (set authUrl, OS_AUTH_URL or OS_CLOUD)'));
+    expect(() => resolveConnection(undefined, {})).toThrow(new ConnectionError('OS_* variables: the auth URL is missing (set OS_AUTH_URL or OS_CLOUD, or the connection input)'));
+    expect(() => resolveConnection({ authUrl: 'https://k/v3', userId: 'u' }, {})).toThrow(new ConnectionError('connection: the password is missing (set connection.password)'));
+    expect(() => resolveConnection({ authUrl: 'https://k/v3', password: 'pw', userId: 'u' }, {})).toThrow(
+      new ConnectionError('connection: the project is missing (set connection.projectName or connection.projectId)'),
+    );
+    expect(() => resolveConnection(undefined, { OS_AUTH_URL: 'https://k/v3', OS_PASSWORD: 'pw' })).toThrow(new ConnectionError('OS_* variables: the user is missing (set OS_USERNAME or OS_USER_ID)'));
     expect(() => resolveConnection(undefined, { OS_AUTH_URL: 'https://k/v3', OS_PASSWORD: 'secret-pw', OS_PROJECT_ID: 'p' })).toThrow('the user is missing');
     expect(() => resolveConnection(undefined, { OS_AUTH_URL: 'https://k/v3', OS_PASSWORD: 'secret-pw', OS_PROJECT_ID: 'p' })).not.toThrow('secret-pw');
     expect(() => resolveConnection({ cloud: 'absent' }, { OS_CLIENT_CONFIG_FILE: '/nonexistent/clouds.yaml', HOME: '/nonexistent' })).toThrow('no clouds.yaml defines the cloud "absent"');
@@ -52,5 +57,12 @@ describe('resolveConnection', () => {
   it('refuses a cloud that does not authenticate with a password', () => {
     const dir = cloudsDir(`clouds:\n  ac:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: https://k/v3\n`);
     expect(() => resolveConnection({ cloud: 'ac' }, { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') })).toThrow('auth_type v3applicationcredential');
+  });
+
+  it('names the clouds.yaml key of a missing field', () => {
+    const dir = cloudsDir(`clouds:\n  dev:\n    auth:\n      auth_url: https://ks.dev/v3\n      user_id: u\n      project_id: q\n`);
+    expect(() => resolveConnection({ cloud: 'dev' }, { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') })).toThrow(
+      new ConnectionError('connection.cloud: clouds.yaml cloud "dev": the password is missing (set auth.password in clouds.yaml or secure.yaml)'),
+    );
   });
 });

@@ -44,18 +44,26 @@ describe('check', () => {
     expect(out).toMatchObject({ credentialGeneration: 1, rotation: { interval: '720h', gracePeriod: '24h' } });
   });
 
-  it('reports one failure per bad property with the rule message', async () => {
+  it('reports one failure per bad top-level input, each reason naming the full field path and the rule message', async () => {
     const { failures } = await provider.check({}, { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s', gracePeriod: '-1s' } });
     expect(failures).toEqual([
       { property: 'credentialGeneration', reason: 'credentialGeneration (0): must be at least 1' },
-      { property: 'rotation.interval', reason: 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m' },
-      { property: 'rotation.gracePeriod', reason: 'rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative' },
+      {
+        property: 'rotation',
+        reason: 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m; rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative',
+      },
     ]);
+  });
+
+  it('never names a nested path as the property: Pulumi reads it as one top-level key of the inputs', async () => {
+    const news = { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s' } };
+    const { failures } = await provider.check({}, news);
+    for (const f of failures) expect(Object.keys(news)).toContain(f.property);
   });
 
   it('rejects a grace period not shorter than the interval', async () => {
     const { failures } = await provider.check({}, { prefix: PREFIX, rotation: { interval: '1h', gracePeriod: '2h' } });
-    expect(failures).toEqual([{ property: 'rotation.gracePeriod', reason: 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)' }]);
+    expect(failures).toEqual([{ property: 'rotation', reason: 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)' }]);
   });
 
   it('lets credentialGeneration only increase', async () => {
@@ -70,10 +78,16 @@ describe('check', () => {
     expect((await provider.check({}, { prefix: PREFIX, rotation: UNKNOWN, connection: UNKNOWN })).failures).toEqual([]);
   });
 
-  it('reports a missing connection without calling Keystone', async () => {
+  it('reports a connection missing from the environment on the resource, without calling Keystone', async () => {
     const bare = makeProvider({ env: {} });
     const { failures } = await bare.check({}, { prefix: PREFIX });
-    expect(failures).toEqual([{ property: 'connection', reason: expect.stringContaining('auth URL is missing') }]);
+    expect(failures).toEqual([{ property: '', reason: 'OS_* variables: the auth URL is missing (set OS_AUTH_URL or OS_CLOUD, or the connection input)' }]);
+  });
+
+  it('reports an incomplete connection input on the property connection, naming the field', async () => {
+    const bare = makeProvider({ env: {} });
+    const { failures } = await bare.check({}, { prefix: PREFIX, connection: { authUrl: 'https://k/v3', userId: 'u', projectId: 'p' } });
+    expect(failures).toEqual([{ property: 'connection', reason: 'connection: the password is missing (set connection.password)' }]);
   });
 });
 
