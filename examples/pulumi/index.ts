@@ -31,9 +31,13 @@ const credential = new KeystoneApplicationCredential('ci', {
 // `ci-credentials` in the namespace `tenant-a`.
 maybeDeployToKubernetes(credential);
 
+// Stack outputs: only values that are always defined. An output that can be absent (`nextRotation` and
+// `credentialExpiresAt` with the schedule off, the `previous*` ones outside a grace period) exported as is makes every
+// `pulumi up` warn "Undefined value (...) will not show as a stack output"; give it a default instead.
 export const credentialId = credential.credentialId;
 export const credentialGeneration = credential.credentialGeneration;
-export const nextRotation = credential.nextRotation;
+export const lastRotation = credential.lastRotation;
+export const nextRotation = credential.nextRotation.apply((at) => at ?? 'never (rotation.interval is 0s)');
 /** Secret outputs: `pulumi stack output cloudsYaml --show-secrets > clouds.yaml`. */
 export const cloudsYaml = credential.cloudsYaml;
 export const credentialSecret = credential.credentialSecret;

@@ -98,7 +98,11 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
   declare readonly cloudsYaml: pulumi.Output<string>;
   /** The generation of the delivered credential (the status, not the input). */
   declare readonly credentialGeneration: pulumi.Output<number>;
-  /** When the delivered credential expires in Keystone (RFC 3339); absent for one created with the schedule off. */
+  /**
+   * When the delivered credential expires in Keystone (RFC 3339); absent for one created with the schedule off.
+   * Like every output typed `| undefined`, export it as a stack output only with a default
+   * (`.apply((v) => v ?? 'none')`): an absent stack output makes each `pulumi up` warn "Undefined value".
+   */
   declare readonly credentialExpiresAt: pulumi.Output<string | undefined>;
   /** When the delivered credential became the delivered one. */
   declare readonly lastRotation: pulumi.Output<string>;
