@@ -3,15 +3,17 @@
  * role and an application credential rotated weekly in the namespace its ControlPlane assigned (`billing`), and runs a
  * Deployment that reads the delivered `clouds.yaml`.
  *
- * In your own project, import from the installed package instead:
- *   import { ServiceOwner, Duration } from 'keystone-appcred/lib/constructs';
+ * It imports the library by the package name, as your own project does after
+ * `npm install keystone-appcred cdk8s constructs cdk8s-plus-33` (inside this repository the name resolves to the
+ * sources through tsconfig.json's `paths`).
  *
- * Run: `npx tsx examples/cdk8s/main.ts` (writes dist/example/).
+ * Run: `npx -p cdk8s-cli cdk8s synth` in this directory (cdk8s.yaml; writes dist/), or `npx tsx examples/cdk8s/main.ts`
+ * from the repository root (writes dist/example/).
  */
 import { App, Chart, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import type { Construct } from 'constructs';
-import { Duration, ServiceOwner } from '../../constructs';
+import { Duration, ServiceOwner } from 'keystone-appcred/cdk8s';
 
 /** Props of {@link BillingChart}. */
 export interface BillingChartProps extends ChartProps {
@@ -57,7 +59,8 @@ export class BillingChart extends Chart {
 }
 
 if (require.main === module) {
-  const app = new App({ outdir: 'dist/example' });
+  // `cdk8s synth` says where to write in CDK8S_OUTDIR.
+  const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'dist/example' });
   new BillingChart(app, 'billing');
   app.synth();
 }
