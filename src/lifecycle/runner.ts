@@ -119,46 +119,95 @@ async function documentOf(ports: Ports, action: { readonly generation: number; r
   return ports.render(action.credentialId, secret);
 }
 
-/** Executes one action; returns 'refused' when Keystone refused a mint terminally (recorded as the generation's failure). */
-async function execute(ports: Ports, action: Action): Promise<'done' | 'refused'> {
+/** What an action established: `refused` when Keystone refused a mint for good; the credential a mint created. */
+type Executed =
+  | { readonly outcome: 'done'; readonly created?: { readonly id: string; readonly expiresAt?: Date } }
+  | { readonly outcome: 'refused'; readonly failure: string };
+
+/** Executes one action. A mint Keystone refused terminally is recorded as the generation's failure. */
+async function execute(ports: Ports, action: Action): Promise<Executed> {
   switch (action.type) {
     case 'park':
       await ports.secrets.park(action.generation);
-      return 'done';
+      return { outcome: 'done' };
     case 'mint': {
       const secret = await ports.secrets.read(action.generation);
       if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
       try {
-        await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}) });
+        const created = await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}) });
+        return { outcome: 'done', created };
       } catch (error) {
         if (!ports.isTerminal(error)) throw error;
-        await ports.secrets.recordFailure(action.generation, error instanceof Error ? error.message : String(error));
-        return 'refused';
+        const failure = error instanceof Error ? error.message : String(error);
+        await ports.secrets.recordFailure(action.generation, failure);
+        return { outcome: 'refused', failure };
       }
-      return 'done';
     }
     case 'backup':
       await ports.backup?.write(await documentOf(ports, action));
-      return 'done';
+      return { outcome: 'done' };
     case 'deliver':
       await ports.delivery.write(await documentOf(ports, action));
-      return 'done';
+      return { outcome: 'done' };
     case 'delete':
       await ports.keystone.delete(action.id);
-      return 'done';
+      return { outcome: 'done' };
     case 'discard':
       await ports.secrets.discard(action.generation);
-      return 'done';
+      return { outcome: 'done' };
     case 'remove-backup':
       await ports.backup?.remove();
-      return 'done';
+      return { outcome: 'done' };
     case 'withdraw':
       await ports.delivery.remove();
-      return 'done';
+      return { outcome: 'done' };
     case 'release':
       await ports.release();
-      return 'done';
+      return { outcome: 'done' };
   }
+}
+
+/**
+ * The world after an action succeeded, as the action established it: what the next step of the same pass decides on,
+ * without observing everything again. Only facts the action itself made true are carried; a pass that starts (after a
+ * crash, a failure or a wake-up) observes everything.
+ */
+export function carry(world: Observations, action: Action, executed: Executed): Observations {
+  const records = new Map(world.generations.map((r) => [r.generation, r]));
+  const g = 'generation' in action ? action.generation : 0;
+  const record = records.get(g) ?? { generation: g, parked: false };
+  let { backup, delivery } = world;
+  switch (action.type) {
+    case 'park':
+      records.set(g, { ...record, parked: true });
+      break;
+    case 'mint':
+      if (executed.outcome === 'refused') records.set(g, { ...record, failure: executed.failure });
+      else if (executed.created) records.set(g, { ...record, credential: { id: executed.created.id, ...(executed.created.expiresAt ? { expiresAt: executed.created.expiresAt } : {}) } });
+      break;
+    case 'backup':
+      backup = { credentialId: action.credentialId };
+      break;
+    case 'deliver':
+      delivery = { state: 'delivered', credentialId: action.credentialId, intact: true };
+      break;
+    case 'delete':
+      records.set(g, { generation: g, parked: record.parked, ...(record.failure !== undefined ? { failure: record.failure } : {}) });
+      break;
+    case 'discard':
+      records.set(g, { generation: g, parked: false, ...(record.credential ? { credential: record.credential } : {}) });
+      break;
+    case 'remove-backup':
+      backup = {};
+      break;
+    case 'withdraw':
+      delivery = { state: 'absent' };
+      break;
+    case 'release':
+      break;
+  }
+  const generations = [...records.values()].filter((r) => r.parked || r.failure !== undefined || r.credential !== undefined).sort((a, b) => a.generation - b.generation);
+  return { ...world, generations, delivery, ...(backup !== undefined ? { backup } : {}) };
 }
 
 /**
@@ -177,29 +226,33 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
     await ports.writeStatus(status);
     current = { ...current, status };
   };
+  // Observed once per pass; each later step decides on what the earlier steps' actions established.
+  let world = await observe(ports, current.status);
   for (let step = 1; step <= maxSteps; step++) {
-    const world = await observe(ports, current.status);
     plan = decide(current, world, clock());
+    const observed = world;
     let refused = false;
     let released = false;
     for (const action of plan.actions) {
       const t0 = performance.now();
       try {
-        const outcome = await execute(ports, action);
-        refused ||= outcome === 'refused';
+        const executed = await execute(ports, action);
+        world = carry(world, action, executed);
+        refused ||= executed.outcome === 'refused';
         released ||= action.type === 'release';
-        options.onAction?.({ action, outcome, ms: performance.now() - t0 });
+        options.onAction?.({ action, outcome: executed.outcome, ms: performance.now() - t0 });
         if (refused) break;
       } catch (error) {
         const failure = new ActionError(action, error);
         options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: failure.message });
-        await record(decideFailure(current, world, { action, message: failure.message }, clock())).catch(() => undefined);
+        await record(decideFailure(current, observed, { action, message: failure.message }, clock())).catch(() => undefined);
         throw failure;
       }
     }
     if (released) return { status: plan.status, released: true, steps: step };
     if (!refused) await record(plan.status);
     if (plan.actions.length === 0) {
+      world = observed;
       const unobserved = [world.keystoneError && `Keystone: ${world.keystoneError}`, world.backup?.error && `backup: ${world.backup.error}`].filter(Boolean);
       if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
       return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step };

@@ -10,6 +10,8 @@ import { FakeKeystone } from '../../support/fake-keystone';
 import { T0, condition, held, hours, kinds, liveStatus, order, plus } from './builders';
 
 const PREFIX = 'app-1234abcd-applicationcredential';
+/** The delivered document (a function, so a test's own assignment does not narrow the property). */
+const doc = (delivery: MemoryDelivery) => delivery.data;
 const delivering = (g: number) => ({ state: 'delivered' as const, credentialId: `cred-${g}`, intact: true });
 
 /** A converged order of generation 1 against a fake Keystone, a memory store and an optional failing backup. */
@@ -59,7 +61,7 @@ describe('a failed pass repairs first and says what is wrong', () => {
       if (call === 'list') throw Object.assign(new Error('Keystone answered 503 Service Unavailable'), { status: 503 });
     };
     await expect(w.run()).rejects.toBeInstanceOf(ObservationError);
-    expect(w.delivery.data?.application_credential_id).toBe(id);
+    expect(doc(w.delivery)?.application_credential_id).toBe(id);
     expect(w.status.conditions?.find((c) => c.type === 'CredentialReady')).toMatchObject({ status: 'False', reason: CredentialReason.CredentialError });
     expect(w.status.conditions?.find((c) => c.type === 'CredentialReady')?.message).toContain('503');
     expect(w.status.secretName).toBe('app-credentials');
@@ -74,7 +76,7 @@ describe('a failed pass repairs first and says what is wrong', () => {
       if (call === 'create') throw Object.assign(new Error('Keystone answered 503 Service Unavailable'), { status: 503 });
     };
     await expect(w.run()).rejects.toBeInstanceOf(ActionError);
-    expect(w.delivery.data?.application_credential_id).toBe(id);
+    expect(doc(w.delivery)?.application_credential_id).toBe(id);
     expect(w.status.conditions?.find((c) => c.type === 'CredentialReady')).toMatchObject({ status: 'False', reason: CredentialReason.CredentialError });
     expect(w.status.conditions?.find((c) => c.type === 'CredentialReady')?.message).toMatch(/mint generation 2 failed: .*503/);
   });
@@ -89,7 +91,7 @@ describe('a failed pass repairs first and says what is wrong', () => {
     expect(delivery).toMatchObject({ status: 'False', reason: DeliveryReason.BackupNotSynced });
     expect(delivery?.message).toContain('ECONNREFUSED');
     // The live document was backed up at its switch; the Secret is written again for its consumers.
-    expect(w.delivery.data?.application_credential_id).toBe(w.status.credentialID);
+    expect(doc(w.delivery)?.application_credential_id).toBe(w.status.credentialID);
   });
 
   it('a failed deliver records DeliveryError and drops secretName while the Secret does not carry the credential', async () => {
@@ -114,12 +116,12 @@ describe('a failed pass repairs first and says what is wrong', () => {
     w.now.t = plus(T0, hours(1) + 1000);
     w.backup.down = true;
     await expect(w.run()).rejects.toBeInstanceOf(ObservationError);
-    expect(w.delivery.data?.application_credential_id).toBe(old);
+    expect(doc(w.delivery)?.application_credential_id).toBe(old);
     expect(w.status.credentialID).toBe(old);
     expect(w.status.conditions?.find((c) => c.type === 'DeliveryReady')).toMatchObject({ status: 'False', reason: DeliveryReason.BackupNotSynced });
     w.backup.down = false;
     await w.run();
-    expect(w.delivery.data?.application_credential_id).not.toBe(old);
+    expect(doc(w.delivery)?.application_credential_id).not.toBe(old);
     expect(w.backup.doc).toBe(w.delivery.data?.application_credential_id);
   });
 
@@ -209,5 +211,19 @@ describe('the schedule fires when the clock reaches the recorded status.nextRota
     const plan = decide(o, { generations: [held(1, new Date('2026-12-01T01:30:01Z'))], delivery: delivering(1) }, new Date('2026-12-01T01:00:00.500Z'));
     expect(kinds(plan)).toEqual([]);
     expect(condition(plan, 'Ready')).toMatchObject({ status: 'True' });
+  });
+});
+
+describe('one observation per pass', () => {
+  it('the first pass lists Keystone once and creates once; a rotation pass the same; a steady pass only lists', async () => {
+    const calls: string[] = [];
+    const w = await converged(false);
+    w.keystone.fault = (call) => void calls.push(call);
+    w.now.t = plus(T0, hours(1) + 1000);
+    await w.run();
+    expect(calls).toEqual(['list', 'create', 'create-after']);
+    calls.length = 0;
+    await w.run();
+    expect(calls).toEqual(['list']);
   });
 });

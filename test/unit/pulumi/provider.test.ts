@@ -187,9 +187,10 @@ describe('the lifecycle through create, diff, update, read, delete', () => {
     const { provider, keystone, travel } = setup();
     const { id, outs } = await provider.create(inputs());
     travel(H);
-    let listed = 0;
+    // Keystone creates the successor, but the reply is lost: the secret parked in memory is gone with the failed update.
+    let created = 0;
     keystone.fault = (call) => {
-      if (call === 'list' && ++listed === 2) throw new Error('connection reset');
+      if (call === 'create-after' && ++created === 1) throw new Error('connection reset');
     };
     await expect(provider.update(id, outs, inputs())).rejects.toThrow('connection reset');
     expect(keystone.credentials.size).toBe(2);
@@ -203,13 +204,13 @@ describe('the lifecycle through create, diff, update, read, delete', () => {
 
   it('a failure after the switch hands Pulumi the switched state as partial outputs', async () => {
     const { provider, keystone, travel } = setup();
-    const { id, outs } = await provider.create(inputs());
+    // With a grace period of 0s the sweep follows the switch in the same update; the sweep's delete fails.
+    const { id, outs } = await provider.create(inputs({ rotation: { interval: '1h', gracePeriod: '0s' } }));
     travel(H);
-    let listed = 0;
     keystone.fault = (call) => {
-      if (call === 'list' && ++listed === 3) throw new Error('connection reset');
+      if (call === 'delete') throw new Error('connection reset');
     };
-    const error = (await provider.update(id, outs, inputs()).catch((e: unknown) => e)) as { id?: string; properties?: ProviderOutputs };
+    const error = (await provider.update(id, outs, inputs({ rotation: { interval: '1h', gracePeriod: '0s' } })).catch((e: unknown) => e)) as { id?: string; properties?: ProviderOutputs };
     expect(error.id).toBe(id);
     expect(error.properties).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1 });
     expect(keystone.authenticates(error.properties?.credentialId, error.properties?.credentialSecret)).toBe(true);
