@@ -1,0 +1,71 @@
+/**
+ * Reading a ControlPlane's admin credential from its Secrets (identity-plane.md, ControlPlane): the `clouds.yaml` of
+ * `adminCredential.cloudCredentialsRef` and the CA bundle of `caBundleSecretRef`. Pure: the driver hands in the Secrets.
+ */
+import { PlaneDefaults, type ControlPlane } from '../api';
+import { CloudsYamlError, parsePasswordCloud } from '../keystone';
+import type { AdminConnection, SecretObject } from './ports';
+import { AdminCredentialReason } from './reasons';
+
+/** The key of the admin Secret that holds the document. */
+export const CLOUDS_YAML_KEY = 'clouds.yaml';
+
+/** The Secrets a ControlPlane names, as observed (undefined: not found). */
+export interface AdminSecrets {
+  readonly cloudCredentials?: SecretObject;
+  readonly caBundle?: SecretObject;
+}
+
+/** The admin connection, or why there is none yet. */
+export type AdminCredentialCheck =
+  | { readonly ok: true; readonly connection: AdminConnection }
+  | {
+      readonly ok: false;
+      readonly reason: typeof AdminCredentialReason.WaitingForCloudsYaml | typeof AdminCredentialReason.CloudsYamlError | typeof AdminCredentialReason.WaitingForCABundle;
+      readonly message: string;
+    };
+
+/** The Secret names a ControlPlane reads, in its own namespace. */
+export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCredentials: string; readonly caBundle?: string } {
+  const ca = controlPlane.spec.services.keystone.external.caBundleSecretRef;
+  return { cloudCredentials: controlPlane.spec.adminCredential.cloudCredentialsRef.secretName, ...(ca ? { caBundle: ca.name } : {}) };
+}
+
+/**
+ * The admin connection of a ControlPlane: `WaitingForCloudsYaml` while the Secret or its `clouds.yaml` key is missing
+ * or empty, `CloudsYamlError` for a document that does not hold a usable password cloud of `cloudName`,
+ * `WaitingForCABundle` while a referenced CA bundle is missing or empty. The auth URL is always the ControlPlane's
+ * `authURL` (an `auth_url` in the document is not used: the ControlPlane says which Keystone).
+ */
+export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecrets): AdminCredentialCheck {
+  const ref = controlPlane.spec.adminCredential.cloudCredentialsRef;
+  const cloudName = ref.cloudName || PlaneDefaults.cloudName;
+  if (!secrets.cloudCredentials) {
+    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${ref.secretName} not found in namespace ${controlPlane.metadata.namespace}` };
+  }
+  const document = secrets.cloudCredentials.data[CLOUDS_YAML_KEY];
+  if (!document || document.trim() === '') {
+    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${ref.secretName} has no key ${CLOUDS_YAML_KEY} (or it is empty)` };
+  }
+  let cloud;
+  try {
+    cloud = parsePasswordCloud(document, cloudName);
+  } catch (error) {
+    if (!(error instanceof CloudsYamlError)) throw error;
+    return { ok: false, reason: AdminCredentialReason.CloudsYamlError, message: `Secret ${ref.secretName}: ${error.message}` };
+  }
+  const caRef = controlPlane.spec.services.keystone.external.caBundleSecretRef;
+  let caBundle: string | undefined;
+  if (caRef) {
+    const key = caRef.key || PlaneDefaults.caBundleKey;
+    if (!secrets.caBundle) {
+      return { ok: false, reason: AdminCredentialReason.WaitingForCABundle, message: `CA bundle Secret ${caRef.name} not found in namespace ${controlPlane.metadata.namespace}` };
+    }
+    caBundle = secrets.caBundle.data[key];
+    if (!caBundle || caBundle.trim() === '') {
+      return { ok: false, reason: AdminCredentialReason.WaitingForCABundle, message: `CA bundle Secret ${caRef.name} has no key ${key} (or it is empty)` };
+    }
+  }
+  const authUrl = controlPlane.spec.services.keystone.external.authURL;
+  return { ok: true, connection: { authUrl, cloud, ...(caBundle !== undefined ? { caBundle } : {}) } };
+}

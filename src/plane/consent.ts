@@ -1,0 +1,132 @@
+/**
+ * Consent and the shared admission reasons, written once for every order kind (identity-plane.md, ControlPlane and
+ * Shared behaviour; spec, Consent): the ControlPlane an order references, the `namespaceAssignments` entry for the
+ * order's namespace on its cluster, and whether the ControlPlane's admin credential is ready.
+ */
+import { AdmissionReason, type ControlPlane, type NamespaceAssignment, type ObjectMeta, type OrderLocation } from '../api';
+import { PlaneConditionType } from '../api';
+import { conditionOf } from './conditions';
+import { AdminCredentialReason } from './reasons';
+
+/** The longest cluster name a label value carries. */
+export const CLUSTER_NAME_MAX_LENGTH = 63;
+
+/** What every order has: metadata and a `controlPlaneRef` whose namespace may be left out. */
+export interface OrderObject {
+  readonly metadata: ObjectMeta;
+  readonly spec: { readonly controlPlaneRef: { readonly name: string; readonly namespace?: string } };
+}
+
+/** Where an order lives; `cluster` is empty or absent for the management cluster. */
+export function locationOf(order: OrderObject, cluster?: string): OrderLocation {
+  return { namespace: order.metadata.namespace ?? '', name: order.metadata.name, ...(cluster ? { cluster } : {}) };
+}
+
+/** The ControlPlane an order references: `controlPlaneRef.namespace` means the order's own namespace when left out. */
+export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
+  return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
+}
+
+/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
+export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
+  const x = controlPlaneKey(a);
+  const y = controlPlaneKey(b);
+  return x.namespace === y.namespace && x.name === y.name;
+}
+
+/** The `namespaceAssignments` entry for the namespace on the cluster (absent targetClusterRef = the management cluster). */
+export function namespaceAssignment(controlPlane: ControlPlane, location: OrderLocation): NamespaceAssignment | undefined {
+  return (controlPlane.spec.namespaceAssignments ?? []).find(
+    (a) => a.namespace === location.namespace && (a.targetClusterRef?.name ?? '') === (location.cluster ?? ''),
+  );
+}
+
+/** Why an order waits for its ControlPlane's admin credential. */
+export interface AdminWait {
+  readonly reason: typeof AdmissionReason.WaitingForAdminCredential | typeof AdminCredentialReason.WaitingForCABundle;
+  readonly message: string;
+}
+
+/** The outcome of the consent check. */
+export type Consent =
+  /** Not admitted: nothing is created, changed, delivered, repaired or swept; what exists stays. No finalizer. */
+  | {
+      readonly state: 'refused';
+      readonly reason: typeof AdmissionReason.ControlPlaneNotFound | typeof AdmissionReason.NamespaceNotAssigned | typeof AdmissionReason.ClusterNameTooLong;
+      readonly message: string;
+      /** The ControlPlane, when one was found (a teardown still reaches Keystone through it). */
+      readonly controlPlane?: ControlPlane;
+      /** Set when the ControlPlane was found and its admin credential is not ready. */
+      readonly wait?: AdminWait;
+    }
+  /**
+   * The namespace is assigned: the teardown finalizer is installed. With `wait` set the ControlPlane's admin credential
+   * is not ready, so nothing reaches Keystone.
+   */
+  | { readonly state: 'assigned'; readonly controlPlane: ControlPlane; readonly assignment: NamespaceAssignment; readonly wait?: AdminWait };
+
+/**
+ * The consent of an order at `location` that references `key`, given the ControlPlane found there (or undefined):
+ * 1. on a target cluster, a name longer than a label value carries → `ClusterNameTooLong`;
+ * 2. no ControlPlane → `ControlPlaneNotFound` on the management cluster, `NamespaceNotAssigned` on a target cluster;
+ * 3. no `namespaceAssignments` entry for the namespace on the cluster → `NamespaceNotAssigned` (frozen);
+ * 4. `AdminCredentialReady` not True → assigned, waiting: `WaitingForCABundle` when that is the ControlPlane's reason
+ *    (identity-plane.md: orders report it), `WaitingForAdminCredential` otherwise.
+ */
+export function consentOf(location: OrderLocation, key: { readonly namespace: string; readonly name: string }, controlPlane: ControlPlane | undefined): Consent {
+  const cluster = location.cluster ?? '';
+  if (cluster.length > CLUSTER_NAME_MAX_LENGTH) {
+    return {
+      state: 'refused',
+      reason: AdmissionReason.ClusterNameTooLong,
+      message: `the cluster name ${cluster} is ${cluster.length} characters long; a label value carries at most ${CLUSTER_NAME_MAX_LENGTH}`,
+    };
+  }
+  if (!controlPlane) {
+    return cluster === ''
+      ? { state: 'refused', reason: AdmissionReason.ControlPlaneNotFound, message: `ControlPlane ${key.namespace}/${key.name} not found` }
+      : { state: 'refused', reason: AdmissionReason.NamespaceNotAssigned, message: `ControlPlane ${key.namespace}/${key.name} does not resolve for cluster ${cluster}` };
+  }
+  const assignment = namespaceAssignment(controlPlane, location);
+  const wait = adminWait(controlPlane, key);
+  if (!assignment) {
+    const where = cluster === '' ? `namespace ${location.namespace}` : `namespace ${location.namespace} on cluster ${cluster}`;
+    return {
+      state: 'refused',
+      reason: AdmissionReason.NamespaceNotAssigned,
+      message: `ControlPlane ${key.namespace}/${key.name} has no namespaceAssignments entry for ${where}; the order is frozen`,
+      controlPlane,
+      ...(wait ? { wait } : {}),
+    };
+  }
+  return { state: 'assigned', controlPlane, assignment, ...(wait ? { wait } : {}) };
+}
+
+function adminWait(controlPlane: ControlPlane, key: { namespace: string; name: string }): AdminWait | undefined {
+  const admin = conditionOf(controlPlane.status?.conditions, PlaneConditionType.AdminCredentialReady);
+  if (admin?.status === 'True') return undefined;
+  const what = admin ? `AdminCredentialReady is ${admin.status}/${admin.reason}: ${admin.message}` : 'AdminCredentialReady is not reported yet';
+  if (admin?.reason === AdminCredentialReason.WaitingForCABundle) {
+    return { reason: AdminCredentialReason.WaitingForCABundle, message: `ControlPlane ${key.namespace}/${key.name}: ${what}` };
+  }
+  return { reason: AdmissionReason.WaitingForAdminCredential, message: `ControlPlane ${key.namespace}/${key.name}: ${what}` };
+}
+
+/** Whether the teardown finalizer is to be installed now: the namespace is assigned and the order carries none. */
+export function needsFinalizer(consent: Consent, meta: ObjectMeta, finalizer: string): boolean {
+  return consent.state === 'assigned' && !meta.deletionTimestamp && !(meta.finalizers ?? []).includes(finalizer);
+}
+
+/**
+ * How a teardown may proceed under this consent. Deleting an order tears down what it created whatever the consent
+ * (deletion is the owner's own act, as for a KeystoneApplicationCredential), but it needs the admin credential:
+ * - `release`: the ControlPlane is gone, so nothing is left to reach Keystone with: release without Keystone;
+ * - `wait`: the admin credential is not ready: the finalizer holds;
+ * - `proceed`: Keystone is reachable as the admin.
+ */
+export function teardownPath(consent: Consent): { readonly path: 'release' } | { readonly path: 'wait'; readonly wait: AdminWait } | { readonly path: 'proceed'; readonly controlPlane: ControlPlane } {
+  const controlPlane = consent.controlPlane;
+  if (!controlPlane) return { path: 'release' };
+  if (consent.wait) return { path: 'wait', wait: consent.wait };
+  return { path: 'proceed', controlPlane };
+}

@@ -1,0 +1,6 @@
+export * from './run';
+export * from './observe';
+export * from './control-plane';
+export * from './project';
+export * from './user';
+export * from './role-assignment';

@@ -1,0 +1,77 @@
+/**
+ * The KeystoneRoleAssignment driver: observes the consent, the holds, the referenced user and project orders, the
+ * namespace's other assignments, the role and the grant in Keystone, and runs `decideAssignment`'s actions.
+ */
+import type { KeystoneRoleAssignment } from '../../api';
+import { teardownPath } from '../consent';
+import { holdOnAssignment } from '../holds';
+import { teardownFinalizer } from '../naming';
+import { messageOf } from '../order-status';
+import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
+import { decideAssignment, type AssignmentAction, type AssignmentObservations } from '../role-assignment';
+import { adminOf, observeConsent } from './observe';
+import { runPass, type PassResult } from './run';
+
+/** Reconciles one KeystoneRoleAssignment. */
+export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, options: { readonly cluster?: string } = {}): Promise<PassResult> {
+  const assignment = await deps.cluster.get('KeystoneRoleAssignment', key);
+  if (!assignment) return { steps: 0, actions: [] };
+  let admin: KeystoneAdmin | undefined;
+
+  const observe = async (order: KeystoneRoleAssignment): Promise<AssignmentObservations> => {
+    const consent = await observeConsent(deps, order, options.cluster);
+    const deleting = !!order.metadata.deletionTimestamp;
+    const [user, project, peers, credentials] = await Promise.all([
+      deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name }),
+      deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name }),
+      deps.cluster.list('KeystoneRoleAssignment', key.namespace),
+      deleting ? deps.cluster.list('KeystoneApplicationCredential', key.namespace) : Promise.resolve([]),
+    ]);
+    const hold = deleting ? holdOnAssignment(order, { credentials }) : undefined;
+    const base = { consent, peers, ...(hold ? { hold } : {}), ...(user ? { user } : {}), ...(project ? { project } : {}) };
+    const reach = deleting ? !hold && teardownPath(consent).path === 'proceed' : consent.state === 'assigned' && !consent.wait;
+    const userId = user?.status?.userID;
+    const projectId = project?.status?.projectID;
+    // Keystone is asked only when there is something to ask about: a grant to make or check, or a teardown.
+    if (!reach || !consent.controlPlane || (!deleting && !(userId && projectId))) return base;
+    try {
+      admin = await adminOf(deps, consent.controlPlane);
+      const role = await admin.findRole(order.spec.role);
+      const granted = role && userId && projectId ? await admin.hasRole({ roleId: role.id, userId, projectId }) : false;
+      return { ...base, keystone: { ...(role ? { role } : {}), granted } };
+    } catch (error) {
+      return { ...base, failure: messageOf(error) };
+    }
+  };
+
+  const execute = async (order: KeystoneRoleAssignment, _world: AssignmentObservations, action: AssignmentAction): Promise<KeystoneRoleAssignment> => {
+    const finalizer = teardownFinalizer('KeystoneRoleAssignment');
+    switch (action.type) {
+      case 'add-finalizer':
+        await deps.cluster.addFinalizer('KeystoneRoleAssignment', key, finalizer);
+        return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
+      case 'grant':
+        await (admin as KeystoneAdmin).grantRole(action.grant);
+        return order;
+      case 'revoke':
+        await (admin as KeystoneAdmin).revokeRole(action.grant);
+        return order;
+      case 'release':
+        await deps.cluster.removeFinalizer('KeystoneRoleAssignment', key, finalizer);
+        return order;
+    }
+  };
+
+  return runPass({
+    kind: 'KeystoneRoleAssignment',
+    key,
+    order: assignment,
+    clock: deps.clock ?? (() => new Date()),
+    observe,
+    decide: decideAssignment,
+    execute,
+    failureOf: (world) => world.failure,
+    withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
+    writeStatus: (status) => deps.cluster.writeStatus('KeystoneRoleAssignment', key, status),
+  });
+}

@@ -1,0 +1,171 @@
+/**
+ * The KeystoneUser driver: observes the consent, the holds, the user in Keystone, the parked passwords (child Secrets
+ * in the ControlPlane's namespace) and the delivered Secret, and runs `decideUser`'s actions through the ports.
+ *
+ * Within one pass it overlays its own writes on the cache's reads (a parked password, a delivered or withdrawn
+ * Secret), so a lagging cache never makes a later step park or deliver again.
+ */
+import { randomBytes } from 'node:crypto';
+import { PlaneDefaults, type ControlPlane, type KeystoneUser } from '../../api';
+import { controlPlaneKey, locationOf, teardownPath } from '../consent';
+import { ownedBy, userCloudOf, userSecretData, userSecretManifest } from '../delivery';
+import { holdOnUser } from '../holds';
+import { childLabels, deliveredSecretName, PASSWORD_KEY, passwordGenerationOf, passwordSecretName, teardownFinalizer, USER_SECRET_KEYS } from '../naming';
+import { messageOf } from '../order-status';
+import type { KeystoneAdmin, ObjectKey, PlaneDeps, SecretObject } from '../ports';
+import { decideUser, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
+import { adminOf, observeConsent, observeHolders } from './observe';
+import { runPass, type PassResult } from './run';
+
+const defaultPassword = (): string => randomBytes(32).toString('base64url');
+
+/**
+ * The parked password of a user's generation, for the KeystoneApplicationCredential's mint document (the password of
+ * the user's `status.passwordGeneration`); undefined when it is not parked.
+ */
+export async function parkedPassword(deps: Pick<PlaneDeps, 'cluster'>, user: KeystoneUser, generation: number, cluster?: string): Promise<string | undefined> {
+  const secret = await deps.cluster.getSecret({ namespace: controlPlaneKey(user).namespace, name: passwordSecretName(locationOf(user, cluster), generation) });
+  const value = secret?.data[PASSWORD_KEY];
+  return value ? value : undefined;
+}
+
+/** Reconciles one KeystoneUser. */
+export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { readonly cluster?: string } = {}): Promise<PassResult> {
+  const user = await deps.cluster.get('KeystoneUser', key);
+  if (!user) return { steps: 0, actions: [] };
+  const location = locationOf(user, options.cluster);
+  const childNamespace = controlPlaneKey(user).namespace;
+  const labels = childLabels('KeystoneUser', location);
+  const deliveredName = deliveredSecretName(user.metadata.name);
+  const newPassword = deps.newPassword ?? defaultPassword;
+  // Pass-local overlay of this pass's own writes.
+  const passwords = new Map<number, string>();
+  const discarded = new Set<number>();
+  let delivered: { state: 'written'; generation: number } | { state: 'withdrawn' } | undefined;
+  let deliveredUid: string | undefined;
+  let admin: KeystoneAdmin | undefined;
+  let controlPlane: ControlPlane | undefined;
+
+  const observeParked = async (): Promise<number[]> => {
+    const children: readonly SecretObject[] = await deps.cluster.listSecrets(childNamespace, labels);
+    for (const child of children) {
+      const g = passwordGenerationOf(location, child.metadata.name);
+      const value = child.data[PASSWORD_KEY];
+      if (g !== undefined && value && !discarded.has(g) && !passwords.has(g)) passwords.set(g, value);
+    }
+    return [...passwords.keys()].filter((g) => !discarded.has(g)).sort((a, b) => a - b);
+  };
+
+  const observeDelivery = async (order: KeystoneUser): Promise<UserDelivery> => {
+    if (delivered?.state === 'withdrawn') return { state: 'absent' };
+    if (delivered?.state === 'written') return { state: 'owned', carries: delivered.generation };
+    const secret = await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName });
+    if (!secret) return { state: 'absent' };
+    if (!ownedBy(secret, order.metadata.uid)) return { state: 'foreign' };
+    deliveredUid = secret.metadata.uid;
+    const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), options.cluster);
+    if (!cloud) return { state: 'owned' };
+    for (const [g, password] of passwords) {
+      const expected = userSecretData(cloud, password);
+      if (!discarded.has(g) && USER_SECRET_KEYS.every((k) => secret.data[k] === expected[k])) return { state: 'owned', carries: g };
+    }
+    return { state: 'owned' };
+  };
+
+  const observe = async (order: KeystoneUser): Promise<UserObservations> => {
+    const consent = await observeConsent(deps, order, options.cluster);
+    controlPlane = consent.controlPlane;
+    const deleting = !!order.metadata.deletionTimestamp;
+    const hold = deleting ? holdOnUser(order, await observeHolders(deps, key.namespace)) : undefined;
+    const base = { consent, ...(hold ? { hold } : {}), ...(options.cluster ? { cluster: options.cluster } : {}) };
+    let parked: number[];
+    let delivery: UserDelivery;
+    try {
+      parked = await observeParked();
+      delivery = await observeDelivery(order);
+    } catch (error) {
+      return { ...base, parked: [], delivery: { state: 'absent' }, failure: { where: 'delivery', message: messageOf(error) } };
+    }
+    const reach = deleting ? !hold && teardownPath(consent).path === 'proceed' : consent.state === 'assigned' && !consent.wait;
+    if (!reach || !consent.controlPlane) return { ...base, parked, delivery };
+    try {
+      admin = await adminOf(deps, consent.controlPlane);
+      const domainId = await admin.domainId(consent.controlPlane.spec.adminCredential.domainName || PlaneDefaults.domainName);
+      const found = domainId !== undefined ? await admin.findUser(userNameOf(order), domainId) : undefined;
+      return { ...base, parked, delivery, keystone: { ...(domainId !== undefined ? { domainId } : {}), ...(found ? { user: found } : {}) } };
+    } catch (error) {
+      return { ...base, parked, delivery, failure: { where: 'keystone', message: messageOf(error) } };
+    }
+  };
+
+  const passwordOf = (generation: number): string => {
+    const value = passwords.get(generation);
+    if (value === undefined || discarded.has(generation)) throw new Error(`the password of generation ${generation} is not parked`);
+    return value;
+  };
+
+  const execute = async (order: KeystoneUser, _world: UserObservations, action: UserAction): Promise<KeystoneUser> => {
+    const finalizer = teardownFinalizer('KeystoneUser');
+    switch (action.type) {
+      case 'add-finalizer':
+        await deps.cluster.addFinalizer('KeystoneUser', key, finalizer);
+        return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
+      case 'park': {
+        const stored = await deps.cluster.createSecret({
+          namespace: childNamespace,
+          name: passwordSecretName(location, action.generation),
+          labels,
+          data: { [PASSWORD_KEY]: newPassword() },
+        });
+        const value = stored.data[PASSWORD_KEY];
+        if (!value) throw new Error(`Secret ${childNamespace}/${stored.metadata.name} exists without a ${PASSWORD_KEY}`);
+        passwords.set(action.generation, value);
+        discarded.delete(action.generation);
+        return order;
+      }
+      case 'create-user':
+        await (admin as KeystoneAdmin).createUser({ name: action.name, domainId: action.domainId, password: passwordOf(action.generation), description: action.description });
+        return order;
+      case 'set-password':
+        await (admin as KeystoneAdmin).setPassword(action.userId, passwordOf(action.generation));
+        return order;
+      case 'deliver': {
+        const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), options.cluster);
+        if (!cloud) throw new Error('no auth URL to deliver');
+        await deps.cluster.applySecret(userSecretManifest(order, cloud, passwordOf(action.generation)));
+        delivered = { state: 'written', generation: action.generation };
+        return order;
+      }
+      case 'discard':
+        await deps.cluster.deleteSecret({ namespace: childNamespace, name: passwordSecretName(location, action.generation) });
+        discarded.add(action.generation);
+        return order;
+      case 'delete-user':
+        await (admin as KeystoneAdmin).deleteUser(action.id);
+        return order;
+      case 'withdraw':
+        await deps.cluster.deleteSecret({ namespace: key.namespace, name: deliveredName }, deliveredUid ? { uid: deliveredUid } : undefined);
+        delivered = { state: 'withdrawn' };
+        return order;
+      case 'release':
+        await deps.cluster.removeFinalizer('KeystoneUser', key, finalizer);
+        return order;
+    }
+  };
+
+  return runPass({
+    kind: 'KeystoneUser',
+    key,
+    order: user,
+    clock: deps.clock ?? (() => new Date()),
+    observe,
+    decide: decideUser,
+    execute,
+    failureOf: (world) => world.failure?.message,
+    withFailure: (world, action, error) => ({
+      ...world,
+      failure: { where: action.type === 'deliver' || action.type === 'withdraw' ? ('delivery' as const) : ('keystone' as const), message: `${action.type}: ${messageOf(error)}` },
+    }),
+    writeStatus: (status) => deps.cluster.writeStatus('KeystoneUser', key, status),
+  });
+}

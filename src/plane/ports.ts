@@ -1,0 +1,156 @@
+/**
+ * The ports the identity plane's drivers observe and act through. The Kubernetes side is small and generic, so the
+ * runtime's informer cache (`Cluster`) implements it with a thin adapter; the Keystone side is the admin's view of
+ * Keystone, implemented on src/keystone by `keystoneAdmins` (keystone-admin.ts).
+ */
+import type {
+  ControlPlane,
+  KeystoneApplicationCredential,
+  KeystoneProject,
+  KeystoneRoleAssignment,
+  KeystoneUser,
+} from '../api';
+import type { PasswordCloud } from '../keystone';
+
+/** The objects the plane reads, by kind. */
+export interface ObjectsByKind {
+  ControlPlane: ControlPlane;
+  KeystoneProject: KeystoneProject;
+  KeystoneUser: KeystoneUser;
+  KeystoneRoleAssignment: KeystoneRoleAssignment;
+  KeystoneApplicationCredential: KeystoneApplicationCredential;
+}
+/** A kind the plane reads. */
+export type ObjectKind = keyof ObjectsByKind;
+/** An order or ControlPlane of a kind. */
+export type ObjectOf<K extends ObjectKind> = ObjectsByKind[K];
+
+/** A namespaced object's key. */
+export interface ObjectKey {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** `metav1.OwnerReference`. */
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
+/** A Secret as read; `data` holds the decoded (UTF-8) values. */
+export interface SecretObject {
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly ownerReferences?: readonly OwnerReference[];
+  };
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** A Secret as written: exactly the fields the operator owns; `data` holds plain values (the adapter encodes). */
+export interface SecretManifest {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ownerReferences?: readonly OwnerReference[];
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** Kubernetes, as the drivers need it. Reads may come from a cache; writes go to the API server. */
+export interface ClusterPort {
+  /** The object of a kind, or undefined. */
+  get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined>;
+  /** Every object of a kind in a namespace. */
+  list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]>;
+  /** The Secret, or undefined. */
+  getSecret(key: ObjectKey): Promise<SecretObject | undefined>;
+  /** The Secrets of a namespace carrying every one of `labels`. */
+  listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]>;
+  /**
+   * Creates a Secret only if none of that name exists (a parked value is generated once: never overwritten, also when
+   * the cache lags); returns the Secret the API server holds, the existing one when the create found one.
+   */
+  createSecret(secret: SecretManifest): Promise<SecretObject>;
+  /** Server-side apply with the operator's field manager (force): it owns exactly the given labels, owners and keys. */
+  applySecret(secret: SecretManifest): Promise<void>;
+  /** Deletes a Secret (with a UID precondition when given); one already gone is fine. */
+  deleteSecret(key: ObjectKey, precondition?: { readonly uid: string }): Promise<void>;
+  /** Writes the status subresource. */
+  writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void>;
+  /** Adds a finalizer (idempotent). */
+  addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
+  /** Removes a finalizer (idempotent; an object already gone is fine). */
+  removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
+}
+
+/** How to reach a ControlPlane's Keystone as its admin. */
+export interface AdminConnection {
+  /** `services.keystone.external.authURL`. */
+  readonly authUrl: string;
+  /** The admin cloud of the `clouds.yaml` Secret. */
+  readonly cloud: PasswordCloud;
+  /** PEM of `caBundleSecretRef`; absent: the system trust store. */
+  readonly caBundle?: string;
+}
+
+/** A Keystone user or project as the plane reads it. */
+export interface KeystoneRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string;
+  /** Projects only. */
+  readonly tags?: readonly string[];
+}
+
+/** A user's role on a project, by ids. */
+export interface RoleGrant {
+  readonly userId: string;
+  readonly projectId: string;
+  readonly roleId: string;
+}
+
+/** Keystone as the ControlPlane's admin sees it. Every call may throw a `KeystoneError`. */
+export interface KeystoneAdmin {
+  /** Authenticates as the admin (a real token) and returns the identity API version the auth URL reports. */
+  verify(): Promise<{ readonly version: string }>;
+  /** The id of the domain of that name, or undefined. */
+  domainId(name: string): Promise<string | undefined>;
+  findProject(name: string, domainId: string): Promise<KeystoneRecord | undefined>;
+  createProject(input: { readonly name: string; readonly domainId: string; readonly description: string; readonly tags: readonly string[] }): Promise<KeystoneRecord>;
+  /** One already gone is fine. */
+  deleteProject(id: string): Promise<void>;
+  findUser(name: string, domainId: string): Promise<KeystoneRecord | undefined>;
+  createUser(input: { readonly name: string; readonly domainId: string; readonly password: string; readonly description: string }): Promise<KeystoneRecord>;
+  setPassword(userId: string, password: string): Promise<void>;
+  /** One already gone is fine. */
+  deleteUser(id: string): Promise<void>;
+  /** The global role of that name, or undefined. */
+  findRole(name: string): Promise<{ readonly id: string; readonly name: string } | undefined>;
+  hasRole(grant: RoleGrant): Promise<boolean>;
+  /** Idempotent. */
+  grantRole(grant: RoleGrant): Promise<void>;
+  /** One already revoked is fine. */
+  revokeRole(grant: RoleGrant): Promise<void>;
+}
+
+/** Connects to a ControlPlane's Keystone; implementations reuse one session per connection. */
+export interface KeystoneAdmins {
+  connect(connection: AdminConnection): KeystoneAdmin;
+}
+
+/** Everything the drivers run with. */
+export interface PlaneDeps {
+  readonly cluster: ClusterPort;
+  readonly keystone: KeystoneAdmins;
+  /** The clock. @default () => new Date() */
+  readonly clock?: () => Date;
+  /** A new password, crypto-random. @default 32 random bytes, base64url */
+  readonly newPassword?: () => string;
+}

@@ -1,0 +1,90 @@
+/**
+ * The references between orders of one namespace, written once: whether a KeystoneUser or KeystoneProject an order
+ * names is there, belongs to the same ControlPlane, and is provisioned; and whether a KeystoneRoleAssignment has given
+ * a user a role on a project (spec, Consent: the gates; identity-plane.md, KeystoneRoleAssignment).
+ */
+import { PlaneConditionType, type Condition, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
+import { conditionOf } from './conditions';
+import { sameControlPlane, type OrderObject } from './consent';
+import { HoldReason } from './reasons';
+
+const HOLDS: readonly string[] = Object.values(HoldReason);
+
+/** A refusal of a reference: the reason names the kind of refusal, the message the object. */
+export interface Refusal<R extends string = string> {
+  readonly reason: R;
+  readonly message: string;
+}
+
+/**
+ * Whether a user is provisioned: it reports a user id and the password generation Keystone holds, and UserReady is
+ * True or only says that its deletion is held (a held user keeps working for the orders that hold it).
+ */
+export function userProvisioned(user: KeystoneUser): boolean {
+  const ready = conditionOf(user.status?.conditions, PlaneConditionType.UserReady);
+  return !!user.status?.userID && !!user.status.passwordGeneration && (ready?.status === 'True' || HOLDS.includes(ready?.reason ?? ''));
+}
+
+/** Whether a project is provisioned: it reports a project id and name, and ProjectReady is True or only held. */
+export function projectProvisioned(project: KeystoneProject): boolean {
+  const ready = conditionOf(project.status?.conditions, PlaneConditionType.ProjectReady);
+  return !!project.status?.projectID && !!project.status.projectName && (ready?.status === 'True' || HOLDS.includes(ready?.reason ?? ''));
+}
+
+function notYet(kind: string, name: string, conditions: readonly Condition[] | undefined, type: string): string {
+  const c = conditionOf(conditions, type);
+  return `${kind} ${name} is not provisioned yet (${type}: ${c ? `${c.status}/${c.reason}` : 'not reported'})`;
+}
+
+/** The user an order names: UserNotFound, ControlPlaneMismatch or WaitingForUser, or undefined when usable. */
+export function checkUser(order: OrderObject, name: string, user: KeystoneUser | undefined): Refusal<'UserNotFound' | 'ControlPlaneMismatch' | 'WaitingForUser'> | undefined {
+  if (!user) return { reason: 'UserNotFound', message: `no KeystoneUser ${name} in namespace ${order.metadata.namespace}` };
+  if (!sameControlPlane(order, user)) {
+    return { reason: 'ControlPlaneMismatch', message: `KeystoneUser ${name} belongs to ControlPlane ${refText(user)}, this order to ${refText(order)}` };
+  }
+  if (!userProvisioned(user)) return { reason: 'WaitingForUser', message: notYet('KeystoneUser', name, user.status?.conditions, PlaneConditionType.UserReady) };
+  return undefined;
+}
+
+/** The project an order names: ProjectNotFound, ControlPlaneMismatch or WaitingForProject, or undefined when usable. */
+export function checkProject(
+  order: OrderObject,
+  name: string,
+  project: KeystoneProject | undefined,
+): Refusal<'ProjectNotFound' | 'ControlPlaneMismatch' | 'WaitingForProject'> | undefined {
+  if (!project) return { reason: 'ProjectNotFound', message: `no KeystoneProject ${name} in namespace ${order.metadata.namespace}` };
+  if (!sameControlPlane(order, project)) {
+    return { reason: 'ControlPlaneMismatch', message: `KeystoneProject ${name} belongs to ControlPlane ${refText(project)}, this order to ${refText(order)}` };
+  }
+  if (!projectProvisioned(project)) {
+    return { reason: 'WaitingForProject', message: notYet('KeystoneProject', name, project.status?.conditions, PlaneConditionType.ProjectReady) };
+  }
+  return undefined;
+}
+
+/**
+ * The role assignments of the namespace that have given `user` a role on `project`: same names, same ControlPlane,
+ * `status.roleID` reported (not AssignmentReady: a frozen assignment keeps its role), and the user and project ids they
+ * recorded are the ones the user and project report now.
+ */
+export function rolesOnProject(
+  order: OrderObject,
+  user: KeystoneUser,
+  project: KeystoneProject,
+  assignments: readonly KeystoneRoleAssignment[],
+): KeystoneRoleAssignment[] {
+  return assignments.filter(
+    (a) =>
+      (a.metadata.namespace ?? '') === (order.metadata.namespace ?? '') &&
+      a.spec.userRef.name === user.metadata.name &&
+      a.spec.projectRef.name === project.metadata.name &&
+      sameControlPlane(order, a) &&
+      !!a.status?.roleID &&
+      a.status.userID === user.status?.userID &&
+      a.status.projectID === project.status?.projectID,
+  );
+}
+
+function refText(order: OrderObject): string {
+  return `${order.spec.controlPlaneRef.namespace || order.metadata.namespace}/${order.spec.controlPlaneRef.name}`;
+}
