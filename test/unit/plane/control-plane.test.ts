@@ -1,0 +1,122 @@
+/**
+ * The ControlPlane (identity-plane.md, ControlPlane): AdminCredentialReady with each of its reasons, keystoneVersion and
+ * Ready, through the driver on in-memory ports.
+ */
+import { reconcileControlPlane } from '../../../src/plane';
+import { CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane, keystoneError } from './fakes';
+
+const key = { namespace: CP_NS, name: 'cp' };
+
+function setup(cp = controlPlane()) {
+  const cluster = new FakeCluster();
+  const keystone = new FakeKeystone();
+  cluster.put('ControlPlane', cp);
+  return { cluster, keystone, deps: { cluster, keystone, clock: () => T0 } };
+}
+
+const admin = (cluster: FakeCluster) => condition(cluster.object('ControlPlane', key), 'AdminCredentialReady');
+
+describe('AdminCredentialReady', () => {
+  it('AdminCredentialReady: the admin logs in with a real token; keystoneVersion and Ready are reported', async () => {
+    const { cluster, keystone, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
+    const result = await reconcileControlPlane(key, deps);
+    const cp = cluster.object('ControlPlane', key);
+    expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady' });
+    expect(condition(cp, 'Ready')).toMatchObject({ status: 'True', reason: 'AllReady' });
+    expect(cp?.status).toMatchObject({ keystoneVersion: 'v3.14', observedGeneration: 1 });
+    expect(keystone.calls).toEqual(['verify']);
+    expect(keystone.connection).toMatchObject({ authUrl: 'https://keystone.example.com/v3', cloud: { user: { name: 'admin', domainName: 'Default' }, project: { name: 'admin' } } });
+    expect(result.requeueAfter).toBeUndefined();
+  });
+
+  it('WaitingForCloudsYaml: the Secret is missing', async () => {
+    const { cluster, keystone, deps } = setup();
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'WaitingForCloudsYaml', message: 'Secret admin-cloud not found in namespace cp-system' });
+    expect(condition(cluster.object('ControlPlane', key), 'Ready')).toMatchObject({ status: 'False', reason: 'WaitingForCloudsYaml' });
+    expect(keystone.calls).toEqual([]);
+  });
+
+  it('WaitingForCloudsYaml: the key clouds.yaml is missing or empty', async () => {
+    const { cluster, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { other: 'x' } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCloudsYaml', message: expect.stringContaining('no key clouds.yaml') });
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': ' ' } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCloudsYaml' });
+  });
+
+  it.each([
+    ['not YAML', 'clouds: [unclosed', 'not YAML'],
+    ['no clouds map', 'foo: 1', 'no "clouds" map'],
+    ['no cloud of cloudName', adminCloudsYaml('x', 'other'), 'defines no cloud "admin" (it defines "other")'],
+    ['not a password cloud', 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth: {}\n', 'auth_type v3applicationcredential'],
+    ['no password or project', 'clouds:\n  admin:\n    auth:\n      username: admin\n', 'lacks auth.password, auth.project_name'],
+  ])('CloudsYamlError: %s', async (_name, document, message) => {
+    const { cluster, keystone, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': document } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'CloudsYamlError', message: expect.stringContaining(message) });
+    expect(keystone.calls).toEqual([]);
+  });
+
+  it('cloudCredentialsRef.cloudName selects the cloud', async () => {
+    const { cluster, deps } = setup(controlPlane({ spec: { adminCredential: { cloudCredentialsRef: { secretName: 'admin-cloud', cloudName: 'ops' } } } }));
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml(undefined, 'ops') } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'True' });
+  });
+
+  it('WaitingForCABundle: the CA bundle Secret or its key is missing or empty', async () => {
+    const spec = { services: { keystone: { external: { authURL: 'https://keystone.example.com/v3', caBundleSecretRef: { name: 'ca' } } } } };
+    const { cluster, keystone, deps } = setup(controlPlane({ spec }));
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCABundle', message: expect.stringContaining('Secret ca not found') });
+    cluster.putSecret({ metadata: { name: 'ca', namespace: CP_NS }, data: { 'ca.crt': '' } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCABundle', message: expect.stringContaining('no key ca.crt') });
+    expect(keystone.calls).toEqual([]);
+    cluster.putSecret({ metadata: { name: 'ca', namespace: CP_NS }, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----' } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'True' });
+    expect(keystone.connection?.caBundle).toBe('-----BEGIN CERTIFICATE-----');
+  });
+
+  it('AuthenticationFailed: Keystone refuses the admin password; a fixed Secret is re-checked and turns Ready', async () => {
+    const { cluster, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml('wrong') } });
+    const failed = await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'AuthenticationFailed', message: expect.stringContaining('401') });
+    expect(failed.requeueAfter).toBeGreaterThan(0);
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady' });
+  });
+
+  it('KeystoneUnreachable: no answer (connection, timeout, 5xx), retried soon', async () => {
+    const { cluster, keystone, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
+    keystone.unreachable = true;
+    const result = await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'KeystoneUnreachable' });
+    expect(result.requeueAfter).toBe(30_000);
+    keystone.unreachable = false;
+    keystone.failNext('verify', keystoneError('server', 503));
+    await reconcileControlPlane(key, deps);
+    expect(admin(cluster)).toMatchObject({ reason: 'KeystoneUnreachable' });
+  });
+
+  it('a pass that changes nothing writes nothing, and lastTransitionTime changes only with the status', async () => {
+    const { cluster, deps } = setup();
+    cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
+    await reconcileControlPlane(key, deps);
+    const writes = cluster.writes.length;
+    const again = await reconcileControlPlane(key, { ...deps, clock: () => new Date(T0.getTime() + 60_000) });
+    expect(again.wroteStatus).toBe(false);
+    expect(cluster.writes.length).toBe(writes);
+    expect(admin(cluster)?.lastTransitionTime).toBe('2026-12-01T00:00:00Z');
+  });
+});

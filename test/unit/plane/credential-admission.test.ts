@@ -1,0 +1,89 @@
+/**
+ * The KeystoneApplicationCredential's admission and gate as the identity plane computes them (spec, Consent), one test
+ * per reason.
+ */
+import type { KeystoneProject, KeystoneRoleAssignment, KeystoneUser } from '../../../src/api';
+import { credentialAdmission } from '../../../src/plane';
+import { T0, adminReady, assignment, controlPlane, credential, project, user } from './fakes';
+
+const cond = (type: string, status: 'True' | 'False', reason: string) => ({ type, status, reason, message: 'm', lastTransitionTime: T0.toISOString() });
+const readyUser = (patch: Partial<KeystoneUser> = {}): KeystoneUser => ({
+  ...user(),
+  status: { userID: 'u-1', passwordGeneration: 1, conditions: [cond('UserReady', 'True', 'UserProvisioned')] },
+  ...patch,
+});
+const readyProject = (patch: Partial<KeystoneProject> = {}): KeystoneProject => ({
+  ...project(),
+  status: { projectID: 'p-1', projectName: 'proj', conditions: [cond('ProjectReady', 'True', 'ProjectProvisioned')] },
+  ...patch,
+});
+const granted = (patch: Partial<KeystoneRoleAssignment> = {}): KeystoneRoleAssignment => ({ ...assignment(), status: { roleID: 'r-1', userID: 'u-1', projectID: 'p-1' }, ...patch });
+const cp = { ...controlPlane(), status: adminReady() };
+const refs = { controlPlane: cp, user: readyUser(), project: readyProject(), assignments: [granted()] };
+
+describe('admission', () => {
+  it('ControlPlaneNotFound', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: undefined })).toEqual({ admission: { reason: 'ControlPlaneNotFound', message: expect.any(String) } });
+  });
+  it('NamespaceNotAssigned: frozen', () => {
+    const unassigned = { ...cp, spec: { ...cp.spec, namespaceAssignments: [] } };
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: unassigned }).admission?.reason).toBe('NamespaceNotAssigned');
+  });
+  it('ClusterNameTooLong', () => {
+    expect(credentialAdmission(credential(), { ...refs, cluster: 'x'.repeat(64) }).admission?.reason).toBe('ClusterNameTooLong');
+  });
+  it('WaitingForAdminCredential', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: { ...cp, status: adminReady('KeystoneUnreachable', 'False') } }).admission?.reason).toBe('WaitingForAdminCredential');
+  });
+  it('WaitingForCABundle is a gate, not a freeze: the schedule pauses and the delivered Secret is kept', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: { ...cp, status: adminReady('WaitingForCABundle', 'False') } })).toEqual({
+      gate: { reason: 'WaitingForCABundle', message: expect.any(String) },
+    });
+  });
+  it('admitted with every gate open: neither is set', () => {
+    expect(credentialAdmission(credential(), refs)).toEqual({});
+  });
+});
+
+describe('gates', () => {
+  it('UserNotFound', () => {
+    expect(credentialAdmission(credential(), { ...refs, user: undefined }).gate?.reason).toBe('UserNotFound');
+  });
+  it('ControlPlaneMismatch: the user or the project belongs to another ControlPlane', () => {
+    const other = { controlPlaneRef: { name: 'other', namespace: 'cp-system' } };
+    expect(credentialAdmission(credential(), { ...refs, user: readyUser({ spec: other }) }).gate?.reason).toBe('ControlPlaneMismatch');
+    expect(credentialAdmission(credential(), { ...refs, project: readyProject({ spec: other }) }).gate?.reason).toBe('ControlPlaneMismatch');
+  });
+  it('WaitingForUser: not provisioned yet, the message names its UserReady reason', () => {
+    const pending = readyUser({ status: { conditions: [cond('UserReady', 'False', 'UserCollision')] } });
+    expect(credentialAdmission(credential(), { ...refs, user: pending }).gate).toEqual({ reason: 'WaitingForUser', message: expect.stringContaining('False/UserCollision') });
+  });
+  it('WaitingForUser: the password of its current generation is not available', () => {
+    expect(credentialAdmission(credential(), { ...refs, userPasswordAvailable: false }).gate?.reason).toBe('WaitingForUser');
+  });
+  it('a user whose deletion is held keeps serving the orders that hold it', () => {
+    const held = readyUser({ status: { userID: 'u-1', passwordGeneration: 1, conditions: [cond('UserReady', 'False', 'ReferencedByApplicationCredentials')] } });
+    expect(credentialAdmission(credential(), { ...refs, user: held })).toEqual({});
+  });
+  it('ProjectNotFound', () => {
+    expect(credentialAdmission(credential(), { ...refs, project: undefined }).gate?.reason).toBe('ProjectNotFound');
+  });
+  it('WaitingForProject: not provisioned yet or no project name reported', () => {
+    expect(credentialAdmission(credential(), { ...refs, project: readyProject({ status: { conditions: [cond('ProjectReady', 'False', 'ProjectFailed')] } }) }).gate?.reason).toBe('WaitingForProject');
+    expect(credentialAdmission(credential(), { ...refs, project: readyProject({ status: { projectID: 'p-1', conditions: [cond('ProjectReady', 'True', 'ProjectProvisioned')] } }) }).gate?.reason).toBe(
+      'WaitingForProject',
+    );
+  });
+  it('NoRoleOnProject: no assignment of that user and project reports status.roleID', () => {
+    expect(credentialAdmission(credential(), { ...refs, assignments: [] }).gate?.reason).toBe('NoRoleOnProject');
+    expect(credentialAdmission(credential(), { ...refs, assignments: [granted({ status: {} })] }).gate?.reason).toBe('NoRoleOnProject');
+    expect(credentialAdmission(credential(), { ...refs, assignments: [granted({ spec: { ...assignment().spec, userRef: { name: 'bob' } } })] }).gate?.reason).toBe('NoRoleOnProject');
+  });
+  it('NoRoleOnProject: an assignment whose recorded ids are not the current user\'s and project\'s does not count', () => {
+    expect(credentialAdmission(credential(), { ...refs, assignments: [granted({ status: { roleID: 'r-1', userID: 'u-old', projectID: 'p-1' } })] }).gate?.reason).toBe('NoRoleOnProject');
+  });
+  it('the role gate reads status.roleID, not AssignmentReady: a frozen assignment keeps its role', () => {
+    const frozen = granted({ status: { roleID: 'r-1', userID: 'u-1', projectID: 'p-1', conditions: [cond('AssignmentReady', 'False', 'NamespaceNotAssigned')] } });
+    expect(credentialAdmission(credential(), { ...refs, assignments: [frozen] })).toEqual({});
+  });
+});
