@@ -364,6 +364,6 @@ export function plane(options: { cp?: ControlPlane; ready?: boolean } = {}) {
 }
 
 /** The condition of a type. */
-export function condition(object: { status?: { conditions?: readonly { type: string; status: string; reason: string; message: string }[] } } | undefined, type: string) {
+export function condition(object: { status?: { conditions?: readonly { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[] } } | undefined, type: string) {
   return object?.status?.conditions?.find((c) => c.type === type);
 }

@@ -3,7 +3,7 @@
  */
 import { parse } from 'yaml';
 import type { KeystoneUser } from '../../../src/api';
-import { ownerMarker, passwordSecretName, reconcileUser } from '../../../src/plane';
+import { ownerMarker, passwordSecretName, reconcileUser, type SecretObject } from '../../../src/plane';
 import { CP_NS, NS, adminReady, assignment, condition, controlPlane, credential, plane, user } from './fakes';
 
 const key = { namespace: NS, name: 'alice' };
@@ -147,7 +147,7 @@ describe('KeystoneUser', () => {
     cluster.put('KeystoneUser', user());
     await reconcileUser(key, deps);
     const secret = delivered(cluster);
-    cluster.putSecret({ metadata: { ...(secret?.metadata as never) }, data: { ...secret?.data, password: 'edited', extra: 'mine' } });
+    cluster.putSecret({ metadata: { ...(secret as SecretObject).metadata }, data: { ...secret?.data, password: 'edited', extra: 'mine' } });
     expect((await reconcileUser(key, deps)).actions).toEqual(['deliver']);
     expect(delivered(cluster)?.data).toMatchObject({ password: 'pw-1', extra: 'mine' });
     cluster.secrets.delete(`${NS}/alice-credentials`);
