@@ -109,13 +109,13 @@ export function asOptionError(error: unknown, given: Readonly<Record<string, str
   const [, prop, value, rule] = match;
   // The construct's hint about its separate `tag` prop means nothing on the command line.
   const reason = prop === 'image' ? `the repository ${value} must be lower-case letters, digits, ".", "_", "-", "/" and a registry ":port"` : `${prop} ${rule}`;
-  return new Error(`${option} (${JSON.stringify(given[option] ?? JSON.parse(value))}): ${reason}`);
+  return new Error(`${option} (${given[option] !== undefined ? JSON.stringify(given[option]) : value}): ${reason}`);
 }
 
 /**
  * The manifests as multi-document YAML: the five CRDs, then the operator, then (with `sample`) the sample namespaces and
  * orders. A refused value throws the construct's error, which names the prop and the value
- * (`manifests/operator/Operator: namespace ("Apps") must be a DNS label ...`); a missing peer dependency throws an
+ * (`operator/Operator: namespace ("Apps") must be a DNS label ...`); a missing peer dependency throws an
  * error that names it and the install command.
  */
 export function renderManifests(options: ManifestsOptions): string {
