@@ -270,15 +270,16 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     await ok(['config', 'set', 'gracePeriod', '20m'], {}, crash);
     await ok(['up', '--yes', '--skip-preview'], {}, crash);
     const c1 = await outputs(crash);
-    const listings = (n: number) => {
+    /** Keystone acts on the first call of `method` to the credentials, but its reply is lost (503 instead). */
+    const loseReply = (method: string) => {
       let seen = 0;
-      proxy.fault = (call) => (call.method === 'GET' && call.path.includes('/application_credentials') && ++seen === n ? 503 : undefined);
+      proxy.faultAfter = (call) => (call.method === method && call.path.includes('/application_credentials') && ++seen === 1 ? 503 : undefined);
     };
 
-    // Keystone fails the listing right after the successor was created: the update fails before the switch.
-    listings(2);
+    // Keystone creates the successor but the reply is lost: the update fails before the switch.
+    loseReply('POST');
     const failed = await pulumi(['up', '--yes', '--skip-preview'], at('+61m'), crash);
-    proxy.fault = undefined;
+    proxy.faultAfter = undefined;
     expect(failed.code).not.toBe(0);
     expect(`${failed.stdout}${failed.stderr}`).toContain('503');
     expect((await userCredentials()).sort()).toEqual([`${c1.prefix}-credential-v1`, `${c1.prefix}-credential-v2`]);
@@ -294,14 +295,15 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expect(await authenticates(c2.credentialId, c2.credentialSecret)).toBe(true);
     seenSecrets.push(c1.credentialSecret as string, c2.credentialSecret as string);
 
-    // Keystone fails after the sweep deleted generation 1: Pulumi keeps the recorded step as the resource's partial state.
-    listings(2);
+    // Keystone deletes generation 1 in the sweep but the reply is lost: Pulumi keeps the state as observed before the
+    // sweep (the superseded credential still recorded) as the resource's partial state.
+    loseReply('DELETE');
     const failedSweep = await pulumi(['up', '--yes', '--skip-preview'], at('+82m'), crash);
-    proxy.fault = undefined;
+    proxy.faultAfter = undefined;
     expect(failedSweep.code).not.toBe(0);
     const partial = await outputs(crash);
     expect(partial.credentialId).toBe(c2.credentialId);
-    expect(partial.previousCredentialId).toBeUndefined();
+    expect(partial.previousCredentialId).toBe(c1.credentialId);
     expect(await userCredentials()).toEqual([`${c1.prefix}-credential-v2`]);
     // Pulumi retries a resource whose last operation failed with an update; with nothing left to do it writes nothing.
     const mark = proxy.calls.length;

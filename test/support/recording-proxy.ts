@@ -23,6 +23,11 @@ export interface RecordingProxy {
    * Keystone-shaped error body) and the request never reaches the upstream.
    */
   fault?: (call: RecordedCall) => number | undefined;
+  /**
+   * Fault injection after the fact: called for each request; when it returns a status, the request IS forwarded and
+   * the upstream acts on it, but its reply is dropped and the status answered instead (a reply lost on the way back).
+   */
+  faultAfter?: (call: RecordedCall) => number | undefined;
   close(): Promise<void>;
 }
 
@@ -39,17 +44,26 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
   const server: Server = createServer((req, res) => {
     const call: { method: string; path: string; status?: number } = { method: req.method ?? 'GET', path: req.url ?? '/' };
     calls.push(call);
+    const answer = (status: number) => {
+      call.status = status;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: status, title: 'Injected', message: 'fault injected by the test proxy' } }));
+    };
     const injected = proxy.fault?.(call);
     if (injected !== undefined) {
-      call.status = injected;
       req.resume();
-      res.writeHead(injected, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: injected, title: 'Injected', message: 'fault injected by the test proxy' } }));
+      answer(injected);
       return;
     }
+    const lost = proxy.faultAfter?.(call);
     const forward = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
       (up) => {
+        if (lost !== undefined) {
+          up.resume();
+          up.on('end', () => answer(lost));
+          return;
+        }
         call.status = up.statusCode;
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
