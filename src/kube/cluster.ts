@@ -55,6 +55,13 @@ export interface WithStatus<S = unknown> extends KubeObject {
 /** Reads from the caches and writes to the API server. */
 export interface Cluster extends ClusterReader {
   /**
+   * The object as the API server holds it now, bypassing the cache: for the rare read that must not lag (e.g. after a
+   * create that found the object existing). Undefined when it does not exist.
+   */
+  read<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): Promise<T | undefined>;
+  /** Creates an object; one that exists fails with 409 AlreadyExists (see isAlreadyExists). */
+  create<T extends KubeObject>(kind: ResourceKind<T>, object: T): Promise<T>;
+  /**
    * Server-side apply of the fields in `object` with the operator's field manager; creates the object when missing.
    * Returns the object as stored. A field another manager owns fails with 409 unless `force`.
    */

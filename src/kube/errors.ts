@@ -45,7 +45,12 @@ const statusOf = (error: unknown): number | undefined => (error instanceof KubeA
 
 /** A write lost an optimistic-concurrency race (stale resourceVersion) or an apply conflict: re-read and retry. */
 export function isConflict(error: unknown): boolean {
-  return statusOf(error) === 409;
+  return statusOf(error) === 409 && (error as KubeApiError).reason !== 'AlreadyExists';
+}
+
+/** A create found an object of that name. */
+export function isAlreadyExists(error: unknown): boolean {
+  return statusOf(error) === 409 && (error as KubeApiError).reason === 'AlreadyExists';
 }
 
 /** The object (or the kind) does not exist. */

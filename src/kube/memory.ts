@@ -98,6 +98,21 @@ export class MemoryCluster implements Cluster {
     return this.store(kind).list(options) as T[];
   }
 
+  async read<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
+    return this.get(kind, namespace, name);
+  }
+
+  async create<T extends KubeObject>(kind: ResourceKind<T>, object: T): Promise<T> {
+    const key = keyOf(object);
+    this.record('create', kind, key);
+    if (this.store(kind).getByKey(key)) {
+      throw new KubeApiError(409, 'AlreadyExists', `${kind.plural} "${object.metadata.name}" already exists`, `POST ${kind.plural}`);
+    }
+    const next = this.stamp(kind, normalize(object) as Mutable, undefined);
+    this.own(kind, next, MANAGER_OPERATOR, true);
+    return this.save(kind, next, undefined) as T;
+  }
+
   async apply<T extends KubeObject>(kind: ResourceKind<T>, object: ApplyConfiguration, options: ApplyOptions = {}): Promise<T> {
     const key = objectKey(object.metadata.namespace, object.metadata.name);
     this.record('apply', kind, key);

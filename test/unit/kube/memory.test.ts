@@ -1,4 +1,4 @@
-import { isConflict, KubeApiError } from '../../../src/kube/errors';
+import { isAlreadyExists, isConflict, KubeApiError } from '../../../src/kube/errors';
 import { Kinds, type Secret } from '../../../src/kube/kinds';
 import { MemoryCluster } from '../../../src/kube/memory';
 import { defineKind, type KubeObject } from '../../../src/kube/object';
@@ -82,5 +82,17 @@ describe('MemoryCluster', () => {
     expect(cluster.list(Thing, { index: { name: 'size', value: '2' } }).map((t) => t.metadata.name)).toEqual(['b']);
     cluster.drop(Thing, 'ns', 'a');
     expect(changes).toEqual(['added a', 'added b', 'deleted a']);
+  });
+});
+
+describe('MemoryCluster create and read', () => {
+  it('creates once; a second create fails with AlreadyExists, which is not a conflict', async () => {
+    const cluster = new MemoryCluster();
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'p', namespace: 'ns' }, data: { v: 'MQ==' } } as Secret;
+    const created = await cluster.create(Kinds.Secret, secret);
+    expect(created.metadata.uid).toEqual(expect.any(String));
+    const error = await cluster.create(Kinds.Secret, secret).catch((e: unknown) => e);
+    expect([isAlreadyExists(error), isConflict(error)]).toEqual([true, false]);
+    expect(await cluster.read(Kinds.Secret, 'ns', 'p')).toBe(created);
   });
 });

@@ -1,0 +1,166 @@
+/**
+ * The only module that loads `@kubernetes/client-node`: it finds the cluster and the credentials (a kubeconfig, the
+ * `KUBECONFIG` files, or the pod's service account), authenticates every request with them (client certificates,
+ * tokens, exec and auth-provider plugins, token file rotation, proxies), and streams watches. The library is ESM-only;
+ * Node 24 `require()`s it synchronously, Jest cannot, so it is loaded here, lazily, and nothing else imports it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type * as ClientNode from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { KubeApiError } from './errors';
+import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchStream } from './transport';
+
+/** Where the service account of a pod is mounted. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export interface ConnectOptions {
+  /** A kubeconfig file; wins over everything else. */
+  readonly kubeconfig?: string;
+  /** A context of the kubeconfig. @default its current context */
+  readonly context?: string;
+  /** The environment to read `KUBECONFIG`, `KUBERNETES_SERVICE_HOST` and `HOME` from. @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Timeout of one request. @default 30 s */
+  readonly requestTimeoutMs?: number;
+  /** A watch that carries nothing for this long is dropped and resumed (the server sends bookmarks every minute). @default 150 s */
+  readonly watchInactivityMs?: number;
+}
+
+/** A connection to one API server. */
+export interface Connection {
+  readonly transport: Transport;
+  /** Where the configuration came from: `--kubeconfig <file>`, `KUBECONFIG`, `in-cluster` or `~/.kube/config`. */
+  readonly source: string;
+  readonly server: string;
+  readonly context: string;
+  readonly user: string;
+  /** The namespace of the context, or the pod's namespace in a cluster. */
+  readonly namespace?: string;
+}
+
+/**
+ * Loads the configuration, in this order (as controller-runtime does): `options.kubeconfig`, `KUBECONFIG`, the pod's
+ * service account when `KUBERNETES_SERVICE_HOST` is set, `~/.kube/config`.
+ */
+export function connect(options: ConnectOptions = {}): Connection {
+  const env = options.env ?? process.env;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const k8s = require('@kubernetes/client-node') as typeof ClientNode;
+  const kc = new k8s.KubeConfig();
+  let source: string;
+  const home = join(env.HOME ?? homedir(), '.kube', 'config');
+  if (options.kubeconfig) {
+    kc.loadFromFile(options.kubeconfig);
+    source = `--kubeconfig ${options.kubeconfig}`;
+  } else if (env.KUBECONFIG) {
+    const [first, ...rest] = env.KUBECONFIG.split(':').filter((f) => f);
+    kc.loadFromFile(first);
+    for (const file of rest) {
+      const more = new k8s.KubeConfig();
+      more.loadFromFile(file);
+      kc.mergeConfig(more);
+    }
+    source = 'KUBECONFIG';
+  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) {
+    kc.loadFromCluster();
+    source = 'in-cluster';
+  } else if (existsSync(home)) {
+    kc.loadFromFile(home);
+    source = '~/.kube/config';
+  } else {
+    throw new Error('no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run in a pod with a service account');
+  }
+  if (options.context) {
+    if (!kc.getContextObject(options.context)) {
+      throw new Error(`--context (${options.context}) is not a context of ${source}; it has ${kc.getContexts().map((c) => c.name).join(', ') || 'none'}`);
+    }
+    kc.setCurrentContext(options.context);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`${source}: the current context names no cluster`);
+  const context = kc.getContextObject(kc.getCurrentContext());
+  let namespace = context?.namespace;
+  if (!namespace && source === 'in-cluster') {
+    try {
+      namespace = readFileSync(join(SERVICE_ACCOUNT_DIR, 'namespace'), 'utf8').trim();
+    } catch {
+      // No namespace file: the caller's default stands.
+    }
+  }
+  const transport = new ClientNodeTransport(k8s, kc, cluster.server.replace(/\/+$/, ''), options.requestTimeoutMs ?? 30_000, options.watchInactivityMs ?? 150_000);
+  return { transport, source, server: transport.server, context: kc.getCurrentContext(), user: kc.getCurrentUser()?.name ?? '', namespace };
+}
+
+class ClientNodeTransport implements Transport {
+  private readonly http: ClientNode.IsomorphicFetchHttpLibrary;
+
+  constructor(
+    private readonly k8s: typeof ClientNode,
+    private readonly kc: ClientNode.KubeConfig,
+    readonly server: string,
+    private readonly requestTimeoutMs: number,
+    private readonly watchInactivityMs: number,
+  ) {
+    this.http = new k8s.IsomorphicFetchHttpLibrary();
+  }
+
+  async request(request: HttpRequest): Promise<HttpResponse> {
+    const ctx = new this.k8s.RequestContext(withQuery(`${this.server}${request.path}`, request.query), request.method);
+    ctx.setHeaderParam('Accept', 'application/json');
+    if (request.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(request.body));
+    }
+    ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await this.http.send(ctx).toPromise();
+    const text = await res.body.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: keep the text.
+    }
+    return { status: res.httpStatusCode, body };
+  }
+
+  async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void): Promise<WatchStream> {
+    const watch = new this.k8s.Watch(this.kc);
+    // The library's inactivity timeout (30 s) is a private field; an idle watch gets a bookmark only every minute.
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = this.watchInactivityMs;
+    let ended = false;
+    const params = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as Record<string, string | number | boolean>;
+    const controller = await watch.watch(
+      path,
+      params,
+      (type: string, object: unknown) => {
+        if (!ended) onEvent({ type: type as WatchEvent['type'], object });
+      },
+      (error: unknown) => {
+        if (ended) return;
+        ended = true;
+        onDone(toError(error, path));
+      },
+    );
+    return {
+      stop() {
+        ended = true;
+        controller.abort();
+      },
+    };
+  }
+}
+
+function withQuery(url: string, query: Query | undefined): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+  return u.toString();
+}
+
+function toError(error: unknown, path: string): Error | undefined {
+  if (error === null || error === undefined) return undefined;
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number') return KubeApiError.from(status, undefined, `WATCH ${path}`);
+  return error instanceof Error ? error : new Error(String(error));
+}
