@@ -1,0 +1,72 @@
+/**
+ * The parked secrets of a KeystoneApplicationCredential on the cluster: one `<prefix>-secret-v<N>` Secret per generation
+ * in the ControlPlane's namespace, key `value`, carrying the three labels of the spec's "Projected child names" (the
+ * cluster label empty on the management cluster). A generation's secret is generated once and created with a plain
+ * create, never an apply: a cache that lags behind an earlier park must not replace a secret Keystone already holds.
+ */
+import { childName, type OrderLocation } from '../../api';
+import type { ParkedGeneration, SecretStore } from '../../lifecycle/ports';
+import { generateSecret } from '../../lifecycle/secret';
+import { childLabels } from '../../plane/naming';
+import type { ClusterPort } from '../../plane/ports';
+
+/** The key of a parked secret. */
+export const SECRET_VALUE_KEY = 'value';
+/** The key that records Keystone's terminal error on a generation (no secret in it). */
+export const FAILURE_KEY = 'failure';
+
+const GENERATION = /-secret-v([1-9]\d*)$/;
+
+/** The `secret-v<N>` children of one order, as a {@link SecretStore}. */
+export class ParkedSecrets implements SecretStore {
+  private readonly labels: Record<string, string>;
+
+  constructor(
+    private readonly cluster: ClusterPort,
+    /** The ControlPlane's namespace, where the children live. */
+    private readonly namespace: string,
+    private readonly prefix: string,
+    location: OrderLocation,
+    private readonly newSecret: () => string = generateSecret,
+  ) {
+    this.labels = childLabels('KeystoneApplicationCredential', location);
+  }
+
+  /** The child Secret's name of generation N. */
+  nameOf(generation: number): string {
+    return childName(this.prefix, `secret-v${generation}`);
+  }
+
+  async list(): Promise<ParkedGeneration[]> {
+    const out: ParkedGeneration[] = [];
+    for (const secret of await this.cluster.listSecrets(this.namespace, this.labels)) {
+      const match = secret.metadata.name.startsWith(`${this.prefix}-`) ? GENERATION.exec(secret.metadata.name) : null;
+      if (!match) continue;
+      const value = secret.data[SECRET_VALUE_KEY];
+      const failure = secret.data[FAILURE_KEY];
+      out.push({ generation: Number(match[1]), parked: value !== undefined && value !== '', ...(failure ? { failure } : {}) });
+    }
+    return out.sort((a, b) => a.generation - b.generation);
+  }
+
+  async park(generation: number): Promise<void> {
+    await this.cluster.createSecret({ namespace: this.namespace, name: this.nameOf(generation), labels: this.labels, data: { [SECRET_VALUE_KEY]: this.newSecret() } });
+  }
+
+  async read(generation: number): Promise<string | undefined> {
+    const value = (await this.cluster.getSecret({ namespace: this.namespace, name: this.nameOf(generation) }))?.data[SECRET_VALUE_KEY];
+    return value === '' ? undefined : value;
+  }
+
+  async recordFailure(generation: number, message: string): Promise<void> {
+    const key = { namespace: this.namespace, name: this.nameOf(generation) };
+    const existing = await this.cluster.getSecret(key);
+    const value = existing?.data[SECRET_VALUE_KEY];
+    // The apply names the value too, so the operator keeps owning it; it never changes a parked value.
+    await this.cluster.applySecret({ ...key, labels: this.labels, data: { ...(value !== undefined ? { [SECRET_VALUE_KEY]: value } : {}), [FAILURE_KEY]: message } });
+  }
+
+  async discard(generation: number): Promise<void> {
+    await this.cluster.deleteSecret({ namespace: this.namespace, name: this.nameOf(generation) });
+  }
+}

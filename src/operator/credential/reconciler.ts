@@ -1,0 +1,272 @@
+/**
+ * The KeystoneApplicationCredential reconciler: a thin driver of `src/lifecycle` on the cluster. It reads the order and
+ * what it stands on (ControlPlane, KeystoneUser, KeystoneProject, KeystoneRoleAssignments, the user's parked password,
+ * the CA bundle) from the cache, wires the lifecycle's ports (the `secret-v<N>` children, the delivered Secret, OpenBao,
+ * Keystone as the ordered user) and runs the lifecycle's passes. Every rule of rotation, grace, repair and teardown is
+ * the lifecycle's; consent and the gates are the identity plane's (`src/plane`), shared with the other kinds.
+ *
+ * A steady order costs nothing: after a pass that converged without writing, the reconciler remembers a fingerprint of
+ * what it read, and a resync that finds the same inputs before the order's `wakeAt` makes no Keystone call and no write.
+ * The fingerprint lives in memory only; after a restart every order gets one full pass.
+ */
+import { createHash } from 'node:crypto';
+import {
+  ConditionType,
+  DeliveryReason,
+  PlaneDefaults,
+  TEARDOWN_FINALIZER,
+  backingPath,
+  childPrefix,
+  resolveSpec,
+  type KeystoneApplicationCredential,
+  type KeystoneApplicationCredentialStatus,
+} from '../../api';
+import { KeystoneSession, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
+import { reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
+import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
+import { credentialAdmission } from '../../plane/credential-admission';
+import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath } from '../../plane/consent';
+import { PASSWORD_KEY, passwordSecretName } from '../../plane/naming';
+import type { ClusterPort } from '../../plane/ports';
+import { ParkedSecrets } from './children';
+import { DeliveredSecret } from './delivery';
+
+/** How the reconciler reaches Keystone as the ordered user, scoped to the ordered project. */
+export interface UserConnection {
+  readonly authUrl: string;
+  /** PEM of the ControlPlane's CA bundle; absent: the system trust store. */
+  readonly caBundle?: string;
+  readonly userId: string;
+  readonly password: string;
+  readonly projectId: string;
+}
+
+/** An Event about an order (never a secret in `note`). */
+export interface CredentialEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly action: string;
+  readonly note: string;
+}
+
+/** What the reconciler runs with. */
+export interface CredentialReconcilerDeps {
+  readonly cluster: ClusterPort;
+  /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
+  readonly backup?: (path: string) => BackupPort;
+  /** Keystone as the ordered user. @default the project's Keystone client (`credentialPort` on a password session) */
+  readonly keystone?: (connection: UserConnection, prefix: string) => CredentialPort;
+  /** The clock. @default () => new Date() */
+  readonly clock?: () => Date;
+  /** Records an Event about the order. @default none */
+  readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent) => Promise<void>;
+  /** Called after each lifecycle action (logs, metrics). @default none */
+  readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent) => void;
+}
+
+/** The outcome of one reconcile. */
+export interface CredentialOutcome {
+  /** Look again after this many milliseconds (the plan's `wakeAt`), if nothing else happens first. */
+  readonly requeueAfterMs?: number;
+  /** The status as recorded, when the order still exists. */
+  readonly status?: KeystoneApplicationCredentialStatus;
+  /** The pass was skipped: nothing it reads changed since the last converged pass. */
+  readonly skipped?: boolean;
+}
+
+const KIND = 'KeystoneApplicationCredential';
+
+export class CredentialReconciler {
+  private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
+  private readonly clock: () => Date;
+
+  constructor(private readonly deps: CredentialReconcilerDeps) {
+    this.clock = deps.clock ?? (() => new Date());
+  }
+
+  /** Reconciles the order `namespace/name`. Throws when a pass failed (the conditions say why); the queue backs off. */
+  async reconcile(key: { readonly namespace: string; readonly name: string }): Promise<CredentialOutcome> {
+    const { cluster } = this.deps;
+    const id = `${key.namespace}/${key.name}`;
+    const order = await cluster.get(KIND, key);
+    if (!order) {
+      this.converged.delete(id);
+      return {};
+    }
+    const deleting = order.metadata.deletionTimestamp !== undefined;
+    const finalizers = order.metadata.finalizers ?? [];
+    if (deleting && !finalizers.includes(TEARDOWN_FINALIZER)) return {};
+
+    const location = locationOf(order);
+    const prefix = childPrefix(location);
+    const cpKey = controlPlaneKey(order);
+    const controlPlane = await cluster.get('ControlPlane', cpKey);
+    const user = await cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name });
+    const project = await cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name });
+    const assignments = await cluster.list('KeystoneRoleAssignment', key.namespace);
+    const passwordGeneration = user?.status?.passwordGeneration;
+    const passwordSecret =
+      controlPlane && user && passwordGeneration !== undefined
+        ? await cluster.getSecret({ namespace: cpKey.namespace, name: passwordSecretName(locationOf(user), passwordGeneration) })
+        : undefined;
+    const password = passwordSecret?.data[PASSWORD_KEY];
+    const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
+    const caSecret = caRef ? await cluster.getSecret({ namespace: cpKey.namespace, name: caRef.name }) : undefined;
+    const caBundle = caRef ? caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
+
+    const consent = consentOf(location, cpKey, controlPlane);
+    const { admission, gate: referenceGate } = credentialAdmission(order, {
+      ...(controlPlane ? { controlPlane } : {}),
+      ...(user ? { user } : {}),
+      ...(project ? { project } : {}),
+      assignments,
+      userPasswordAvailable: password !== undefined && password !== '',
+    });
+    const gate =
+      referenceGate ??
+      (caRef && !caBundle
+        ? { reason: 'WaitingForCABundle' as const, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
+        : undefined);
+
+    // The steady state: nothing read changed since a converged pass, and no deadline has come.
+    const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret?.metadata.resourceVersion, caSecret?.metadata.resourceVersion, await this.childVersions(order, cpKey.namespace, prefix, location)]);
+    const last = this.converged.get(id);
+    const now = this.clock();
+    if (!deleting && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
+      return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
+    }
+    this.converged.delete(id);
+
+    if (needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER)) {
+      await cluster.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
+      return { requeueAfterMs: 0 };
+    }
+
+    const connection: UserConnection | undefined =
+      controlPlane && user?.status?.userID && project?.status?.projectID && password
+        ? {
+            authUrl: controlPlane.spec.services.keystone.external.authURL,
+            ...(caBundle ? { caBundle } : {}),
+            userId: user.status.userID,
+            password,
+            projectId: project.status.projectID,
+          }
+        : undefined;
+    const released = deleting && teardownPath(consent).path === 'release';
+    const keystone = released ? abandoned() : connection && !gate && !admission ? this.keystoneOf(connection, prefix) : unreachable(gate?.message ?? 'the user, the project or the password is not available yet');
+    const before = order.status ?? {};
+    let recorded: KeystoneApplicationCredentialStatus = before;
+    let wrote = false;
+    const ports: Ports = {
+      keystone,
+      secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
+      delivery: new DeliveredSecret(cluster, order),
+      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix)) } : {}),
+      // With the ControlPlane gone (teardown only) no document can be rendered; the delivered one is withdrawn anyway.
+      render: (credentialId, secret) =>
+        controlPlane
+          ? deliveredData({ authUrl: controlPlane.spec.services.keystone.external.authURL, regionName: controlPlane.spec.region || PlaneDefaults.region }, credentialId, secret)
+          : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
+      admission: async () => (deleting ? undefined : admission),
+      gate: async () => (deleting ? undefined : gate),
+      writeStatus: async (status) => {
+        await cluster.writeStatus(KIND, key, status);
+        recorded = status;
+        wrote = true;
+      },
+      release: async () => {
+        await cluster.removeFinalizer(KIND, key, TEARDOWN_FINALIZER);
+      },
+      isTerminal: isTerminalCreateError,
+    };
+    let actions = 0;
+    const result = await runLifecycle({ prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` }, ports, {
+      clock: this.clock,
+      onAction: (e) => {
+        actions++;
+        this.deps.onAction?.(order, e);
+        void this.announce(order, e);
+      },
+    });
+    if (result.released) {
+      await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' });
+      this.converged.delete(id);
+      return {};
+    }
+    await this.announceTransitions(order, before, recorded);
+    const wakeAt = result.wakeAt?.getTime();
+    if (actions === 0 && !wrote) this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
+    return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
+  }
+
+  /** Forgets what the reconciler remembers of an order (e.g. when it is deleted). */
+  forget(key: { readonly namespace: string; readonly name: string }): void {
+    this.converged.delete(`${key.namespace}/${key.name}`);
+  }
+
+  private keystoneOf(connection: UserConnection, prefix: string): CredentialPort {
+    if (this.deps.keystone) return this.deps.keystone(connection, prefix);
+    const session = new KeystoneSession({
+      authUrl: connection.authUrl,
+      ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
+      auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
+    });
+    return credentialPort(session, prefix);
+  }
+
+  /** The resourceVersions of the order's children and its delivered Secret: a change of any of them is a change. */
+  private async childVersions(order: KeystoneApplicationCredential, namespace: string, prefix: string, location: { namespace: string; name: string }): Promise<string[]> {
+    const children = await new ParkedSecrets(this.deps.cluster, namespace, prefix, location).list();
+    const delivered = await this.deps.cluster.getSecret({ namespace: order.metadata.namespace ?? '', name: `${order.metadata.name}-credentials` });
+    return [...children.map((c) => `${c.generation}:${c.parked}:${c.failure ?? ''}`), delivered?.metadata.resourceVersion ?? 'absent'];
+  }
+
+  /** Events on mint, switch, sweep and refusal (spec-level moments; never a secret). */
+  private async announce(order: KeystoneApplicationCredential, e: ActionEvent): Promise<void> {
+    const a = e.action;
+    if (e.outcome === 'failed') return;
+    if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` });
+    else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` });
+    else if (a.type === 'deliver' && a.why === 'switch') await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` });
+    else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` });
+  }
+
+  /** A Warning when the order starts refusing delivery to a foreign Secret. */
+  private async announceTransitions(order: KeystoneApplicationCredential, before: KeystoneApplicationCredentialStatus, after: KeystoneApplicationCredentialStatus): Promise<void> {
+    const reason = (s: KeystoneApplicationCredentialStatus) => s.conditions?.find((c) => c.type === ConditionType.DeliveryReady)?.reason;
+    if (reason(after) === DeliveryReason.DeliveryRefused && reason(before) !== DeliveryReason.DeliveryRefused) {
+      const message = after.conditions?.find((c) => c.type === ConditionType.DeliveryReady)?.message ?? '';
+      await this.emit(order, { type: 'Warning', reason: DeliveryReason.DeliveryRefused, action: 'Deliver', note: message });
+    }
+  }
+
+  private async emit(order: KeystoneApplicationCredential, event: CredentialEvent): Promise<void> {
+    await this.deps.event?.(order, event).catch(() => undefined); // an Event is best effort
+  }
+}
+
+/** A Keystone port that cannot be reached: every call fails with the reason, so the pass repairs what needs no Keystone. */
+function unreachable(reason: string): CredentialPort {
+  const fail = async (): Promise<never> => {
+    throw new Error(reason);
+  };
+  return { list: fail, create: fail, delete: fail };
+}
+
+/**
+ * The ControlPlane is gone: nothing is left to reach Keystone with (spec, Deletion Semantics: "one pass issues every
+ * delete and releases the finalizer"). Keystone holds nothing this order could still delete.
+ */
+function abandoned(): CredentialPort {
+  return {
+    list: async () => [],
+    create: async () => {
+      throw new Error('the ControlPlane is gone');
+    },
+    delete: async () => undefined,
+  };
+}
+
+function fingerprintOf(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}

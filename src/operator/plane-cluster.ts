@@ -1,0 +1,163 @@
+/**
+ * The reconcilers' Kubernetes port (`ClusterPort`, src/plane/ports.ts) on the runtime's `Cluster`: reads come from the
+ * informers' caches, writes go to the API server with the operator's field manager. Secret values are decoded here and
+ * encoded here, so the reconcilers see plain strings.
+ *
+ * A reconcile that writes an object twice (the lifecycle records the status after each step) must not trip over its own
+ * first write because the cache has not caught up with it yet: the port keeps the object each write returned and uses
+ * it while it is newer than the cached one.
+ */
+import type { Cluster } from '../kube/cluster';
+import { isAlreadyExists, isNotFound } from '../kube/errors';
+import { Kinds, type Secret } from '../kube/kinds';
+import { objectKey, type KubeObject, type ResourceKind } from '../kube/object';
+import type { ClusterPort, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
+
+const encode = (data: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+const decode = (data: Readonly<Record<string, string>> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+
+function secretObject(secret: Secret): SecretObject {
+  return {
+    metadata: {
+      name: secret.metadata.name,
+      namespace: secret.metadata.namespace ?? '',
+      ...(secret.metadata.uid ? { uid: secret.metadata.uid } : {}),
+      ...(secret.metadata.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
+      ...(secret.metadata.labels ? { labels: secret.metadata.labels } : {}),
+      ...(secret.metadata.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
+    },
+    data: decode(secret.data),
+  };
+}
+
+/** Which of two copies of an object is newer: resourceVersions are opaque, but the API server's are increasing integers. */
+function newer<T extends KubeObject>(a: T | undefined, b: T | undefined): T | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.metadata.uid !== b.metadata.uid) return a; // a new object of that name: the cache's is the one
+  const rv = (o: T) => (/^\d+$/.test(o.metadata.resourceVersion ?? '') ? BigInt(o.metadata.resourceVersion as string) : undefined);
+  const x = rv(a);
+  const y = rv(b);
+  return x !== undefined && y !== undefined && y > x ? b : a;
+}
+
+/** A {@link ClusterPort} on a {@link Cluster}. */
+export class PlaneCluster implements ClusterPort {
+  /** The object each of this port's writes returned, by kind and key. */
+  private readonly written = new Map<string, KubeObject>();
+
+  constructor(private readonly cluster: Cluster) {}
+
+  async get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined> {
+    return this.latest(Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>, key) as ObjectOf<K> | undefined;
+  }
+
+  async list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]> {
+    const resource = Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>;
+    return this.cluster.list(resource, { namespace }).map((o) => newer(o, this.written.get(this.id(resource, o.metadata))) as ObjectOf<K>);
+  }
+
+  async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
+    const secret = this.latest(Kinds.Secret, key);
+    return secret ? secretObject(secret) : undefined;
+  }
+
+  async listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]> {
+    return this.cluster
+      .list(Kinds.Secret, { namespace, labels })
+      .map((s) => newer(s, this.written.get(this.id(Kinds.Secret, s.metadata))) as Secret)
+      .map(secretObject);
+  }
+
+  async createSecret(manifest: SecretManifest): Promise<SecretObject> {
+    const cached = this.latest(Kinds.Secret, manifest);
+    if (cached) return secretObject(cached);
+    try {
+      const created = await this.cluster.create(Kinds.Secret, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: manifest.name, namespace: manifest.namespace, labels: { ...manifest.labels }, ...(manifest.ownerReferences ? { ownerReferences: [...manifest.ownerReferences] } : {}) },
+        type: 'Opaque',
+        data: encode(manifest.data),
+      });
+      this.remember(Kinds.Secret, created);
+      return secretObject(created);
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      // The cache lags behind a create (ours or another's): the stored value wins, never the one generated now.
+      const stored = await this.cluster.read(Kinds.Secret, manifest.namespace, manifest.name);
+      if (!stored) throw error;
+      this.remember(Kinds.Secret, stored);
+      return secretObject(stored);
+    }
+  }
+
+  async applySecret(manifest: SecretManifest): Promise<void> {
+    const applied = await this.cluster.apply<Secret>(
+      Kinds.Secret,
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: manifest.name, namespace: manifest.namespace, labels: { ...manifest.labels }, ...(manifest.ownerReferences ? { ownerReferences: [...manifest.ownerReferences] } : {}) },
+        data: encode(manifest.data),
+      },
+      { force: true },
+    );
+    this.remember(Kinds.Secret, applied);
+  }
+
+  async deleteSecret(key: ObjectKey, precondition?: { readonly uid: string }): Promise<void> {
+    try {
+      await this.cluster.delete(Kinds.Secret, key.namespace, key.name, precondition ? { uid: precondition.uid } : {});
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    this.written.delete(this.id(Kinds.Secret, key));
+  }
+
+  async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void> {
+    const resource = Kinds[kind] as unknown as ResourceKind<KubeObject & { status?: unknown }>;
+    const object = this.latest(resource, key);
+    if (!object) return; // gone: nothing to record on
+    this.remember(resource, await this.cluster.patchStatus(resource, object, status));
+  }
+
+  async addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {
+    const resource = Kinds[kind] as unknown as ResourceKind<KubeObject>;
+    const object = this.latest(resource, key);
+    if (!object) return;
+    this.remember(resource, await this.cluster.addFinalizer(resource, object, finalizer));
+  }
+
+  async removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {
+    const resource = Kinds[kind] as unknown as ResourceKind<KubeObject>;
+    const object = this.latest(resource, key);
+    if (!object) return;
+    const left = await this.cluster.removeFinalizer(resource, object, finalizer);
+    if (left) this.remember(resource, left);
+    else this.written.delete(this.id(resource, key));
+  }
+
+  private id(kind: ResourceKind<KubeObject>, key: { readonly namespace?: string; readonly name: string }): string {
+    return `${kind.group}/${kind.plural}/${objectKey(key.namespace, key.name)}`;
+  }
+
+  private remember(kind: ResourceKind<KubeObject>, object: KubeObject): void {
+    this.written.set(this.id(kind, object.metadata), object);
+  }
+
+  /** The newer of the cached object and the one this port's last write returned. */
+  private latest<T extends KubeObject>(kind: ResourceKind<T>, key: { readonly namespace?: string; readonly name: string }): T | undefined {
+    const cached = this.cluster.get(kind, key.namespace, key.name);
+    const own = this.written.get(this.id(kind, key)) as T | undefined;
+    if (!cached) {
+      // Gone from the cache: a deletion seen by the informer wins over a stale write of ours, unless the cache has not
+      // seen our create yet.
+      return own && !own.metadata.deletionTimestamp ? own : undefined;
+    }
+    const latest = newer(cached, own);
+    if (latest === cached) this.written.delete(this.id(kind, key));
+    return latest;
+  }
+}
