@@ -14,7 +14,7 @@ function setup() {
   const api = new KubeApi(server, 'kac-test');
   const store = new Store<ControlPlane>();
   const writes: string[] = [];
-  const cluster = new LiveCluster(api, { storeOf: (kind) => (kind === Kinds.ControlPlane ? (store as never) : undefined) }, {
+  const cluster = new LiveCluster(api, { storeOf: (kind) => ((kind as unknown) === Kinds.ControlPlane ? (store as never) : undefined) }, {
     reportingController: 'c5c3.io/test',
     reportingInstance: 'pod-0',
     onWrite: (verb, kind) => writes.push(`${verb} ${kind}`),
