@@ -35,7 +35,7 @@ export class FakeApiServer implements Transport {
   latencyMs = 0;
 
   /** Stores an object as a user would (no request recorded); returns it with its metadata. */
-  seed(collectionPath: string, input: { readonly metadata: { readonly name: string; readonly namespace?: string } }): Obj {
+  seed(collectionPath: string, input: object): Obj {
     const object = JSON.parse(JSON.stringify(input)) as Obj;
     const stored = this.stamp(object, this.objects.get(this.itemKey(collectionPath, object.metadata.namespace, object.metadata.name)));
     this.put(collectionPath, stored);
