@@ -1,0 +1,124 @@
+/**
+ * Mappers turn a change of a watched object into the keys of the primary objects (the orders) to reconcile: the object
+ * itself, the owners in its owner references, the order its labels name, or the orders a custom index of the primary
+ * kind files under the watched object. The registry holds them per watched kind and hands out one informer handler per
+ * kind that feeds the controllers' queues.
+ */
+import type { ClusterReader } from '../../kube/cluster';
+import { groupOf, keyOf, objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
+import type { IndexFunction } from '../../kube/store';
+import type { InformerHandler } from './informer';
+import { errorMessage, silentLogger, type Logger } from './log';
+
+/** The keys of the primary objects a watched object affects. */
+export type MapFunction<W extends KubeObject = KubeObject> = (object: W, reads: ClusterReader) => readonly ObjectKey[];
+
+/** An index the mapper needs on a kind's cache. */
+export interface IndexSpec {
+  readonly kind: ResourceKind<KubeObject>;
+  readonly name: string;
+  readonly fn: IndexFunction;
+}
+
+/** A map function with the indexes it reads. */
+export interface Mapper<W extends KubeObject = KubeObject> {
+  readonly map: MapFunction<W>;
+  readonly indexes?: readonly IndexSpec[];
+}
+
+/** The object itself (the primary kind's own mapper). */
+export function self<W extends KubeObject>(): Mapper<W> {
+  return { map: (object) => [keyOf(object)] };
+}
+
+/** The owners of kind `owner` in the object's owner references (a namespaced owner is in the object's namespace). */
+export function byOwner<W extends KubeObject>(owner: ResourceKind<KubeObject>, options: { controllerOnly?: boolean } = {}): Mapper<W> {
+  return {
+    map: (object) =>
+      (object.metadata.ownerReferences ?? [])
+        .filter((r) => r.kind === owner.kind && groupOf(r.apiVersion) === owner.group && (!options.controllerOnly || r.controller))
+        .map((r) => objectKey(owner.namespaced ? object.metadata.namespace : undefined, r.name)),
+  };
+}
+
+/** The order whose name (and namespace) the object's labels carry; the object's namespace when there is no namespace label. */
+export function byLabels<W extends KubeObject>(labels: { readonly name: string; readonly namespace?: string }): Mapper<W> {
+  return {
+    map: (object) => {
+      const name = object.metadata.labels?.[labels.name];
+      if (!name) return [];
+      const namespace = (labels.namespace && object.metadata.labels?.[labels.namespace]) || object.metadata.namespace;
+      return [objectKey(namespace, name)];
+    },
+  };
+}
+
+/**
+ * The primary objects that the index `name` of the primary kind files under `valueOf(watched)`: e.g. every order whose
+ * `spec.controlPlaneRef` names the changed ControlPlane, with `index = (order) => [key of its ControlPlane]`.
+ */
+export function byIndex<P extends KubeObject, W extends KubeObject = KubeObject>(
+  primary: ResourceKind<P>,
+  name: string,
+  index: IndexFunction<P>,
+  valueOf: (watched: W) => string = keyOf,
+): Mapper<W> {
+  return {
+    indexes: [{ kind: primary as ResourceKind<KubeObject>, name, fn: index as IndexFunction }],
+    map: (object, reads) => reads.list(primary, { index: { name, value: valueOf(object) } }).map(keyOf),
+  };
+}
+
+interface Entry {
+  readonly target: (key: ObjectKey) => void;
+  readonly mapper: Mapper;
+  readonly controller: string;
+  /** Whether resyncs go through (only for the primary kind: its resync already covers every order). */
+  readonly resync: boolean;
+}
+
+export class MapperRegistry {
+  private readonly entries = new Map<string, Entry[]>();
+
+  constructor(
+    private readonly reads: ClusterReader,
+    private readonly logger: Logger = silentLogger,
+  ) {}
+
+  /** Sends the keys `mapper` maps a change of `kind` to into `target`. */
+  register(kind: ResourceKind<KubeObject>, entry: Entry): void {
+    const id = kindId(kind);
+    this.entries.set(id, [...(this.entries.get(id) ?? []), entry]);
+  }
+
+  /** The informer handler of `kind`. */
+  handlerFor(kind: ResourceKind<KubeObject>): InformerHandler {
+    const id = kindId(kind);
+    const dispatch = (objects: readonly KubeObject[], resync: boolean) => {
+      for (const entry of this.entries.get(id) ?? []) {
+        if (resync && !entry.resync) continue;
+        const keys = new Set<ObjectKey>();
+        for (const object of objects) {
+          try {
+            for (const key of entry.mapper.map(object, this.reads)) keys.add(key);
+          } catch (error) {
+            this.logger.error('a mapper failed', { controller: entry.controller, kind: kind.kind, key: keyOf(object), error: errorMessage(error) });
+          }
+        }
+        for (const key of keys) entry.target(key);
+      }
+    };
+    return {
+      added: (object) => dispatch([object], false),
+      // Both: a changed owner reference or label may move the object from one order to another.
+      updated: (old, current) => dispatch([old, current], false),
+      deleted: (object) => dispatch([object], false),
+      resynced: (object) => dispatch([object], true),
+    };
+  }
+}
+
+/** A kind's identity across versions. */
+export function kindId(kind: ResourceKind<KubeObject>): string {
+  return `${kind.plural}.${kind.group}`;
+}

@@ -1,0 +1,154 @@
+/**
+ * A keyed work queue, as client-go's: a key is queued at most once (adding it again before it is handed out does
+ * nothing), at most one worker holds a key at a time (a key added while it is being reconciled is handed out once more
+ * after `done`), failures come back after a per-key exponential backoff with jitter, `addAfter` timers keep only the
+ * earliest wake-up per key, and shutdown stops handing out keys and waits for the ones in flight, up to a deadline.
+ */
+import { KeyedBackoff, type BackoffOptions } from './backoff';
+
+export interface WorkQueueOptions {
+  /** Backoff of {@link WorkQueue.addRateLimited}. */
+  readonly backoff?: BackoffOptions;
+  /** Called with the number of keys waiting to be handed out whenever it changes. */
+  readonly onDepth?: (depth: number) => void;
+}
+
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  /** Keys that need a reconcile: queued, or re-added while in flight. */
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly waiting = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
+  private readonly getters: ((key: string | undefined) => void)[] = [];
+  private readonly idle: (() => void)[] = [];
+  private readonly backoff: KeyedBackoff;
+  private stopping = false;
+
+  constructor(private readonly options: WorkQueueOptions = {}) {
+    this.backoff = new KeyedBackoff(options.backoff);
+  }
+
+  /** Keys waiting to be handed out. */
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  /** Keys a worker holds. */
+  get inFlight(): number {
+    return this.processing.size;
+  }
+
+  /** Keys with a pending `addAfter` timer. */
+  get scheduled(): number {
+    return this.waiting.size;
+  }
+
+  /** Whether shutdown has begun. */
+  get shuttingDown(): boolean {
+    return this.stopping;
+  }
+
+  /** Queues `key` now (a no-op when it is already queued; after the current reconcile when in flight). */
+  add(key: string): void {
+    if (this.stopping || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    this.push(key);
+  }
+
+  /** Queues `key` after `delayMs`; of several pending delays for a key only the earliest is kept. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopping) return;
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = Date.now() + delayMs;
+    const pending = this.waiting.get(key);
+    if (pending) {
+      if (pending.at <= at) return;
+      clearTimeout(pending.timer);
+    }
+    const timer = setTimeout(() => {
+      this.waiting.delete(key);
+      this.add(key);
+    }, delayMs);
+    timer.unref();
+    this.waiting.set(key, { at, timer });
+  }
+
+  /** Queues `key` after its next backoff delay (it failed); returns the delay. */
+  addRateLimited(key: string): number {
+    const delay = this.backoff.next(key);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Forgets `key`'s failures (it succeeded), so its next failure waits the shortest delay again. */
+  forget(key: string): void {
+    this.backoff.forget(key);
+  }
+
+  /** Consecutive failures of `key`. */
+  retries(key: string): number {
+    return this.backoff.retries(key);
+  }
+
+  /** The next key, once there is one; undefined once the queue shuts down. Pair every key with {@link done}. */
+  get(): Promise<string | undefined> {
+    if (this.stopping) return Promise.resolve(undefined);
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.take(key);
+      this.options.onDepth?.(this.queue.length);
+      return Promise.resolve(key);
+    }
+    return new Promise((resolve) => this.getters.push(resolve));
+  }
+
+  /** Marks `key`'s reconcile finished; a key re-added meanwhile is queued again. */
+  done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key) && !this.stopping) this.push(key);
+    if (this.processing.size === 0) for (const resolve of this.idle.splice(0)) resolve();
+  }
+
+  /** Stops handing out keys and drops pending timers; keys in flight may finish and call {@link done}. */
+  shutDown(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const { timer } of this.waiting.values()) clearTimeout(timer);
+    this.waiting.clear();
+    for (const resolve of this.getters.splice(0)) resolve(undefined);
+  }
+
+  /** Shuts down and waits until no key is in flight; false when `timeoutMs` passed first. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.shutDown();
+    if (this.processing.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<boolean>((resolve) => this.idle.push(() => resolve(true)));
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const drained = await Promise.race([idle, late]);
+    clearTimeout(timer);
+    return drained;
+  }
+
+  private push(key: string): void {
+    const getter = this.getters.shift();
+    if (getter) {
+      this.take(key);
+      getter(key);
+      return;
+    }
+    this.queue.push(key);
+    this.options.onDepth?.(this.queue.length);
+  }
+
+  private take(key: string): void {
+    this.dirty.delete(key);
+    this.processing.add(key);
+  }
+}

@@ -1,0 +1,115 @@
+import { backoffDelay, KeyedBackoff } from '../../../../src/operator/runtime/backoff';
+import { WorkQueue } from '../../../../src/operator/runtime/queue';
+
+describe('backoff', () => {
+  it('doubles from the base to the cap and adds up to `jitter` at random', () => {
+    const opts = { baseMs: 100, maxMs: 1000, jitter: 0.5 };
+    expect([0, 1, 2, 3, 4, 10].map((n) => backoffDelay(n, { ...opts, random: () => 0 }))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect(backoffDelay(2, { ...opts, random: () => 0.999 })).toBe(600);
+    expect(backoffDelay(5000, { ...opts, random: () => 0 })).toBe(1000);
+  });
+
+  it('counts per key and forgets on success', () => {
+    const b = new KeyedBackoff({ baseMs: 10, random: () => 0 });
+    expect([b.next('a'), b.next('a'), b.next('b'), b.next('a')]).toEqual([10, 20, 10, 40]);
+    expect(b.retries('a')).toBe(3);
+    b.forget('a');
+    expect([b.retries('a'), b.next('a')]).toEqual([0, 10]);
+  });
+});
+
+describe('WorkQueue', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('dedupes keys that wait and hands them out in order', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.depth).toBe(2);
+    expect([await q.get(), await q.get()]).toEqual(['a', 'b']);
+  });
+
+  it('never hands out a key in flight; one re-added meanwhile comes back once after done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const key = await q.get();
+    q.add('a');
+    q.add('a');
+    expect(q.depth).toBe(0);
+    let second: string | undefined;
+    void q.get().then((k) => (second = k));
+    await Promise.resolve();
+    expect(second).toBeUndefined();
+    q.done(key as string);
+    await Promise.resolve();
+    expect(second).toBe('a');
+    q.done('a');
+    expect([q.depth, q.inFlight]).toEqual([0, 0]);
+  });
+
+  it('keeps only the earliest requeue-after timer per key', async () => {
+    const q = new WorkQueue();
+    q.addAfter('a', 10_000);
+    q.addAfter('a', 1_000);
+    q.addAfter('a', 5_000);
+    expect(q.scheduled).toBe(1);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(q.depth).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(q.depth).toBe(1);
+    await q.get();
+    q.done('a');
+    await jest.advanceTimersByTimeAsync(20_000);
+    expect(q.depth).toBe(0); // the later timers were dropped
+  });
+
+  it('brings failed keys back after a growing backoff and resets it on forget', async () => {
+    const q = new WorkQueue({ backoff: { baseMs: 100, random: () => 0 } });
+    expect([q.addRateLimited('a'), q.retries('a')]).toEqual([100, 1]);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    expect(q.addRateLimited('a')).toBe(200);
+    q.forget('a');
+    expect(q.retries('a')).toBe(0);
+  });
+
+  it('reports its depth', () => {
+    const depths: number[] = [];
+    const q = new WorkQueue({ onDepth: (d) => depths.push(d) });
+    q.add('a');
+    q.add('b');
+    void q.get();
+    expect(depths).toEqual([1, 2, 1]);
+  });
+
+  it('on drain stops handing out keys, drops timers, and waits for the keys in flight up to the deadline', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.addAfter('c', 1000);
+    const a = await q.get();
+    const drained = q.drain(5_000);
+    expect(await q.get()).toBeUndefined();
+    q.add('d');
+    expect(q.scheduled).toBe(0);
+    q.done(a as string);
+    expect(await drained).toBe(true);
+
+    const q2 = new WorkQueue();
+    q2.add('x');
+    await q2.get();
+    const late = q2.drain(1_000);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(await late).toBe(false);
+  });
+
+  it('wakes waiting workers with undefined on shutdown', async () => {
+    const q = new WorkQueue();
+    const waiting = q.get();
+    q.shutDown();
+    expect(await waiting).toBeUndefined();
+  });
+});
