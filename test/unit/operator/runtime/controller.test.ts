@@ -16,7 +16,7 @@ function setup(reconcile: Reconcile, options: { keys?: string[]; concurrency?: n
   return { controller, metrics, lines, reconciles };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 describe('Controller', () => {
   it('queues every cached object on start and reconciles each; keys queued before start are ignored', async () => {
