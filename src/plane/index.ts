@@ -16,3 +16,4 @@ export * from './user';
 export * from './role-assignment';
 export * from './keystone-admin';
 export * from './driver';
+export * from './dependents';

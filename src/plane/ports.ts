@@ -11,6 +11,7 @@ import type {
   KeystoneUser,
 } from '../api';
 import type { PasswordCloud } from '../keystone';
+import type { ConvergedPasses } from './driver/memo';
 
 /** The objects the plane reads, by kind. */
 export interface ObjectsByKind {
@@ -153,4 +154,6 @@ export interface PlaneDeps {
   readonly clock?: () => Date;
   /** A new password, crypto-random. @default 32 random bytes, base64url */
   readonly newPassword?: () => string;
+  /** Skips passes whose inputs are those of the object's last converged pass. @default none: every pass observes */
+  readonly memo?: ConvergedPasses;
 }

@@ -4,3 +4,4 @@ export * from './control-plane';
 export * from './project';
 export * from './user';
 export * from './role-assignment';
+export * from './memo';

@@ -3,13 +3,14 @@
  * actions through the ports.
  */
 import { PlaneDefaults, type KeystoneProject } from '../../api';
-import { teardownPath } from '../consent';
+import { controlPlaneKey, teardownPath } from '../consent';
 import { holdOnProject } from '../holds';
 import { teardownFinalizer } from '../naming';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
 import { decideProject, projectNameOf, type ProjectAction, type ProjectObservations } from '../project';
 import { adminOf, observeConsent, observeHolders } from './observe';
+import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneProject. */
@@ -53,16 +54,19 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options:
     }
   };
 
-  return runPass({
-    kind: 'KeystoneProject',
-    key,
-    order: project,
-    clock: deps.clock ?? (() => new Date()),
-    observe,
-    decide: decideProject,
-    execute,
-    failureOf: (world) => world.failure,
-    withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-    writeStatus: (status) => deps.cluster.writeStatus('KeystoneProject', key, status),
-  });
+  const fingerprint = project.metadata.deletionTimestamp ? undefined : fingerprintOf([project, await deps.cluster.get('ControlPlane', controlPlaneKey(project))]);
+  const pass = (): Promise<PassResult> =>
+    runPass({
+      kind: 'KeystoneProject',
+      key,
+      order: project,
+      clock: deps.clock ?? (() => new Date()),
+      observe,
+      decide: decideProject,
+      execute,
+      failureOf: (world) => world.failure,
+      withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
+      writeStatus: (status) => deps.cluster.writeStatus('KeystoneProject', key, status),
+    });
+  return memoized(deps, project.metadata.uid, fingerprint, pass);
 }

@@ -3,13 +3,14 @@
  * namespace's other assignments, the role and the grant in Keystone, and runs `decideAssignment`'s actions.
  */
 import type { KeystoneRoleAssignment } from '../../api';
-import { teardownPath } from '../consent';
+import { controlPlaneKey, teardownPath } from '../consent';
 import { holdOnAssignment } from '../holds';
 import { teardownFinalizer } from '../naming';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
 import { decideAssignment, type AssignmentAction, type AssignmentObservations } from '../role-assignment';
 import { adminOf, observeConsent } from './observe';
+import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneRoleAssignment. */
@@ -62,16 +63,27 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
     }
   };
 
-  return runPass({
-    kind: 'KeystoneRoleAssignment',
-    key,
-    order: assignment,
-    clock: deps.clock ?? (() => new Date()),
-    observe,
-    decide: decideAssignment,
-    execute,
-    failureOf: (world) => world.failure,
-    withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-    writeStatus: (status) => deps.cluster.writeStatus('KeystoneRoleAssignment', key, status),
-  });
+  const fingerprint = assignment.metadata.deletionTimestamp
+    ? undefined
+    : fingerprintOf([
+        assignment,
+        await deps.cluster.get('ControlPlane', controlPlaneKey(assignment)),
+        await deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
+        await deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
+        [...(await deps.cluster.list('KeystoneRoleAssignment', key.namespace))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+      ]);
+  const pass = (): Promise<PassResult> =>
+    runPass({
+      kind: 'KeystoneRoleAssignment',
+      key,
+      order: assignment,
+      clock: deps.clock ?? (() => new Date()),
+      observe,
+      decide: decideAssignment,
+      execute,
+      failureOf: (world) => world.failure,
+      withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
+      writeStatus: (status) => deps.cluster.writeStatus('KeystoneRoleAssignment', key, status),
+    });
+  return memoized(deps, assignment.metadata.uid, fingerprint, pass);
 }

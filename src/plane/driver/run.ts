@@ -20,6 +20,8 @@ export interface PassResult {
   readonly steps: number;
   /** The actions executed, in order (`type` only: actions carry no secret). */
   readonly actions: readonly string[];
+  /** Nothing changed since the object's last converged pass: nothing was observed (see memo.ts). */
+  readonly skipped?: boolean;
 }
 
 /** A failed pass: the order reports it in its status; the runtime retries with backoff. */

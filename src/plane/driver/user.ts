@@ -15,6 +15,7 @@ import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps, SecretObject } from '../ports';
 import { decideUser, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
 import { adminOf, observeConsent, observeHolders } from './observe';
+import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
 const defaultPassword = (): string => randomBytes(32).toString('base64url');
@@ -153,19 +154,29 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
     }
   };
 
-  return runPass({
-    kind: 'KeystoneUser',
-    key,
-    order: user,
-    clock: deps.clock ?? (() => new Date()),
-    observe,
-    decide: decideUser,
-    execute,
-    failureOf: (world) => world.failure?.message,
-    withFailure: (world, action, error) => ({
-      ...world,
-      failure: { where: action.type === 'deliver' || action.type === 'withdraw' ? ('delivery' as const) : ('keystone' as const), message: `${action.type}: ${messageOf(error)}` },
-    }),
-    writeStatus: (status) => deps.cluster.writeStatus('KeystoneUser', key, status),
-  });
+  const fingerprint = user.metadata.deletionTimestamp
+    ? undefined
+    : fingerprintOf([
+        user,
+        await deps.cluster.get('ControlPlane', controlPlaneKey(user)),
+        [...(await deps.cluster.listSecrets(childNamespace, labels))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+        await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName }),
+      ]);
+  const pass = (): Promise<PassResult> =>
+    runPass({
+      kind: 'KeystoneUser',
+      key,
+      order: user,
+      clock: deps.clock ?? (() => new Date()),
+      observe,
+      decide: decideUser,
+      execute,
+      failureOf: (world) => world.failure?.message,
+      withFailure: (world, action, error) => ({
+        ...world,
+        failure: { where: action.type === 'deliver' || action.type === 'withdraw' ? ('delivery' as const) : ('keystone' as const), message: `${action.type}: ${messageOf(error)}` },
+      }),
+      writeStatus: (status) => deps.cluster.writeStatus('KeystoneUser', key, status),
+    });
+  return memoized(deps, user.metadata.uid, fingerprint, pass);
 }

@@ -1,0 +1,67 @@
+/**
+ * A steady order costs nothing (architecture.md: "a pass that changes nothing writes nothing", "never polling
+ * Keystone"): each driver remembers, per object, the resourceVersions of everything it read from the cache in its last
+ * pass that converged with nothing to do, and skips the next pass — Keystone included — while they are the same. Any
+ * change to the order, its ControlPlane, its children or its references is a new fingerprint and a full pass. Only an
+ * optimisation: it lives in memory, a restart forgets it and observes everything once.
+ */
+
+import type { PlaneDeps } from '../ports';
+import type { PassResult } from './run';
+
+/** The fingerprints of the last converged pass per object UID. */
+export class ConvergedPasses {
+  private readonly last = new Map<string, string>();
+
+  /** Whether the object's inputs are exactly those of its last converged pass. */
+  unchanged(uid: string, fingerprint: string): boolean {
+    return this.last.get(uid) === fingerprint;
+  }
+
+  record(uid: string, fingerprint: string): void {
+    this.last.set(uid, fingerprint);
+  }
+
+  forget(uid: string): void {
+    this.last.delete(uid);
+  }
+
+  /** Objects remembered. */
+  get size(): number {
+    return this.last.size;
+  }
+}
+
+/** Something read from the cache: its identity and resourceVersion, or absent. */
+type Read = { readonly metadata: { readonly name: string; readonly resourceVersion?: string } } | undefined;
+
+/**
+ * The fingerprint of a pass's inputs, or undefined when one of them carries no resourceVersion (then the pass is
+ * never skipped).
+ */
+export function fingerprintOf(reads: readonly (Read | readonly Read[])[]): string | undefined {
+  const parts: string[] = [];
+  for (const read of reads) {
+    for (const one of Array.isArray(read) ? (read as readonly Read[]) : [read as Read]) {
+      if (one === undefined) parts.push('-');
+      else if (!one.metadata.resourceVersion) return undefined;
+      else parts.push(`${one.metadata.name}@${one.metadata.resourceVersion}`);
+    }
+    parts.push('|');
+  }
+  return parts.join(',');
+}
+
+/**
+ * Runs `pass` unless the object's inputs are those of its last converged pass; remembers them when this pass converged
+ * with nothing to do (no action, no status write, no timer), forgets them otherwise.
+ */
+export async function memoized(deps: PlaneDeps, uid: string | undefined, fingerprint: string | undefined, pass: () => Promise<PassResult>): Promise<PassResult> {
+  const memo = deps.memo;
+  if (!memo || !uid || fingerprint === undefined) return pass();
+  if (memo.unchanged(uid, fingerprint)) return { steps: 0, actions: [], skipped: true };
+  memo.forget(uid);
+  const result = await pass();
+  if (result.actions.length === 0 && !result.wroteStatus && result.requeueAfter === undefined && !result.released) memo.record(uid, fingerprint);
+  return result;
+}

@@ -1,0 +1,47 @@
+/**
+ * What a watched change requeues, from the references the rules read.
+ */
+import { dependents, secretDependents, passwordSecretName, childLabels } from '../../../src/plane';
+import { CP_NS, NS, adminReady, assignment, controlPlane, credential, project, user } from './fakes';
+
+const cache = {
+  controlPlanes: [{ ...controlPlane(), status: adminReady() }],
+  users: [user(), user('bob')],
+  projects: [project()],
+  assignments: [assignment(), assignment('bob-member', { userRef: { name: 'bob' } })],
+  credentials: [credential()],
+};
+const names = (refs: { kind: string; name: string }[]) => refs.map((r) => `${r.kind}/${r.name}`).sort();
+
+describe('dependents', () => {
+  it('a ControlPlane change requeues every order referencing it', () => {
+    expect(names(dependents('ControlPlane', cache.controlPlanes[0], cache))).toEqual(
+      ['ControlPlane/cp', 'KeystoneApplicationCredential/app', 'KeystoneProject/proj', 'KeystoneRoleAssignment/alice-member', 'KeystoneRoleAssignment/bob-member', 'KeystoneUser/alice', 'KeystoneUser/bob'].sort(),
+    );
+  });
+
+  it('a user or project change requeues the assignments and credentials naming it', () => {
+    expect(names(dependents('KeystoneUser', user(), cache))).toEqual(['KeystoneApplicationCredential/app', 'KeystoneRoleAssignment/alice-member', 'KeystoneUser/alice']);
+    expect(names(dependents('KeystoneProject', project(), cache))).toEqual(['KeystoneApplicationCredential/app', 'KeystoneProject/proj', 'KeystoneRoleAssignment/alice-member', 'KeystoneRoleAssignment/bob-member']);
+  });
+
+  it('an assignment or credential change requeues the user and project it holds and its peers', () => {
+    expect(names(dependents('KeystoneApplicationCredential', credential(), cache))).toEqual([
+      'KeystoneApplicationCredential/app',
+      'KeystoneProject/proj',
+      'KeystoneRoleAssignment/alice-member',
+      'KeystoneUser/alice',
+    ]);
+    expect(names(dependents('KeystoneRoleAssignment', assignment(), cache))).toContain('KeystoneApplicationCredential/app');
+  });
+
+  it('a Secret requeues its controlling order, the order it is a child of, and the ControlPlane it is the admin credential of', () => {
+    const owned = { metadata: { name: 'alice-credentials', namespace: NS, ownerReferences: [{ apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', name: 'alice', uid: 'u', controller: true }] }, data: {} };
+    expect(secretDependents(owned, cache)).toEqual([{ kind: 'KeystoneUser', namespace: NS, name: 'alice' }]);
+    const loc = { namespace: NS, name: 'alice' };
+    const child = { metadata: { name: passwordSecretName(loc, 1), namespace: CP_NS, labels: childLabels('KeystoneUser', loc) }, data: {} };
+    expect(secretDependents(child, cache)).toEqual([{ kind: 'KeystoneUser', namespace: NS, name: 'alice' }]);
+    expect(secretDependents({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: {} }, cache)).toEqual([{ kind: 'ControlPlane', namespace: CP_NS, name: 'cp' }]);
+    expect(secretDependents({ metadata: { name: 'unrelated', namespace: CP_NS }, data: {} }, cache)).toEqual([]);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * A steady plane costs nothing (architecture.md): once every order has converged, a resync pass makes no Keystone call
+ * and no API write; any change to an order's inputs is observed in full again.
+ */
+import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../../../src/plane';
+import { CP_NS, NS, assignment, plane, project, user } from './fakes';
+
+const keys = {
+  user: { namespace: NS, name: 'alice' },
+  project: { namespace: NS, name: 'proj' },
+  assignment: { namespace: NS, name: 'alice-member' },
+  cp: { namespace: CP_NS, name: 'cp' },
+};
+
+async function all(deps: Parameters<typeof reconcileUser>[1]): Promise<PassResult[]> {
+  return [
+    await reconcileControlPlane(keys.cp, deps),
+    await reconcileUser(keys.user, deps),
+    await reconcileProject(keys.project, deps),
+    await reconcileAssignment(keys.assignment, deps),
+  ];
+}
+
+describe('a steady plane', () => {
+  it('a full resync of converged orders makes 0 Keystone calls and 0 API writes', async () => {
+    const { cluster, keystone, deps: base } = plane();
+    const deps = { ...base, memo: new ConvergedPasses() };
+    cluster.put('KeystoneUser', user());
+    cluster.put('KeystoneProject', project());
+    cluster.put('KeystoneRoleAssignment', assignment());
+    for (let i = 0; i < 3; i++) await all(deps);
+    keystone.calls.length = 0;
+    const writes = cluster.writes.length;
+    const resync = await all(deps);
+    expect(resync.map((r) => r.skipped)).toEqual([true, true, true, true]);
+    expect(keystone.calls).toEqual([]);
+    expect(cluster.writes.length).toBe(writes);
+    expect(deps.memo.size).toBe(4);
+  });
+
+  it('a changed input is a full pass: a deleted delivered Secret is written again, a raised generation rotates', async () => {
+    const { cluster, keystone, deps: base } = plane();
+    const deps = { ...base, memo: new ConvergedPasses() };
+    cluster.put('KeystoneUser', user());
+    for (let i = 0; i < 3; i++) await reconcileUser(keys.user, deps);
+    cluster.secrets.delete(`${NS}/alice-credentials`);
+    expect((await reconcileUser(keys.user, deps)).actions).toEqual(['deliver']);
+    cluster.put('KeystoneUser', { ...user('alice', { passwordGeneration: 2 }), status: cluster.object('KeystoneUser', keys.user)?.status });
+    expect((await reconcileUser(keys.user, deps)).actions).toContain('set-password');
+    expect([...keystone.users.values()][0].password).toBe('pw-2');
+  });
+
+  it('a failed pass is never remembered', async () => {
+    const { cluster, keystone, deps: base } = plane();
+    const deps = { ...base, memo: new ConvergedPasses() };
+    cluster.put('KeystoneProject', project());
+    keystone.failNext('findProject');
+    await expect(reconcileProject(keys.project, deps)).rejects.toThrow();
+    expect(deps.memo.size).toBe(0);
+  });
+});
