@@ -11,7 +11,6 @@ import type {
   KeystoneUser,
 } from '../api';
 import type { PasswordCloud } from '../keystone';
-import type { ConvergedPasses } from './driver/memo';
 
 /** The objects the plane reads, by kind. */
 export interface ObjectsByKind {
@@ -146,6 +145,13 @@ export interface KeystoneAdmins {
   connect(connection: AdminConnection): KeystoneAdmin;
 }
 
+/** What a driver remembers of an object's last converged pass (see driver/memo.ts: `ConvergedPasses`). */
+export interface PassMemo {
+  unchanged(uid: string, fingerprint: string): boolean;
+  record(uid: string, fingerprint: string): void;
+  forget(uid: string): void;
+}
+
 /** Everything the drivers run with. */
 export interface PlaneDeps {
   readonly cluster: ClusterPort;
@@ -155,5 +161,5 @@ export interface PlaneDeps {
   /** A new password, crypto-random. @default 32 random bytes, base64url */
   readonly newPassword?: () => string;
   /** Skips passes whose inputs are those of the object's last converged pass. @default none: every pass observes */
-  readonly memo?: ConvergedPasses;
+  readonly memo?: PassMemo;
 }

@@ -6,11 +6,11 @@
  * optimisation: it lives in memory, a restart forgets it and observes everything once.
  */
 
-import type { PlaneDeps } from '../ports';
+import type { PassMemo, PlaneDeps } from '../ports';
 import type { PassResult } from './run';
 
 /** The fingerprints of the last converged pass per object UID. */
-export class ConvergedPasses {
+export class ConvergedPasses implements PassMemo {
   private readonly last = new Map<string, string>();
 
   /** Whether the object's inputs are exactly those of its last converged pass. */
