@@ -34,7 +34,9 @@ type Mutable = Record<string, unknown> & { metadata: Record<string, unknown> };
 
 const MANAGER_USER = 'user';
 const MANAGER_OPERATOR = 'operator';
-const IDENTITY_PATHS = new Set(['apiVersion', 'kind', 'metadata.name', 'metadata.namespace']);
+/** Joins the segments of a field path; not `.`, which Secret keys such as `clouds.yaml` contain. */
+const SEP = '\u0000';
+const IDENTITY_PATHS = new Set(['apiVersion', 'kind', `metadata${SEP}name`, `metadata${SEP}namespace`]);
 
 export class MemoryCluster implements Cluster {
   /** Every write, in order (`clear()` it after the arrange phase of a test). */
@@ -128,7 +130,7 @@ export class MemoryCluster implements Cluster {
         return owner !== undefined && owner !== MANAGER_OPERATOR && !jsonEqual(valueAt(stored, path), value);
       });
       if (conflicts.length > 0 && !options.force) {
-        const fields = conflicts.map(([path]) => `.${path}`).join(', ');
+        const fields = conflicts.map(([path]) => `.${path.split(SEP).join('.')}`).join(', ');
         throw new KubeApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict(s): conflict with "${MANAGER_USER}": ${fields}`, `PATCH ${kind.plural}/${key}`);
       }
       let base = normalize(stored) as Mutable;
@@ -312,19 +314,19 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /** Leaf paths (`spec.a.b`) and values of an object; lists are atomic leaves; identity fields are skipped. */
 function leaves(value: unknown, prefix = ''): [string, unknown][] {
   if (!isPlainObject(value) || (prefix && Object.keys(value).length === 0)) return prefix && !IDENTITY_PATHS.has(prefix) ? [[prefix, value]] : [];
-  return Object.entries(value).flatMap(([k, v]) => leaves(v, prefix ? `${prefix}.${k}` : k));
+  return Object.entries(value).flatMap(([k, v]) => leaves(v, prefix ? `${prefix}${SEP}${k}` : k));
 }
 
 function valueAt(object: unknown, path: string): unknown {
   let v: unknown = object;
-  for (const part of path.split('.')) v = isPlainObject(v) ? v[part] : undefined;
+  for (const part of path.split(SEP)) v = isPlainObject(v) ? v[part] : undefined;
   return v;
 }
 
 function withoutPath(object: Mutable, path: string): Mutable {
   const patch: Record<string, unknown> = {};
   let cursor = patch;
-  const parts = path.split('.');
+  const parts = path.split(SEP);
   parts.forEach((part, i) => {
     cursor[part] = i === parts.length - 1 ? null : {};
     cursor = cursor[part] as Record<string, unknown>;

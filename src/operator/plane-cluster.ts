@@ -3,9 +3,11 @@
  * informers' caches, writes go to the API server with the operator's field manager. Secret values are decoded here and
  * encoded here, so the reconcilers see plain strings.
  *
- * A reconcile that writes an object twice (the lifecycle records the status after each step) must not trip over its own
- * first write because the cache has not caught up with it yet: the port keeps the object each write returned and uses
- * it while it is newer than the cached one.
+ * A reconcile that writes an order twice (the lifecycle records the status after each step) must not trip over its own
+ * first write because the cache has not caught up with it yet: the port keeps the order each status or finalizer write
+ * returned and uses it while it is newer than the cached one. Secrets are read from the cache alone: a parked value is
+ * created with a plain create (a lagging cache costs a 409 and a live read, never an overwrite), and re-applying a
+ * delivered Secret the cache has not caught up with is idempotent.
  */
 import type { Cluster } from '../kube/cluster';
 import { isAlreadyExists, isNotFound } from '../kube/errors';
@@ -53,25 +55,32 @@ export class PlaneCluster implements ClusterPort {
     return this.latest(Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>, key) as ObjectOf<K> | undefined;
   }
 
+  /** The newer of the cached order and the one this port's last write returned; undefined once the cache lost it. */
+  private latest<T extends KubeObject>(kind: ResourceKind<T>, key: { readonly namespace?: string; readonly name: string }): T | undefined {
+    const id = this.id(kind, key);
+    const cached = this.cluster.get(kind, key.namespace, key.name);
+    const own = this.written.get(id) as T | undefined;
+    const latest = newer(cached, cached ? own : undefined);
+    if (latest === cached) this.written.delete(id);
+    return latest;
+  }
+
   async list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]> {
     const resource = Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>;
     return this.cluster.list(resource, { namespace }).map((o) => newer(o, this.written.get(this.id(resource, o.metadata))) as ObjectOf<K>);
   }
 
   async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
-    const secret = this.latest(Kinds.Secret, key);
+    const secret = this.cluster.get(Kinds.Secret, key.namespace, key.name);
     return secret ? secretObject(secret) : undefined;
   }
 
   async listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]> {
-    return this.cluster
-      .list(Kinds.Secret, { namespace, labels })
-      .map((s) => newer(s, this.written.get(this.id(Kinds.Secret, s.metadata))) as Secret)
-      .map(secretObject);
+    return this.cluster.list(Kinds.Secret, { namespace, labels }).map(secretObject);
   }
 
   async createSecret(manifest: SecretManifest): Promise<SecretObject> {
-    const cached = this.latest(Kinds.Secret, manifest);
+    const cached = this.cluster.get(Kinds.Secret, manifest.namespace, manifest.name);
     if (cached) return secretObject(cached);
     try {
       const created = await this.cluster.create(Kinds.Secret, {
@@ -81,20 +90,18 @@ export class PlaneCluster implements ClusterPort {
         type: 'Opaque',
         data: encode(manifest.data),
       });
-      this.remember(Kinds.Secret, created);
       return secretObject(created);
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
       // The cache lags behind a create (ours or another's): the stored value wins, never the one generated now.
       const stored = await this.cluster.read(Kinds.Secret, manifest.namespace, manifest.name);
       if (!stored) throw error;
-      this.remember(Kinds.Secret, stored);
       return secretObject(stored);
     }
   }
 
   async applySecret(manifest: SecretManifest): Promise<void> {
-    const applied = await this.cluster.apply<Secret>(
+    await this.cluster.apply<Secret>(
       Kinds.Secret,
       {
         apiVersion: 'v1',
@@ -104,7 +111,6 @@ export class PlaneCluster implements ClusterPort {
       },
       { force: true },
     );
-    this.remember(Kinds.Secret, applied);
   }
 
   async deleteSecret(key: ObjectKey, precondition?: { readonly uid: string }): Promise<void> {
@@ -113,7 +119,6 @@ export class PlaneCluster implements ClusterPort {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    this.written.delete(this.id(Kinds.Secret, key));
   }
 
   async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void> {
@@ -145,19 +150,5 @@ export class PlaneCluster implements ClusterPort {
 
   private remember(kind: ResourceKind<KubeObject>, object: KubeObject): void {
     this.written.set(this.id(kind, object.metadata), object);
-  }
-
-  /** The newer of the cached object and the one this port's last write returned. */
-  private latest<T extends KubeObject>(kind: ResourceKind<T>, key: { readonly namespace?: string; readonly name: string }): T | undefined {
-    const cached = this.cluster.get(kind, key.namespace, key.name);
-    const own = this.written.get(this.id(kind, key)) as T | undefined;
-    if (!cached) {
-      // Gone from the cache: a deletion seen by the informer wins over a stale write of ours, unless the cache has not
-      // seen our create yet.
-      return own && !own.metadata.deletionTimestamp ? own : undefined;
-    }
-    const latest = newer(cached, own);
-    if (latest === cached) this.written.delete(this.id(kind, key));
-    return latest;
   }
 }

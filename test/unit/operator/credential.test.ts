@@ -1,0 +1,235 @@
+/**
+ * The KeystoneApplicationCredential reconciler over the in-memory cluster and a fake Keystone (for speed; the e2e test
+ * proves the same on the real API server and Keystone): consent, gates, the children, the delivered Secret, the status,
+ * the steady state, teardown. Every rule of rotation is the lifecycle's and is tested there.
+ */
+import { TEARDOWN_FINALIZER, childPrefix, type KeystoneApplicationCredential } from '../../../src/api';
+import { Kinds, MemoryCluster, type Secret } from '../../../src/kube';
+import { CredentialReconciler } from '../../../src/operator/credential/reconciler';
+import { PlaneCluster } from '../../../src/operator/plane-cluster';
+import { passwordSecretName } from '../../../src/plane/naming';
+import { FakeKeystone } from '../../support/fake-keystone';
+
+const NS = 'team-a';
+const CP_NS = 'cp';
+const T0 = new Date('2026-12-01T00:00:00Z');
+const ready = (type: string) => [{ type, status: 'True' as const, reason: 'Ready', message: '', lastTransitionTime: '2026-12-01T00:00:00Z' }];
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const ref = { controlPlaneRef: { name: 'cp', namespace: CP_NS } };
+
+function world() {
+  let now = T0;
+  const clock = () => now;
+  const cluster = new MemoryCluster(clock);
+  const prefix = childPrefix({ namespace: NS, name: 'app' });
+  const keystone = new FakeKeystone(prefix, clock);
+  const connections: unknown[] = [];
+  const reconciler = new CredentialReconciler({
+    cluster: new PlaneCluster(cluster),
+    keystone: (connection) => {
+      connections.push(connection);
+      return keystone;
+    },
+    clock,
+    event: (order, e) => cluster.event(order, e),
+  });
+  const controlPlane = (assigned: string[]) =>
+    cluster.put(Kinds.ControlPlane, {
+      apiVersion: 'c5c3.io/v1alpha1',
+      kind: 'ControlPlane',
+      metadata: { name: 'cp', namespace: CP_NS },
+      spec: {
+        services: { keystone: { external: { authURL: 'http://127.0.0.1:5000/v3' } } },
+        adminCredential: { cloudCredentialsRef: { secretName: 'admin' } },
+        namespaceAssignments: assigned.map((namespace) => ({ namespace })),
+      },
+      status: { conditions: ready('AdminCredentialReady') },
+    });
+  controlPlane([NS]);
+  const user = cluster.put(Kinds.KeystoneUser, {
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'KeystoneUser',
+    metadata: { name: 'svc', namespace: NS },
+    spec: { ...ref },
+    status: { userID: 'u-1', passwordGeneration: 1, conditions: ready('UserReady') },
+  });
+  cluster.put(Kinds.Secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: passwordSecretName({ namespace: NS, name: 'svc' }, 1), namespace: CP_NS }, data: { password: b64('user-password') } } as Secret);
+  cluster.put(Kinds.KeystoneProject, {
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'KeystoneProject',
+    metadata: { name: 'proj', namespace: NS },
+    spec: { ...ref },
+    status: { projectID: 'p-1', projectName: 'proj', conditions: ready('ProjectReady') },
+  });
+  const assignment = () =>
+    cluster.put(Kinds.KeystoneRoleAssignment, {
+      apiVersion: 'c5c3.io/v1alpha1',
+      kind: 'KeystoneRoleAssignment',
+      metadata: { name: 'member', namespace: NS },
+      spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, role: 'member' },
+      status: { roleID: 'r-1', userID: 'u-1', projectID: 'p-1', conditions: ready('AssignmentReady') },
+    });
+  const order = cluster.put(Kinds.KeystoneApplicationCredential, {
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'KeystoneApplicationCredential',
+    metadata: { name: 'app', namespace: NS },
+    spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '1h', gracePeriod: '10m' } },
+  } as KeystoneApplicationCredential);
+  const get = () => cluster.get(Kinds.KeystoneApplicationCredential, NS, 'app') as KeystoneApplicationCredential;
+  const delivered = () => cluster.get(Kinds.Secret, NS, 'app-credentials');
+  const decoded = () => Object.fromEntries(Object.entries(delivered()?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+  const converge = async () => {
+    for (let i = 0; i < 5; i++) {
+      const outcome = await reconciler.reconcile({ namespace: NS, name: 'app' });
+      if (outcome.requeueAfterMs !== 0) return outcome;
+    }
+    throw new Error('no convergence');
+  };
+  return {
+    cluster,
+    keystone,
+    reconciler,
+    connections,
+    user,
+    order,
+    prefix,
+    assignment,
+    controlPlane,
+    get,
+    delivered,
+    decoded,
+    converge,
+    travel: (ms: number) => (now = new Date(now.getTime() + ms)),
+    reason: (type: string) => get().status?.conditions?.find((c) => c.type === type)?.reason,
+  };
+}
+
+describe('KeystoneApplicationCredential reconciler', () => {
+  it('no role on the project: NoRoleOnProject, nothing created; the finalizer is installed once the namespace is assigned', async () => {
+    const w = world();
+    await w.converge();
+    expect(w.get().metadata.finalizers).toEqual([TEARDOWN_FINALIZER]);
+    expect(w.reason('CredentialReady')).toBe('NoRoleOnProject');
+    expect(w.keystone.credentials.size).toBe(0);
+    expect(w.delivered()).toBeUndefined();
+  });
+
+  it('with the role: parks secret-v1 in the ControlPlane namespace, mints, delivers the three keys with owner reference and labels', async () => {
+    const w = world();
+    w.assignment();
+    const outcome = await w.converge();
+    expect(w.keystone.credentials.size).toBe(1);
+    const status = w.get().status;
+    expect(status).toMatchObject({ credentialGeneration: 1, secretName: 'app-credentials', observedGeneration: 1 });
+    expect(w.reason('Ready')).toBe('AllReady');
+    const child = w.cluster.get(Kinds.Secret, CP_NS, `${w.prefix}-secret-v1`);
+    expect(child?.metadata.labels).toEqual({
+      'c5c3.io/keystoneapplicationcredential-name': 'app',
+      'c5c3.io/keystoneapplicationcredential-namespace': NS,
+      'c5c3.io/keystoneapplicationcredential-cluster': '',
+    });
+    const secret = w.delivered();
+    expect(secret?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'KeystoneApplicationCredential', name: 'app', uid: w.order.metadata.uid, controller: true })]);
+    expect(secret?.metadata.labels).toEqual({ 'c5c3.io/keystoneapplicationcredential-name': 'app', 'c5c3.io/keystoneapplicationcredential-namespace': NS });
+    const data = w.decoded();
+    expect(Object.keys(data).sort()).toEqual(['application_credential_id', 'application_credential_secret', 'clouds.yaml']);
+    expect(w.keystone.authenticates(data.application_credential_id, data.application_credential_secret)).toBe(true);
+    expect(w.connections[0]).toEqual({ authUrl: 'http://127.0.0.1:5000/v3', userId: 'u-1', password: 'user-password', projectId: 'p-1' });
+    expect(outcome.requeueAfterMs).toBe(3_600_000); // wakes at nextRotation
+    expect(w.cluster.events.map((e) => e.reason)).toContain('Minted');
+  });
+
+  it('a steady order: a resync makes no Keystone call and no write', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' }); // the pass after our own status write
+    w.cluster.clear();
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const outcome = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(outcome.skipped).toBe(true);
+    expect(calls).toEqual([]);
+    expect(w.cluster.writes).toEqual([]);
+  });
+
+  it('rotates at nextRotation; an edited key is rewritten, a foreign key stays; a deleted Secret is written again', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    w.travel(3_600_000);
+    await w.converge();
+    expect(w.get().status).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1 });
+    expect(w.keystone.credentials.size).toBe(2);
+    const stored = w.delivered() as Secret;
+    w.cluster.put(Kinds.Secret, { ...stored, data: { ...stored.data, application_credential_secret: b64('edited'), extra: b64('x') } });
+    await w.converge();
+    expect(w.decoded().application_credential_secret).not.toBe('edited');
+    expect(w.decoded().extra).toBe('x');
+    w.cluster.drop(Kinds.Secret, NS, 'app-credentials');
+    await w.converge();
+    expect(w.keystone.authenticates(w.decoded().application_credential_id, w.decoded().application_credential_secret)).toBe(true);
+    expect(w.keystone.credentials.size).toBe(2); // no new credential
+  });
+
+  it('a foreign Secret of the delivered name: DeliveryRefused, untouched', async () => {
+    const w = world();
+    w.assignment();
+    w.cluster.put(Kinds.Secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-credentials', namespace: NS }, data: { mine: b64('yes') } } as Secret);
+    await w.converge();
+    expect(w.reason('DeliveryReady')).toBe('DeliveryRefused');
+    expect(w.decoded()).toEqual({ mine: 'yes' });
+    expect(w.cluster.events.map((e) => e.reason)).toContain('DeliveryRefused');
+  });
+
+  it('the namespace assignment removed: frozen, nothing in Keystone or the Secret changes; back: rotates at once if due', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const before = w.decoded();
+    w.controlPlane([]);
+    w.travel(2 * 3_600_000);
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    await w.converge();
+    expect(w.reason('CredentialReady')).toBe('NamespaceNotAssigned');
+    expect(calls).toEqual([]);
+    expect(w.decoded()).toEqual(before);
+    w.controlPlane([NS]);
+    await w.converge();
+    expect(w.get().status?.credentialGeneration).toBe(2);
+  });
+
+  it('deleting the order deletes every credential, the children and the delivered Secret, then releases the finalizer', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    await w.cluster.delete(Kinds.KeystoneApplicationCredential, NS, 'app');
+    await w.converge();
+    expect(w.get()).toBeUndefined();
+    expect(w.keystone.credentials.size).toBe(0);
+    expect(w.cluster.list(Kinds.Secret, { namespace: CP_NS }).filter((s) => s.metadata.name.startsWith(w.prefix))).toEqual([]);
+    expect(w.delivered()).toBeUndefined();
+  });
+
+  it('deleting the order with the ControlPlane gone: one pass deletes what it can reach and releases', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    w.cluster.drop(Kinds.ControlPlane, CP_NS, 'cp');
+    await w.cluster.delete(Kinds.KeystoneApplicationCredential, NS, 'app');
+    await w.converge();
+    expect(w.get()).toBeUndefined();
+    expect(w.cluster.list(Kinds.Secret, { namespace: CP_NS }).filter((s) => s.metadata.name.startsWith(w.prefix))).toEqual([]);
+  });
+
+  it('no status field, event or condition message carries the secret', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const secret = w.decoded().application_credential_secret;
+    expect(JSON.stringify(w.get().status)).not.toContain(secret);
+    expect(JSON.stringify(w.cluster.events)).not.toContain(secret);
+    expect(JSON.stringify(w.get().status)).not.toContain('user-password');
+  });
+});
