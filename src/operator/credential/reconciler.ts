@@ -5,11 +5,11 @@
  * Keystone as the ordered user) and runs the lifecycle's passes. Every rule of rotation, grace, repair and teardown is
  * the lifecycle's; consent and the gates are the identity plane's (`src/plane`), shared with the other kinds.
  *
- * A steady order costs nothing: after a pass that converged without writing, the reconciler remembers a fingerprint of
- * what it read, and a resync that finds the same inputs before the order's `wakeAt` makes no Keystone call and no write.
- * The fingerprint lives in memory only; after a restart every order gets one full pass.
+ * A steady order costs nothing: after a pass that converged without writing, the reconciler remembers the
+ * resourceVersions of what it read (the identity plane's `fingerprintOf`), and a resync that finds the same inputs
+ * before the order's `wakeAt` makes no Keystone call and no write. It lives in memory only; after a restart every order
+ * gets one full pass. A credential deleted in Keystone by hand is noticed at the next wake-up or change.
  */
-import { createHash } from 'node:crypto';
 import {
   ConditionType,
   DeliveryReason,
@@ -25,8 +25,9 @@ import { KeystoneSession, credentialPort, deliveredData, isTerminalCreateError }
 import { reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { credentialAdmission } from '../../plane/credential-admission';
+import { fingerprintOf } from '../../plane/driver/memo';
 import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath } from '../../plane/consent';
-import { PASSWORD_KEY, passwordSecretName } from '../../plane/naming';
+import { PASSWORD_KEY, childLabels, passwordSecretName } from '../../plane/naming';
 import type { ClusterPort } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
@@ -129,10 +130,12 @@ export class CredentialReconciler {
         : undefined);
 
     // The steady state: nothing read changed since a converged pass, and no deadline has come.
-    const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret?.metadata.resourceVersion, caSecret?.metadata.resourceVersion, await this.childVersions(order, cpKey.namespace, prefix, location)]);
+    const children = await cluster.listSecrets(cpKey.namespace, childLabels(KIND, location));
+    const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
+    const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
     const now = this.clock();
-    if (!deleting && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
+    if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
       return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
     }
     this.converged.delete(id);
@@ -195,7 +198,7 @@ export class CredentialReconciler {
     }
     await this.announceTransitions(order, before, recorded);
     const wakeAt = result.wakeAt?.getTime();
-    if (actions === 0 && !wrote) this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
+    if (actions === 0 && !wrote && fingerprint !== undefined) this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
     return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
   }
 
@@ -212,13 +215,6 @@ export class CredentialReconciler {
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
     });
     return credentialPort(session, prefix);
-  }
-
-  /** The resourceVersions of the order's children and its delivered Secret: a change of any of them is a change. */
-  private async childVersions(order: KeystoneApplicationCredential, namespace: string, prefix: string, location: { namespace: string; name: string }): Promise<string[]> {
-    const children = await new ParkedSecrets(this.deps.cluster, namespace, prefix, location).list();
-    const delivered = await this.deps.cluster.getSecret({ namespace: order.metadata.namespace ?? '', name: `${order.metadata.name}-credentials` });
-    return [...children.map((c) => `${c.generation}:${c.parked}:${c.failure ?? ''}`), delivered?.metadata.resourceVersion ?? 'absent'];
   }
 
   /** Events on mint, switch, sweep and refusal (spec-level moments; never a secret). */
@@ -265,8 +261,4 @@ function abandoned(): CredentialPort {
     },
     delete: async () => undefined,
   };
-}
-
-function fingerprintOf(parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
