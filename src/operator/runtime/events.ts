@@ -1,0 +1,66 @@
+/**
+ * Events on condition transitions only: an Event per condition whose status or reason changed, so a steady object (its
+ * conditions unchanged pass after pass) writes nothing. Events are best effort: a failed one is logged, not retried.
+ */
+import type { Condition } from '../../api/conditions';
+import type { Cluster } from '../../kube/cluster';
+import { keyOf, type KubeObject } from '../../kube/object';
+import { errorMessage, silentLogger, type Logger } from './log';
+
+/** A condition that is new or whose status or reason changed. */
+export interface Transition {
+  readonly from?: Condition;
+  readonly to: Condition;
+}
+
+/** The conditions of `next` that are new in, or changed status or reason from, `old`. */
+export function conditionTransitions(old: readonly Condition[] | undefined, next: readonly Condition[] | undefined): Transition[] {
+  const out: Transition[] = [];
+  for (const to of next ?? []) {
+    const from = old?.find((c) => c.type === to.type);
+    if (!from || from.status !== to.status || from.reason !== to.reason) out.push({ ...(from ? { from } : {}), to });
+  }
+  return out;
+}
+
+export interface EventRecorderOptions {
+  /** The Event's action. @default "Reconcile" */
+  readonly action?: string;
+  /** Which transitions are Warnings. @default a condition that is not True */
+  readonly warning?: (condition: Condition) => boolean;
+  /** Only these condition types produce Events. @default every type */
+  readonly types?: readonly string[];
+  readonly logger?: Logger;
+}
+
+export class EventRecorder {
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly options: EventRecorderOptions = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Records one Event per transition from `old` to `next`; returns how many were recorded. */
+  async conditionsChanged(object: KubeObject, old: readonly Condition[] | undefined, next: readonly Condition[] | undefined): Promise<number> {
+    let recorded = 0;
+    for (const { to } of conditionTransitions(old, next)) {
+      if (this.options.types && !this.options.types.includes(to.type)) continue;
+      const warning = this.options.warning ? this.options.warning(to) : to.status !== 'True';
+      try {
+        await this.cluster.event(object, {
+          type: warning ? 'Warning' : 'Normal',
+          reason: to.reason,
+          action: this.options.action ?? 'Reconcile',
+          note: `${to.type} is ${to.status}: ${to.message}`,
+        });
+        recorded++;
+      } catch (error) {
+        this.logger.warn('recording an event failed', { kind: object.kind, key: keyOf(object), reason: to.reason, error: errorMessage(error) });
+      }
+    }
+    return recorded;
+  }
+}
