@@ -1,0 +1,186 @@
+/**
+ * The operator's settings: the environment contract the construct's Deployment sets (`OperatorEnv` in
+ * constructs/operator.ts; the names are repeated here because the command must not load cdk8s, and a unit test keeps
+ * the two equal), command-line flags that override it, and defaults for a run from a laptop.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Duration } from '../../api/duration';
+import { LOG_LEVELS, type LogLevel } from './log';
+
+/** The environment variables the operator reads (= constructs/operator.ts `OperatorEnv`). */
+export const OPERATOR_ENV = {
+  namespace: 'KAC_NAMESPACE',
+  podName: 'KAC_POD_NAME',
+  leaseName: 'KAC_LEADER_ELECTION_LEASE',
+  healthPort: 'KAC_HEALTH_PORT',
+  metricsPort: 'KAC_METRICS_PORT',
+  logLevel: 'KAC_LOG_LEVEL',
+  openBaoAddress: 'KAC_OPENBAO_ADDRESS',
+  openBaoAuthMethod: 'KAC_OPENBAO_AUTH_METHOD',
+  openBaoAuthMount: 'KAC_OPENBAO_AUTH_MOUNT',
+  openBaoRole: 'KAC_OPENBAO_ROLE',
+  openBaoToken: 'KAC_OPENBAO_TOKEN',
+  openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
+} as const;
+
+/** Where the backups go; absent when no OpenBao is configured. */
+export interface OpenBaoConfig {
+  readonly address: string;
+  readonly authMethod: 'kubernetes' | 'token';
+  readonly authMount: string;
+  readonly role?: string;
+  /** Never logged. */
+  readonly token?: string;
+  readonly caFile?: string;
+}
+
+export interface OperatorConfig {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly namespace: string;
+  readonly identity: string;
+  readonly leaseName: string;
+  readonly leaderElect: boolean;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly bindAddress: string;
+  readonly healthPort: number;
+  readonly metricsPort: number;
+  readonly logLevel: LogLevel;
+  readonly resyncPeriodMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly openBao?: OpenBaoConfig;
+}
+
+/** One setting: its flag, its environment variable, its default, what it does. */
+export interface Setting {
+  /** The option's key (commander's camelCase of the flag). */
+  readonly key: string;
+  readonly flag: string;
+  readonly env?: string;
+  readonly default?: string;
+  readonly description: string;
+}
+
+/** Every setting, in --help order. */
+export const SETTINGS: readonly Setting[] = [
+  { key: 'kubeconfig', flag: '--kubeconfig <file>', env: 'KUBECONFIG', description: 'kubeconfig to run against; default: KUBECONFIG, the pod\'s service account, ~/.kube/config' },
+  { key: 'context', flag: '--context <name>', description: 'kubeconfig context; default: the current context' },
+  { key: 'namespace', flag: '--namespace <ns>', env: OPERATOR_ENV.namespace, default: 'keystone-appcred-system', description: 'namespace of the election Lease (the operator\'s own)' },
+  { key: 'identity', flag: '--identity <name>', env: OPERATOR_ENV.podName, default: '<hostname>-<random>', description: 'this replica\'s election identity and Events\' reportingInstance' },
+  { key: 'leaseName', flag: '--lease-name <name>', env: OPERATOR_ENV.leaseName, default: 'keystone-appcred-operator-leader', description: 'the election Lease' },
+  { key: 'leaderElect', flag: '--no-leader-elect', description: 'reconcile at once, without leader election (one replica only)' },
+  { key: 'leaseDuration', flag: '--lease-duration <duration>', default: '15s', description: 'how long a leader\'s claim lasts unrenewed (a standby takes over after it)' },
+  { key: 'renewDeadline', flag: '--renew-deadline <duration>', default: '10s', description: 'the leader steps down when it could not renew for this long' },
+  { key: 'retryPeriod', flag: '--retry-period <duration>', default: '2s', description: 'pause between attempts to acquire or renew the Lease' },
+  { key: 'bindAddress', flag: '--bind-address <address>', default: '0.0.0.0', description: 'address of the health and metrics servers' },
+  { key: 'healthPort', flag: '--health-port <port>', env: OPERATOR_ENV.healthPort, default: '8081', description: 'port of /healthz and /readyz (0: any free port)' },
+  { key: 'metricsPort', flag: '--metrics-port <port>', env: OPERATOR_ENV.metricsPort, default: '8080', description: 'port of /metrics (0: any free port; the health port: one server)' },
+  { key: 'logLevel', flag: '--log-level <level>', env: OPERATOR_ENV.logLevel, default: 'info', description: 'debug, info, warn or error' },
+  { key: 'resyncPeriod', flag: '--resync-period <duration>', default: '1h', description: 'reconcile every cached object again this often, from the cache (0s: never)' },
+  { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', default: '20s', description: 'on SIGTERM, how long reconciles in flight may take before exit; the Lease is released only when they finished' },
+  { key: 'openbaoAddress', flag: '--openbao-address <url>', env: OPERATOR_ENV.openBaoAddress, description: 'OpenBao\'s address, for backups' },
+  { key: 'openbaoAuthMethod', flag: '--openbao-auth-method <method>', env: OPERATOR_ENV.openBaoAuthMethod, default: 'kubernetes', description: 'kubernetes (the service account token) or token' },
+  { key: 'openbaoAuthMount', flag: '--openbao-auth-mount <path>', env: OPERATOR_ENV.openBaoAuthMount, default: 'kubernetes', description: 'mount path of the Kubernetes auth method' },
+  { key: 'openbaoRole', flag: '--openbao-role <role>', env: OPERATOR_ENV.openBaoRole, description: 'OpenBao role of the Kubernetes auth method' },
+  { key: 'openbaoToken', flag: '', env: OPERATOR_ENV.openBaoToken, description: 'OpenBao token for token auth (environment only: a flag would show in ps)' },
+  { key: 'openbaoCaFile', flag: '--openbao-ca-file <file>', env: OPERATOR_ENV.openBaoCaFile, description: 'PEM file with the CA of OpenBao\'s certificate' },
+];
+
+/** The flags as commander parsed them: strings, and `leaderElect` as a boolean. */
+export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+
+/** Resolves flags over the environment over defaults; an error names the flag or variable, the value and the rule. */
+export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { hostname?: string; random?: () => string } = {}): OperatorConfig {
+  const read = (key: string): { value: string; from: string } | undefined => {
+    const setting = SETTINGS.find((s) => s.key === key);
+    if (!setting) throw new Error(`unknown setting ${key}`);
+    const flag = flags[key];
+    if (typeof flag === 'string' && flag !== '') return { value: flag, from: setting.flag.split(' ')[0] };
+    if (setting.env && setting.env !== 'KUBECONFIG' && env[setting.env]) return { value: env[setting.env] as string, from: setting.env };
+    if (setting.default !== undefined && !setting.default.startsWith('<')) return { value: setting.default, from: `the default of ${setting.flag.split(' ')[0]}` };
+    return undefined;
+  };
+  const fail = (got: { value: string; from: string }, rule: string): never => {
+    throw new Error(`${got.from} (${got.value}) ${rule}`);
+  };
+  const port = (key: string): number => {
+    const got = read(key) as { value: string; from: string };
+    const n = Number(got.value);
+    return Number.isInteger(n) && n >= 0 && n <= 65535 && /^\d+$/.test(got.value) ? n : fail(got, 'must be a port number (0 to 65535)');
+  };
+  const duration = (key: string): number => {
+    const got = read(key) as { value: string; from: string };
+    let ms: number;
+    try {
+      ms = Duration.parse(got.value, got.from).milliseconds;
+    } catch {
+      return fail(got, 'must be a Go duration such as 15s, 1m30s or 1h');
+    }
+    return ms < 0 ? fail(got, 'must not be negative') : ms;
+  };
+  const name = (key: string): string => {
+    const got = read(key) as { value: string; from: string };
+    return /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(got.value) ? got.value : fail(got, 'must be a Kubernetes name (lowercase letters, digits, - and .)');
+  };
+  const level = read('logLevel') as { value: string; from: string };
+  if (!(LOG_LEVELS as readonly string[]).includes(level.value)) fail(level, `must be one of ${LOG_LEVELS.join(', ')}`);
+  const identityGot = read('identity');
+  const identity = identityGot?.value ?? `${defaults.hostname ?? hostname()}-${(defaults.random ?? (() => randomBytes(3).toString('hex')))()}`;
+  if (identity.length > 128) fail(identityGot as { value: string; from: string }, 'must be at most 128 characters');
+  const config: OperatorConfig = {
+    kubeconfig: typeof flags.kubeconfig === 'string' ? flags.kubeconfig : undefined,
+    context: typeof flags.context === 'string' ? flags.context : undefined,
+    namespace: name('namespace'),
+    identity,
+    leaseName: name('leaseName'),
+    leaderElect: flags.leaderElect !== false,
+    leaseDurationMs: duration('leaseDuration'),
+    renewDeadlineMs: duration('renewDeadline'),
+    retryPeriodMs: duration('retryPeriod'),
+    bindAddress: (read('bindAddress') as { value: string }).value,
+    healthPort: port('healthPort'),
+    metricsPort: port('metricsPort'),
+    logLevel: level.value as LogLevel,
+    resyncPeriodMs: duration('resyncPeriod'),
+    shutdownTimeoutMs: duration('shutdownTimeout'),
+    openBao: openBao(read, fail),
+  };
+  return config;
+}
+
+function openBao(
+  read: (key: string) => { value: string; from: string } | undefined,
+  fail: (got: { value: string; from: string }, rule: string) => never,
+): OpenBaoConfig | undefined {
+  const address = read('openbaoAddress');
+  if (!address) return undefined;
+  if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(address.value)) fail(address, 'must be an http or https URL');
+  const method = read('openbaoAuthMethod') as { value: string; from: string };
+  if (method.value !== 'kubernetes' && method.value !== 'token') fail(method, 'must be kubernetes or token');
+  const role = read('openbaoRole')?.value;
+  const token = read('openbaoToken')?.value;
+  if (method.value === 'kubernetes' && !role) fail(method, `needs a role: set ${OPERATOR_ENV.openBaoRole} or --openbao-role`);
+  if (method.value === 'token' && !token) fail(method, `needs a token: set ${OPERATOR_ENV.openBaoToken}`);
+  return {
+    address: address.value.replace(/\/+$/, ''),
+    authMethod: method.value as 'kubernetes' | 'token',
+    authMount: (read('openbaoAuthMount') as { value: string }).value,
+    role,
+    token,
+    caFile: read('openbaoCaFile')?.value,
+  };
+}
+
+/** The configuration as a log line may show it: everything but the OpenBao token. */
+export function describeConfig(config: OperatorConfig): Record<string, string | number | boolean | undefined> {
+  const { openBao, ...rest } = config;
+  return {
+    ...rest,
+    openBaoAddress: openBao?.address,
+    openBaoAuthMethod: openBao?.authMethod,
+    openBaoToken: openBao?.token ? '(set)' : undefined,
+  };
+}

@@ -1,0 +1,63 @@
+import { OperatorEnv } from '../../../../constructs/operator';
+import { describeConfig, OPERATOR_ENV, resolveConfig, SETTINGS } from '../../../../src/operator/runtime/config';
+
+const defaults = { hostname: 'laptop', random: () => 'abc123' };
+
+describe('operator configuration', () => {
+  it('reads exactly the environment contract of the construct', () => {
+    expect(OPERATOR_ENV).toEqual(OperatorEnv);
+    const documented = SETTINGS.map((s) => s.env).filter(Boolean);
+    for (const name of Object.values(OperatorEnv)) expect(documented).toContain(name);
+  });
+
+  it('has defaults for a laptop', () => {
+    expect(resolveConfig({}, {}, defaults)).toEqual({
+      kubeconfig: undefined,
+      context: undefined,
+      namespace: 'keystone-appcred-system',
+      identity: 'laptop-abc123',
+      leaseName: 'keystone-appcred-operator-leader',
+      leaderElect: true,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      bindAddress: '0.0.0.0',
+      healthPort: 8081,
+      metricsPort: 8080,
+      logLevel: 'info',
+      resyncPeriodMs: 3_600_000,
+      shutdownTimeoutMs: 20_000,
+      openBao: undefined,
+    });
+  });
+
+  it('reads the Deployment\'s environment, and flags win over it', () => {
+    const env = {
+      KAC_NAMESPACE: 'ops', KAC_POD_NAME: 'op-7d9f-x2', KAC_LEADER_ELECTION_LEASE: 'op-leader', KAC_HEALTH_PORT: '9081', KAC_METRICS_PORT: '9080', KAC_LOG_LEVEL: 'debug',
+      KAC_OPENBAO_ADDRESS: 'https://openbao.openbao.svc:8200/', KAC_OPENBAO_AUTH_METHOD: 'kubernetes', KAC_OPENBAO_AUTH_MOUNT: 'k8s', KAC_OPENBAO_ROLE: 'kac', KAC_OPENBAO_CA_FILE: '/ca/ca.crt',
+    };
+    const fromEnv = resolveConfig({}, env, defaults);
+    expect(fromEnv).toMatchObject({ namespace: 'ops', identity: 'op-7d9f-x2', leaseName: 'op-leader', healthPort: 9081, metricsPort: 9080, logLevel: 'debug' });
+    expect(fromEnv.openBao).toEqual({ address: 'https://openbao.openbao.svc:8200', authMethod: 'kubernetes', authMount: 'k8s', role: 'kac', token: undefined, caFile: '/ca/ca.crt' });
+    const flagged = resolveConfig({ namespace: 'mine', healthPort: '0', leaderElect: false, leaseDuration: '3s', renewDeadline: '2s', retryPeriod: '500ms', kubeconfig: '/k', context: 'c' }, env, defaults);
+    expect(flagged).toMatchObject({ namespace: 'mine', healthPort: 0, metricsPort: 9080, leaderElect: false, leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500, kubeconfig: '/k', context: 'c' });
+  });
+
+  it('names the flag or variable, the value and the rule of a bad setting', () => {
+    expect(() => resolveConfig({}, { KAC_HEALTH_PORT: 'http' }, defaults)).toThrow('KAC_HEALTH_PORT (http) must be a port number (0 to 65535)');
+    expect(() => resolveConfig({ metricsPort: '70000' }, {}, defaults)).toThrow('--metrics-port (70000) must be a port number');
+    expect(() => resolveConfig({ leaseDuration: '15' }, {}, defaults)).toThrow('--lease-duration (15) must be a Go duration such as 15s, 1m30s or 1h');
+    expect(() => resolveConfig({}, { KAC_LOG_LEVEL: 'verbose' }, defaults)).toThrow('KAC_LOG_LEVEL (verbose) must be one of debug, info, warn, error');
+    expect(() => resolveConfig({}, { KAC_NAMESPACE: 'Ops' }, defaults)).toThrow('KAC_NAMESPACE (Ops) must be a Kubernetes name');
+    expect(() => resolveConfig({}, { KAC_OPENBAO_ADDRESS: 'openbao:8200' }, defaults)).toThrow('KAC_OPENBAO_ADDRESS (openbao:8200) must be an http or https URL');
+    expect(() => resolveConfig({}, { KAC_OPENBAO_ADDRESS: 'http://b', KAC_OPENBAO_AUTH_METHOD: 'token' }, defaults)).toThrow('KAC_OPENBAO_AUTH_METHOD (token) needs a token: set KAC_OPENBAO_TOKEN');
+    expect(() => resolveConfig({}, { KAC_OPENBAO_ADDRESS: 'http://b' }, defaults)).toThrow('needs a role');
+  });
+
+  it('never shows the OpenBao token when described for a log line', () => {
+    const config = resolveConfig({}, { KAC_OPENBAO_ADDRESS: 'http://b', KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: 's.very-secret' }, defaults);
+    expect(config.openBao?.token).toBe('s.very-secret');
+    expect(JSON.stringify(describeConfig(config))).not.toContain('very-secret');
+    expect(describeConfig(config).openBaoToken).toBe('(set)');
+  });
+});
