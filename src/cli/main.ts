@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Duration } from '../api';
 import { runDemo } from './demo';
 import { manifestsCommand } from './manifests';
+import { operatorCommand } from './operator';
 
 function duration(field: string) {
   return (value: string): string => {
@@ -33,6 +34,7 @@ export function program(): Command {
       await runDemo({ seconds: opts.seconds, interval: opts.interval, gracePeriod: opts.grace });
     });
   cli.addCommand(manifestsCommand());
+  cli.addCommand(operatorCommand());
   return cli;
 }
 

@@ -1,0 +1,106 @@
+/**
+ * `keystone-appcred operator`: the in-cluster operator. In a pod it reads the environment the construct's Deployment
+ * sets (constructs/operator.ts `OperatorEnv`) and the service account; from a laptop it runs against any cluster with
+ * `--kubeconfig` (or KUBECONFIG, ~/.kube/config). Flags override the environment.
+ */
+import { performance } from 'node:perf_hooks';
+import { Command } from 'commander';
+import { KubeApi } from '../kube/api';
+import { connect } from '../kube/client-node';
+import { Kinds } from '../kube/kinds';
+import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
+import { serve } from '../operator/runtime/http';
+import { jsonLogger, errorMessage } from '../operator/runtime/log';
+import { Manager } from '../operator/runtime/manager';
+import { OperatorMetrics } from '../operator/runtime/metrics';
+
+/** The field manager of every write the operator makes. */
+export const FIELD_MANAGER = 'keystone-appcred-operator';
+
+/**
+ * Registers the reconcilers: one `manager.controller({ kind, reconcile, watches })` per kind (see
+ * src/operator/runtime/manager.ts). Until the identity plane's reconcilers land here, a no-op ControlPlane controller
+ * proves the wiring (cache, queue, leader-only reconciles, metrics).
+ */
+export function registerControllers(manager: Manager, _config: OperatorConfig): void {
+  manager.controller({ kind: Kinds.ControlPlane, reconcile: async () => ({ reason: 'NoOp' }) });
+}
+
+/** Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). */
+export async function runOperator(config: OperatorConfig): Promise<number> {
+  const logger = jsonLogger({ level: config.logLevel });
+  logger.info('operator starting', describeConfig(config));
+  const connection = connect({ kubeconfig: config.kubeconfig, context: config.context });
+  logger.info('kubernetes configuration loaded', { source: connection.source, server: connection.server, context: connection.context, user: connection.user });
+  const metrics = new OperatorMetrics();
+  const manager = new Manager(new KubeApi(connection.transport, FIELD_MANAGER), {
+    identity: config.identity,
+    namespace: config.namespace,
+    leaseName: config.leaseName,
+    leaderElect: config.leaderElect,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: config.renewDeadlineMs,
+    retryPeriodMs: config.retryPeriodMs,
+    resyncPeriodMs: config.resyncPeriodMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    logger,
+    metrics,
+  });
+  registerControllers(manager, config);
+  const serving = await serve(
+    { unsynced: () => manager.unsynced(), metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }) },
+    { host: config.bindAddress, healthPort: config.healthPort, metricsPort: config.metricsPort },
+  );
+  logger.info('serving', { address: config.bindAddress, healthPort: serving.healthPort, metricsPort: serving.metricsPort });
+  manager.start();
+  void manager.waitForCacheSync().then(() => logger.info('ready: caches synced', { sinceProcessStartMs: Math.round(performance.now()) }));
+
+  const code = await new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info('shutting down', { signal });
+      process.once(signal, () => {
+        logger.warn('second signal: exiting at once', { signal });
+        process.exit(1);
+      });
+      resolve(0);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    void manager.lostLeadership.then(() => resolve(1));
+  });
+  await manager.shutdown();
+  await serving.close();
+  return code;
+}
+
+function help(): string {
+  const rows = SETTINGS.filter((s) => s.env && s.env !== 'KUBECONFIG').map((s) => `  ${s.env!.padEnd(26)} ${s.flag ? s.flag.split(' ')[0] : '(no flag)'}`);
+  return [
+    '',
+    'Environment (the construct\'s Deployment sets it; a flag wins over its variable):',
+    ...rows,
+    '',
+    'Out of cluster: keystone-appcred operator --kubeconfig ~/.kube/config --health-port 8081 --metrics-port 8080',
+    'Endpoints: /healthz and /readyz on the health port, /metrics on the metrics port. See docs/operator.md.',
+  ].join('\n');
+}
+
+export function operatorCommand(): Command {
+  const cmd: Command = new Command('operator').description('run the operator: reconcile the c5c3.io orders of the cluster (one leader among the replicas)');
+  for (const setting of SETTINGS) {
+    if (!setting.flag) continue;
+    const from = [setting.env && setting.env !== 'KUBECONFIG' ? `env ${setting.env}` : '', setting.default ? `default ${setting.default}` : ''].filter(Boolean).join(', ');
+    cmd.option(setting.flag, from ? `${setting.description} (${from})` : setting.description);
+  }
+  cmd.addHelpText('after', help());
+  cmd.action(async (flags: Flags) => {
+    let config: OperatorConfig;
+    try {
+      config = resolveConfig(flags, process.env);
+    } catch (error) {
+      cmd.error(`keystone-appcred operator: ${errorMessage(error)}`, { exitCode: 2 });
+    }
+    process.exitCode = await runOperator(config);
+  });
+  return cmd;
+}
