@@ -7,6 +7,8 @@ import { Duration } from '../api';
 import { runDemo } from './demo';
 import { manifestsCommand } from './manifests';
 import { operatorCommand } from './operator';
+import { rotateCommand } from './rotate';
+import { statusCommand } from './status';
 
 function duration(field: string) {
   return (value: string): string => {
@@ -35,6 +37,8 @@ export function program(): Command {
     });
   cli.addCommand(manifestsCommand());
   cli.addCommand(operatorCommand());
+  cli.addCommand(statusCommand());
+  cli.addCommand(rotateCommand());
   return cli;
 }
 
