@@ -99,6 +99,17 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
       holds: authUrl,
     },
     {
+      // issue 11: the admin credential is the ControlPlane's own Secret or a KeystoneClusterIdentity, never both.
+      path: 'spec.adminCredential',
+      cel: 'has(self.cloudCredentialsRef) != has(self.identityRef)',
+      message: 'adminCredential must set exactly one of cloudCredentialsRef (a Secret in the ControlPlane\'s namespace) and identityRef (a KeystoneClusterIdentity)',
+      transition: false,
+      holds: (self) => {
+        const credential = (self ?? {}) as { cloudCredentialsRef?: unknown; identityRef?: unknown };
+        return (credential.cloudCredentialsRef != null) !== (credential.identityRef != null);
+      },
+    },
+    {
       path: 'spec.namespaceAssignments',
       // `namespace` is a CEL reserved word: the API server exposes the field as `__namespace__`. Written as `a.namespace`
       // it compiles to an untyped lookup whose estimated cost is unbounded, and the CRD is refused.
@@ -149,15 +160,33 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
   ],
 };
 
-/** A schema bound the validator checks before the rules (the CRD states the same bound in its openAPIV3Schema). */
-interface FieldBound {
+/**
+ * A schema bound the validator checks before the rules (the CRD states the same bound in its openAPIV3Schema). A `map`
+ * is an object of string values (`additionalProperties`), such as a label selector's `matchLabels`.
+ */
+export interface FieldBound {
+  /** The field, dotted from the object root, `[]` stepping into every item. */
   readonly path: string;
+  /** Must be present whenever its parent is. @default false */
   readonly required?: boolean;
-  readonly type: 'string' | 'integer' | 'array';
+  /** The JSON type. */
+  readonly type: 'string' | 'integer' | 'array' | 'map';
+  /** Of a string. @default 1 */
+  readonly minLength?: number;
+  /** Of a string, and of each value of a map. @default none */
   readonly maxLength?: number;
+  /** Of an integer. @default none */
   readonly minimum?: number;
+  /** Of a string. @default none */
   readonly enum?: readonly string[];
+  /** Of an array. @default none */
+  readonly minItems?: number;
+  /** Of an array. @default none */
   readonly maxItems?: number;
+  /** An array whose items are unique (`x-kubernetes-list-type: set`). @default false */
+  readonly unique?: boolean;
+  /** Entries of a map. @default none */
+  readonly maxProperties?: number;
 }
 
 const refBounds = (prefix: string): FieldBound[] => [
@@ -182,6 +211,7 @@ const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
     { path: 'spec.services.keystone.publicEndpoint', type: 'string', maxLength: PlaneLimits.urlMaxLength },
     { path: 'spec.adminCredential.cloudCredentialsRef.secretName', required: true, type: 'string', maxLength: PlaneLimits.secretNameMaxLength },
     { path: 'spec.adminCredential.cloudCredentialsRef.cloudName', type: 'string', maxLength: K },
+    { path: 'spec.adminCredential.identityRef.name', required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
     { path: 'spec.adminCredential.domainName', type: 'string', maxLength: K },
     { path: 'spec.namespaceAssignments', type: 'array', maxItems: PlaneLimits.namespaceAssignmentsMaxItems },
     { path: 'spec.namespaceAssignments[].namespace', required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
@@ -233,25 +263,53 @@ function checkBound(out: Violation[], root: unknown, bound: FieldBound): void {
     if (value === undefined || value === null) {
       if (bound.required && parentPresent(root, bound.path)) out.push(violation(field, value, 'is required'));
     } else if (bound.type === 'string') {
+      const minLength = bound.minLength ?? 1;
       if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
-      else if (value.length < 1) out.push(violation(field, value, 'must be at least 1 character long'));
+      else if (value.length < minLength) out.push(violation(field, value, `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long`));
       else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
       else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
     } else if (bound.type === 'integer') {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
-    } else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
+    } else if (bound.type === 'map') checkMap(out, field, value, bound);
+    else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
+    else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
     else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
+    else if (bound.unique && new Set(value.map((item) => JSON.stringify(item))).size !== value.length) out.push(violation(field, value, 'must not contain duplicates'));
+  }
+}
+
+function checkMap(out: Violation[], field: string, value: unknown, bound: FieldBound): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    out.push(violation(field, value, 'must be an object of strings'));
+    return;
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (bound.maxProperties !== undefined && entries.length > bound.maxProperties) out.push(violation(field, value, `must have at most ${bound.maxProperties} entries`));
+  for (const [key, item] of entries) {
+    if (typeof item !== 'string') out.push(violation(`${field}.${key}`, item, 'must be a string'));
+    else if (bound.maxLength !== undefined && item.length > bound.maxLength) out.push(violation(`${field}.${key}`, item, `must be at most ${bound.maxLength} characters long`));
   }
 }
 
 /** The top-level required blocks of each kind: their absence is reported once, not as every missing leaf. */
 const REQUIRED_BLOCKS: Readonly<Record<PlaneKind, readonly string[]>> = {
-  ControlPlane: ['spec.services', 'spec.services.keystone', 'spec.services.keystone.external', 'spec.adminCredential', 'spec.adminCredential.cloudCredentialsRef'],
+  // adminCredential holds cloudCredentialsRef or identityRef: exactly one, a rule (issue 11).
+  ControlPlane: ['spec.services', 'spec.services.keystone', 'spec.services.keystone.external', 'spec.adminCredential'],
   KeystoneProject: ['spec.controlPlaneRef'],
   KeystoneUser: ['spec.controlPlaneRef'],
   KeystoneRoleAssignment: ['spec.controlPlaneRef', 'spec.userRef', 'spec.projectRef', 'spec.role'],
 };
+
+/** What {@link validateAgainst} checks a kind with: its rules, its schema bounds and its required top-level blocks. */
+export interface RuleTable {
+  /** The CRD rules, each with its TypeScript twin. */
+  readonly rules: readonly PlaneRule[];
+  /** The schema bounds. */
+  readonly bounds: readonly FieldBound[];
+  /** Objects that must be present whenever their parent is; their absence is reported once, not as every missing leaf. */
+  readonly requiredBlocks: readonly string[];
+}
 
 /**
  * Every violation of a neighbour kind's schema bounds and rules by `object`, and of its transition rules against `old`
@@ -259,16 +317,24 @@ const REQUIRED_BLOCKS: Readonly<Record<PlaneKind, readonly string[]>> = {
  * defaults are not needed: every defaulted field is optional and every rule on one holds for its default.
  */
 export function validatePlane(kind: PlaneKind, object: unknown, old?: unknown): Violation[] {
+  return validateAgainst({ rules: PLANE_RULES[kind], bounds: BOUNDS[kind], requiredBlocks: REQUIRED_BLOCKS[kind] }, object, old);
+}
+
+/**
+ * {@link validatePlane} over any kind's {@link RuleTable}: `metadata.name` present, the required blocks, the bounds,
+ * then each rule on every value its path reaches (a field a bound already refused is not checked again by its rules).
+ */
+export function validateAgainst(table: RuleTable, object: unknown, old?: unknown): Violation[] {
   const out: Violation[] = [];
   const name = asMeta(object).metadata?.name;
   if (typeof name !== 'string' || name.length === 0) out.push(violation('metadata.name', name, 'is required'));
-  for (const block of REQUIRED_BLOCKS[kind]) {
+  for (const block of table.requiredBlocks) {
     const [node] = valuesAt(object, block);
     if ((node?.value === undefined || node.value === null) && parentPresent(object, block)) out.push(violation(block, node?.value, 'is required'));
   }
-  for (const bound of BOUNDS[kind]) checkBound(out, object, bound);
+  for (const bound of table.bounds) checkBound(out, object, bound);
   const malformed = new Set(out.map((v) => v.field));
-  for (const rule of PLANE_RULES[kind]) {
+  for (const rule of table.rules) {
     const olds = rule.transition && old !== undefined ? valuesAt(old, rule.path) : [];
     valuesAt(object, rule.path).forEach(({ field, value }, i) => {
       if (value === undefined || malformed.has(field) || (rule.field !== undefined && malformed.has(rule.field))) return;

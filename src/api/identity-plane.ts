@@ -3,6 +3,7 @@
  * KeystoneUser, KeystoneProject and KeystoneRoleAssignment, in the same group and version, namespaced. Spec and status
  * shapes, names, defaults and bounds; their CRD rules live in `identity-plane-rules.ts`.
  */
+import type { ClusterIdentityRef } from './cluster-identity';
 import type { Condition } from './conditions';
 import type { ControlPlaneRef, LocalOrderRef, ObjectMeta } from './types';
 import { API_VERSION } from './types';
@@ -109,10 +110,18 @@ export interface ControlPlaneSpec {
   readonly region?: string;
   /** The control plane's services: only the identity service. */
   readonly services: { readonly keystone: KeystoneServiceSpec };
-  /** The admin credential, used only for users, projects and role assignments. */
+  /**
+   * The admin credential, used only for users, projects and role assignments: exactly one of `cloudCredentialsRef` and
+   * `identityRef` (a CRD rule). Read the Secret it lives in with `adminCredentialSecretName`.
+   */
   readonly adminCredential: {
-    /** The Secret with the admin `clouds.yaml`. */
-    readonly cloudCredentialsRef: CloudCredentialsRef;
+    /** The Secret in the ControlPlane's namespace with the admin `clouds.yaml`. @default none: `identityRef` is set */
+    readonly cloudCredentialsRef?: CloudCredentialsRef;
+    /**
+     * A KeystoneClusterIdentity that allows this namespace; the operator mirrors its Secret here as
+     * `keystone-creds-<name>` (issue 11). @default none: `cloudCredentialsRef` is set
+     */
+    readonly identityRef?: ClusterIdentityRef;
     /** @default "Default" */
     readonly domainName?: string;
   };

@@ -8,3 +8,6 @@ export * from './validation';
 export * from './time';
 export * from './identity-plane';
 export * from './identity-plane-rules';
+export * from './label-selector';
+export * from './cluster-identity';
+export * from './cluster-identity-rules';

@@ -2,7 +2,7 @@
  * Reading a ControlPlane's admin credential from its Secrets (identity-plane.md, ControlPlane): the `clouds.yaml` of
  * `adminCredential.cloudCredentialsRef` and the CA bundle of `caBundleSecretRef`. Pure: the driver hands in the Secrets.
  */
-import { PlaneDefaults, type ControlPlane } from '../api';
+import { adminCredentialSecretName, PlaneDefaults, type ControlPlane } from '../api';
 import { CloudsYamlError, parsePasswordCloud } from '../keystone';
 import type { AdminConnection, SecretObject } from './ports';
 import { AdminCredentialReason } from './reasons';
@@ -28,7 +28,7 @@ export type AdminCredentialCheck =
 /** The Secret names a ControlPlane reads, in its own namespace. */
 export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCredentials: string; readonly caBundle?: string } {
   const ca = controlPlane.spec.services.keystone.external.caBundleSecretRef;
-  return { cloudCredentials: controlPlane.spec.adminCredential.cloudCredentialsRef.secretName, ...(ca ? { caBundle: ca.name } : {}) };
+  return { cloudCredentials: adminCredentialSecretName(controlPlane.spec.adminCredential), ...(ca ? { caBundle: ca.name } : {}) };
 }
 
 /**
@@ -39,6 +39,12 @@ export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCr
  */
 export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecrets): AdminCredentialCheck {
   const ref = controlPlane.spec.adminCredential.cloudCredentialsRef;
+  // Guard only (issue 11): resolving adminCredential.identityRef (IdentityAllowed, the mirror, the identity's cloudName)
+  // is the operator's part still to come; until then such a ControlPlane waits.
+  if (ref === undefined) {
+    const identity = controlPlane.spec.adminCredential.identityRef?.name;
+    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `adminCredential.identityRef (KeystoneClusterIdentity ${String(identity)}) is not resolved yet` };
+  }
   const cloudName = ref.cloudName || PlaneDefaults.cloudName;
   if (!secrets.cloudCredentials) {
     return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${ref.secretName} not found in namespace ${controlPlane.metadata.namespace}` };
