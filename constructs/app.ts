@@ -1,13 +1,14 @@
 /**
  * The project's own cdk8s app: the CRDs, the operator, and sample orders (a ControlPlane that assigns `tenant-a`, and in
- * `tenant-a` the spec's example credential `workflow-appcred` with the project, user and role assignment it needs).
- * `npm run synth` writes it to `dist/`.
+ * `tenant-a` the spec's example credential `workflow-appcred` with the project, user and role assignment it needs; and a
+ * KeystoneClusterIdentity sharing the admin Secret with the `openstack` namespace). `npm run synth` writes it to `dist/`.
  */
 import { Chart, type App } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import { Crds } from './crds';
 import { Operator } from './operator';
 import { ControlPlane } from './orders/control-plane';
+import { KeystoneClusterIdentity } from './orders/keystone-cluster-identity';
 import { ServiceOwner } from './orders/service-owner';
 
 /** The namespace of the sample ControlPlane. */
@@ -17,7 +18,7 @@ export const SAMPLE_TENANT_NAMESPACE = 'tenant-a';
 
 /** The charts of the app, by file name. */
 export interface ProjectCharts {
-  /** `crds.k8s.yaml`: the five CRDs. */
+  /** `crds.k8s.yaml`: the six CRDs and the KeystoneClusterIdentity's admission policy. */
   readonly crds: Chart;
   /** `operator.k8s.yaml`: the operator. */
   readonly operator: Chart;
@@ -47,6 +48,12 @@ export function defineProjectCharts(app: App): ProjectCharts {
     namespaceAssignments: [{ namespace: SAMPLE_TENANT_NAMESPACE, allowedRoles: ['member', 'reader'] }],
   });
   new ServiceOwner(samples, 'Workflow', { namespace: SAMPLE_TENANT_NAMESPACE, controlPlaneRef: controlPlane.ref, name: 'workflow', role: 'member' });
+  // The admin Secret shared by name: a ControlPlane in `openstack` may write adminCredential.identityRef: {name: keystone-admin}.
+  new KeystoneClusterIdentity(samples, 'ClusterIdentity', {
+    metadata: { name: 'keystone-admin' },
+    secretRef: { name: 'keystone-admin', namespace: SAMPLE_CONTROL_PLANE_NAMESPACE },
+    allowedNamespaces: { list: [SAMPLE_CONTROL_PLANE_NAMESPACE] },
+  });
   samples.addDependency(crds);
   return { crds, operator, samples };
 }

@@ -1,7 +1,7 @@
 /**
- * The CustomResourceDefinition construct every kind of this project is emitted with: namespaced, one served and stored
- * version `c5c3.io/v1alpha1`, a status subresource, printer columns, and a structural schema whose CEL rules come from
- * `src/api`.
+ * The CustomResourceDefinition construct every kind of this project is emitted with: namespaced unless the definition
+ * says `Cluster`, one served and stored version `c5c3.io/v1alpha1`, a status subresource, printer columns, and a
+ * structural schema whose CEL rules come from `src/api`.
  */
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
@@ -24,6 +24,8 @@ export interface PrinterColumn {
 
 /** Everything a kind's CRD says. */
 export interface KindDefinition {
+  /** `Namespaced`, or `Cluster` for a cluster-scoped kind. @default "Namespaced" */
+  readonly scope?: 'Namespaced' | 'Cluster';
   /** The kind, e.g. `KeystoneApplicationCredential`. */
   readonly kind: string;
   /** The list kind. */
@@ -88,7 +90,7 @@ export class CustomResourceDefinition extends Construct {
       metadata: { name: this.name },
       spec: {
         group: GROUP,
-        scope: 'Namespaced',
+        scope: d.scope ?? 'Namespaced',
         names: {
           kind: d.kind,
           listKind: d.listKind,

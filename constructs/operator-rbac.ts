@@ -2,6 +2,7 @@
  * The operator's permissions, each verb and resource with the reason the reconciler needs it. No wildcards: a permission
  * without a reason here is a permission the operator does not get.
  */
+import { ClusterIdentityKind } from '../src/api/cluster-identity';
 import { GROUP, PLURAL } from '../src/api/types';
 import { PlaneKinds } from '../src/api/identity-plane';
 
@@ -44,6 +45,25 @@ export const CLUSTER_RULES: readonly JustifiedRule[] = [
   },
   {
     apiGroups: [GROUP],
+    resources: [ClusterIdentityKind.plural],
+    verbs: ['get', 'list', 'watch'],
+    reason:
+      'resolve a ControlPlane\'s adminCredential.identityRef: read which Secret and cloud the KeystoneClusterIdentity names and which namespaces it allows, and watch identities so a changed secretRef or allowedNamespaces reconciles every ControlPlane using one; the spec is never written',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: [`${ClusterIdentityKind.plural}/status`],
+    verbs: ['get', 'patch', 'update'],
+    reason: 'write an identity\'s Ready (SecretFound/SecretNotFound) and status.namespaces, the list that refuses its deletion while a mirror is in use',
+  },
+  {
+    apiGroups: [''],
+    resources: ['namespaces'],
+    verbs: ['get', 'list', 'watch'],
+    reason: 'read the labels of a ControlPlane\'s namespace to evaluate allowedNamespaces.selector, and watch them so a relabelled namespace is allowed or revoked without waiting for a resync',
+  },
+  {
+    apiGroups: [GROUP],
     resources: [`${PLURAL}/finalizers`, `${PlaneKinds.KeystoneUser.plural}/finalizers`],
     verbs: ['update'],
     reason: 'set blockOwnerDeletion on the controller owner reference of a delivered Secret, which the OwnerReferencesPermissionEnforcement admission plugin allows only with update on the owner\'s finalizers',
@@ -52,19 +72,22 @@ export const CLUSTER_RULES: readonly JustifiedRule[] = [
     apiGroups: [''],
     resources: ['secrets'],
     verbs: ['get', 'list', 'watch'],
-    reason: 'read the admin clouds.yaml and the Keystone CA bundle a ControlPlane references, and watch the parked and delivered Secrets so an edited or deleted one is repaired',
+    reason:
+      'read the admin clouds.yaml and the Keystone CA bundle a ControlPlane references, and a KeystoneClusterIdentity\'s source Secret in any namespace; watch the parked and delivered Secrets and the mirrors so an edited or deleted one is repaired, and the sources so their mirrors are rewritten when they change',
   },
   {
     apiGroups: [''],
     resources: ['secrets'],
     verbs: ['create', 'patch'],
-    reason: 'park each generation\'s secret before Keystone sees it and deliver <name>-credentials with server-side apply (an apply that creates needs create); update is not needed',
+    reason:
+      'park each generation\'s secret before Keystone sees it, deliver <name>-credentials, and write an identity\'s mirror keystone-creds-<identity> into a ControlPlane\'s namespace and rewrite it when the source changes (create and patch, or server-side apply: an apply that creates needs create); update is not needed, and the source Secret is never written',
   },
   {
     apiGroups: [''],
     resources: ['secrets'],
     verbs: ['delete'],
-    reason: 'teardown: delete the parked secrets of swept generations and, last, the delivered Secret',
+    reason:
+      'teardown: delete the parked secrets of swept generations and, last, the delivered Secret; delete a mirror when the last ControlPlane stops using its identity there or the namespace is revoked (never the source)',
   },
   {
     apiGroups: ['events.k8s.io'],

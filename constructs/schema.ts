@@ -40,7 +40,13 @@ export interface Schema {
   /** @default none */
   readonly minimum?: number;
   /** @default none */
+  readonly minItems?: number;
+  /** @default none */
   readonly maxItems?: number;
+  /** The value schema of a map (an object with free keys). @default none */
+  readonly additionalProperties?: Schema;
+  /** Entries of a map. @default none */
+  readonly maxProperties?: number;
   /** @default none */
   readonly pattern?: string;
   /** @default none */
@@ -72,7 +78,10 @@ export function toJsonSchemaProps(node: Schema): k8s.JsonSchemaProps {
     minLength: node.minLength,
     maxLength: node.maxLength,
     minimum: node.minimum,
+    minItems: node.minItems,
     maxItems: node.maxItems,
+    additionalProperties: node.additionalProperties ? k8s.toJson_JsonSchemaProps(toJsonSchemaProps(node.additionalProperties)) : undefined,
+    maxProperties: node.maxProperties,
     pattern: node.pattern,
     enum: node.enum ? [...node.enum] : undefined,
     format: node.format,
@@ -131,8 +140,8 @@ export function localRef(description: string, maxLength: number): Schema {
   return object(description, { name: string({ description: 'The name of the referenced order.', maxLength }) }, ['name']);
 }
 
-/** `[]metav1.Condition`, a list-map keyed by `type`, with the upstream bounds of each field. */
-export function conditions(description: string): Schema {
+/** `[]metav1.Condition`, a list-map keyed by `type`, with the upstream bounds of each field; at most `maxItems` (default 16). */
+export function conditions(description: string, maxItems = 16): Schema {
   return array(
     description,
     object(
@@ -147,7 +156,7 @@ export function conditions(description: string): Schema {
       },
       ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
     ),
-    { listType: 'map', listMapKeys: ['type'], maxItems: 16 },
+    { listType: 'map', listMapKeys: ['type'], maxItems },
   );
 }
 

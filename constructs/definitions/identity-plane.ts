@@ -62,7 +62,7 @@ export const CONTROL_PLANE: KindDefinition = definition('ControlPlane', {
         ['keystone'],
       ),
       adminCredential: object(
-        'The admin credential, used only for users, projects and role assignments.',
+        'The admin credential, used only for users, projects and role assignments: exactly one of cloudCredentialsRef and identityRef.',
         {
           cloudCredentialsRef: object(
             'A Secret in the ControlPlane\'s namespace whose key clouds.yaml holds a password cloud with admin rights.',
@@ -72,9 +72,13 @@ export const CONTROL_PLANE: KindDefinition = definition('ControlPlane', {
             },
             ['secretName'],
           ),
+          identityRef: object(
+            'A KeystoneClusterIdentity that allows this namespace; the operator mirrors its Secret here as keystone-creds-<name>.',
+            { name: string({ description: 'The KeystoneClusterIdentity\'s name.', maxLength: REF }) },
+            ['name'],
+          ),
           domainName: string({ description: 'The domain users and projects are created in.', maxLength: K, default: PlaneDefaults.domainName }),
         },
-        ['cloudCredentialsRef'],
       ),
       namespaceAssignments: array(
         'The consent for orders: one entry per namespace and cluster.',

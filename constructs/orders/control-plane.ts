@@ -2,6 +2,7 @@
 import type { Construct } from 'constructs';
 import type { ControlPlaneSpec, NamespaceAssignment } from '../../src/api/identity-plane';
 import { PlaneOrder } from './identity-plane-order';
+import type { ClusterIdentityReference } from './keystone-cluster-identity';
 import { defined, type ControlPlaneReference, type OrderProps } from './order';
 
 /** An existing Keystone. */
@@ -35,6 +36,26 @@ export interface NamespaceAssignmentProps {
   readonly allowedRoles?: readonly string[];
 }
 
+/** A Secret in the ControlPlane's namespace whose key `clouds.yaml` holds a password cloud with admin rights. */
+export interface CloudCredentialsRefProps {
+  /** The Secret's name. */
+  readonly secretName: string;
+  /** The cloud in clouds.yaml. @default "admin" */
+  readonly cloudName?: string;
+}
+
+/**
+ * The admin credential: the ControlPlane's own Secret (`cloudCredentialsRef`) or a KeystoneClusterIdentity that allows
+ * its namespace (`identityRef`, e.g. `identity.ref`), exactly one of the two (a CRD rule, checked at synth too).
+ */
+export type AdminCredentialProps = {
+  /** The domain users and projects are created in. @default "Default" */
+  readonly domainName?: string;
+} & (
+  | { readonly cloudCredentialsRef: CloudCredentialsRefProps; readonly identityRef?: never }
+  | { readonly identityRef: ClusterIdentityReference; readonly cloudCredentialsRef?: never }
+);
+
 /** Props of {@link ControlPlane}. */
 export interface ControlPlaneProps extends OrderProps {
   /** The Keystone region. @default "RegionOne" (the API server's schema default) */
@@ -47,17 +68,7 @@ export interface ControlPlaneProps extends OrderProps {
    */
   readonly publicEndpoint?: string;
   /** The admin credential, used only for users, projects and role assignments. */
-  readonly adminCredential: {
-    /** A Secret in the ControlPlane's namespace whose key `clouds.yaml` holds a password cloud with admin rights. */
-    readonly cloudCredentialsRef: {
-      /** The Secret's name. */
-      readonly secretName: string;
-      /** The cloud in clouds.yaml. @default "admin" */
-      readonly cloudName?: string;
-    };
-    /** The domain users and projects are created in. @default "Default" */
-    readonly domainName?: string;
-  };
+  readonly adminCredential: AdminCredentialProps;
   /** The namespaces that may order from this ControlPlane; more can be added with {@link ControlPlane.assignNamespace}. @default none */
   readonly namespaceAssignments?: readonly NamespaceAssignmentProps[];
 }
@@ -82,7 +93,7 @@ export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
             publicEndpoint: props.publicEndpoint,
           }),
         },
-        adminCredential: defined({ ...props.adminCredential, cloudCredentialsRef: defined({ ...props.adminCredential.cloudCredentialsRef }) }),
+        adminCredential: adminCredentialSpec(props.adminCredential),
         namespaceAssignments: assignments,
       }),
       props,
@@ -107,4 +118,14 @@ export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
     if (this.namespace === undefined) throw new Error(`${this.node.path}: the ControlPlane has no namespace: set metadata.namespace or the chart's namespace`);
     return { name: this.name, namespace: this.namespace };
   }
+}
+
+/** The emitted `adminCredential`: only the given fields, so a left-out one is left to the schema default or absent. */
+function adminCredentialSpec(props: AdminCredentialProps): ControlPlaneSpec['adminCredential'] {
+  const { cloudCredentialsRef, identityRef } = props;
+  return defined({
+    cloudCredentialsRef: cloudCredentialsRef && defined({ secretName: cloudCredentialsRef.secretName, cloudName: cloudCredentialsRef.cloudName }),
+    identityRef: identityRef && { name: identityRef.name },
+    domainName: props.domainName,
+  });
 }

@@ -1,5 +1,6 @@
 import { Testing } from 'cdk8s';
 import { Operator, type OperatorProps } from '../../../constructs/operator';
+import { CLUSTER_RULES } from '../../../constructs/operator-rbac';
 
 type Json = Record<string, unknown>;
 const base: OperatorProps = {
@@ -47,6 +48,17 @@ describe('Operator', () => {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['keystone-appcred-operator-leader'] },
     ]);
     expect(find(objects, 'Role')[0].metadata).toMatchObject({ namespace: 'keystone-appcred-system' });
+  });
+
+  it('lets the operator read KeystoneClusterIdentities, write only their status, and read Namespace labels, each rule with a reason', () => {
+    const rules = find(objects, 'ClusterRole').flatMap((r) => r.rules as Json[]);
+    const grants = (resource: string): string[] => rules.filter((r) => (r.resources as string[]).includes(resource)).flatMap((r) => r.verbs as string[]).sort();
+    expect(grants('keystoneclusteridentities')).toEqual(['get', 'list', 'watch']);
+    expect(grants('keystoneclusteridentities/status')).toEqual(['get', 'patch', 'update']);
+    expect(grants('namespaces')).toEqual(['get', 'list', 'watch']);
+    for (const rule of CLUSTER_RULES) expect(rule.reason.length).toBeGreaterThan(20);
+    const secretReasons = CLUSTER_RULES.filter((r) => r.resources.includes('secrets')).map((r) => r.reason);
+    expect(secretReasons.filter((reason) => /mirror/.test(reason))).toHaveLength(3);
   });
 
   it('runs 2 replicas non-root, read-only, without capabilities, under RuntimeDefault seccomp', () => {

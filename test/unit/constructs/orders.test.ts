@@ -1,4 +1,4 @@
-import { Testing } from 'cdk8s';
+import { Chart, Testing } from 'cdk8s';
 import { Duration } from '../../../src/api/duration';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
 import { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
@@ -6,6 +6,7 @@ import { KeystoneProject } from '../../../constructs/orders/keystone-project';
 import { KeystoneRoleAssignment } from '../../../constructs/orders/keystone-role-assignment';
 import { KeystoneUser } from '../../../constructs/orders/keystone-user';
 import { ServiceOwner } from '../../../constructs/orders/service-owner';
+import { KeystoneClusterIdentity, type KeystoneClusterIdentityProps } from '../../../constructs/orders/keystone-cluster-identity';
 
 type Json = Record<string, unknown>;
 const cp = { name: 'cp', namespace: 'openstack' };
@@ -142,5 +143,95 @@ describe('the neighbour orders', () => {
     expect(objects[3].spec).toMatchObject({ rotation: { interval: '168h' } });
     expect(owner.applicationCredential.secretName).toBe('workflow-appcred-credentials');
     expect(owner.user.secretName).toBe('workflow-credentials');
+  });
+});
+
+describe('KeystoneClusterIdentity', () => {
+  const props: KeystoneClusterIdentityProps = {
+    metadata: { name: 'keystone-admin' },
+    secretRef: { name: 'keystone-admin', namespace: 'openstack' },
+    allowedNamespaces: { list: ['tenant-a'] },
+  };
+  const synth = (overrides: Partial<KeystoneClusterIdentityProps> = {}): Json[] => {
+    const chart = Testing.chart();
+    new KeystoneClusterIdentity(chart, 'identity', { ...props, ...overrides });
+    return Testing.synth(chart) as Json[];
+  };
+
+  it('emits the identity without a namespace, leaving cloudName to the schema default', () => {
+    expect(synth()).toEqual([
+      {
+        apiVersion: 'c5c3.io/v1alpha1',
+        kind: 'KeystoneClusterIdentity',
+        metadata: { name: 'keystone-admin' },
+        spec: { secretRef: { name: 'keystone-admin', namespace: 'openstack' }, allowedNamespaces: { list: ['tenant-a'] } },
+      },
+    ]);
+  });
+
+  it('does not take the chart\'s namespace: the kind is cluster-scoped', () => {
+    const app = Testing.app();
+    const chart = new Chart(app, 'namespaced', { namespace: 'openstack' });
+    const identity = new KeystoneClusterIdentity(chart, 'identity', props);
+    new ControlPlane(chart, 'cp', { metadata: { name: 'cp' }, keystone: { authURL: 'https://keystone.example/v3' }, adminCredential: { identityRef: identity.ref } });
+    const objects = Testing.synth(chart) as Json[];
+    expect(objects.map((o) => [o.kind, o.metadata])).toEqual([
+      ['KeystoneClusterIdentity', { name: 'keystone-admin' }],
+      ['ControlPlane', { name: 'cp', namespace: 'openstack' }],
+    ]);
+    expect(identity.namespace).toBeUndefined();
+    expect((objects[1].spec as Json).adminCredential).toEqual({ identityRef: { name: 'keystone-admin' } });
+  });
+
+  it('writes a selector with only the given fields, and cloudName when given', () => {
+    const selector = { matchLabels: { 'c5c3.io/keystone-admin': 'true' }, matchExpressions: [{ key: 'environment', operator: 'In' as const, values: ['staging'] }, { key: 'frozen', operator: 'DoesNotExist' as const }] };
+    expect(synth({ cloudName: 'ops', allowedNamespaces: { selector } })[0].spec).toEqual({
+      secretRef: { name: 'keystone-admin', namespace: 'openstack' },
+      cloudName: 'ops',
+      allowedNamespaces: { selector },
+    });
+    expect(synth({ allowedNamespaces: { selector: {} } })[0].spec).toMatchObject({ allowedNamespaces: { selector: {} } });
+  });
+
+  it.each([
+    [{ allowedNamespaces: {} }, 'spec.allowedNamespaces ({}): allowedNamespaces must set list, selector or both: write selector: {} to allow every namespace'],
+    [{ secretRef: { name: 'Keystone_Admin', namespace: 'openstack' } }, 'spec.secretRef.name ("Keystone_Admin"): secretRef.name must be a DNS subdomain'],
+    [{ secretRef: { name: 'keystone-admin', namespace: '' } }, 'spec.secretRef.namespace (""): must be at least 1 character long'],
+    [{ allowedNamespaces: { list: [] } }, 'spec.allowedNamespaces.list ([]): must have at least 1 item'],
+    [{ allowedNamespaces: { list: ['a', 'a'] } }, 'spec.allowedNamespaces.list (["a","a"]): must not contain duplicates'],
+    [{ allowedNamespaces: { selector: { matchExpressions: [{ key: 'env', operator: 'In' as const }] } } }, 'spec.allowedNamespaces.selector.matchExpressions[0] ({"key":"env","operator":"In"}): selector.matchExpressions[].values must be non-empty for In and NotIn'],
+    [{ metadata: { name: 'keystone-admin', namespace: 'openstack' } }, 'metadata.namespace ("openstack"): must be left out: KeystoneClusterIdentity is cluster-scoped'],
+    [{ metadata: { name: 'k'.repeat(64) } }, 'metadata.name must be at most 63 bytes'],
+  ] as [Partial<KeystoneClusterIdentityProps>, string][])('fails synth for %j with the rule message', (overrides, message) => {
+    expect(() => synth(overrides)).toThrow(message);
+    expect(() => synth(overrides)).toThrow('[test/identity] KeystoneClusterIdentity ');
+  });
+});
+
+describe('ControlPlane adminCredential', () => {
+  const controlPlane = (adminCredential: Json): (() => Json[]) => () => {
+    const chart = Testing.chart();
+    new ControlPlane(chart, 'cp', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.example/v3' },
+      adminCredential: adminCredential as never,
+    });
+    return Testing.synth(chart) as Json[];
+  };
+
+  it('takes identityRef instead of cloudCredentialsRef', () => {
+    expect((controlPlane({ identityRef: { name: 'keystone-admin' }, domainName: 'Tenants' })()[0].spec as Json).adminCredential).toEqual({
+      identityRef: { name: 'keystone-admin' },
+      domainName: 'Tenants',
+    });
+  });
+
+  it.each([
+    ['both', { cloudCredentialsRef: { secretName: 'admin' }, identityRef: { name: 'keystone-admin' } }],
+    ['neither', { domainName: 'Default' }],
+  ])('fails synth for %s, naming the field and value, with the CRD rule message', (_case, adminCredential) => {
+    expect(controlPlane(adminCredential)).toThrow(
+      `[test/cp] ControlPlane cp: spec.adminCredential (${JSON.stringify(adminCredential)}): adminCredential must set exactly one of cloudCredentialsRef (a Secret in the ControlPlane's namespace) and identityRef (a KeystoneClusterIdentity)`,
+    );
   });
 });
