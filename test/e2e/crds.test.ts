@@ -1,6 +1,6 @@
 // @needs kube
 /**
- * The synthesized manifests against a real API server: the five CRDs are accepted and established (so every CEL rule
+ * The synthesized manifests against a real API server: the six CRDs are accepted and established (so every CEL rule
  * compiled within the cost budget), the operator's objects and the sample orders are accepted, the stored sample shows
  * the spec's defaults, the server-side Table shows the seven columns, and every fixture of the admission corpus is
  * rejected with its rule's message or accepted, as the corpus says.
@@ -14,6 +14,7 @@ import { defineProjectCharts } from '../../constructs/app';
 import { ALL_KINDS } from '../../constructs/crds';
 import { crdName } from '../../constructs/crd';
 import { PLANE_RULES } from '../../src/api/identity-plane-rules';
+import { CLUSTER_IDENTITY_RULES } from '../../src/api/cluster-identity-rules';
 import type { PlaneKind } from '../../src/api/identity-plane';
 import { RULES } from '../../src/api/rules';
 import { CORPUS_NAMESPACE, type FixtureEntry } from './corpus/generate';
@@ -37,6 +38,7 @@ const applyFile = (file: string): Promise<string> => kubectlOk(['apply', '--serv
 const MESSAGES: Record<string, readonly string[]> = {
   KeystoneApplicationCredential: RULES.map((r) => r.message),
   ...Object.fromEntries(Object.entries(PLANE_RULES).map(([kind, rules]) => [kind, rules.map((r) => r.message)])),
+  KeystoneClusterIdentity: CLUSTER_IDENTITY_RULES.map((r) => r.message),
 };
 
 describe('the synthesized manifests on a real API server', () => {
@@ -49,7 +51,7 @@ describe('the synthesized manifests on a real API server', () => {
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
   }, 600_000);
 
-  it('establishes the five CRDs', async () => {
+  it('establishes the six CRDs', async () => {
     for (const kind of ALL_KINDS) {
       const crd = await getJson<KubeObject & { status: { conditions: { type: string; status: string }[] } }>('crd', crdName(kind));
       expect(crd.status.conditions).toContainEqual(expect.objectContaining({ type: 'Established', status: 'True' }));
@@ -86,8 +88,16 @@ describe('the synthesized manifests on a real API server', () => {
       ['update', 'leases.coordination.k8s.io/keystone-appcred-operator-leader', 'keystone-appcred-system', true],
       ['update', 'leases.coordination.k8s.io/another-lease', 'keystone-appcred-system', false],
       ['create', 'leases.coordination.k8s.io', 'tenant-a', false],
+      ['watch', 'keystoneclusteridentities.c5c3.io', 'tenant-a', true],
+      ['patch', 'keystoneclusteridentities.c5c3.io/status', 'tenant-a', true],
+      ['patch', 'keystoneclusteridentities.c5c3.io', 'tenant-a', false],
+      ['delete', 'keystoneclusteridentities.c5c3.io', 'tenant-a', false],
+      ['list', 'namespaces', 'tenant-a', true],
+      ['patch', 'namespaces', 'tenant-a', false],
     ] as const)('lets the operator %s %s in %s: %s', async (verb, resource, namespace, allowed) => {
-      const result = await kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as=system:serviceaccount:keystone-appcred-system:keystone-appcred-operator']);
+      // `kubectl auth can-i` reads `<resource>/<x>` as a name: a subresource needs --subresource.
+      const [target, subresource] = resource.endsWith('/status') ? [resource.slice(0, -'/status'.length), ['--subresource=status']] : [resource, []];
+      const result = await kubectl(['auth', 'can-i', verb, target, ...subresource, '-n', namespace, '--as=system:serviceaccount:keystone-appcred-system:keystone-appcred-operator']);
       expect(result.stdout.trim()).toBe(allowed ? 'yes' : 'no');
     });
   });
@@ -115,6 +125,9 @@ describe('the synthesized manifests on a real API server', () => {
         services: { keystone: { mode: 'External', external: { endpointType: 'public', caBundleSecretRef: { name: 'keystone-ca', key: 'ca.crt' } } } },
         adminCredential: { domainName: 'Default', cloudCredentialsRef: { secretName: 'keystone-admin', cloudName: 'admin' } },
       });
+      const identity = await getJson<KubeObject & { spec: Record<string, unknown> }>('keystoneclusteridentity', 'keystone-admin');
+      expect(identity.metadata.namespace).toBeUndefined();
+      expect(identity.spec).toEqual({ secretRef: { name: 'keystone-admin', namespace: 'openstack' }, cloudName: 'admin', allowedNamespaces: { list: ['openstack'] } });
       const user = await getJson<KubeObject & { spec: Record<string, unknown> }>('keystoneuser', 'workflow', { namespace: 'tenant-a' });
       expect(user.spec).toMatchObject({ passwordGeneration: 1 });
       expect((await kubectlOk(['get', 'keystoneprojects,keystoneroleassignments', '-n', 'tenant-a', '-o', 'name'])).trim().split('\n')).toEqual([
@@ -184,7 +197,7 @@ describe('the synthesized manifests on a real API server', () => {
       if ('accepted' in entry.expect) {
         expect([result.code, result.stderr.trim()]).toEqual([0, '']);
         const sent = docs[docs.length - 1] as KubeObject & { spec: Record<string, unknown> };
-        const stored = await getJson<KubeObject & { spec: Record<string, unknown> }>(sent.kind.toLowerCase(), sent.metadata.name, { namespace: CORPUS_NAMESPACE });
+        const stored = await getJson<KubeObject & { spec: Record<string, unknown> }>(sent.kind.toLowerCase(), sent.metadata.name, { namespace: sent.metadata.namespace });
         expect(stored.spec).toMatchObject(sent.spec); // stored as written, e.g. a Go client's 720h0m0s
         return;
       }
@@ -192,7 +205,7 @@ describe('the synthesized manifests on a real API server', () => {
       expect(result.code).not.toBe(0);
       expect(result.stderr).toContain(rejected);
       if (by === 'rule') {
-        const others = (MESSAGES[entry.kind as PlaneKind | 'KeystoneApplicationCredential'] ?? []).filter((m) => m !== rejected && result.stderr.includes(m));
+        const others = (MESSAGES[entry.kind as PlaneKind | 'KeystoneApplicationCredential' | 'KeystoneClusterIdentity'] ?? []).filter((m) => m !== rejected && result.stderr.includes(m));
         expect(others).toEqual([]);
       }
     });

@@ -9,12 +9,13 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { CLUSTER_IDENTITY_RULES } from '../../../src/api/cluster-identity-rules';
 import { PLANE_RULES } from '../../../src/api/identity-plane-rules';
 import type { PlaneKind } from '../../../src/api/identity-plane';
 import { RULES } from '../../../src/api/rules';
 import { API_VERSION, KIND } from '../../../src/api/types';
 
-/** The namespace every fixture object is created in. */
+/** The namespace every fixture object of a namespaced kind is created in (the KeystoneClusterIdentity has none). */
 export const CORPUS_NAMESPACE = 'kac-corpus';
 
 type Obj = Record<string, unknown>;
@@ -48,7 +49,7 @@ interface Fixture {
   readonly before?: (o: Obj) => void;
 }
 
-type KindKey = 'KeystoneApplicationCredential' | PlaneKind;
+type KindKey = 'KeystoneApplicationCredential' | PlaneKind | 'KeystoneClusterIdentity';
 
 const SHORT: Record<KindKey, string> = {
   KeystoneApplicationCredential: 'appcred',
@@ -56,6 +57,7 @@ const SHORT: Record<KindKey, string> = {
   KeystoneProject: 'project',
   KeystoneUser: 'user',
   KeystoneRoleAssignment: 'ra',
+  KeystoneClusterIdentity: 'identity',
 };
 
 const cpRef = { name: 'cp', namespace: 'openstack' };
@@ -94,6 +96,13 @@ const BASES: Record<KindKey, Obj> = {
     kind: 'KeystoneRoleAssignment',
     metadata: { name: 'workflow-member', namespace: CORPUS_NAMESPACE },
     spec: { controlPlaneRef: cpRef, userRef: { name: 'workflow' }, projectRef: { name: 'workflow-project' }, role: 'member' },
+  },
+  // Cluster-scoped: no namespace.
+  KeystoneClusterIdentity: {
+    apiVersion: API_VERSION,
+    kind: 'KeystoneClusterIdentity',
+    metadata: { name: 'keystone-admin' },
+    spec: { secretRef: { name: 'keystone-admin', namespace: 'openstack' }, allowedNamespaces: { list: ['tenant-a'] } },
   },
 };
 
@@ -165,6 +174,13 @@ const controlPlaneRefFixtures = [
   ),
 ];
 const nameLength = rule('metadata.name must be at most 63 bytes', 'name-64-bytes', { 'metadata.name': LONG_NAME });
+const ADMIN_CREDENTIAL_ONE =
+  'adminCredential must set exactly one of cloudCredentialsRef (a Secret in the ControlPlane\'s namespace) and identityRef (a KeystoneClusterIdentity)';
+const IDENTITY_REF = { name: 'keystone-admin' };
+const LABEL_KEY = 'an optional DNS subdomain prefix of at most 253 characters and a slash, then a name of at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit';
+const LABEL_VALUE = 'empty, or at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit';
+const SELECTOR = 'spec.allowedNamespaces.selector';
+const expression = (key: string, operator: string, values?: string[]): Record<string, unknown> => ({ key, operator, ...(values ? { values } : {}) });
 
 /** Every fixture, by kind. The rule fixtures of each kind must cover every rule of its table (checked below). */
 const FIXTURES: Record<KindKey, readonly Fixture[]> = {
@@ -217,6 +233,24 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
       'spec.namespaceAssignments': [{ namespace: 'tenant-a' }, { namespace: 'tenant-a', targetClusterRef: { name: 'edge-1' } }],
     }),
     valid('publicendpoint', 'a public endpoint', { 'spec.services.keystone.publicEndpoint': 'https://keystone.example.com/v3' }),
+    rule(ADMIN_CREDENTIAL_ONE, 'admincredential-both', { 'spec.adminCredential.identityRef': IDENTITY_REF }),
+    rule(ADMIN_CREDENTIAL_ONE, 'admincredential-neither', { 'spec.adminCredential.cloudCredentialsRef': undefined }),
+    schema(
+      'identityref-name-missing',
+      'identityRef.name is required',
+      { 'spec.adminCredential.cloudCredentialsRef': undefined, 'spec.adminCredential.identityRef': {} },
+      'spec.adminCredential.identityRef.name: Required value',
+    ),
+    valid('admincredential-identityref', 'the admin credential from a KeystoneClusterIdentity', {
+      'spec.adminCredential.cloudCredentialsRef': undefined,
+      'spec.adminCredential.identityRef': IDENTITY_REF,
+    }),
+    valid(
+      'admincredential-switched-to-identityref',
+      'switching from cloudCredentialsRef to identityRef',
+      { 'spec.adminCredential.cloudCredentialsRef': undefined, 'spec.adminCredential.identityRef': IDENTITY_REF },
+      {},
+    ),
   ],
   KeystoneProject: [
     ...controlPlaneRefFixtures,
@@ -250,9 +284,61 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     nameLength,
     schema('role-missing', 'role is required', { 'spec.role': undefined }, 'spec.role: Required value'),
   ],
+  KeystoneClusterIdentity: [
+    rule(
+      'secretRef.name must be a DNS subdomain: at most 253 lowercase letters, digits, hyphens or dots, each dot-separated part beginning and ending with a letter or digit',
+      'secretref-name-not-dns-subdomain',
+      { 'spec.secretRef.name': 'Keystone_Admin' },
+    ),
+    rule(dnsLabel('secretRef.namespace'), 'secretref-namespace-not-dns-label', { 'spec.secretRef.namespace': 'Open_Stack' }),
+    rule(
+      'allowedNamespaces must set list, selector or both: write selector: {} to allow every namespace, or leave allowedNamespaces out to allow none',
+      'allowednamespaces-empty',
+      { 'spec.allowedNamespaces': {} },
+    ),
+    rule(dnsLabel('allowedNamespaces.list[]'), 'list-item-not-dns-label', { 'spec.allowedNamespaces.list': ['tenant-a', 'Tenant_B'] }),
+    rule(`selector.matchLabels keys must be label keys: ${LABEL_KEY}`, 'matchlabels-key-invalid', { [`${SELECTOR}.matchLabels`]: { '-team': 'a' } }),
+    rule(`selector.matchLabels values must be label values: ${LABEL_VALUE}`, 'matchlabels-value-invalid', { [`${SELECTOR}.matchLabels`]: { team: 'a b' } }),
+    rule(`selector.matchExpressions[].key must be a label key: ${LABEL_KEY}`, 'matchexpression-key-invalid', {
+      [`${SELECTOR}.matchExpressions`]: [expression('Bad Key', 'Exists')],
+    }),
+    rule('selector.matchExpressions[].values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist', 'matchexpression-in-without-values', {
+      [`${SELECTOR}.matchExpressions`]: [expression('environment', 'In')],
+    }),
+    rule('selector.matchExpressions[].values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist', 'matchexpression-exists-with-values', {
+      [`${SELECTOR}.matchExpressions`]: [expression('environment', 'Exists', ['staging'])],
+    }),
+    rule(`selector.matchExpressions[].values entries must be label values: ${LABEL_VALUE}`, 'matchexpression-value-invalid', {
+      [`${SELECTOR}.matchExpressions`]: [expression('environment', 'NotIn', ['-staging'])],
+    }),
+    nameLength,
+    schema('secretref-missing', 'secretRef is required', { 'spec.secretRef': undefined }, 'spec.secretRef: Required value'),
+    schema('secretref-namespace-missing', 'secretRef.namespace is required: never defaulted', { 'spec.secretRef.namespace': undefined }, 'spec.secretRef.namespace: Required value'),
+    schema('secretref-name-254', 'secretRef.name is at most 253 characters', { 'spec.secretRef.name': 's'.repeat(254) }, 'spec.secretRef.name'),
+    schema('list-empty', 'list has at least 1 item', { 'spec.allowedNamespaces.list': [] }, 'spec.allowedNamespaces.list'),
+    schema('list-101', 'list has at most 100 items', { 'spec.allowedNamespaces.list': Array.from({ length: 101 }, (_, i) => `ns-${i}`) }, 'spec.allowedNamespaces.list'),
+    schema('list-duplicate', 'list items are unique', { 'spec.allowedNamespaces.list': ['tenant-a', 'tenant-a'] }, 'Duplicate value'),
+    schema('operator-unknown', 'the operator is In, NotIn, Exists or DoesNotExist', { [`${SELECTOR}.matchExpressions`]: [expression('a', 'Equals', ['b'])] }, `${SELECTOR}.matchExpressions[0].operator`),
+    valid('allowednamespaces-unset', 'no allowedNamespaces: no namespace is allowed', { 'spec.allowedNamespaces': undefined }),
+    valid('selector-empty', 'selector: {} allows every namespace', { 'spec.allowedNamespaces': { selector: {} } }),
+    valid('list-and-selector', 'list and selector: the union', {
+      'spec.allowedNamespaces': {
+        list: ['tenant-a', 'tenant-b'],
+        selector: {
+          matchLabels: { 'c5c3.io/keystone-admin': 'true', empty: '' },
+          matchExpressions: [expression('environment', 'In', ['staging', 'production']), expression('team', 'NotIn', ['']), expression('owner', 'Exists'), expression('frozen', 'DoesNotExist', [])],
+        },
+      },
+    }),
+    valid('list-100', 'a list of 100 namespaces', { 'spec.allowedNamespaces.list': Array.from({ length: 100 }, (_, i) => `ns-${i}`) }),
+    valid('cloudname', 'another cloud of clouds.yaml', { 'spec.cloudName': 'ops' }),
+    valid('name-63-bytes', 'a name of 63 bytes', { 'metadata.name': 'n'.repeat(63) }),
+    valid('secretref-changed', 'secretRef is mutable', { 'spec.secretRef': { name: 'keystone-admin-2', namespace: 'keystone-appcred-system' } }, {}),
+    valid('allowednamespaces-changed', 'allowedNamespaces is mutable', { 'spec.allowedNamespaces': { selector: { matchLabels: { team: 'a' } } } }, {}),
+  ],
 };
 
-const RULE_TABLES: Record<KindKey, readonly { message: string }[]> = { KeystoneApplicationCredential: RULES, ...PLANE_RULES };
+const RULE_TABLES: Record<KindKey, readonly { message: string }[]> = { KeystoneApplicationCredential: RULES, ...PLANE_RULES, KeystoneClusterIdentity: CLUSTER_IDENTITY_RULES };
 
 const HEADER = '# GENERATED by test/e2e/corpus/generate.ts from the kind\'s base object: do not edit, run `npm run corpus`.\n';
 

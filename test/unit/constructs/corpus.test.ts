@@ -4,6 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import { generateCorpus, type FixtureEntry } from '../../e2e/corpus/generate';
 import { validate, type OrderInput } from '../../../src/api/validation';
 import { validatePlane } from '../../../src/api/identity-plane-rules';
+import { validateClusterIdentity } from '../../../src/api/cluster-identity-rules';
 import type { PlaneKind } from '../../../src/api/identity-plane';
 
 const DIR = join(__dirname, '../../e2e/corpus');
@@ -31,7 +32,11 @@ describe('the admission corpus', () => {
     const docs = parseAllDocuments(generated.get(entry.file) ?? '').map((d) => d.toJS() as OrderInput & { metadata: { name: string } });
     const [old, next] = docs.length === 2 ? docs : [undefined, docs[0]];
     const violations =
-      entry.kind === 'KeystoneApplicationCredential' ? validate(next, old) : validatePlane(entry.kind as PlaneKind, next, old);
+      entry.kind === 'KeystoneApplicationCredential'
+        ? validate(next, old)
+        : entry.kind === 'KeystoneClusterIdentity'
+          ? validateClusterIdentity(next, old)
+          : validatePlane(entry.kind as PlaneKind, next, old);
     if ('accepted' in entry.expect) expect(violations).toEqual([]);
     else expect(violations.length).toBeGreaterThan(0);
     if ('rejected' in entry.expect && entry.expect.by === 'rule') {
