@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
 import { connect } from '../kube/client-node';
-import { Kinds } from '../kube/kinds';
+import { registerControllers as registerKindControllers } from '../operator/controllers';
 import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
 import { serve } from '../operator/runtime/http';
 import { jsonLogger, errorMessage } from '../operator/runtime/log';
@@ -18,12 +18,11 @@ import { OperatorMetrics } from '../operator/runtime/metrics';
 export const FIELD_MANAGER = 'keystone-appcred-operator';
 
 /**
- * Registers the reconcilers: one `manager.controller({ kind, reconcile, watches })` per kind (see
- * src/operator/runtime/manager.ts). Until the identity plane's reconcilers land here, a no-op ControlPlane controller
- * proves the wiring (cache, queue, leader-only reconciles, metrics).
+ * Registers the reconcilers: one controller per kind (ControlPlane, KeystoneProject, KeystoneUser,
+ * KeystoneRoleAssignment, KeystoneApplicationCredential), see src/operator/controllers.ts.
  */
-export function registerControllers(manager: Manager, _config: OperatorConfig): void {
-  manager.controller({ kind: Kinds.ControlPlane, reconcile: async () => ({ reason: 'NoOp' }) });
+export function registerControllers(manager: Manager, config: OperatorConfig): void {
+  registerKindControllers(manager, config.openBao ? { openBao: config.openBao } : {});
 }
 
 /** Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). */

@@ -1,0 +1,154 @@
+/**
+ * The operator's controllers: one per kind (ControlPlane, KeystoneProject, KeystoneUser, KeystoneRoleAssignment,
+ * KeystoneApplicationCredential), each a thin driver (src/plane/driver, src/operator/credential) over one shared
+ * `ClusterPort` on the manager's caches. Which change requeues which object is the identity plane's `dependents` /
+ * `secretDependents`, written once: a ControlPlane change requeues its orders, a changed reference requeues the orders
+ * that read it, a changed or deleted child or delivered Secret requeues its owner.
+ */
+import {
+  type ControlPlane,
+  type KeystoneApplicationCredential,
+  type KeystoneProject,
+  type KeystoneRoleAssignment,
+  type KeystoneUser,
+} from '../api';
+import type { ClusterReader } from '../kube/cluster';
+import { Kinds, type Secret } from '../kube/kinds';
+import { objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../kube/object';
+import { dependents, secretDependents, type CachedObjects } from '../plane/dependents';
+import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
+import { keystoneAdmins } from '../plane/keystone-admin';
+import type { ObjectKind, PlaneDeps } from '../plane/ports';
+import { OpenBao } from './credential/backup';
+import { CredentialMetrics } from './credential/metrics';
+import { CredentialReconciler } from './credential/reconciler';
+import { PlaneCluster } from './plane-cluster';
+import type { OpenBaoConfig } from './runtime/config';
+import type { Manager } from './runtime/manager';
+import type { Result } from './runtime/controller';
+
+/** The kinds the controllers reconcile, by the plane's kind name. */
+const KINDS: Readonly<Record<ObjectKind, ResourceKind<KubeObject>>> = {
+  ControlPlane: Kinds.ControlPlane,
+  KeystoneProject: Kinds.KeystoneProject,
+  KeystoneUser: Kinds.KeystoneUser,
+  KeystoneRoleAssignment: Kinds.KeystoneRoleAssignment,
+  KeystoneApplicationCredential: Kinds.KeystoneApplicationCredential,
+};
+
+/** What the controllers need beyond the manager. */
+export interface ControllerOptions {
+  /** Where the credentials are backed up; absent: no backup. */
+  readonly openBao?: OpenBaoConfig;
+  /** The clock. @default () => new Date() */
+  readonly clock?: () => Date;
+}
+
+/** Registers the five controllers on `manager`. */
+export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
+  const cluster = new PlaneCluster(manager.cluster);
+  const clock = options.clock ?? (() => new Date());
+  const plane: PlaneDeps = { cluster, keystone: keystoneAdmins(), clock, memo: new ConvergedPasses() };
+  const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
+  const metrics = new CredentialMetrics(manager.metrics.registry);
+  const credentials = new CredentialReconciler({
+    cluster,
+    ...(openBao ? { backup: (path: string) => openBao.at(path) } : {}),
+    clock,
+    event: (order, event) => manager.cluster.event(order, event),
+    onAction: (order, e) => {
+      const a = e.action;
+      // The action log line: what the operator did, never a secret (actions carry generations and ids only).
+      manager.logger.info('action', {
+        kind: 'KeystoneApplicationCredential',
+        key: objectKey(order.metadata.namespace, order.metadata.name),
+        action: a.type,
+        ...('generation' in a ? { generation: a.generation } : {}),
+        why: a.why,
+        outcome: e.outcome,
+        ms: Math.round(e.ms),
+        ...(e.error ? { error: e.error } : {}),
+      });
+      if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(order.metadata.namespace ?? '', order.metadata.name);
+    },
+  });
+
+  // The Secrets the reconcilers read: admin clouds.yaml and CA bundles, parked passwords and secrets, delivered Secrets.
+  manager.cache(Kinds.Secret);
+  const planeResult = (result: PassResult): Result => ({ ...(result.requeueAfter !== undefined ? { requeueAfter: result.requeueAfter } : {}), reason: result.skipped ? 'Unchanged' : result.actions.length > 0 ? 'Acted' : 'Converged' });
+  const key = (request: { namespace?: string; name: string }) => ({ namespace: request.namespace ?? '', name: request.name });
+
+  const reconcilers: Record<ObjectKind, (request: { namespace?: string; name: string }) => Promise<Result>> = {
+    ControlPlane: async (r) => planeResult(await reconcileControlPlane(key(r), plane)),
+    KeystoneProject: async (r) => planeResult(await reconcileProject(key(r), plane)),
+    KeystoneUser: async (r) => planeResult(await reconcileUser(key(r), plane)),
+    KeystoneRoleAssignment: async (r) => planeResult(await reconcileAssignment(key(r), plane)),
+    KeystoneApplicationCredential: async (r) => {
+      const k = key(r);
+      try {
+        const outcome = await credentials.reconcile(k);
+        metrics.observed(k.namespace, k.name, outcome.status);
+        if (!outcome.status) metrics.forget(k.namespace, k.name);
+        return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
+      } catch (error) {
+        const order = manager.cluster.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
+        const reason = order?.status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error';
+        metrics.failed(k.namespace, k.name, reason);
+        throw error;
+      }
+    },
+  };
+
+  for (const kind of Object.keys(KINDS) as ObjectKind[]) {
+    manager.controller({
+      kind: KINDS[kind],
+      reconcile: reconcilers[kind],
+      watches: [
+        ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object.metadata.namespace, watched))) })),
+        { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), cached(reads, undefined, 'ControlPlane'))) },
+      ],
+    });
+  }
+}
+
+/** The keys of the objects of `kind` among `refs`. */
+function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string }[]): ObjectKey[] {
+  return refs.filter((r) => r.kind === kind).map((r) => objectKey(r.namespace, r.name));
+}
+
+/** The cached objects `dependents` reads: a ControlPlane's orders anywhere, an order's neighbours in its namespace. */
+function cached(reads: ClusterReader, namespace: string | undefined, changed: ObjectKind): CachedObjects {
+  const options = changed === 'ControlPlane' || namespace === undefined ? {} : { namespace };
+  return {
+    controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[],
+    users: reads.list(Kinds.KeystoneUser, options) as KeystoneUser[],
+    projects: reads.list(Kinds.KeystoneProject, options) as KeystoneProject[],
+    assignments: reads.list(Kinds.KeystoneRoleAssignment, options) as KeystoneRoleAssignment[],
+    credentials: reads.list(Kinds.KeystoneApplicationCredential, options) as KeystoneApplicationCredential[],
+  };
+}
+
+/** What `secretDependents` reads of a Secret: its name, labels and owners (never its data). */
+function secretRefOf(secret: Secret) {
+  return {
+    metadata: {
+      name: secret.metadata.name,
+      namespace: secret.metadata.namespace ?? '',
+      ...(secret.metadata.labels ? { labels: secret.metadata.labels } : {}),
+      ...(secret.metadata.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
+    },
+    data: {},
+  };
+}
+
+/** The runtime's OpenBao settings as the backup's login. */
+function openBaoOf(config: OpenBaoConfig) {
+  return {
+    address: config.address,
+    login:
+      config.authMethod === 'token'
+        ? ({ method: 'token', token: config.token ?? '' } as const)
+        : ({ method: 'kubernetes', role: config.role ?? '', mount: config.authMount } as const),
+    ...(config.caFile ? { caFile: config.caFile } : {}),
+  };
+}
