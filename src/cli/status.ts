@@ -153,27 +153,35 @@ export interface Attempt {
 export function explain(error: unknown, attempt: Attempt, cluster: Pick<Cluster, 'server' | 'where'>): Error {
   if (!(error instanceof KubeApiError)) return error instanceof Error ? error : new Error(String(error));
   const resource = resourceName(attempt.kind);
-  const scope = attempt.namespace === undefined ? 'in every namespace' : `in namespace ${attempt.namespace}`;
   const said = serverMessage(error);
   switch (error.status) {
     case 401:
       return new Error(`the API server ${cluster.server} refused the credentials of ${cluster.where} (401 Unauthorized): renew them or pick another --context`);
     case 403: {
       const target = attempt.name !== undefined ? `${resource} ${attempt.name}` : resource;
-      return new Error(
-        `not allowed to ${attempt.verb} ${target} ${scope}${said ? ` (${said})` : ''}: ask a cluster admin for a Role granting "${attempt.verb}" on ${resource}` +
-          (attempt.namespace === undefined ? ', or pass -n with a namespace you may read' : ''),
-      );
+      return new Error(forbiddenMessage(attempt.verb, [target], [resource], attempt.namespace, said));
     }
     default: {
+      const scope = attempt.namespace === undefined ? 'in every namespace' : `in namespace ${attempt.namespace}`;
       const object = attempt.name !== undefined ? `${attempt.kind.kind} ${attempt.namespace ?? ''}/${attempt.name}` : `${resource} ${scope}`;
       return new Error(`${attempt.verb} ${object}: the API server answered ${error.status} ${error.reason}${said ? `: ${said}` : ''}`);
     }
   }
 }
 
+/**
+ * RBAC refused `verb` on the targets (`keystoneapplicationcredentials.c5c3.io app`, or several resources of one listing):
+ * names them, the scope and the API server's words, and says whom to ask for which grant.
+ */
+export function forbiddenMessage(verb: string, targets: readonly string[], resources: readonly string[], namespace: string | undefined, said: string): string {
+  const scope = namespace === undefined ? 'in every namespace' : `in namespace ${namespace}`;
+  const words = said ? ` (${said}${targets.length > 1 ? '; likewise for the others' : ''})` : '';
+  const ask = `ask a cluster admin for a Role granting "${verb}" on ${resources.join(', ')}`;
+  return `not allowed to ${verb} ${targets.join(', ')} ${scope}${words}: ${ask}${namespace === undefined ? ', or pass -n with a namespace you may read' : ''}`;
+}
+
 /** The API server's own message in a {@link KubeApiError} (its text after `<request>: <status> <reason>: `). */
-function serverMessage(error: KubeApiError): string {
+export function serverMessage(error: KubeApiError): string {
   return error.message.slice(`${error.request}: ${error.status} ${error.reason}: `.length).trim();
 }
 
@@ -275,12 +283,15 @@ export function sortRows(rows: readonly OrderStatus[]): OrderStatus[] {
   return [...rows].sort((a, b) => a.namespace.localeCompare(b.namespace) || rank(a.kind) - rank(b.kind) || a.name.localeCompare(b.name));
 }
 
-/** A kind that could not be listed, and the error a user reads. */
+/** A kind that could not be listed, and why. */
 export interface KindFailure {
   readonly kind: ResourceKind<KubeObject>;
-  /** The kind is not served: its CRD is missing. */
-  readonly missing: boolean;
+  /** `missing`: the kind is not served (404), its CRD is not installed; `forbidden`: RBAC refused the list (403). */
+  readonly cause: 'missing' | 'forbidden' | 'other';
+  /** The error a user reads for this kind alone. */
   readonly error: Error;
+  /** The API server's message. */
+  readonly said: string;
 }
 
 /** What {@link readStatus} read. */
@@ -301,9 +312,10 @@ export async function readStatus(cluster: Cluster, namespace: string | undefined
         const { items } = await cluster.api.list<AnyOrder>(kind, namespace === undefined ? {} : { namespace });
         return { rows: items.map((item) => orderStatus(item)) };
       } catch (error) {
-        if (error instanceof UnreachableError) throw error;
-        const missing = error instanceof KubeApiError && error.status === 404;
-        return { failure: { kind, missing, error: explain(error, { verb: 'list', kind, namespace }, cluster) } };
+        if (!(error instanceof KubeApiError)) throw error;
+        const cause = error.status === 404 ? 'missing' : error.status === 403 ? 'forbidden' : 'other';
+        const failure: KindFailure = { kind, cause, error: explain(error, { verb: 'list', kind, namespace }, cluster), said: serverMessage(error) };
+        return { failure };
       }
     }),
   );
@@ -313,11 +325,20 @@ export async function readStatus(cluster: Cluster, namespace: string | undefined
   };
 }
 
-/** One error message for the kinds that could not be listed: the missing CRDs together, then each other failure. */
-export function failureMessage(failures: readonly KindFailure[], server: string): string {
-  const missing = failures.filter((f) => f.missing).map((f) => f.kind);
-  const others = failures.filter((f) => !f.missing).map((f) => f.error.message);
-  return [...(missing.length > 0 ? [missingCrdMessage(missing, server)] : []), ...[...new Set(others)]].join('; ');
+/**
+ * One error message for the kinds that could not be listed: the missing CRDs together, the RBAC refusals together, then
+ * each other failure; joined by "; ".
+ */
+export function failureMessage(failures: readonly KindFailure[], server: string, namespace: string | undefined): string {
+  const of = (cause: KindFailure['cause']) => failures.filter((f) => f.cause === cause);
+  const missing = of('missing').map((f) => f.kind);
+  const forbidden = of('forbidden');
+  const resources = forbidden.map((f) => resourceName(f.kind));
+  return [
+    ...(missing.length > 0 ? [missingCrdMessage(missing, server)] : []),
+    ...(forbidden.length > 0 ? [forbiddenMessage('list', resources, resources, namespace, forbidden[0].said)] : []),
+    ...of('other').map((f) => f.error.message),
+  ].join('; ');
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -457,10 +478,10 @@ export function statusCommand(io: StatusIo = {}): Command {
     const cluster = openCluster(flags, io.connect);
     const namespace = flags.allNamespaces ? undefined : (flags.namespace ?? cluster.defaultNamespace);
     const { rows, failures } = await readStatus(cluster, namespace);
-    if (failures.length === STATUS_KINDS.length) throw new Error(failureMessage(failures, cluster.server));
+    if (failures.length === STATUS_KINDS.length) throw new Error(failureMessage(failures, cluster.server, namespace));
     if (flags.output !== undefined) write(formatMachine(rows, flags.output));
     else if (rows.length > 0) write(formatTable(rows, { allNamespaces: namespace === undefined, now: (io.now ?? (() => new Date()))() }));
     else note(namespace === undefined ? 'No orders found.\n' : `No orders found in namespace ${namespace}.\n`);
-    if (failures.length > 0) throw new Error(failureMessage(failures, cluster.server));
+    if (failures.length > 0) throw new Error(failureMessage(failures, cluster.server, namespace));
   });
 }

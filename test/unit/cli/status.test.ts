@@ -227,6 +227,21 @@ describe('keystone-appcred status', () => {
     );
   });
 
+  it('several refusals make one message naming every refused resource; a missing CRD comes first', async () => {
+    const server = new FakeApiServer();
+    seedCluster(server);
+    refuseKind(server, 'keystoneusers', 403, 'Forbidden');
+    refuseKind(server, 'keystoneprojects', 403, 'Forbidden');
+    refuseKind(server, 'controlplanes', 404, 'NotFound');
+    const result = await status(server, '-n', 'tenant-a');
+    expect(result.out.split('\n').slice(1, -1).map((l) => l.split(' ')[0])).toEqual(['KeystoneRoleAssignment', 'KeystoneApplicationCredential', 'KeystoneApplicationCredential', 'KeystoneApplicationCredential']);
+    expect(result.error).toBe(
+      'the ControlPlane CRD is not installed on https://fake.invalid: run `keystone-appcred manifests --image IMAGE | kubectl apply --server-side -f -`; ' +
+        'not allowed to list keystoneprojects.c5c3.io, keystoneusers.c5c3.io in namespace tenant-a (injected; likewise for the others): ' +
+        'ask a cluster admin for a Role granting "list" on keystoneprojects.c5c3.io, keystoneusers.c5c3.io',
+    );
+  });
+
   it('an unreachable API server fails at once, naming the server and the context', async () => {
     const down: Transport = {
       server: 'https://10.0.0.1:6443',
