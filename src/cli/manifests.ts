@@ -113,8 +113,8 @@ export function asOptionError(error: unknown, given: Readonly<Record<string, str
 }
 
 /**
- * The manifests as multi-document YAML: the five CRDs, then the operator, then (with `sample`) the sample namespaces and
- * orders. A refused value throws the construct's error, which names the prop and the value
+ * The manifests as multi-document YAML: the six CRDs and the cluster identity's admission policy, then the operator,
+ * then (with `sample`) the sample namespaces and orders. A refused value throws the construct's error, which names the prop and the value
  * (`operator/Operator: namespace ("Apps") must be a DNS label ...`); a missing peer dependency throws an
  * error that names it and the install command.
  */

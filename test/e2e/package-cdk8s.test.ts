@@ -150,7 +150,7 @@ describe('the cdk8s face, installed from the packed tarball', () => {
       cwd: dir,
       env: nodeEnv(),
     });
-    expect(parseAllDocuments(yaml).filter((d) => (d.toJSON() as KubeObject).kind === 'CustomResourceDefinition')).toHaveLength(5);
+    expect(parseAllDocuments(yaml).filter((d) => (d.toJSON() as KubeObject).kind === 'CustomResourceDefinition')).toHaveLength(6);
     const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '--dry-run=server', '-f', '-'], { input: yaml });
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);

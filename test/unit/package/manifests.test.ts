@@ -43,17 +43,23 @@ describe('keystone-appcred manifests', () => {
     expect(program().commands.map((c) => c.name())).toContain('manifests');
   });
 
-  it('prints the five CRDs, then the operator, and no orders without --sample', async () => {
+  it('prints the six CRDs and the cluster identity admission policy, then the operator, and no orders without --sample', async () => {
     const docs = await run('--image', 'registry.example:5000/platform/keystone-appcred:1.2.3');
-    expect(docs.slice(0, 5).map((d) => d.kind)).toEqual(Array(5).fill('CustomResourceDefinition'));
-    expect(docs.slice(0, 5).map((d) => d.metadata.name).sort()).toEqual([
+    const crds = docs.filter((d) => d.kind === 'CustomResourceDefinition');
+    expect(docs.slice(0, crds.length)).toEqual(crds); // the CRDs come first
+    expect(crds.map((d) => d.metadata.name).sort()).toEqual([
       'controlplanes.c5c3.io',
       'keystoneapplicationcredentials.c5c3.io',
+      'keystoneclusteridentities.c5c3.io',
       'keystoneprojects.c5c3.io',
       'keystoneroleassignments.c5c3.io',
       'keystoneusers.c5c3.io',
     ]);
-    expect(names(docs.slice(5))).toEqual([
+    expect(names(docs.slice(6, 8))).toEqual([
+      'ValidatingAdmissionPolicy//keystoneclusteridentities.c5c3.io',
+      'ValidatingAdmissionPolicyBinding//keystoneclusteridentities.c5c3.io',
+    ]);
+    expect(names(docs.slice(8))).toEqual([
       'Namespace//keystone-appcred-system',
       'ServiceAccount/keystone-appcred-system/keystone-appcred-operator',
       'ClusterRole//keystone-appcred-operator',
