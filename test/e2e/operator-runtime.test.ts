@@ -6,129 +6,69 @@
  * of two processes exactly one leads and only the leader reconciles; after kill -9 of the leader the standby leads
  * within the lease duration; SIGTERM releases the Lease (holderIdentity cleared) and a standby takes over at once.
  */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { lockCluster } from '../support/cluster-lock';
 import { eventually, getJson, kubectl, kubectlOk, applyOk, type KubeObject } from '../support/kubectl';
-import { freePort, startServer, tail, type Server } from '../support/proc';
+import {
+  httpGet as get,
+  installCrds,
+  isLeader,
+  manifestObjects,
+  metricsText,
+  operatorKubeconfig,
+  removeOperatorRbac,
+  rssMiB,
+  startOperator,
+  waitReady as ready,
+  type OperatorProcess as Operator,
+} from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(300_000);
 
-const REPO = resolve(__dirname, '..', '..');
 const NS = 'kac-e2e-runtime';
-const SA = 'operator';
 const LEASE = 'keystone-appcred-operator-leader';
-const BINDING = 'kac-e2e-runtime-operator';
+const IDENTITY = { namespace: NS, binding: 'kac-e2e-runtime-operator' };
 const LEASE_SECONDS = 4;
 const TIMING = ['--lease-duration', `${LEASE_SECONDS}s`, '--renew-deadline', '3s', '--retry-period', '500ms'];
-
-interface Operator {
-  readonly name: string;
-  readonly server: Server;
-  readonly health: number;
-  readonly metrics: number;
-  readonly spawnedAt: number;
-}
 
 let unlock: (() => void) | undefined;
 let kubeconfig = '';
 let workDir = '';
 const operators: Operator[] = [];
 
-async function get(url: string): Promise<{ status: number; body: string } | undefined> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-    return { status: res.status, body: await res.text() };
-  } catch {
-    return undefined;
-  }
-}
-
 async function start(name: string): Promise<Operator> {
-  const health = await freePort();
-  const metrics = await freePort();
-  const args = [
-    '--import', 'tsx', join(REPO, 'src/cli/main.ts'), 'operator',
-    '--kubeconfig', kubeconfig, '--namespace', NS, '--identity', name,
-    '--bind-address', '127.0.0.1', '--health-port', String(health), '--metrics-port', String(metrics), ...TIMING,
-  ];
-  const server = startServer(`operator ${name}`, process.execPath, args, join(workDir, `${name}.log`), { cwd: REPO });
-  const operator = { name, server, health, metrics, spawnedAt: Date.now() };
+  const operator = await startOperator({ name, kubeconfig, namespace: NS, logDir: workDir, args: TIMING });
   operators.push(operator);
   return operator;
 }
 
-const isLeader = async (op: Operator): Promise<boolean> => /^keystone_appcred_leader 1$/m.test((await get(`http://127.0.0.1:${op.metrics}/metrics`))?.body ?? '');
 /** Finished ControlPlane reconciles, whatever their result (the registered reconciler decides success or not). */
 const reconciles = async (op: Operator): Promise<number> =>
-  [...((await get(`http://127.0.0.1:${op.metrics}/metrics`))?.body ?? '').matchAll(/^keystone_appcred_reconcile_total\{kind="ControlPlane",result="[a-z]+"\} (\d+)$/gm)]
+  [...(await metricsText(op)).matchAll(/^keystone_appcred_reconcile_total\{kind="ControlPlane",result="[a-z]+"\} (\d+)$/gm)]
     .reduce((sum, m) => sum + Number(m[1]), 0);
 const lease = () => getJson<KubeObject & { spec: { holderIdentity?: string; leaseTransitions?: number } }>('lease', LEASE, { namespace: NS });
-
-async function ready(op: Operator): Promise<number> {
-  await eventually(async () => {
-    if (op.server.exited() !== undefined) throw new Error(`${op.name} exited (${op.server.exited()}):\n${tail(op.server.log)}`);
-    return (await get(`http://127.0.0.1:${op.health}/readyz`))?.status === 200;
-  }, 120_000, 100);
-  return Date.now() - op.spawnedAt;
-}
-
-function rssMiB(op: Operator): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${op.server.process.pid}/status`, 'utf8'));
-  return Math.round(Number(m?.[1] ?? 0) / 1024);
-}
-
-/** The construct's ClusterRole and Lease Role, as synthesized, bound to this file's service account. */
-function rbacObjects(manifests: string): KubeObject[] {
-  const file = readdirSync(manifests).find((f) => f.includes('operator') && f.endsWith('.k8s.yaml')) as string;
-  const docs = parseAllDocuments(readFileSync(join(manifests, file), 'utf8')).map((d) => d.toJS() as KubeObject & { rules?: unknown[] });
-  const clusterRole = docs.find((d) => d.kind === 'ClusterRole') as KubeObject & { rules: unknown[] };
-  const leaseRole = docs.find((d) => d.kind === 'Role') as KubeObject & { rules: unknown[] };
-  const subjects = [{ kind: 'ServiceAccount', name: SA, namespace: NS }];
-  return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SA, namespace: NS } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: BINDING }, rules: clusterRole.rules },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: BINDING }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDING }, subjects },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'leader-election', namespace: NS }, rules: leaseRole.rules },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'leader-election', namespace: NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' }, subjects },
-  ];
-}
 
 beforeAll(async () => {
   unlock = await lockCluster('operator-runtime.test.ts');
   workDir = process.env.KAC_TEST_WORKDIR as string;
   const manifests = synthesizeManifests();
-  const crds = readdirSync(manifests).find((f) => f.includes('crds')) as string;
-  await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', join(manifests, crds)]);
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/controlplanes.c5c3.io']);
-  await kubectl(['create', 'namespace', NS]);
-  await applyOk(rbacObjects(manifests), { fieldManager: 'kac-test' });
-  const token = (await kubectlOk(['create', 'token', SA, '-n', NS, '--duration=2h'])).trim();
-  kubeconfig = join(workDir, 'operator-runtime.kubeconfig');
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'sa',
-    clusters: [{ name: 'kac', cluster: { server: process.env.KAC_KUBE_SERVER, 'certificate-authority': process.env.KAC_KUBE_CA_FILE } }],
-    users: [{ name: SA, user: { token } }],
-    contexts: [{ name: 'sa', context: { cluster: 'kac', user: SA, namespace: NS } }],
-  }), { mode: 0o600 });
+  await installCrds(manifests);
+  kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'operator-runtime.kubeconfig'));
   await applyOk({ apiVersion: 'c5c3.io/v1alpha1', kind: 'ControlPlane', metadata: { name: 'runtime-cp', namespace: NS }, spec: sampleControlPlaneSpec(manifests) } as KubeObject, { fieldManager: 'kac-test' });
 }, 300_000);
 
 afterAll(async () => {
   await Promise.all(operators.map((op) => op.server.stop(5_000)));
   await kubectl(['delete', 'namespace', NS, '--wait=false']);
-  await kubectl(['delete', 'clusterrolebinding,clusterrole', BINDING, '--ignore-not-found']);
+  await removeOperatorRbac(IDENTITY);
   unlock?.();
 });
 
 /** The spec of the synthesized sample ControlPlane (the runtime's no-op reconciler only needs one to exist). */
 function sampleControlPlaneSpec(manifests: string): unknown {
-  const file = readdirSync(manifests).find((f) => f.includes('samples')) as string;
-  return parseAllDocuments(readFileSync(join(manifests, file), 'utf8'))
-    .map((d) => d.toJS() as KubeObject & { spec: unknown })
-    .find((d) => d.kind === 'ControlPlane')?.spec;
+  return (manifestObjects(manifests, 'samples').find((d) => d.kind === 'ControlPlane') as { spec?: unknown } | undefined)?.spec;
 }
 
 describe('keystone-appcred operator on the real API server, as the construct\'s RBAC allows', () => {

@@ -1,0 +1,170 @@
+/**
+ * The operator as the e2e tests run it: `keystone-appcred operator` (under tsx, from the repository) as a child process
+ * authenticated as a service account bound to exactly the construct's ClusterRole and Lease Role, as synthesized, so
+ * every test that drives it proves the construct's RBAC sufficient. Also installs the synthesized CRDs.
+ */
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { applyOk, eventually, kubectl, kubectlOk, type KubeObject } from './kubectl';
+import { freePort, startServer, tail, type Server } from './proc';
+import { synthesizeManifests } from './synth';
+
+const REPO = resolve(__dirname, '..', '..');
+
+/** A running operator process. */
+export interface OperatorProcess {
+  readonly name: string;
+  readonly server: Server;
+  readonly health: number;
+  readonly metrics: number;
+  readonly spawnedAt: number;
+}
+
+/** Where the operator's identity lives: its namespace (service account, Lease) and the name of its cluster binding. */
+export interface OperatorIdentity {
+  readonly namespace: string;
+  readonly binding: string;
+  /** @default "operator" */
+  readonly serviceAccount?: string;
+}
+
+/** The objects of a synthesized chart (`crds`, `operator`, `samples`). */
+export function manifestObjects(manifests: string, chart: string): KubeObject[] {
+  const file = readdirSync(manifests).find((f) => f.includes(chart) && f.endsWith('.k8s.yaml'));
+  if (!file) throw new Error(`no ${chart} chart in ${manifests}`);
+  return parseAllDocuments(readFileSync(join(manifests, file), 'utf8')).map((d) => d.toJS() as KubeObject);
+}
+
+/** Installs the synthesized CRDs (and the admission policy that ships with them) and waits until they are established. */
+export async function installCrds(manifests: string = synthesizeManifests()): Promise<string> {
+  const crds = readdirSync(manifests).find((f) => f.includes('crds')) as string;
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', join(manifests, crds)]);
+  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  return manifests;
+}
+
+/** The construct's ClusterRole and Lease Role, as synthesized, bound to the identity's service account. */
+export function operatorRbac(manifests: string, identity: OperatorIdentity): KubeObject[] {
+  const docs = manifestObjects(manifests, 'operator') as (KubeObject & { rules?: unknown[] })[];
+  const clusterRole = docs.find((d) => d.kind === 'ClusterRole') as KubeObject & { rules: unknown[] };
+  const leaseRole = docs.find((d) => d.kind === 'Role') as KubeObject & { rules: unknown[] };
+  const { namespace, binding } = identity;
+  const sa = identity.serviceAccount ?? 'operator';
+  const subjects = [{ kind: 'ServiceAccount', name: sa, namespace }];
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: binding }, rules: clusterRole.rules },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: binding }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: binding }, subjects },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'leader-election', namespace }, rules: leaseRole.rules },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'leader-election', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' }, subjects },
+  ];
+}
+
+/**
+ * Creates the identity's namespace, binds the construct's RBAC to its service account and writes a kubeconfig that
+ * authenticates as it to `path`; returns `path`.
+ */
+export async function operatorKubeconfig(manifests: string, identity: OperatorIdentity, path: string): Promise<string> {
+  const sa = identity.serviceAccount ?? 'operator';
+  await kubectl(['create', 'namespace', identity.namespace]);
+  await applyOk(operatorRbac(manifests, identity), { fieldManager: 'kac-test' });
+  const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=2h'])).trim();
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'sa',
+      clusters: [{ name: 'kac', cluster: { server: process.env.KAC_KUBE_SERVER, 'certificate-authority': process.env.KAC_KUBE_CA_FILE } }],
+      users: [{ name: sa, user: { token } }],
+      contexts: [{ name: 'sa', context: { cluster: 'kac', user: sa, namespace: identity.namespace } }],
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+/** Removes the identity's cluster-wide RBAC (its namespace goes with the test's own cleanup). */
+export async function removeOperatorRbac(identity: OperatorIdentity): Promise<void> {
+  await kubectl(['delete', 'clusterrolebinding,clusterrole', identity.binding, '--ignore-not-found']);
+}
+
+/** What {@link startOperator} runs. */
+export interface OperatorOptions {
+  readonly name: string;
+  readonly kubeconfig: string;
+  /** The operator's namespace (its Lease). */
+  readonly namespace: string;
+  /** Where `<name>.log` goes. */
+  readonly logDir: string;
+  /** More flags. */
+  readonly args?: readonly string[];
+  /** More environment variables (merged over this process's). */
+  readonly env?: Record<string, string>;
+}
+
+/** Starts `keystone-appcred operator` as a child process. */
+export async function startOperator(options: OperatorOptions): Promise<OperatorProcess> {
+  const health = await freePort();
+  const metrics = await freePort();
+  const args = [
+    '--import', 'tsx', join(REPO, 'src/cli/main.ts'), 'operator',
+    '--kubeconfig', options.kubeconfig, '--namespace', options.namespace, '--identity', options.name,
+    '--bind-address', '127.0.0.1', '--health-port', String(health), '--metrics-port', String(metrics), ...(options.args ?? []),
+  ];
+  const server = startServer(`operator ${options.name}`, process.execPath, args, join(options.logDir, `${options.name}.log`), {
+    cwd: REPO,
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  });
+  return { name: options.name, server, health, metrics, spawnedAt: Date.now() };
+}
+
+/** GET a local URL; undefined when nothing answers. */
+export async function httpGet(url: string): Promise<{ status: number; body: string } | undefined> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The operator's /metrics text ('' when it does not answer). */
+export async function metricsText(op: OperatorProcess): Promise<string> {
+  return (await httpGet(`http://127.0.0.1:${op.metrics}/metrics`))?.body ?? '';
+}
+
+/** Whether the operator leads (its leader gauge). */
+export async function isLeader(op: OperatorProcess): Promise<boolean> {
+  return /^keystone_appcred_leader 1$/m.test(await metricsText(op));
+}
+
+/** Waits until the operator's /readyz answers 200; returns the milliseconds since it was spawned. */
+export async function waitReady(op: OperatorProcess, timeoutMs = 120_000): Promise<number> {
+  await eventually(async () => {
+    if (op.server.exited() !== undefined) throw new Error(`${op.name} exited (${op.server.exited()}):\n${tail(op.server.log)}`);
+    return (await httpGet(`http://127.0.0.1:${op.health}/readyz`))?.status === 200;
+  }, timeoutMs, 100);
+  return Date.now() - op.spawnedAt;
+}
+
+/** The operator's JSON log lines so far. */
+export function operatorLog(op: OperatorProcess): Record<string, unknown>[] {
+  return readFileSync(op.server.log, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    });
+}
+
+/** The operator process's resident set size, MiB. */
+export function rssMiB(op: OperatorProcess): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${op.server.process.pid}/status`, 'utf8'));
+  return Math.round(Number(m?.[1] ?? 0) / 1024);
+}
