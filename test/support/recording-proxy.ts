@@ -28,6 +28,12 @@ export interface RecordingProxy {
    * the upstream acts on it, but its reply is dropped and the status answered instead (a reply lost on the way back).
    */
   faultAfter?: (call: RecordedCall) => number | undefined;
+  /**
+   * Called once the upstream answered a forwarded request (`status` set), before the reply is relayed; the relay waits
+   * for the promise it returns. A test acts on "Keystone did it, the caller does not know yet" here (e.g. kill -9 the
+   * caller between a create and its status write).
+   */
+  onReply?: (call: RecordedCall) => void | Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,8 +71,12 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
           return;
         }
         call.status = up.statusCode;
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
+        const relay = () => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        };
+        if (!proxy.onReply) relay();
+        else void Promise.resolve(proxy.onReply(call)).then(relay, relay);
       },
     );
     forward.on('error', (error) => {
