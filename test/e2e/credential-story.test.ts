@@ -1,0 +1,430 @@
+// @needs kube keystone openbao
+/**
+ * The reference's own end-to-end story of a KeystoneApplicationCredential (spec, "Chainsaw E2E Tests"), on the real API
+ * server, the real Keystone and the real OpenBao, with the operator as a child process under the construct's RBAC:
+ * order a credential beside the refused pieces (NoRoleOnProject); assign the role (generation 1, `openstack token issue`
+ * with the delivered clouds.yaml); the scheduled rotation (generation 2); the schedule off; the superseded credential
+ * authenticates inside the grace period and fails after it; rotate by hand (generation 3); freeze (nothing changes);
+ * restore (rotates at once); the assignment held while the order exists; delete the order (nothing left anywhere).
+ * Throughout, a consumer probe re-reads the delivered Secret and authenticates with it every second: it never fails.
+ * Further cases: repairs, a lost parked secret, a foreign Secret, OpenBao unreachable.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { childPrefix } from '../../src/api';
+import { OpenBaoBackup } from '../../src/backup/openbao';
+import { ApplicationCredentials, KeystoneSession, Users, authenticateApplicationCredential } from '../../src/keystone';
+import { lockCluster } from '../support/cluster-lock';
+import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
+import { applyOk, eventually, getJson, getTable, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { installCrds, operatorKubeconfig, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { synthesizeManifests } from '../support/synth';
+
+jest.setTimeout(240_000);
+
+const env = keystoneTestEnv();
+const NS = 'kac-story';
+const CP_NS = 'kac-story-cp';
+const IDENTITY = { namespace: 'kac-story-operator', binding: 'kac-story-operator' };
+const GROUP = '/apis/c5c3.io/v1alpha1';
+const PROJECT = uniqueName('story');
+const USER = uniqueName('story');
+const SECRETS_SEEN = new Set<string>();
+
+interface Order extends KubeObject {
+  spec: Record<string, unknown>;
+  status?: {
+    credentialGeneration?: number;
+    credentialID?: string;
+    previousCredentialID?: string;
+    previousCredentialGeneration?: number;
+    nextRotation?: string;
+    secretName?: string;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+let unlock: (() => void) | undefined;
+let operator: OperatorProcess;
+/** The consumer probe on the order `app`, started once generation 1 is delivered. */
+let consumer: ReturnType<typeof probe> | undefined;
+let kubeconfig = '';
+let workDir = '';
+const operatorEnv = (baoAddress: string) => ({ KAC_OPENBAO_ADDRESS: baoAddress, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string });
+const launch = async (name: string, baoAddress = process.env.KAC_BAO_ADDR as string) => {
+  operator = await startOperator({ name, kubeconfig, namespace: IDENTITY.namespace, logDir: workDir, args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'], env: operatorEnv(baoAddress) });
+  await waitReady(operator);
+};
+
+/** Every order as read, for the scan for secrets at the end. */
+const STATUSES: string[] = [];
+const order = async (name: string) => {
+  const o = await getJson<Order>('keystoneapplicationcredential', name, { namespace: NS });
+  STATUSES.push(JSON.stringify(o.status ?? {}));
+  return o;
+};
+const condition = (o: Order, type: string) => o.status?.conditions?.find((c) => c.type === type);
+const merge = (resource: string, name: string, patch: unknown, namespace = NS) => kubectlOk(['patch', resource, name, '-n', namespace, '--type=merge', '-p', JSON.stringify(patch)]);
+
+/** The delivered Secret's three keys, decoded; undefined while there is none. */
+async function delivered(name: string): Promise<Record<string, string> | undefined> {
+  const res = await kubeRequest('GET', `/api/v1/namespaces/${NS}/secrets/${name}-credentials`);
+  if (res.status === 404) return undefined;
+  const data = res.json<{ data?: Record<string, string> }>().data ?? {};
+  const out = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+  if (out.application_credential_secret) SECRETS_SEEN.add(out.application_credential_secret);
+  return out;
+}
+
+async function authenticates(id: string | undefined, secret: string | undefined): Promise<boolean> {
+  if (!id || !secret) return false;
+  try {
+    await authenticateApplicationCredential({ authUrl: env.authUrl, id, secret, timeoutMs: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The credential names of the ordered user in Keystone, as the admin sees them. */
+async function userCredentials(prefix = childPrefix({ namespace: NS, name: 'app' })): Promise<string[]> {
+  const admin = adminSession();
+  const user = await new Users(admin).findByName(USER);
+  if (!user) return [];
+  const path = admin.transport.pathOf(`users/${user.id}/application_credentials`);
+  const list = await admin.request({ method: 'GET', path });
+  return (list.body as { application_credentials: { name: string }[] }).application_credentials.map((c) => c.name).filter((n) => n.startsWith(prefix)).sort();
+}
+
+/** The consumer: re-reads the delivered Secret and authenticates with it every second. */
+function probe(name: string) {
+  let attempts = 0;
+  const failures: string[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t0 = Date.now();
+      const doc = await delivered(name).catch(() => undefined);
+      attempts++;
+      if (!(await authenticates(doc?.application_credential_id, doc?.application_credential_secret))) failures.push(`${new Date().toISOString()} ${doc?.application_credential_id ?? 'no Secret'}`);
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - t0))));
+    }
+  })();
+  return {
+    get attempts() {
+      return attempts;
+    },
+    failures,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** `openstack token issue` with a clouds.yaml, in a clean environment. */
+function openstackTokenIssue(cloudsYaml: string): Promise<{ project_id: string }> {
+  const home = mkdtempSync(join(tmpdir(), 'kac-story-osc-'));
+  const file = join(home, 'clouds.yaml');
+  writeFileSync(file, cloudsYaml, { mode: 0o600 });
+  const cloud = /^ {2}([A-Za-z0-9_-]+):/m.exec(cloudsYaml)?.[1] ?? 'openstack';
+  return new Promise((resolve, reject) => {
+    execFile('/usr/bin/openstack', ['--os-cloud', cloud, 'token', 'issue', '-f', 'json'], { env: { PATH: '/usr/bin:/bin', HOME: home, OS_CLIENT_CONFIG_FILE: file }, timeout: 60_000 }, (error, out, err) => {
+      rmSync(home, { recursive: true, force: true });
+      if (error) reject(new Error(`openstack failed: ${error.message}\n${err}`));
+      else resolve(JSON.parse(out) as { project_id: string });
+    });
+  });
+}
+
+/** The seven printer columns of an order, as `kubectl get` shows them (the server-side Table). */
+async function columns(name: string): Promise<Record<string, unknown>> {
+  const table = await getTable(`${GROUP}/namespaces/${NS}/keystoneapplicationcredentials/${name}`);
+  return Object.fromEntries(table.columnDefinitions.map((c, i) => [c.name, table.rows[0]?.cells[i]]));
+}
+
+const adminCloudsYaml = () =>
+  `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${env.adminUser}\n      password: "${env.adminPassword}"\n      project_name: ${env.adminProject}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n`;
+const controlPlane = (assigned: boolean) => ({
+  apiVersion: 'c5c3.io/v1alpha1',
+  kind: 'ControlPlane',
+  metadata: { name: 'cp', namespace: CP_NS },
+  spec: {
+    services: { keystone: { external: { authURL: env.authUrl } } },
+    adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+    namespaceAssignments: assigned ? [{ namespace: NS, allowedRoles: ['member'] }] : [],
+  },
+});
+const ref = { controlPlaneRef: { name: 'cp', namespace: CP_NS } };
+const credentialOrder = (name: string, rotation: Record<string, string>, credentialGeneration?: number) => ({
+  apiVersion: 'c5c3.io/v1alpha1',
+  kind: 'KeystoneApplicationCredential',
+  metadata: { name, namespace: NS },
+  spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation, ...(credentialGeneration ? { credentialGeneration } : {}) },
+});
+
+beforeAll(async () => {
+  unlock = await lockCluster('credential-story.test.ts');
+  workDir = process.env.KAC_TEST_WORKDIR as string;
+  const manifests = await installCrds(synthesizeManifests());
+  kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'credential-story.kubeconfig'));
+  for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
+  await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': adminCloudsYaml() } } as KubeObject, { fieldManager: 'kac-test' });
+  await applyOk(controlPlane(true) as KubeObject, { fieldManager: 'kac-test' });
+  await launch('story-a');
+}, 300_000);
+
+afterAll(async () => {
+  await consumer?.stop();
+  await operator?.server.stop(5_000);
+  // KAC_KEEP_LOGS=dir keeps the operators' logs for a look after the run.
+  if (process.env.KAC_KEEP_LOGS) for (const n of ['story-a', 'story-b', 'story-c']) cpSync(join(workDir, `${n}.log`), join(process.env.KAC_KEEP_LOGS, `${n}.log`), { force: true });
+  for (const ns of [NS, CP_NS]) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  await kubectl(['delete', 'namespace', IDENTITY.namespace, '--wait=false']);
+  await removeOperatorRbac(IDENTITY);
+  unlock?.();
+});
+
+describe('the KeystoneApplicationCredential story on the real API server, Keystone and OpenBao', () => {
+  let g1: Record<string, string>;
+  const latency: { rotation?: number; bare?: number } = {};
+
+  it('orders a credential beside the refused pieces: NoRoleOnProject, nothing in Keystone', async () => {
+    await applyOk([
+      { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneProject', metadata: { name: 'proj', namespace: NS }, spec: { ...ref, projectName: PROJECT } },
+      { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', metadata: { name: 'svc', namespace: NS }, spec: { ...ref, userName: USER } },
+      credentialOrder('app', { interval: '1m', gracePeriod: '20s' }),
+    ] as KubeObject[], { fieldManager: 'kac-test' });
+    const refused = await eventually(async () => {
+      const o = await order('app');
+      return condition(o, 'CredentialReady')?.reason === 'NoRoleOnProject' && o;
+    }, 60_000);
+    expect(condition(refused, 'Ready')).toMatchObject({ status: 'False' });
+    expect(await userCredentials()).toEqual([]);
+    expect(await delivered('app')).toBeUndefined();
+    expect(await columns('app')).toMatchObject({ Ready: 'False', ControlPlane: 'cp', User: 'svc', Project: 'proj' });
+  });
+
+  it('assigns the role: generation 1 is delivered, and openstack token issue works with the delivered clouds.yaml', async () => {
+    await applyOk({ apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneRoleAssignment', metadata: { name: 'member', namespace: NS }, spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, role: 'member' } } as KubeObject, { fieldManager: 'kac-test' });
+    const o = await eventually(async () => {
+      const o = await order('app');
+      return o.status?.credentialGeneration === 1 && o.status.secretName === 'app-credentials' && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    g1 = (await delivered('app')) as Record<string, string>;
+    expect(Object.keys(g1).sort()).toEqual(['application_credential_id', 'application_credential_secret', 'clouds.yaml']);
+    expect(g1.application_credential_id).toBe(o.status?.credentialID);
+    const issued = await openstackTokenIssue(g1['clouds.yaml']);
+    const project = await getJson<{ status: { projectID: string } } & KubeObject>('keystoneproject', 'proj', { namespace: NS });
+    expect(issued.project_id).toBe(project.status.projectID);
+    expect(await columns('app')).toMatchObject({ Ready: 'True', Generation: 1, NextRotation: o.status?.nextRotation });
+    consumer = probe('app');
+  });
+
+  it('the scheduled rotation switches to generation 2; both authenticate in the grace period', async () => {
+    const before = await order('app');
+    const due = Date.parse(before.status?.nextRotation as string);
+    // The moment the delivered Secret carries generation 2, polled fast.
+    const switched = await eventually(async () => {
+      const doc = await delivered('app');
+      return doc && doc.application_credential_id !== g1.application_credential_id && Date.now();
+    }, 120_000, 100);
+    latency.rotation = switched - due;
+    const o = await eventually(async () => {
+      const o = await order('app');
+      return o.status?.credentialGeneration === 2 && o;
+    }, 30_000);
+    expect(o.status).toMatchObject({ previousCredentialID: g1.application_credential_id, previousCredentialGeneration: 1 });
+    expect(await authenticates(g1.application_credential_id, g1.application_credential_secret)).toBe(true);
+    expect(await userCredentials()).toEqual([`${childPrefix({ namespace: NS, name: 'app' })}-credential-v1`, `${childPrefix({ namespace: NS, name: 'app' })}-credential-v2`]);
+    // The bare work of a rotation in the same run: one Keystone create as the user and one OpenBao write.
+    const svc = await getJson<{ status: { userID: string } } & KubeObject>('keystoneuser', 'svc', { namespace: NS });
+    const password = (await kubectlOk(['get', 'secret', '-n', NS, 'svc-credentials', '-o', 'jsonpath={.data.password}'])).trim();
+    const project = await getJson<{ status: { projectID: string } } & KubeObject>('keystoneproject', 'proj', { namespace: NS });
+    const session = new KeystoneSession({ authUrl: env.authUrl, auth: { method: 'password', user: { id: svc.status.userID }, password: Buffer.from(password, 'base64').toString(), project: { id: project.status.projectID } } });
+    await session.token();
+    const t0 = performance.now();
+    const bare = await new ApplicationCredentials(session).create({ name: uniqueName('bare'), secret: 'x'.repeat(43), expiresAt: new Date(Date.now() + 3_600_000) });
+    await new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/bench/${uniqueName('bare')}` }).write({ 'clouds.yaml': 'x', application_credential_id: bare.id, application_credential_secret: 'x' });
+    latency.bare = performance.now() - t0;
+    await new ApplicationCredentials(session).delete(bare.id);
+    process.stderr.write(`[credential-story] rotation latency (nextRotation due → Secret carries generation 2): ${latency.rotation} ms; bare Keystone create + OpenBao write: ${Math.round(latency.bare)} ms\n`);
+  });
+
+  it('turns the schedule off: the superseded credential authenticates inside the grace period and fails after it', async () => {
+    await merge('keystoneapplicationcredential', 'app', { spec: { rotation: { interval: '0s' } } });
+    expect(await authenticates(g1.application_credential_id, g1.application_credential_secret)).toBe(true);
+    await eventually(async () => !(await authenticates(g1.application_credential_id, g1.application_credential_secret)), 60_000, 1000);
+    const swept = await eventually(async () => {
+      const o = await order('app');
+      return o.status?.previousCredentialID === undefined && o.status?.nextRotation === undefined && o;
+    }, 30_000);
+    expect(swept.status?.credentialGeneration).toBe(2);
+    expect(await userCredentials()).toEqual([`${childPrefix({ namespace: NS, name: 'app' })}-credential-v2`]);
+  });
+
+  it('rotates by hand: a raised credentialGeneration creates generation 3 at once', async () => {
+    await merge('keystoneapplicationcredential', 'app', { spec: { credentialGeneration: 3 } });
+    const o = await eventually(async () => {
+      const o = await order('app');
+      return o.status?.credentialGeneration === 3 && !!o.status.secretName && o;
+    }, 60_000);
+    expect(o.status?.previousCredentialGeneration).toBe(2);
+    const doc = await delivered('app');
+    expect(doc?.application_credential_id).toBe(o.status?.credentialID);
+    expect(await columns('app')).toMatchObject({ Ready: 'True', Generation: 3 });
+  });
+
+  it('removing the namespace assignment freezes the order: nothing in Keystone, OpenBao or the Secret changes', async () => {
+    await applyOk(controlPlane(false) as KubeObject, { fieldManager: 'kac-test' });
+    await eventually(async () => condition(await order('app'), 'CredentialReady')?.reason === 'NamespaceNotAssigned', 60_000);
+    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${childPrefix({ namespace: NS, name: 'app' })}/service-accounts/application-credential` });
+    const snapshot = async () => ({ keystone: await userCredentials(), backup: await backup.readDocument(), secret: await delivered('app') });
+    const before = await snapshot();
+    await merge('keystoneapplicationcredential', 'app', { spec: { credentialGeneration: 4 } });
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(await snapshot()).toEqual(before);
+    const o = await order('app');
+    expect(o.status?.credentialGeneration).toBe(3);
+    expect(condition(o, 'DeliveryReady')?.reason).toBe('NamespaceNotAssigned');
+    expect(await columns('app')).toMatchObject({ Ready: 'False', Generation: 3 });
+  });
+
+  it('restoring it rotates at once: the raised generation 4 is created and delivered', async () => {
+    await applyOk(controlPlane(true) as KubeObject, { fieldManager: 'kac-test' });
+    const o = await eventually(async () => {
+      const o = await order('app');
+      return o.status?.credentialGeneration === 4 && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    expect((await delivered('app'))?.application_credential_id).toBe(o.status?.credentialID);
+  });
+});
+
+describe('repairs and refusals (further cases)', () => {
+  const prefix = childPrefix({ namespace: NS, name: 'extra' });
+  const ready = (generation: number) =>
+    eventually(async () => {
+      const o = await order('extra');
+      return o.status?.credentialGeneration === generation && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+
+  it('an edited key is rewritten, a key somebody else added stays', async () => {
+    await applyOk(credentialOrder('extra', { interval: '1h', gracePeriod: '10m' }) as KubeObject, { fieldManager: 'kac-test' });
+    await ready(1);
+    const good = (await delivered('extra')) as Record<string, string>;
+    await merge('secret', 'extra-credentials', { data: { application_credential_secret: Buffer.from('edited').toString('base64'), note: Buffer.from('mine').toString('base64') } });
+    const repaired = await eventually(async () => {
+      const doc = await delivered('extra');
+      return doc?.application_credential_secret === good.application_credential_secret && doc;
+    }, 30_000);
+    expect(repaired.note).toBe('mine');
+  });
+
+  it('a deleted delivered Secret is written again from the parked secret, with no new credential', async () => {
+    const before = await userCredentials(prefix);
+    const id = (await delivered('extra'))?.application_credential_id;
+    await kubectlOk(['delete', 'secret', '-n', NS, 'extra-credentials']);
+    const again = await eventually(async () => delivered('extra'), 30_000);
+    expect(again.application_credential_id).toBe(id);
+    expect(await userCredentials(prefix)).toEqual(before);
+  });
+
+  it('a deleted secret-v<N> of the delivered generation (its secret lost) is replaced by a new generation', async () => {
+    await kubectlOk(['delete', 'secret', '-n', CP_NS, `${prefix}-secret-v1`]);
+    const o = await ready(2);
+    expect((await delivered('extra'))?.application_credential_id).toBe(o.status?.credentialID);
+  });
+
+  it('a foreign Secret of the delivered name: DeliveryRefused, and it is never touched', async () => {
+    await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'taken-credentials', namespace: NS }, stringData: { mine: 'yes' } } as KubeObject, { fieldManager: 'someone-else' });
+    await applyOk(credentialOrder('taken', { interval: '1h', gracePeriod: '10m' }) as KubeObject, { fieldManager: 'kac-test' });
+    const o = await eventually(async () => {
+      const o = await order('taken');
+      return condition(o, 'DeliveryReady')?.reason === 'DeliveryRefused' && o;
+    }, 60_000);
+    expect(o.status?.secretName).toBeUndefined();
+    const secret = await getJson<KubeObject & { data: Record<string, string> }>('secret', 'taken-credentials', { namespace: NS });
+    expect(Object.keys(secret.data)).toEqual(['mine']);
+    expect(secret.metadata.ownerReferences).toBeUndefined();
+    const events = await getJson<{ items: { reason: string; regarding: { name: string } }[] }>('events.events.k8s.io', undefined, { namespace: NS });
+    expect(events.items.some((e) => e.reason === 'DeliveryRefused' && e.regarding.name === 'taken')).toBe(true);
+    await kubectlOk(['delete', 'keystoneapplicationcredential', '-n', NS, 'taken']);
+  });
+
+  it('OpenBao unreachable: BackupNotSynced, and the Secret keeps the old generation until the backup holds the new one', async () => {
+    const backedPrefix = childPrefix({ namespace: NS, name: 'backed' });
+    // A grace period of 0s: no grace period holds the raised generation back (none runs after the first credential).
+    await applyOk(credentialOrder('backed', { interval: '1h', gracePeriod: '0s' }) as KubeObject, { fieldManager: 'kac-test' });
+    await eventually(async () => (await order('backed')).status?.credentialGeneration === 1 && !!(await delivered('backed')), 60_000);
+    const id = (await delivered('backed'))?.application_credential_id;
+    await operator.server.stop(10_000);
+    await launch('story-b', 'http://127.0.0.1:1'); // nothing listens there
+    await merge('keystoneapplicationcredential', 'backed', { spec: { credentialGeneration: 2 } });
+    const waiting = await eventually(async () => {
+      const o = await order('backed');
+      return condition(o, 'DeliveryReady')?.reason === 'BackupNotSynced' && (await userCredentials(backedPrefix)).length === 2 && o;
+    }, 60_000);
+    expect(condition(waiting, 'DeliveryReady')?.message).toMatch(/backup cannot be read/);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await delivered('backed'))?.application_credential_id).toBe(id);
+    expect((await order('backed')).status?.credentialGeneration).toBe(1);
+    await operator.server.stop(10_000);
+    await launch('story-c');
+    const o = await eventually(async () => {
+      const o = await order('backed');
+      return o.status?.credentialGeneration === 2 && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${backedPrefix}/service-accounts/application-credential` });
+    expect(await backup.read()).toBe(o.status?.credentialID);
+    expect((await delivered('backed'))?.application_credential_id).toBe(o.status?.credentialID);
+  });
+});
+
+describe('the end of the story', () => {
+  it('deleting the role assignment while the order exists is held: ReferencedByApplicationCredentials', async () => {
+    await kubectlOk(['delete', 'keystoneroleassignment', '-n', NS, 'member', '--wait=false']);
+    await eventually(async () => {
+      const a = await getJson<Order>('keystoneroleassignment', 'member', { namespace: NS });
+      return condition(a, 'AssignmentReady')?.reason === 'ReferencedByApplicationCredentials';
+    }, 60_000);
+  });
+
+  it('the consumer probe never failed to authenticate, across every rotation and operator restart', async () => {
+    expect(consumer).toBeDefined();
+    await consumer?.stop();
+    process.stderr.write(`[credential-story] consumer probe: ${consumer?.attempts} authentications, ${consumer?.failures.length} failed\n`);
+    expect(consumer?.failures).toEqual([]);
+    expect(consumer?.attempts).toBeGreaterThan(60);
+  });
+
+  it('deleting the orders leaves no credential in Keystone, an empty OpenBao path, no secret-v<N>, no delivered Secret', async () => {
+    for (const name of ['app', 'extra', 'backed']) await kubectlOk(['delete', 'keystoneapplicationcredential', '-n', NS, name, '--wait=false']);
+    for (const name of ['app', 'extra', 'backed']) {
+      await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', '-n', NS, name])).code !== 0, 60_000);
+      const prefix = childPrefix({ namespace: NS, name });
+      expect(await userCredentials(prefix)).toEqual([]);
+      const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${prefix}/service-accounts/application-credential` });
+      expect(await backup.readDocument()).toBeUndefined();
+      const children = await kubectlOk(['get', 'secret', '-n', CP_NS, '-l', `c5c3.io/keystoneapplicationcredential-name=${name}`, '-o', 'name']);
+      expect(children.trim()).toBe('');
+      expect(await delivered(name)).toBeUndefined();
+    }
+    // The held assignment goes once no order holds it.
+    await eventually(async () => (await kubectl(['get', 'keystoneroleassignment', '-n', NS, 'member'])).code !== 0, 60_000);
+  });
+
+  it('no minted secret appears in the operator log, the events or any status', async () => {
+    expect(SECRETS_SEEN.size).toBeGreaterThanOrEqual(5);
+    const texts = [
+      readFileSync(operator.server.log, 'utf8'),
+      ...['story-a', 'story-b'].map((n) => readFileSync(join(workDir, `${n}.log`), 'utf8')),
+      await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json']),
+      await kubectlOk(['get', 'keystoneusers,keystoneprojects,keystoneroleassignments,controlplanes', '-A', '-o', 'json']),
+      ...STATUSES,
+    ].join('\n');
+    for (const secret of SECRETS_SEEN) expect(texts).not.toContain(secret);
+    expect(texts).not.toContain(env.adminPassword);
+  });
+});
