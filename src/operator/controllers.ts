@@ -24,6 +24,7 @@ import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
 import { PlaneCluster } from './plane-cluster';
 import type { OpenBaoConfig } from './runtime/config';
+import { EventRecorder } from './runtime/events';
 import type { Manager } from './runtime/manager';
 import type { Result } from './runtime/controller';
 
@@ -46,7 +47,7 @@ export interface ControllerOptions {
 
 /** Registers the five controllers on `manager`. */
 export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
-  const cluster = new PlaneCluster(manager.cluster);
+  const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }));
   const clock = options.clock ?? (() => new Date());
   const plane: PlaneDeps = { cluster, keystone: keystoneAdmins(), clock, memo: new ConvergedPasses() };
   const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;

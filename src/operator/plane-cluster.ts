@@ -9,11 +9,13 @@
  * created with a plain create (a lagging cache costs a 409 and a live read, never an overwrite), and re-applying a
  * delivered Secret the cache has not caught up with is idempotent.
  */
+import type { Condition } from '../api/conditions';
 import type { Cluster } from '../kube/cluster';
 import { isAlreadyExists, isNotFound } from '../kube/errors';
 import { Kinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject, type ResourceKind } from '../kube/object';
 import type { ClusterPort, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
+import type { EventRecorder } from './runtime/events';
 
 const encode = (data: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
@@ -49,7 +51,11 @@ export class PlaneCluster implements ClusterPort {
   /** The object each of this port's writes returned, by kind and key. */
   private readonly written = new Map<string, KubeObject>();
 
-  constructor(private readonly cluster: Cluster) {}
+  /** `events`: records an Event per condition transition a status write makes (steady objects write none). */
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly events?: EventRecorder,
+  ) {}
 
   async get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined> {
     return this.latest(Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>, key) as ObjectOf<K> | undefined;
@@ -125,7 +131,10 @@ export class PlaneCluster implements ClusterPort {
     const resource = Kinds[kind] as unknown as ResourceKind<KubeObject & { status?: unknown }>;
     const object = this.latest(resource, key);
     if (!object) return; // gone: nothing to record on
-    this.remember(resource, await this.cluster.patchStatus(resource, object, status));
+    const written = await this.cluster.patchStatus(resource, object, status);
+    this.remember(resource, written);
+    const conditions = (s: unknown) => (s as { conditions?: readonly Condition[] } | undefined)?.conditions;
+    await this.events?.conditionsChanged(written, conditions(object.status), conditions(status));
   }
 
   async addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {

@@ -11,8 +11,6 @@
  * gets one full pass. A credential deleted in Keystone by hand is noticed at the next wake-up or change.
  */
 import {
-  ConditionType,
-  DeliveryReason,
   PlaneDefaults,
   TEARDOWN_FINALIZER,
   backingPath,
@@ -158,7 +156,6 @@ export class CredentialReconciler {
     const released = deleting && teardownPath(consent).path === 'release';
     const keystone = released ? abandoned() : connection && !gate && !admission ? this.keystoneOf(connection, prefix) : unreachable(gate?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
-    let recorded: KeystoneApplicationCredentialStatus = before;
     let wrote = false;
     const ports: Ports = {
       keystone,
@@ -173,8 +170,7 @@ export class CredentialReconciler {
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
       writeStatus: async (status) => {
-        await cluster.writeStatus(KIND, key, status);
-        recorded = status;
+        await cluster.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
       },
       release: async () => {
@@ -196,7 +192,6 @@ export class CredentialReconciler {
       this.converged.delete(id);
       return {};
     }
-    await this.announceTransitions(order, before, recorded);
     const wakeAt = result.wakeAt?.getTime();
     if (actions === 0 && !wrote && fingerprint !== undefined) this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
     return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
@@ -217,7 +212,7 @@ export class CredentialReconciler {
     return credentialPort(session, prefix);
   }
 
-  /** Events on mint, switch, sweep and refusal (spec-level moments; never a secret). */
+  /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */
   private async announce(order: KeystoneApplicationCredential, e: ActionEvent): Promise<void> {
     const a = e.action;
     if (e.outcome === 'failed') return;
@@ -225,15 +220,6 @@ export class CredentialReconciler {
     else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` });
     else if (a.type === 'deliver' && a.why === 'switch') await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` });
     else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` });
-  }
-
-  /** A Warning when the order starts refusing delivery to a foreign Secret. */
-  private async announceTransitions(order: KeystoneApplicationCredential, before: KeystoneApplicationCredentialStatus, after: KeystoneApplicationCredentialStatus): Promise<void> {
-    const reason = (s: KeystoneApplicationCredentialStatus) => s.conditions?.find((c) => c.type === ConditionType.DeliveryReady)?.reason;
-    if (reason(after) === DeliveryReason.DeliveryRefused && reason(before) !== DeliveryReason.DeliveryRefused) {
-      const message = after.conditions?.find((c) => c.type === ConditionType.DeliveryReady)?.message ?? '';
-      await this.emit(order, { type: 'Warning', reason: DeliveryReason.DeliveryRefused, action: 'Deliver', note: message });
-    }
   }
 
   private async emit(order: KeystoneApplicationCredential, event: CredentialEvent): Promise<void> {

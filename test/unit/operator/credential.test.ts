@@ -7,6 +7,7 @@ import { TEARDOWN_FINALIZER, childPrefix, type KeystoneApplicationCredential } f
 import { Kinds, MemoryCluster, type Secret } from '../../../src/kube';
 import { CredentialReconciler } from '../../../src/operator/credential/reconciler';
 import { PlaneCluster } from '../../../src/operator/plane-cluster';
+import { EventRecorder } from '../../../src/operator/runtime/events';
 import { passwordSecretName } from '../../../src/plane/naming';
 import { FakeKeystone } from '../../support/fake-keystone';
 
@@ -25,7 +26,7 @@ function world() {
   const keystone = new FakeKeystone(prefix, clock);
   const connections: unknown[] = [];
   const reconciler = new CredentialReconciler({
-    cluster: new PlaneCluster(cluster),
+    cluster: new PlaneCluster(cluster, new EventRecorder(cluster)),
     keystone: (connection) => {
       connections.push(connection);
       return keystone;
@@ -179,7 +180,12 @@ describe('KeystoneApplicationCredential reconciler', () => {
     await w.converge();
     expect(w.reason('DeliveryReady')).toBe('DeliveryRefused');
     expect(w.decoded()).toEqual({ mine: 'yes' });
-    expect(w.cluster.events.map((e) => e.reason)).toContain('DeliveryRefused');
+    expect(w.cluster.events.filter((e) => e.reason === 'DeliveryRefused')).toHaveLength(1);
+    // A steady refusal records no further Event: Events come on condition transitions only.
+    await w.converge();
+    w.travel(60_000);
+    await w.converge();
+    expect(w.cluster.events.filter((e) => e.reason === 'DeliveryRefused')).toHaveLength(1);
   });
 
   it('the namespace assignment removed: frozen, nothing in Keystone or the Secret changes; back: rotates at once if due', async () => {
