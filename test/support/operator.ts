@@ -1,7 +1,8 @@
 /**
  * The operator as the e2e tests run it: `keystone-appcred operator` (under tsx, from the repository) as a child process
  * authenticated as a service account bound to exactly the construct's ClusterRole and Lease Role, as synthesized, so
- * every test that drives it proves the construct's RBAC sufficient. Also installs the synthesized CRDs.
+ * every test that drives it proves the construct's RBAC sufficient (`command` runs another build, e.g. an installed
+ * package's bin). Also installs the synthesized CRDs.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -102,19 +103,27 @@ export interface OperatorOptions {
   readonly args?: readonly string[];
   /** More environment variables (merged over this process's). */
   readonly env?: Record<string, string>;
+  /**
+   * The program and its arguments up to `operator`, before the flags above (e.g. an installed package's
+   * `node_modules/.bin/keystone-appcred operator`). @default this Node under tsx running src/cli/main.ts of the repository
+   */
+  readonly command?: readonly string[];
+  /** The working directory. @default the repository */
+  readonly cwd?: string;
 }
 
 /** Starts `keystone-appcred operator` as a child process. */
 export async function startOperator(options: OperatorOptions): Promise<OperatorProcess> {
   const health = await freePort();
   const metrics = await freePort();
+  const [bin, ...leading] = options.command ?? [process.execPath, '--import', 'tsx', join(REPO, 'src/cli/main.ts'), 'operator'];
   const args = [
-    '--import', 'tsx', join(REPO, 'src/cli/main.ts'), 'operator',
+    ...leading,
     '--kubeconfig', options.kubeconfig, '--namespace', options.namespace, '--identity', options.name,
     '--bind-address', '127.0.0.1', '--health-port', String(health), '--metrics-port', String(metrics), ...(options.args ?? []),
   ];
-  const server = startServer(`operator ${options.name}`, process.execPath, args, join(options.logDir, `${options.name}.log`), {
-    cwd: REPO,
+  const server = startServer(`operator ${options.name}`, bin, args, join(options.logDir, `${options.name}.log`), {
+    cwd: options.cwd ?? REPO,
     ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
   });
   return { name: options.name, server, health, metrics, spawnedAt: Date.now() };

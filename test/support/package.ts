@@ -148,10 +148,10 @@ export function newProject(name: string, files: Readonly<Record<string, string>>
 /**
  * `npm install <specs...>` in `dir`, preferring npm's cache to the registry (`--prefer-offline`: the registry is asked
  * only for what the cache lacks). `npm install --offline` is not enough: the cache holds the tarballs `npm ci` fetched,
- * not the registry documents a version range needs.
+ * not the registry documents a version range needs. `flags` go before the specs (e.g. `--omit=dev`).
  */
-export async function npmInstall(dir: string, specs: readonly string[]): Promise<void> {
-  await runOk('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...specs], { cwd: dir, timeoutMs: 600_000 });
+export async function npmInstall(dir: string, specs: readonly string[], flags: readonly string[] = []): Promise<void> {
+  await runOk('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...flags, ...specs], { cwd: dir, timeoutMs: 600_000 });
 }
 
 /**
