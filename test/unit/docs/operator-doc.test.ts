@@ -1,0 +1,130 @@
+/**
+ * docs/operator.md against the code it describes, so the page cannot drift: every setting of the operator (flag,
+ * environment variable, default), every RBAC rule of the construct (group, resources, verbs, names), every metric, and
+ * every condition reason of the five kinds the operator serves.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { CLUSTER_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
+import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
+import { CredentialMetrics } from '../../../src/operator/credential/metrics';
+import { SETTINGS } from '../../../src/operator/runtime/config';
+import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
+import { AdminCredentialReason, AssignmentReason, PLANE_READY_REASON, ProjectReason, UserReason } from '../../../src/plane/reasons';
+
+const DOC = readFileSync(join(__dirname, '../../../docs/operator.md'), 'utf8');
+
+/** The text of the section under `heading` (a whole heading line), up to the next heading of the same or a higher level. */
+function section(heading: string): string {
+  const lines = DOC.split('\n');
+  const start = lines.indexOf(heading);
+  if (start < 0) throw new Error(`docs/operator.md has no heading "${heading}"`);
+  const level = heading.indexOf(' ');
+  const end = lines.findIndex((line, i) => i > start && /^#+ /.test(line) && line.indexOf(' ') <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** The body rows of the Markdown tables in `text`, as trimmed cells. */
+function rows(text: string): string[][] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('|') && !/^\|\s*-/.test(line))
+    .map((line) =>
+      line
+        .slice(1, line.endsWith('|') ? -1 : undefined)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
+}
+
+/** The `code` spans of a cell. */
+const spans = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+const sorted = (values: readonly string[]): string[] => [...values].sort();
+
+describe('docs/operator.md: configuration', () => {
+  const table = rows(section('## Configuration'));
+
+  it.each(SETTINGS.map((s) => [s.flag || s.env, s] as const))('%s has a row with its flag, variable and default', (_, setting) => {
+    const flag = setting.flag.split(' ')[0];
+    const row = table.find((cells) => (flag ? spans(cells[0]).includes(flag) : spans(cells[1]).includes(setting.env as string)));
+    expect(row).toBeDefined();
+    if (setting.env) expect(spans(row![1])).toContain(setting.env);
+    else expect(row![1]).toBe('');
+    if (setting.default !== undefined && !setting.default.startsWith('<')) expect(spans(row![2])).toContain(setting.default);
+  });
+
+  it('names no flag or variable the operator does not have', () => {
+    const flags = SETTINGS.map((s) => s.flag.split(' ')[0]).filter(Boolean);
+    const envs = SETTINGS.map((s) => s.env).filter(Boolean);
+    for (const cells of table.slice(1)) {
+      for (const flag of spans(cells[0])) expect(flags).toContain(flag);
+      for (const env of spans(cells[1])) expect(envs).toContain(env);
+    }
+  });
+});
+
+describe('docs/operator.md: RBAC', () => {
+  const table = rows(section('## RBAC: every rule and why')).slice(1);
+  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...leaseRules('keystone-appcred-operator-leader')];
+  const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
+  const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim());
+
+  it.each(rules.map((r) => [`${r.apiGroups.join(',') || 'core'} ${r.resources.join(',')} ${r.verbs.join(',')}`, r] as const))('%s has a row with its reason', (_, rule) => {
+    const row = table.find(
+      (cells) =>
+        rule.apiGroups.length === 1 &&
+        groupOf(cells[0]) === rule.apiGroups[0] &&
+        JSON.stringify(sorted(spans(cells[1]))) === JSON.stringify(sorted(rule.resources)) &&
+        JSON.stringify(sorted(verbsOf(cells[2]))) === JSON.stringify(sorted(rule.verbs)) &&
+        JSON.stringify(sorted(spans(cells[3]))) === JSON.stringify(sorted(rule.resourceNames ?? [])),
+    );
+    expect(row).toBeDefined();
+    expect(row![4].length).toBeGreaterThan(20);
+  });
+
+  it('has no row for a rule the construct does not grant', () => {
+    expect(table).toHaveLength(rules.length);
+  });
+});
+
+describe('docs/operator.md: metrics', () => {
+  const runtime = new OperatorMetrics({ defaultMetrics: false }).registry;
+  const perOrder = new Registry();
+  new CredentialMetrics(perOrder);
+  const names = async () => [...(await runtime.getMetricsAsJSON()), ...(await perOrder.getMetricsAsJSON())].map((m) => m.name);
+  const metrics = section('## Metrics');
+
+  it('lists every metric of the runtime and of the KeystoneApplicationCredential reconciler', async () => {
+    for (const name of await names()) expect(spans(metrics)).toContain(name);
+  });
+
+  it('names no metric the operator does not export', async () => {
+    const known = await names();
+    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential)_[a-z_]+/g) ?? []) expect(known).toContain(name);
+  });
+});
+
+describe('docs/operator.md: troubleshooting by condition reason', () => {
+  const reasonsIn = (heading: string) => rows(section(heading)).flatMap((cells) => spans(cells[1] ?? ''));
+
+  it('has a row for every reason of the KeystoneApplicationCredential (the spec\'s Conditions table)', () => {
+    const documented = reasonsIn('### KeystoneApplicationCredential');
+    for (const reason of [CredentialReason, DeliveryReason, AdmissionReason, ReadyReason].flatMap((r) => Object.values(r))) expect(documented).toContain(reason);
+  });
+
+  it('has a row for every reason of the ControlPlane', () => {
+    const documented = reasonsIn('### ControlPlane');
+    for (const reason of [...Object.values(AdminCredentialReason), PLANE_READY_REASON]) expect(documented).toContain(reason);
+  });
+
+  it('has a row for every reason of the KeystoneProject, KeystoneUser and KeystoneRoleAssignment', () => {
+    const heading = '### KeystoneProject, KeystoneUser, KeystoneRoleAssignment';
+    const documented = reasonsIn(heading);
+    // A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced.
+    const userDelivery = Object.values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced);
+    for (const reason of [...[ProjectReason, UserReason, AssignmentReason].flatMap((r) => Object.values(r)), ...userDelivery]) expect(documented).toContain(reason);
+    // The shared reasons are named in the text before the table.
+    for (const reason of [...Object.values(AdmissionReason), AdminCredentialReason.WaitingForCABundle, PLANE_READY_REASON]) expect(spans(section(heading))).toContain(reason);
+  });
+});
