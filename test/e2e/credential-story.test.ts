@@ -19,7 +19,7 @@ import { ApplicationCredentials, KeystoneSession, Users, authenticateApplication
 import { lockCluster } from '../support/cluster-lock';
 import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, getTable, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -181,6 +181,7 @@ afterAll(async () => {
   await operator?.server.stop(5_000);
   // KAC_KEEP_LOGS=dir keeps the operators' logs for a look after the run.
   if (process.env.KAC_KEEP_LOGS) for (const n of ['story-a', 'story-b', 'story-c']) cpSync(join(workDir, `${n}.log`), join(process.env.KAC_KEEP_LOGS, `${n}.log`), { force: true });
+  await releaseLeftovers([NS, CP_NS]);
   for (const ns of [NS, CP_NS]) await kubectl(['delete', 'namespace', ns, '--wait=false']);
   await kubectl(['delete', 'namespace', IDENTITY.namespace, '--wait=false']);
   await removeOperatorRbac(IDENTITY);
@@ -413,6 +414,13 @@ describe('the end of the story', () => {
     }
     // The held assignment goes once no order holds it.
     await eventually(async () => (await kubectl(['get', 'keystoneroleassignment', '-n', NS, 'member'])).code !== 0, 60_000);
+  });
+
+  it('deleting the user, the project and the ControlPlane leaves nothing of the story in Keystone', async () => {
+    await kubectlOk(['delete', 'keystoneuser,keystoneproject', '--all', '-n', NS, '--wait=false']);
+    await eventually(async () => (await kubectlOk(['get', 'keystoneuser,keystoneproject', '-n', NS, '-o', 'name'])).trim() === '', 60_000);
+    expect(await new Users(adminSession()).findByName(USER)).toBeUndefined();
+    await kubectlOk(['delete', 'controlplane', '-n', CP_NS, 'cp']);
   });
 
   it('no minted secret appears in the operator log, the events or any status', async () => {

@@ -177,3 +177,19 @@ export function rssMiB(op: OperatorProcess): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${op.server.process.pid}/status`, 'utf8'));
   return Math.round(Number(m?.[1] ?? 0) / 1024);
 }
+
+/** The project's namespaced kinds, as kubectl names them. */
+const ORDER_RESOURCES = ['keystoneapplicationcredentials', 'keystoneroleassignments', 'keystoneusers', 'keystoneprojects', 'controlplanes'].map((r) => `${r}.c5c3.io`);
+
+/**
+ * Clears the finalizers of every order left in `namespaces` (after the operator stopped nothing would release them), so
+ * deleting the namespaces, and later the CRDs, is not held by them on the shared API server.
+ */
+export async function releaseLeftovers(namespaces: readonly string[]): Promise<void> {
+  for (const namespace of namespaces) {
+    for (const resource of ORDER_RESOURCES) {
+      const names = (await kubectl(['get', resource, '-n', namespace, '-o', 'name'])).stdout.split('\n').filter(Boolean);
+      for (const name of names) await kubectl(['patch', name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
+  }
+}

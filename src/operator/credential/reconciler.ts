@@ -154,7 +154,10 @@ export class CredentialReconciler {
           }
         : undefined;
     const released = deleting && teardownPath(consent).path === 'release';
-    const keystone = released ? abandoned() : connection && !gate && !admission ? this.keystoneOf(connection, prefix) : unreachable(gate?.message ?? 'the user, the project or the password is not available yet');
+    // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
+    // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
+    const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
+    const keystone = released ? abandoned() : reachable ? this.keystoneOf(reachable, prefix) : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     let wrote = false;
     const ports: Ports = {

@@ -13,6 +13,9 @@ export interface WorkQueueOptions {
   readonly onDepth?: (depth: number) => void;
 }
 
+/** The longest delay `setTimeout` keeps (2^31−1 ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class WorkQueue {
   private readonly queue: string[] = [];
   /** Keys that need a reconcile: queued, or re-added while in flight. */
@@ -69,12 +72,24 @@ export class WorkQueue {
       if (pending.at <= at) return;
       clearTimeout(pending.timer);
     }
+    this.waiting.set(key, { at, timer: this.arm(key, at) });
+  }
+
+  /**
+   * A timer that queues `key` at `at`. Node fires a delay above 2^31−1 ms (24.8 days) after 1 ms, and the default
+   * rotation interval (720h) is longer than that: a longer wait is taken in steps, re-armed without a reconcile.
+   */
+  private arm(key: string, at: number): NodeJS.Timeout {
     const timer = setTimeout(() => {
+      if (at - Date.now() > 0 && this.waiting.get(key)?.timer === timer) {
+        this.waiting.set(key, { at, timer: this.arm(key, at) });
+        return;
+      }
       this.waiting.delete(key);
       this.add(key);
-    }, delayMs);
+    }, Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
     timer.unref();
-    this.waiting.set(key, { at, timer });
+    return timer;
   }
 
   /** Queues `key` after its next backoff delay (it failed); returns the delay. */

@@ -218,6 +218,20 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.delivered()).toBeUndefined();
   });
 
+  it('deleting a frozen order (namespace assignment removed) still tears it down in Keystone', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    w.controlPlane([]);
+    await w.converge();
+    expect(w.reason('CredentialReady')).toBe('NamespaceNotAssigned');
+    await w.cluster.delete(Kinds.KeystoneApplicationCredential, NS, 'app');
+    await w.converge();
+    expect(w.get()).toBeUndefined();
+    expect(w.keystone.credentials.size).toBe(0);
+    expect(w.delivered()).toBeUndefined();
+  });
+
   it('deleting the order with the ControlPlane gone: one pass deletes what it can reach and releases', async () => {
     const w = world();
     w.assignment();

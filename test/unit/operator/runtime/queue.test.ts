@@ -65,6 +65,20 @@ describe('WorkQueue', () => {
     expect(q.depth).toBe(0); // the later timers were dropped
   });
 
+  it('waits a delay longer than a timer holds (720h, the default interval) in steps, without an early reconcile', async () => {
+    const q = new WorkQueue();
+    const hours = (n: number) => n * 3_600_000;
+    q.addAfter('a', hours(720));
+    await jest.advanceTimersByTimeAsync(hours(24));
+    expect(q.depth).toBe(0);
+    await jest.advanceTimersByTimeAsync(hours(695));
+    expect(q.depth).toBe(0);
+    expect(q.scheduled).toBe(1);
+    await jest.advanceTimersByTimeAsync(hours(1));
+    expect(q.depth).toBe(1);
+    expect(q.scheduled).toBe(0);
+  });
+
   it('brings failed keys back after a growing backoff and resets it on forget', async () => {
     const q = new WorkQueue({ backoff: { baseMs: 100, random: () => 0 } });
     expect([q.addRateLimited('a'), q.retries('a')]).toEqual([100, 1]);
