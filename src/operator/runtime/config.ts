@@ -1,28 +1,16 @@
 /**
- * The operator's settings: the environment contract the construct's Deployment sets (`OperatorEnv` in
- * constructs/operator.ts; the names are repeated here because the command must not load cdk8s, and a unit test keeps
- * the two equal), command-line flags that override it, and defaults for a run from a laptop.
+ * The operator's settings: the environment contract the construct's Deployment sets (`OperatorEnv`,
+ * src/api/operator-env.ts, shared with constructs/operator.ts), command-line flags that override it, and defaults for a
+ * run from a laptop.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Duration } from '../../api/duration';
+import { OperatorEnv } from '../../api/operator-env';
 import { LOG_LEVELS, type LogLevel } from './log';
 
-/** The environment variables the operator reads (= constructs/operator.ts `OperatorEnv`). */
-export const OPERATOR_ENV = {
-  namespace: 'KAC_NAMESPACE',
-  podName: 'KAC_POD_NAME',
-  leaseName: 'KAC_LEADER_ELECTION_LEASE',
-  healthPort: 'KAC_HEALTH_PORT',
-  metricsPort: 'KAC_METRICS_PORT',
-  logLevel: 'KAC_LOG_LEVEL',
-  openBaoAddress: 'KAC_OPENBAO_ADDRESS',
-  openBaoAuthMethod: 'KAC_OPENBAO_AUTH_METHOD',
-  openBaoAuthMount: 'KAC_OPENBAO_AUTH_MOUNT',
-  openBaoRole: 'KAC_OPENBAO_ROLE',
-  openBaoToken: 'KAC_OPENBAO_TOKEN',
-  openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
-} as const;
+/** The environment variables the operator reads: the construct's contract (src/api/operator-env.ts). */
+export const OPERATOR_ENV = OperatorEnv;
 
 /** Where the backups go; absent when no OpenBao is configured. */
 export interface OpenBaoConfig {

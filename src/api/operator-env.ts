@@ -1,0 +1,32 @@
+/**
+ * The operator's environment contract: the variables the construct's Deployment sets (constructs/operator.ts) and the
+ * `keystone-appcred operator` command reads (src/operator/runtime/config.ts). Written once, here, where neither side
+ * needs cdk8s.
+ */
+/** The environment variables the operator process reads. */
+export const OperatorEnv = {
+  /** The namespace the operator runs in (downward API). */
+  namespace: 'KAC_NAMESPACE',
+  /** The pod's name, the leader election identity (downward API). */
+  podName: 'KAC_POD_NAME',
+  /** The name of the election Lease in the operator's namespace. */
+  leaseName: 'KAC_LEADER_ELECTION_LEASE',
+  /** Port of `/healthz` and `/readyz`. */
+  healthPort: 'KAC_HEALTH_PORT',
+  /** Port of `/metrics`. */
+  metricsPort: 'KAC_METRICS_PORT',
+  /** `debug`, `info`, `warn` or `error`. */
+  logLevel: 'KAC_LOG_LEVEL',
+  /** OpenBao's address, e.g. `https://openbao.openbao.svc:8200`. */
+  openBaoAddress: 'KAC_OPENBAO_ADDRESS',
+  /** `kubernetes` or `token`. */
+  openBaoAuthMethod: 'KAC_OPENBAO_AUTH_METHOD',
+  /** Mount path of the Kubernetes auth method. */
+  openBaoAuthMount: 'KAC_OPENBAO_AUTH_MOUNT',
+  /** The OpenBao role the Kubernetes auth method logs in as. */
+  openBaoRole: 'KAC_OPENBAO_ROLE',
+  /** A token, for token auth (from a Secret). */
+  openBaoToken: 'KAC_OPENBAO_TOKEN',
+  /** A PEM file with the CA OpenBao's certificate chains to. */
+  openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
+} as const;
