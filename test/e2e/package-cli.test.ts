@@ -32,6 +32,7 @@ describe('the installed command line', () => {
     expect(result.stdout).toMatch(/^Usage: keystone-appcred \[options\] \[command\]/);
     expect(result.stdout).toMatch(/\n {2}demo \[options\]/);
     expect(result.stdout).toMatch(/\n {2}manifests \[options\]/);
+    for (const command of ['operator', 'status', 'rotate']) expect(result.stdout).toMatch(new RegExp(`\\n {2}${command} `));
   });
 
   it('npx keystone-appcred manifests --help lists its options', async () => {
@@ -39,6 +40,17 @@ describe('the installed command line', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: keystone-appcred manifests \[options\]/);
     for (const option of ['--image <IMAGE[:TAG]>', '--openbao-address <url>', '--namespace <name>', '--sample']) expect(result.stdout).toContain(option);
+  });
+
+  it.each([
+    ['operator', ['--kubeconfig <file>', '--namespace <ns>', '--openbao-address <url>', 'KAC_OPENBAO_TOKEN']],
+    ['status', ['--kubeconfig <file>', '--context <name>', '-A, --all-namespaces', '-o, --output <format>']],
+    ['rotate', ['--kubeconfig <file>', '--wait', '--timeout <duration>']],
+  ])('npx keystone-appcred %s --help documents its options', async (command, options) => {
+    const result = await npx(command, '--help');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`^Usage: keystone-appcred ${command} `));
+    for (const option of options) expect(result.stdout).toContain(option);
   });
 
   it('manifests without the cdk8s peers fails with one line naming them, no stack trace', async () => {
