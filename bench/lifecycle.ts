@@ -6,7 +6,7 @@
  * - switch: a rotation pass (park, mint the successor, deliver it, record the switch) vs. the same bare POST;
  * - sweep: the pass after the grace period (delete the superseded credential, record) vs. one bare `fetch` DELETE.
  *
- * Every pass also lists the user's credentials once per step (the observation), which the bare calls do not.
+ * Every pass also lists the user's credentials once (the observation), which the bare calls do not.
  *
  *   npm run build && node lib/bench/lifecycle.js [iterations=15] [bcryptRounds=4]
  */
