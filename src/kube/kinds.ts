@@ -3,6 +3,7 @@
  */
 import { GROUP, KIND, PLURAL, VERSION, type KeystoneApplicationCredential } from '../api/types';
 import { PlaneKinds, type ControlPlane, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api/identity-plane';
+import { ClusterIdentityKind, type KeystoneClusterIdentity } from '../api/cluster-identity';
 import { defineKind, type KubeObject, type ObjectMeta } from './object';
 
 /** A core/v1 Secret (data values are base64). */
@@ -62,5 +63,7 @@ export const Kinds = {
   KeystoneProject: plane<KeystoneProject>('KeystoneProject'),
   KeystoneUser: plane<KeystoneUser>('KeystoneUser'),
   KeystoneRoleAssignment: plane<KeystoneRoleAssignment>('KeystoneRoleAssignment'),
+  KeystoneClusterIdentity: defineKind<KeystoneClusterIdentity & KubeObject>({ group: GROUP, version: VERSION, kind: ClusterIdentityKind.kind, plural: ClusterIdentityKind.plural, namespaced: false }),
+  Namespace: defineKind<KubeObject>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }),
   KeystoneApplicationCredential: defineKind<KeystoneApplicationCredential>({ group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true }),
 } as const;

@@ -22,6 +22,7 @@ import type { ObjectKind, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
 import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
+import { controlPlaneIdentityWatches, registerClusterIdentityController } from './cluster-identity';
 import { PlaneCluster } from './plane-cluster';
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
@@ -45,7 +46,7 @@ export interface ControllerOptions {
   readonly clock?: () => Date;
 }
 
-/** Registers the five controllers on `manager`. */
+/** Registers the five controllers and the KeystoneClusterIdentity controller (./cluster-identity.ts) on `manager`. */
 export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
   const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }));
   const clock = options.clock ?? (() => new Date());
@@ -100,6 +101,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     },
   };
 
+  registerClusterIdentityController(manager, cluster, clock);
   for (const kind of Object.keys(KINDS) as ObjectKind[]) {
     manager.controller({
       kind: KINDS[kind],
@@ -107,6 +109,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       watches: [
         ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object.metadata.namespace, watched))) })),
         { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), cached(reads, undefined, 'ControlPlane'))) },
+        ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
     });
   }

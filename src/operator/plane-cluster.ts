@@ -9,12 +9,13 @@
  * created with a plain create (a lagging cache costs a 409 and a live read, never an overwrite), and re-applying a
  * delivered Secret the cache has not caught up with is idempotent.
  */
+import type { KeystoneClusterIdentity } from '../api/cluster-identity';
 import type { Condition } from '../api/conditions';
 import type { Cluster } from '../kube/cluster';
 import { isAlreadyExists, isNotFound } from '../kube/errors';
 import { Kinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject, type ResourceKind } from '../kube/object';
-import type { ClusterPort, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
+import type { ClusterPort, NamespaceObject, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
 import type { EventRecorder } from './runtime/events';
 
 const encode = (data: Readonly<Record<string, string>>): Record<string, string> =>
@@ -30,6 +31,7 @@ function secretObject(secret: Secret): SecretObject {
       ...(secret.metadata.uid ? { uid: secret.metadata.uid } : {}),
       ...(secret.metadata.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
       ...(secret.metadata.labels ? { labels: secret.metadata.labels } : {}),
+      ...(secret.metadata.annotations ? { annotations: secret.metadata.annotations } : {}),
       ...(secret.metadata.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
     },
     data: decode(secret.data),
@@ -76,6 +78,17 @@ export class PlaneCluster implements ClusterPort {
     return this.cluster.list(resource, { namespace }).map((o) => newer(o, this.written.get(this.id(resource, o.metadata))) as ObjectOf<K>);
   }
 
+  async getClusterIdentity(name: string): Promise<KeystoneClusterIdentity | undefined> {
+    return this.cluster.get(Kinds.KeystoneClusterIdentity, undefined, name);
+  }
+
+  async getNamespace(name: string): Promise<NamespaceObject | undefined> {
+    const namespace = this.cluster.get(Kinds.Namespace, undefined, name);
+    if (!namespace) return undefined;
+    const { resourceVersion, labels } = namespace.metadata;
+    return { metadata: { name, ...(resourceVersion ? { resourceVersion } : {}), ...(labels ? { labels } : {}) } };
+  }
+
   async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
     const secret = this.cluster.get(Kinds.Secret, key.namespace, key.name);
     return secret ? secretObject(secret) : undefined;
@@ -112,7 +125,13 @@ export class PlaneCluster implements ClusterPort {
       {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: manifest.name, namespace: manifest.namespace, labels: { ...manifest.labels }, ...(manifest.ownerReferences ? { ownerReferences: [...manifest.ownerReferences] } : {}) },
+        metadata: {
+          name: manifest.name,
+          namespace: manifest.namespace,
+          labels: { ...manifest.labels },
+          ...(manifest.annotations ? { annotations: { ...manifest.annotations } } : {}),
+          ...(manifest.ownerReferences ? { ownerReferences: [...manifest.ownerReferences] } : {}),
+        },
         data: encode(manifest.data),
       },
       { force: true },

@@ -37,28 +37,32 @@ export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCr
  * `WaitingForCABundle` while a referenced CA bundle is missing or empty. The auth URL is always the ControlPlane's
  * `authURL` (an `auth_url` in the document is not used: the ControlPlane says which Keystone).
  */
-export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecrets): AdminCredentialCheck {
+export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecrets, identity?: { readonly cloudName: string; readonly waiting?: string }): AdminCredentialCheck {
   const ref = controlPlane.spec.adminCredential.cloudCredentialsRef;
-  // Guard only (issue 11): resolving adminCredential.identityRef (IdentityAllowed, the mirror, the identity's cloudName)
-  // is the operator's part still to come; until then such a ControlPlane waits.
+  // With adminCredential.identityRef the credential is the mirror of the KeystoneClusterIdentity's Secret, read with the
+  // identity's cloudName (src/plane/cluster-identity.ts decides it); it waits while the identity does not allow it.
   if (ref === undefined) {
-    const identity = controlPlane.spec.adminCredential.identityRef?.name;
-    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `adminCredential.identityRef (KeystoneClusterIdentity ${String(identity)}) is not resolved yet` };
+    const name = controlPlane.spec.adminCredential.identityRef?.name;
+    if (identity === undefined) {
+      return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `adminCredential.identityRef (KeystoneClusterIdentity ${String(name)}) is not resolved yet` };
+    }
+    if (identity.waiting !== undefined) return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: identity.waiting };
   }
-  const cloudName = ref.cloudName || PlaneDefaults.cloudName;
+  const secretName = adminCredentialSecretName(controlPlane.spec.adminCredential);
+  const cloudName = ref ? ref.cloudName || PlaneDefaults.cloudName : (identity?.cloudName ?? PlaneDefaults.cloudName);
   if (!secrets.cloudCredentials) {
-    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${ref.secretName} not found in namespace ${controlPlane.metadata.namespace}` };
+    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${secretName} not found in namespace ${controlPlane.metadata.namespace}` };
   }
   const document = secrets.cloudCredentials.data[CLOUDS_YAML_KEY];
   if (!document || document.trim() === '') {
-    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${ref.secretName} has no key ${CLOUDS_YAML_KEY} (or it is empty)` };
+    return { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: `Secret ${secretName} has no key ${CLOUDS_YAML_KEY} (or it is empty)` };
   }
   let cloud;
   try {
     cloud = parsePasswordCloud(document, cloudName);
   } catch (error) {
     if (!(error instanceof CloudsYamlError)) throw error;
-    return { ok: false, reason: AdminCredentialReason.CloudsYamlError, message: `Secret ${ref.secretName}: ${error.message}` };
+    return { ok: false, reason: AdminCredentialReason.CloudsYamlError, message: `Secret ${secretName}: ${error.message}` };
   }
   const caRef = controlPlane.spec.services.keystone.external.caBundleSecretRef;
   let caBundle: string | undefined;

@@ -3,7 +3,7 @@
  * credential read from its Secrets and a real admin login, `keystoneVersion` from the auth URL, and the aggregate
  * `Ready`. A ControlPlane has no actions: it is not an order and creates nothing.
  */
-import { PlaneConditionType, type ControlPlane, type ControlPlaneStatus } from '../api';
+import { IdentityConditionType, PlaneConditionType, type ControlPlane, type ControlPlaneStatus } from '../api';
 import type { KeystoneErrorKind } from '../keystone';
 import type { AdminCredentialCheck } from './admin-credential';
 import { report, type Verdict } from './conditions';
@@ -21,6 +21,8 @@ export interface ControlPlaneObservations {
   readonly credential: AdminCredentialCheck;
   /** Set when `credential.ok`. */
   readonly login?: AdminLogin;
+  /** With `adminCredential.identityRef`: `IdentityAllowed` and `CredentialsMirrored` (src/plane/cluster-identity.ts). */
+  readonly identity?: { readonly allowed: Verdict; readonly mirrored: Verdict };
 }
 
 /** The Keystone error kinds that mean "no answer": the login is retried soon. */
@@ -31,7 +33,10 @@ export function decideControlPlane(controlPlane: ControlPlane, observed: Control
   const generation = controlPlane.metadata.generation;
   const status: ControlPlaneStatus = { ...controlPlane.status, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
   const { verdict, version, requeueAfter } = adminVerdict(observed);
-  const conditions = report(status.conditions, [[PlaneConditionType.AdminCredentialReady, verdict]], now, generation);
+  const verdicts: Array<readonly [string, Verdict]> = [];
+  if (observed.identity) verdicts.push([IdentityConditionType.IdentityAllowed, observed.identity.allowed], [IdentityConditionType.CredentialsMirrored, observed.identity.mirrored]);
+  verdicts.push([PlaneConditionType.AdminCredentialReady, verdict]);
+  const conditions = report(status.conditions, verdicts, now, generation);
   return {
     status: { ...status, conditions, ...(version !== undefined ? { keystoneVersion: version } : {}) },
     actions: [],

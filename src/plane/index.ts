@@ -8,6 +8,7 @@ export * from './holds';
 export * from './references';
 export * from './credential-admission';
 export * from './admin-credential';
+export * from './cluster-identity';
 export * from './order-status';
 export * from './delivery';
 export * from './control-plane';

@@ -5,6 +5,7 @@
  */
 import type {
   ControlPlane,
+  KeystoneClusterIdentity,
   KeystoneApplicationCredential,
   KeystoneProject,
   KeystoneRoleAssignment,
@@ -41,6 +42,11 @@ export interface OwnerReference {
   readonly blockOwnerDeletion?: boolean;
 }
 
+/** A Namespace as read: its labels. */
+export interface NamespaceObject {
+  readonly metadata: { readonly name: string; readonly resourceVersion?: string; readonly labels?: Readonly<Record<string, string>> };
+}
+
 /** A Secret as read; `data` holds the decoded (UTF-8) values. */
 export interface SecretObject {
   readonly metadata: {
@@ -49,6 +55,7 @@ export interface SecretObject {
     readonly uid?: string;
     readonly resourceVersion?: string;
     readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
     readonly ownerReferences?: readonly OwnerReference[];
   };
   readonly data: Readonly<Record<string, string>>;
@@ -59,6 +66,8 @@ export interface SecretManifest {
   readonly namespace: string;
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Annotations the operator owns (a mirror's source hash). @default none */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly ownerReferences?: readonly OwnerReference[];
   readonly data: Readonly<Record<string, string>>;
 }
@@ -69,6 +78,10 @@ export interface ClusterPort {
   get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined>;
   /** Every object of a kind in a namespace. */
   list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]>;
+  /** The KeystoneClusterIdentity (cluster-scoped) of that name, or undefined. */
+  getClusterIdentity(name: string): Promise<KeystoneClusterIdentity | undefined>;
+  /** The Namespace of that name (its labels), or undefined when there is no such namespace. */
+  getNamespace(name: string): Promise<NamespaceObject | undefined>;
   /** The Secret, or undefined. */
   getSecret(key: ObjectKey): Promise<SecretObject | undefined>;
   /** The Secrets of a namespace carrying every one of `labels`. */

@@ -2,6 +2,9 @@
  * The ControlPlane driver: reads the admin `clouds.yaml` Secret and the CA bundle Secret, logs in to Keystone as the
  * admin (a real token; again whenever the ControlPlane or one of its Secrets changed), decides and records the status.
  */
+import { CredentialsMirroredReason } from '../../api';
+import { decideIdentityRef } from '../cluster-identity';
+import type { Verdict } from '../conditions';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { decideControlPlane, type AdminLogin } from '../control-plane';
 import { failureKind } from '../keystone-admin';
@@ -10,17 +13,43 @@ import type { ObjectKey, PlaneDeps } from '../ports';
 import { fingerprintOf, memoized } from './memo';
 import { sameJson, type PassResult } from './run';
 
+/** How soon a failed mirror write is retried. */
+const MIRROR_RETRY_MS = 10_000;
+
 /** Reconciles one ControlPlane. */
 export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Promise<PassResult> {
   const controlPlane = await deps.cluster.get('ControlPlane', key);
   if (!controlPlane) return { steps: 0, actions: [] };
   const names = adminSecretNames(controlPlane);
-  const [cloudCredentials, caBundle] = await Promise.all([
+  const identityName = controlPlane.spec.adminCredential.cloudCredentialsRef ? undefined : controlPlane.spec.adminCredential.identityRef?.name;
+  const identity = identityName !== undefined ? await deps.cluster.getClusterIdentity(identityName) : undefined;
+  const [cloudCredentials, caBundle, namespace, source] = await Promise.all([
     deps.cluster.getSecret({ namespace: key.namespace, name: names.cloudCredentials }),
     names.caBundle !== undefined ? deps.cluster.getSecret({ namespace: key.namespace, name: names.caBundle }) : Promise.resolve(undefined),
+    identityName !== undefined ? deps.cluster.getNamespace(key.namespace) : Promise.resolve(undefined),
+    identity ? deps.cluster.getSecret(identity.spec.secretRef) : Promise.resolve(undefined),
   ]);
-  return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle]), async () => {
-    const credential = adminConnectionOf(controlPlane, { ...(cloudCredentials ? { cloudCredentials } : {}), ...(caBundle ? { caBundle } : {}) });
+  return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source]), async () => {
+    let credentials = cloudCredentials;
+    let resolved: { allowed: Verdict; mirrored: Verdict } | undefined;
+    let identityCredential: { cloudName: string; waiting?: string } | undefined;
+    if (identityName !== undefined) {
+      const decision = decideIdentityRef(controlPlane, { ...(identity ? { identity } : {}), ...(namespace ? { namespaceLabels: namespace.metadata.labels ?? {} } : {}), ...(source ? { source } : {}), ...(cloudCredentials ? { mirror: cloudCredentials } : {}) });
+      resolved = { allowed: decision.allowed, mirrored: decision.mirrored };
+      identityCredential = { cloudName: decision.cloudName, ...(decision.waiting !== undefined ? { waiting: decision.waiting } : {}) };
+      credentials = decision.credentials;
+      try {
+        if (decision.action?.type === 'apply') await deps.cluster.applySecret(decision.action.manifest);
+        if (decision.action?.type === 'delete') await deps.cluster.deleteSecret(decision.action.key, decision.action.uid !== undefined ? { uid: decision.action.uid } : undefined);
+      } catch (error) {
+        if (decision.action?.type !== 'apply') throw error;
+        const message = `writing Secret ${decision.action.manifest.name}: ${messageOf(error)}`;
+        resolved = { allowed: decision.allowed, mirrored: { status: 'False', reason: CredentialsMirroredReason.MirrorFailed, message } };
+        identityCredential = { cloudName: decision.cloudName, waiting: message };
+        credentials = undefined;
+      }
+    }
+    const credential = adminConnectionOf(controlPlane, { ...(credentials ? { cloudCredentials: credentials } : {}), ...(caBundle ? { caBundle } : {}) }, identityCredential);
     let login: AdminLogin | undefined;
     if (credential.ok) {
       try {
@@ -29,9 +58,10 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
         login = { ok: false, kind: failureKind(error) as Extract<AdminLogin, { ok: false }>['kind'], message: messageOf(error) };
       }
     }
-    const plan = decideControlPlane(controlPlane, { credential, ...(login ? { login } : {}) }, (deps.clock ?? (() => new Date()))());
+    const plan = decideControlPlane(controlPlane, { credential, ...(login ? { login } : {}), ...(resolved ? { identity: resolved } : {}) }, (deps.clock ?? (() => new Date()))());
     const changed = !sameJson(plan.status, controlPlane.status);
     if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
-    return { ...(plan.requeueAfter !== undefined ? { requeueAfter: plan.requeueAfter } : {}), wroteStatus: changed, steps: 1, actions: [] };
+    const requeueAfter = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
+    return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), wroteStatus: changed, steps: 1, actions: [] };
   });
 }

@@ -5,7 +5,7 @@
  * deletionTimestamp and goes away when the last finalizer is removed; createSecret never overwrites. FakeKeystone is the
  * admin's Keystone: users, projects, roles and grants, with the admin password checked on `verify` and faults on demand.
  */
-import { API_VERSION, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../../../src/api';
+import { API_VERSION, type ControlPlane, type KeystoneClusterIdentity, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../../../src/api';
 import { KeystoneError, type KeystoneErrorKind } from '../../../src/keystone';
 import type {
   AdminConnection,
@@ -13,6 +13,7 @@ import type {
   KeystoneAdmin,
   KeystoneAdmins,
   KeystoneRecord,
+  NamespaceObject,
   ObjectKey,
   ObjectKind,
   ObjectOf,
@@ -100,6 +101,21 @@ export class FakeCluster implements ClusterPort {
     return [...this.objects.entries()].filter(([k, o]) => k.startsWith(`${kind}/`) && o.metadata.namespace === namespace).map(([, o]) => clone(o) as unknown as ObjectOf<K>);
   }
 
+  /** KeystoneClusterIdentities by name (cluster-scoped). */
+  readonly identities = new Map<string, KeystoneClusterIdentity>();
+  /** Namespaces by name: their labels. */
+  readonly namespaces = new Map<string, Record<string, string>>();
+
+  async getClusterIdentity(name: string): Promise<KeystoneClusterIdentity | undefined> {
+    const identity = this.identities.get(name);
+    return identity && clone(identity);
+  }
+
+  async getNamespace(name: string): Promise<NamespaceObject | undefined> {
+    const labels = this.namespaces.get(name);
+    return labels ? { metadata: { name, labels: clone(labels) } } : undefined;
+  }
+
   async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
     const s = this.secrets.get(this.sk(key));
     return s && clone(s);
@@ -132,6 +148,7 @@ export class FakeCluster implements ClusterPort {
         uid: existing?.metadata.uid ?? `uid-secret-${this.uids++}`,
         resourceVersion: String(this.version++),
         labels: { ...existing?.metadata.labels, ...secret.labels },
+        ...(secret.annotations || existing?.metadata.annotations ? { annotations: { ...existing?.metadata.annotations, ...secret.annotations } } : {}),
         ownerReferences: clone(secret.ownerReferences ?? existing?.metadata.ownerReferences ?? []),
       },
       data: { ...existing?.data, ...secret.data },
