@@ -1,0 +1,152 @@
+// @needs kube keystone
+/**
+ * A ControlPlane with `adminCredential.identityRef` on the real components (issue 11): the operator runs as a child
+ * process under the construct's RBAC against the real API server and the real Keystone. Proven: an identity allowing the
+ * ControlPlane's namespace by list → the mirror keystone-creds-<identity> (label, source hash, owned by the ControlPlane),
+ * the ControlPlane Ready (a real admin login) and the identity's status.namespaces [ns]; the namespace removed from the
+ * list → the mirror deleted, Ready=False/NamespaceNotAllowed; allowed by a selector after labelling the namespace →
+ * Ready again; the source Secret changed → the mirror rewritten (its source hash changes).
+ */
+import { join } from 'node:path';
+import { lockCluster } from '../support/cluster-lock';
+import { keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
+import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { synthesizeManifests } from '../support/synth';
+
+jest.setTimeout(90_000);
+
+const OP_NS = 'kac-e2e-cid-op';
+const CP_NS = 'kac-e2e-cid-cp';
+const SRC_NS = 'kac-e2e-cid-src';
+const IDENTITY = { namespace: OP_NS, binding: 'kac-e2e-cid-operator' };
+const TIMING = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
+const API = 'c5c3.io/v1alpha1';
+const NAME = uniqueName('kac-e2e-cid').slice(0, 40);
+const MIRROR = `keystone-creds-${NAME}`;
+const RESOURCE = 'keystoneclusteridentities.c5c3.io';
+const LABEL = 'kac-e2e-cid/plane';
+
+const env = keystoneTestEnv();
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly observedGeneration?: number;
+}
+type WithStatus = KubeObject & { status?: { conditions?: Condition[]; namespaces?: string[] } };
+type SecretJson = KubeObject & { metadata: KubeObject['metadata'] & { annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string; controller?: boolean }[] } };
+
+let unlock: (() => void) | undefined;
+let op: OperatorProcess | undefined;
+
+const cloudsYaml = (comment = '') =>
+  `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${env.adminUser}\n      password: "${env.adminPassword}"\n      project_name: ${env.adminProject}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n${comment}`;
+
+const source = (comment = ''): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'admin-src', namespace: SRC_NS },
+  data: { 'clouds.yaml': Buffer.from(cloudsYaml(comment)).toString('base64') },
+});
+
+const identity = (allowedNamespaces: Record<string, unknown>): KubeObject => ({
+  apiVersion: API,
+  kind: 'KeystoneClusterIdentity',
+  metadata: { name: NAME },
+  spec: { secretRef: { namespace: SRC_NS, name: 'admin-src' }, allowedNamespaces },
+});
+
+const controlPlane: KubeObject = {
+  apiVersion: API,
+  kind: 'ControlPlane',
+  metadata: { name: 'cp', namespace: CP_NS },
+  spec: { services: { keystone: { external: { authURL: env.authUrl } } }, adminCredential: { identityRef: { name: NAME } }, namespaceAssignments: [] },
+};
+
+const conditionOf = (o: WithStatus, type: string) => o.status?.conditions?.find((c) => c.type === type);
+
+async function controlPlaneIs(status: string, reason?: string): Promise<WithStatus> {
+  return eventually(async () => {
+    const cp = await getJson<WithStatus>('controlplanes.c5c3.io', 'cp', { namespace: CP_NS });
+    const ready = conditionOf(cp, 'Ready');
+    if (ready?.status === status && (reason === undefined || ready.reason === reason)) return cp;
+    throw new Error(`ControlPlane Ready is ${JSON.stringify(ready)}; conditions ${JSON.stringify(cp.status?.conditions)}`);
+  }, 30_000, 250);
+}
+
+const mirror = async (): Promise<SecretJson | undefined> => {
+  const r = await kubectl(['get', 'secret', MIRROR, '-n', CP_NS, '-o', 'json']);
+  return r.code === 0 ? (JSON.parse(r.stdout) as SecretJson) : undefined;
+};
+
+const identityNamespaces = async (want: readonly string[]) =>
+  eventually(async () => {
+    const o = await getJson<WithStatus>(RESOURCE, NAME);
+    if (JSON.stringify(o.status?.namespaces ?? []) === JSON.stringify(want) && conditionOf(o, 'Ready')?.reason === 'SecretFound') return o;
+    throw new Error(`identity status ${JSON.stringify(o.status)}`);
+  }, 30_000, 250);
+
+beforeAll(async () => {
+  unlock = await lockCluster('cluster-identity.test.ts');
+  const workDir = process.env.KAC_TEST_WORKDIR as string;
+  const manifests = synthesizeManifests();
+  await installCrds(manifests);
+  const kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'cluster-identity.kubeconfig'));
+  for (const ns of [CP_NS, SRC_NS]) await kubectl(['create', 'namespace', ns]);
+  await applyOk([source(), identity({ list: [CP_NS] }), controlPlane]);
+  op = await startOperator({ name: 'cid-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: TIMING });
+  await waitReady(op);
+}, 90_000);
+
+afterAll(async () => {
+  await op?.server.stop(5_000);
+  await releaseLeftovers([CP_NS]);
+  // status.namespaces refuses the identity's deletion; with the operator stopped nothing else clears it.
+  await kubectl(['patch', RESOURCE, NAME, '--subresource=status', '--type=merge', '-p', '{"status":{"namespaces":[]}}']);
+  await kubectl(['delete', RESOURCE, NAME, '--wait=false']);
+  await kubectl(['delete', 'namespace', CP_NS, SRC_NS, OP_NS, '--wait=false']);
+  await removeOperatorRbac(IDENTITY);
+  unlock?.();
+}, 60_000);
+
+describe('KeystoneClusterIdentity: the operator resolves a ControlPlane\'s identityRef', () => {
+  test('allowed by list → mirror, Ready, status.namespaces; revoked → mirror deleted; by selector → Ready; source changed → rewritten', async () => {
+    const cp = await controlPlaneIs('True', 'AllReady');
+    expect(conditionOf(cp, 'IdentityAllowed')).toMatchObject({ status: 'True', reason: 'IdentityAllowed' });
+    expect(conditionOf(cp, 'CredentialsMirrored')).toMatchObject({ status: 'True', reason: 'CredentialsMirrored' });
+    expect(conditionOf(cp, 'AdminCredentialReady')).toMatchObject({ status: 'True' });
+    const first = await mirror();
+    expect(first?.metadata.labels?.['c5c3.io/mirrored']).toBe('true');
+    expect(first?.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'ControlPlane', name: 'cp', controller: false })]);
+    const hash = first?.metadata.annotations?.['c5c3.io/source-hash'];
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    await identityNamespaces([CP_NS]);
+
+    // Revoked: the namespace leaves the list.
+    await applyOk(identity({ list: ['kac-e2e-cid-elsewhere'] }));
+    const revoked = await controlPlaneIs('False', 'NamespaceNotAllowed');
+    expect(conditionOf(revoked, 'AdminCredentialReady')).toMatchObject({ status: 'False' });
+    await eventually(async () => (await mirror()) === undefined, 30_000, 250);
+    await identityNamespaces([]);
+
+    // Allowed by a selector once the namespace carries the label.
+    await applyOk(identity({ selector: { matchLabels: { [LABEL]: 'yes' } } }));
+    await kubectlOk(['label', 'namespace', CP_NS, `${LABEL}=yes`, '--overwrite']);
+    await controlPlaneIs('True', 'AllReady');
+    expect((await mirror())?.metadata.annotations?.['c5c3.io/source-hash']).toBe(hash);
+    await identityNamespaces([CP_NS]);
+
+    // The source changes: the mirror is rewritten.
+    await applyOk(source('# rotated\n'));
+    const rewritten = await eventually(async () => {
+      const m = await mirror();
+      const now = m?.metadata.annotations?.['c5c3.io/source-hash'];
+      return now !== undefined && now !== hash ? m : undefined;
+    }, 30_000, 250);
+    expect(Buffer.from((rewritten as unknown as { data: Record<string, string> }).data['clouds.yaml'], 'base64').toString('utf8')).toContain('# rotated');
+    await controlPlaneIs('True', 'AllReady');
+    await identityNamespaces([CP_NS]);
+  });
+});
