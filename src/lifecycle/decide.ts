@@ -317,6 +317,12 @@ class Step {
     const backupStale = this.world.backup !== undefined && this.world.backup.error === undefined && this.world.backup.credentialId !== id;
     const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== id || !delivery.intact;
     if (backupStale || deliveryStale) this.writeDocument(live.generation, id, delivery.state === 'absent' ? 'Secret missing' : 'Secret repaired', false);
+    // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
+    // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
+    if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
+      const until = formatDeadline(rotation.deleteAt(this.now, this.order.spec));
+      if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
+    }
   }
 
   /** Whether the Secret carries the delivered credential once this step's actions succeeded. */

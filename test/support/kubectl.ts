@@ -94,6 +94,8 @@ export function kubectl(args: readonly string[], options: KubectlOptions = {}): 
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A child that exits before reading its input (npm, kubectl) closes the pipe: EPIPE then is no error of the run.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }

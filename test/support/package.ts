@@ -47,6 +47,8 @@ export function run(command: string, args: readonly string[], options: { cwd: st
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    // A child that exits before reading its input (npm, kubectl) closes the pipe: EPIPE then is no error of the run.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 300_000);
     child.once('error', (error) => {

@@ -62,6 +62,18 @@ describe('a stale status (a write that lost a conflict, or a crash after an acti
     expect(plan.status).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1 });
   });
 
+  it('a Secret switched from the superseded credential only now gives it a full grace period from now (found by the property test)', () => {
+    // A switch crashed after the backup took generation 2; a later pass rebuilt the status (previous 1, deleteAt then)
+    // but failed to write the Secret. Now, past that deleteAt, the Secret is repaired: 1 must live a grace period more.
+    const status = { ...liveStatus(2, T0), previousCredentialID: 'cred-1', previousCredentialGeneration: 1, previousCredentialDeleteAt: plus(T0, hours(24)).toISOString() };
+    const now = plus(T0, hours(25));
+    const plan = decide(order(status), { generations: [held(1), held(2)], backup: { credentialId: 'cred-2' }, delivery: delivering(1) }, now);
+    expect(kinds(plan)).toEqual(['deliver:2']);
+    expect(plan.status.previousCredentialDeleteAt).toBe(plus(now, hours(24)).toISOString().replace('.000Z', 'Z'));
+    const after = decide(order(plan.status), { generations: [held(1), held(2)], backup: { credentialId: 'cred-2' }, delivery: delivering(2) }, plus(now, 1000));
+    expect(deleted(after)).toEqual([]);
+  });
+
   it('the sweep waits while the Secret still carries the superseded credential, and the repair comes first', () => {
     const status = { ...liveStatus(2, T0), previousCredentialID: 'cred-1', previousCredentialGeneration: 1, previousCredentialDeleteAt: plus(T0, hours(24)).toISOString() };
     const plan = decide(order(status), { generations: [held(1), held(2)], delivery: delivering(1) }, plus(T0, hours(25)));
