@@ -9,12 +9,13 @@
  */
 import { join } from 'node:path';
 import { lockCluster } from '../support/cluster-lock';
-import { keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
+import { adminSession, createServiceUser, keystoneTestEnv, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
+import { Projects, Users } from '../../src/keystone';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
-jest.setTimeout(90_000);
+jest.setTimeout(180_000);
 
 const OP_NS = 'kac-e2e-cid-op';
 const CP_NS = 'kac-e2e-cid-cp';
@@ -44,12 +45,16 @@ let op: OperatorProcess | undefined;
 const cloudsYaml = (comment = '') =>
   `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${env.adminUser}\n      password: "${env.adminPassword}"\n      project_name: ${env.adminProject}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n${comment}`;
 
-const source = (comment = ''): KubeObject => ({
+const source = (comment = '', document = cloudsYaml(comment)): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Secret',
   metadata: { name: 'admin-src', namespace: SRC_NS },
-  data: { 'clouds.yaml': Buffer.from(cloudsYaml(comment)).toString('base64') },
+  data: { 'clouds.yaml': Buffer.from(document).toString('base64') },
 });
+
+/** The clouds.yaml of a user holding `admin` on its own project (Keystone's default policy: a cloud admin). */
+const cloudsYamlOf = (user: ServiceUser, password: string) =>
+  `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${user.userName}\n      password: "${password}"\n      project_name: ${user.projectName}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n`;
 
 const identity = (allowedNamespaces: Record<string, unknown>): KubeObject => ({
   apiVersion: API,
@@ -58,12 +63,13 @@ const identity = (allowedNamespaces: Record<string, unknown>): KubeObject => ({
   spec: { secretRef: { namespace: SRC_NS, name: 'admin-src' }, allowedNamespaces },
 });
 
-const controlPlane: KubeObject = {
+const controlPlaneWith = (namespaceAssignments: { namespace: string }[]): KubeObject => ({
   apiVersion: API,
   kind: 'ControlPlane',
   metadata: { name: 'cp', namespace: CP_NS },
-  spec: { services: { keystone: { external: { authURL: env.authUrl } } }, adminCredential: { identityRef: { name: NAME } }, namespaceAssignments: [] },
-};
+  spec: { services: { keystone: { external: { authURL: env.authUrl } } }, adminCredential: { identityRef: { name: NAME } }, namespaceAssignments },
+});
+const controlPlane = controlPlaneWith([]);
 
 const conditionOf = (o: WithStatus, type: string) => o.status?.conditions?.find((c) => c.type === type);
 
@@ -148,5 +154,71 @@ describe('KeystoneClusterIdentity: the operator resolves a ControlPlane\'s ident
     expect(Buffer.from((rewritten as unknown as { data: Record<string, string> }).data['clouds.yaml'], 'base64').toString('utf8')).toContain('# rotated');
     await controlPlaneIs('True', 'AllReady');
     await identityNamespaces([CP_NS]);
+  });
+
+  test('a new admin password (in Keystone, then in the source Secret) is followed without a restart; orders wait while revoked with nothing deleted in Keystone; deletion is refused while the identity is used and accepted after', async () => {
+    const admin: ServiceUser = await createServiceUser('kac-cid-admin', { roles: ['admin'] });
+    const projectName = uniqueName('kac-cid-project');
+    const projects = new Projects(adminSession());
+    try {
+      // The ControlPlane authenticates with this admin and an order of its namespace makes a project.
+      await applyOk(source('', cloudsYamlOf(admin, admin.password)));
+      await applyOk(controlPlaneWith([{ namespace: CP_NS }]));
+      await applyOk({ apiVersion: API, kind: 'KeystoneProject', metadata: { name: 'p', namespace: CP_NS }, spec: { controlPlaneRef: { name: 'cp' }, projectName } } as KubeObject);
+      await eventually(async () => {
+        const p = await getJson<WithStatus>('keystoneprojects.c5c3.io', 'p', { namespace: CP_NS });
+        if (conditionOf(p, 'ProjectReady')?.status === 'True') return p;
+        throw new Error(`KeystoneProject p: ${JSON.stringify(p.status?.conditions)}`);
+      }, 60_000);
+      expect(await projects.findByName(projectName)).toBeDefined();
+
+      // The password changes in Keystone, then in the source Secret: the mirror follows and the ControlPlane is Ready.
+      const hash = (await mirror())?.metadata.annotations?.['c5c3.io/source-hash'];
+      const rotated = `Rotated${uniqueName('pw').replace(/[^A-Za-z0-9]/g, '')}`;
+      await new Users(adminSession()).updatePassword(admin.userId, rotated);
+      await applyOk(source('', cloudsYamlOf(admin, rotated)));
+      await eventually(async () => {
+        const m = await mirror();
+        if (m && m.metadata.annotations?.['c5c3.io/source-hash'] !== hash) return m;
+        throw new Error(`mirror ${JSON.stringify(m?.metadata.annotations)}`);
+      }, 30_000);
+      const cp = await controlPlaneIs('True', 'AllReady');
+      expect(conditionOf(cp, 'AdminCredentialReady')).toMatchObject({ status: 'True' });
+
+      // Revoked: the ControlPlane is not Ready with the reason, its orders wait, nothing is deleted in Keystone.
+      await applyOk(identity({ list: ['kac-e2e-cid-elsewhere'] }));
+      await controlPlaneIs('False', 'NamespaceNotAllowed');
+      const waiting = await eventually(async () => {
+        const p = await getJson<WithStatus>('keystoneprojects.c5c3.io', 'p', { namespace: CP_NS });
+        if (conditionOf(p, 'ProjectReady')?.reason === 'WaitingForAdminCredential') return p;
+        throw new Error(`KeystoneProject p: ${JSON.stringify(p.status?.conditions)}`);
+      }, 30_000);
+      expect(conditionOf(waiting, 'ProjectReady')?.status).toBe('False');
+      expect(await projects.findByName(projectName)).toBeDefined();
+
+      // Allowed again: deleting the identity is refused while a ControlPlane uses it, naming the namespace.
+      await applyOk(identity({ list: [CP_NS] }));
+      await controlPlaneIs('True', 'AllReady');
+      await identityNamespaces([CP_NS]);
+      const refused = await kubectl(['delete', RESOURCE, NAME, '--wait=false']);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(CP_NS);
+
+      // The last user goes: the order (its project deleted in Keystone), then the ControlPlane; then the delete passes.
+      await kubectlOk(['delete', 'keystoneprojects.c5c3.io', 'p', '-n', CP_NS, '--timeout=60s']);
+      expect(await projects.findByName(projectName)).toBeUndefined();
+      await kubectlOk(['delete', 'controlplanes.c5c3.io', 'cp', '-n', CP_NS, '--timeout=60s']);
+      await identityNamespaces([]);
+      // The mirror goes with its last owner (garbage collection of the owner reference).
+      await eventually(async () => {
+        const m = await mirror();
+        if (m === undefined) return true;
+        throw new Error(`mirror still there: ${JSON.stringify(m.metadata)}`);
+      }, 60_000);
+      await kubectlOk(['delete', RESOURCE, NAME, '--timeout=30s']);
+      expect((await kubectl(['get', 'secret', 'admin-src', '-n', SRC_NS])).code).toBe(0); // the source is never touched
+    } finally {
+      await admin.cleanup();
+    }
   });
 });

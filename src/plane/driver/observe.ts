@@ -2,7 +2,7 @@
  * Observations every order driver shares: the ControlPlane an order references and the consent it gives, the admin
  * port of that ControlPlane, and the holders in the order's namespace.
  */
-import type { ControlPlane } from '../../api';
+import { ClusterIdentityDefaults, type ControlPlane } from '../../api';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { consentOf, controlPlaneKey, locationOf, type Consent, type OrderObject } from '../consent';
 import type { Holders } from '../holds';
@@ -15,15 +15,27 @@ export async function observeConsent(deps: PlaneDeps, order: OrderObject, cluste
   return consentOf(locationOf(order, cluster), key, controlPlane);
 }
 
-/** The admin port of a ControlPlane, connected with the credential its Secrets hold now. */
+/**
+ * The admin port of a ControlPlane, connected with the credential its Secrets hold now: its own `clouds.yaml` Secret,
+ * or, with `identityRef`, the mirror the ControlPlane's driver keeps, read with the identity's `cloudName` (orders reach
+ * this only while the ControlPlane reports its admin credential ready, so the identity allows it).
+ */
 export async function adminOf(deps: PlaneDeps, controlPlane: ControlPlane): Promise<KeystoneAdmin> {
   const namespace = controlPlane.metadata.namespace ?? '';
   const names = adminSecretNames(controlPlane);
-  const [cloudCredentials, caBundle] = await Promise.all([
+  const identityName = controlPlane.spec.adminCredential.cloudCredentialsRef ? undefined : controlPlane.spec.adminCredential.identityRef?.name;
+  const [cloudCredentials, caBundle, identity] = await Promise.all([
     deps.cluster.getSecret({ namespace, name: names.cloudCredentials }),
     names.caBundle !== undefined ? deps.cluster.getSecret({ namespace, name: names.caBundle }) : Promise.resolve(undefined),
+    identityName !== undefined ? deps.cluster.getClusterIdentity(identityName) : Promise.resolve(undefined),
   ]);
-  const check = adminConnectionOf(controlPlane, { ...(cloudCredentials ? { cloudCredentials } : {}), ...(caBundle ? { caBundle } : {}) });
+  const resolved =
+    identityName === undefined
+      ? undefined
+      : identity
+        ? { cloudName: identity.spec.cloudName || ClusterIdentityDefaults.cloudName }
+        : { cloudName: ClusterIdentityDefaults.cloudName, waiting: `KeystoneClusterIdentity ${identityName} not found` };
+  const check = adminConnectionOf(controlPlane, { ...(cloudCredentials ? { cloudCredentials } : {}), ...(caBundle ? { caBundle } : {}) }, resolved);
   if (!check.ok) throw new Error(`the admin credential of ControlPlane ${namespace}/${controlPlane.metadata.name} is not usable: ${check.message}`);
   return deps.keystone.connect(check.connection);
 }
