@@ -123,3 +123,26 @@ export function decideIdentityStatus(
     ? { status: 'True', reason: ClusterIdentityReason.SecretFound, message: `Secret ${ref.namespace}/${ref.name} found`, namespaces }
     : { status: 'False', reason: ClusterIdentityReason.SecretNotFound, message: `Secret ${ref.namespace}/${ref.name} not found`, namespaces };
 }
+
+/**
+ * The mirrors in the ControlPlane's namespace it still owns but no longer uses (it switched to `cloudCredentialsRef`
+ * or to another identity): with no other owner left the mirror is deleted ("deletes it when the last user is gone"),
+ * otherwise only this ControlPlane's owner reference is dropped.
+ */
+export function releasedMirrors(controlPlane: ControlPlane, mirrors: readonly SecretObject[]): MirrorAction[] {
+  const uid = controlPlane.metadata.uid;
+  if (!uid) return [];
+  const used = controlPlane.spec.adminCredential.cloudCredentialsRef ? undefined : controlPlane.spec.adminCredential.identityRef?.name;
+  const keep = used !== undefined ? mirrorSecretName(used) : undefined;
+  return mirrors
+    .filter((m) => isMirror(m) && m.metadata.name !== keep && (m.metadata.ownerReferences ?? []).some((r) => r.uid === uid))
+    .map((m): MirrorAction => {
+      const others = (m.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid);
+      const key = { namespace: m.metadata.namespace, name: m.metadata.name };
+      if (others.length === 0) return { type: 'delete', key, ...(m.metadata.uid ? { uid: m.metadata.uid } : {}) };
+      return {
+        type: 'apply',
+        manifest: { ...key, labels: m.metadata.labels ?? {}, ...(m.metadata.annotations ? { annotations: m.metadata.annotations } : {}), ownerReferences: others, data: m.data },
+      };
+    });
+}

@@ -154,6 +154,17 @@ describe('KeystoneClusterIdentity: the operator resolves a ControlPlane\'s ident
     expect(Buffer.from((rewritten as unknown as { data: Record<string, string> }).data['clouds.yaml'], 'base64').toString('utf8')).toContain('# rotated');
     await controlPlaneIs('True', 'AllReady');
     await identityNamespaces([CP_NS]);
+
+    // The ControlPlane switches to a clouds.yaml of its own: the mirror goes with its last user, and comes back with it.
+    await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'own-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': cloudsYaml() } } as KubeObject);
+    const spec = (controlPlane as KubeObject & { spec: Record<string, unknown> }).spec;
+    await applyOk({ ...controlPlane, spec: { ...spec, adminCredential: { cloudCredentialsRef: { secretName: 'own-admin' } } } } as KubeObject);
+    await eventually(async () => (await mirror()) === undefined, 30_000, 250);
+    await controlPlaneIs('True', 'AllReady');
+    await identityNamespaces([]);
+    await applyOk(controlPlane);
+    await controlPlaneIs('True', 'AllReady');
+    await identityNamespaces([CP_NS]);
   });
 
   test('a new admin password (in Keystone, then in the source Secret) is followed without a restart; orders wait while revoked with nothing deleted in Keystone; deletion is refused while the identity is used and accepted after', async () => {

@@ -2,8 +2,8 @@
  * The ControlPlane driver: reads the admin `clouds.yaml` Secret and the CA bundle Secret, logs in to Keystone as the
  * admin (a real token; again whenever the ControlPlane or one of its Secrets changed), decides and records the status.
  */
-import { CredentialsMirroredReason } from '../../api';
-import { decideIdentityRef } from '../cluster-identity';
+import { CredentialsMirroredReason, MIRRORED_LABEL, MIRRORED_LABEL_VALUE } from '../../api';
+import { decideIdentityRef, releasedMirrors } from '../cluster-identity';
 import type { Verdict } from '../conditions';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { decideControlPlane, type AdminLogin } from '../control-plane';
@@ -23,13 +23,19 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
   const names = adminSecretNames(controlPlane);
   const identityName = controlPlane.spec.adminCredential.cloudCredentialsRef ? undefined : controlPlane.spec.adminCredential.identityRef?.name;
   const identity = identityName !== undefined ? await deps.cluster.getClusterIdentity(identityName) : undefined;
-  const [cloudCredentials, caBundle, namespace, source] = await Promise.all([
+  const [cloudCredentials, caBundle, namespace, source, mirrors] = await Promise.all([
     deps.cluster.getSecret({ namespace: key.namespace, name: names.cloudCredentials }),
     names.caBundle !== undefined ? deps.cluster.getSecret({ namespace: key.namespace, name: names.caBundle }) : Promise.resolve(undefined),
     identityName !== undefined ? deps.cluster.getNamespace(key.namespace) : Promise.resolve(undefined),
     identity ? deps.cluster.getSecret(identity.spec.secretRef) : Promise.resolve(undefined),
+    deps.cluster.listSecrets(key.namespace, { [MIRRORED_LABEL]: MIRRORED_LABEL_VALUE }),
   ]);
-  return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source]), async () => {
+  return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source, mirrors]), async () => {
+    // Mirrors of an identity this ControlPlane no longer uses lose it as an owner (and go with their last owner).
+    for (const action of releasedMirrors(controlPlane, mirrors)) {
+      if (action.type === 'apply') await deps.cluster.applySecret(action.manifest);
+      else await deps.cluster.deleteSecret(action.key, action.uid !== undefined ? { uid: action.uid } : undefined);
+    }
     let credentials = cloudCredentials;
     let resolved: { allowed: Verdict; mirrored: Verdict } | undefined;
     let identityCredential: { cloudName: string; waiting?: string } | undefined;

@@ -4,6 +4,7 @@
  */
 import { sourceHash, type KeystoneClusterIdentity } from '../../../src/api';
 import { decideIdentityStatus, reconcileControlPlane } from '../../../src/plane';
+import { releasedMirrors } from '../../../src/plane/cluster-identity';
 import { CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane } from './fakes';
 
 const key = { namespace: CP_NS, name: 'cp' };
@@ -126,5 +127,37 @@ describe('the identity status', () => {
   it('Ready SecretFound / SecretNotFound naming namespace/name; namespaces sorted and unique', () => {
     expect(decideIdentityStatus(identity(), { sourceFound: true, mirroredNamespaces: ['b', 'a', 'b'] })).toEqual({ status: 'True', reason: 'SecretFound', message: 'Secret platform/admin-src found', namespaces: ['a', 'b'] });
     expect(decideIdentityStatus(identity(), { sourceFound: false, mirroredNamespaces: [] })).toMatchObject({ status: 'False', reason: 'SecretNotFound', message: 'Secret platform/admin-src not found' });
+  });
+});
+
+describe('a ControlPlane that stops using an identity releases its mirror', () => {
+  const cp = (uid: string, identityRef?: string) => ({
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'ControlPlane',
+    metadata: { name: `cp-${uid}`, namespace: CP_NS, uid },
+    spec: {
+      services: { keystone: { external: { authURL: 'http://127.0.0.1:5000/v3' } } },
+      adminCredential: identityRef ? { identityRef: { name: identityRef } } : { cloudCredentialsRef: { secretName: 'admin' } },
+    },
+  }) as unknown as Parameters<typeof releasedMirrors>[0];
+  const owner = (uid: string) => ({ apiVersion: 'c5c3.io/v1alpha1', kind: 'ControlPlane', name: `cp-${uid}`, uid, controller: false });
+  const mirror = (name: string, owners: string[], labels: Record<string, string> = { 'c5c3.io/mirrored': 'true' }) => ({
+    metadata: { name, namespace: CP_NS, uid: `uid-${name}`, labels, annotations: { 'c5c3.io/source-hash': 'h' }, ownerReferences: owners.map(owner) },
+    data: { 'clouds.yaml': 'x' },
+  });
+
+  it('switched to cloudCredentialsRef as the last owner: the mirror is deleted', () => {
+    expect(releasedMirrors(cp('a'), [mirror('keystone-creds-shared', ['a'])])).toEqual([{ type: 'delete', key: MIRROR, uid: 'uid-keystone-creds-shared' }]);
+  });
+
+  it('with another owner left: only this owner reference is dropped, the rest of the mirror kept', () => {
+    const [action] = releasedMirrors(cp('a'), [mirror('keystone-creds-shared', ['a', 'b'])]);
+    expect(action).toMatchObject({ type: 'apply', manifest: { ...MIRROR, ownerReferences: [owner('b')], annotations: { 'c5c3.io/source-hash': 'h' }, data: { 'clouds.yaml': 'x' } } });
+  });
+
+  it('the mirror of the identity in use, a mirror it does not own, and a Secret without the label are left alone', () => {
+    expect(releasedMirrors(cp('a', 'shared'), [mirror('keystone-creds-shared', ['a'])])).toEqual([]);
+    expect(releasedMirrors(cp('a'), [mirror('keystone-creds-other', ['b'])])).toEqual([]);
+    expect(releasedMirrors(cp('a'), [mirror('keystone-creds-shared', ['a'], {})])).toEqual([]);
   });
 });
