@@ -2,6 +2,7 @@
  * The shapes every Kubernetes object shares, the descriptor that names a kind on the API server (group, version, plural,
  * scope), and the `namespace/name` keys the caches and work queues use.
  */
+import type { ObjectMeta as KindObjectMeta } from '../api/types';
 
 /** `metav1.OwnerReference`. */
 export interface OwnerReference {
@@ -13,18 +14,8 @@ export interface OwnerReference {
   readonly blockOwnerDeletion?: boolean;
 }
 
-/** The subset of `metav1.ObjectMeta` the operator reads and writes. */
-export interface ObjectMeta {
-  readonly name: string;
-  readonly namespace?: string;
-  readonly uid?: string;
-  readonly generation?: number;
-  readonly resourceVersion?: string;
-  readonly creationTimestamp?: string;
-  readonly deletionTimestamp?: string;
-  readonly finalizers?: readonly string[];
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
+/** The subset of `metav1.ObjectMeta` the operator reads and writes: the kinds' own, plus owner references. */
+export interface ObjectMeta extends KindObjectMeta {
   readonly ownerReferences?: readonly OwnerReference[];
 }
 
