@@ -16,7 +16,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { crdName } from '../../constructs/crd';
 import { ALL_KINDS } from '../../constructs/crds';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { eventually, getJson, kubeconfigFor, kubectl, kubectlOk, kubeRequest, applyOk, type KubeObject } from '../support/kubectl';
 import { run, type RunResult } from '../support/package';
 import { freePort } from '../support/proc';
@@ -112,7 +112,7 @@ beforeAll(async () => {
     previousCredentialID: 'id-2', previousCredentialGeneration: 2, previousCredentialDeleteAt: GRACE_UNTIL,
     secretName: 'app-credentials', secretKeys: ['clouds.yaml', 'application_credential_id', 'application_credential_secret'],
   });
-}, 300_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   try {

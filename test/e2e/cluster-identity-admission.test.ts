@@ -16,7 +16,7 @@ import { crdName } from '../../constructs/crd';
 import { CLUSTER_IDENTITY_POLICY_NAME } from '../../constructs/cluster-identity-admission';
 import { KEYSTONE_CLUSTER_IDENTITY } from '../../constructs/definitions/keystone-cluster-identity';
 import { API_VERSION } from '../../src/api/types';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, type KubectlResult, type KubeObject } from '../support/kubectl';
 
 const PREFIX = 'kac-cia';
@@ -102,7 +102,7 @@ describe('KeystoneClusterIdentity admission on a real API server', () => {
       if (result.code === 0) await kubectlOk(['delete', RESOURCE, probe.metadata.name]);
       return result.stderr.includes(refusedFor(HIDDEN));
     }, 60_000, 500);
-  }, 600_000);
+  }, LOCKED_SETUP_MS);
 
   afterAll(async () => {
     try {

@@ -8,7 +8,7 @@
  * Ready again; the source Secret changed → the mirror rewritten (its source hash changes).
  */
 import { join } from 'node:path';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, createServiceUser, keystoneTestEnv, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
 import { Projects, Users } from '../../src/keystone';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
@@ -104,7 +104,7 @@ beforeAll(async () => {
   await applyOk([source(), identity({ list: [CP_NS] }), controlPlane]);
   op = await startOperator({ name: 'cid-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: TIMING });
   await waitReady(op);
-}, 90_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   await op?.server.stop(5_000);

@@ -19,7 +19,7 @@ import type { PlaneKind } from '../../src/api/identity-plane';
 import { RULES } from '../../src/api/rules';
 import { CORPUS_NAMESPACE, type FixtureEntry } from './corpus/generate';
 import { getJson, getTable, kubectl, kubectlOk, type KubectlResult, type KubeObject } from '../support/kubectl';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 
 const CORPUS = join(__dirname, 'corpus');
 const outdir = mkdtempSync(join(tmpdir(), 'kac-synth-'));
@@ -49,7 +49,7 @@ describe('the synthesized manifests on a real API server', () => {
     unlock = await lockCluster('crds.test.ts');
     await applyFile(fileOf('crds'));
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
-  }, 600_000);
+  }, LOCKED_SETUP_MS);
 
   it('establishes the six CRDs', async () => {
     for (const kind of ALL_KINDS) {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { childPrefix } from '../../src/api';
 import { OpenBaoBackup } from '../../src/backup/openbao';
 import { ApplicationCredentials, KeystoneSession, Users, authenticateApplicationCredential } from '../../src/keystone';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, getTable, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
@@ -174,7 +174,7 @@ beforeAll(async () => {
   await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': adminCloudsYaml() } } as KubeObject, { fieldManager: 'kac-test' });
   await applyOk(controlPlane(true) as KubeObject, { fieldManager: 'kac-test' });
   await launch('story-a');
-}, 300_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   await consumer?.stop();

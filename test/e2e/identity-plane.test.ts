@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { KeystoneSession, Projects, Users } from '../../src/keystone';
 import { ownerMarker } from '../../src/plane/naming';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeList, type KubeObject } from '../support/kubectl';
 import {
@@ -205,7 +205,7 @@ beforeAll(async () => {
   kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'identity-plane.kubeconfig'));
   for (const ns of [CP_NS, T1, T2]) await kubectl(['create', 'namespace', ns]);
   await applyOk([adminSecret(`${env.adminPassword}-wrong`), controlPlane([T1, T2])]);
-}, 120_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   await Promise.all(started.map((op) => op.server.stop(5_000)));

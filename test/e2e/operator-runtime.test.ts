@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { eventually, getJson, kubectl, kubectlOk, applyOk, type KubeObject } from '../support/kubectl';
 import {
   httpGet as get,
@@ -57,7 +57,7 @@ beforeAll(async () => {
   await installCrds(manifests);
   kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'operator-runtime.kubeconfig'));
   await applyOk({ apiVersion: 'c5c3.io/v1alpha1', kind: 'ControlPlane', metadata: { name: 'runtime-cp', namespace: NS }, spec: sampleControlPlaneSpec(manifests) } as KubeObject, { fieldManager: 'kac-test' });
-}, 300_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   await Promise.all(operators.map((op) => op.server.stop(5_000)));

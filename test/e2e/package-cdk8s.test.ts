@@ -15,7 +15,7 @@
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { newProject, nodeEnv, npmInstall, packedTarball, REPO, repositoryVersion, run, runOk } from '../support/package';
 
@@ -129,7 +129,7 @@ describe('the cdk8s face, installed from the packed tarball', () => {
     );
     // The schema's default fills what the app left out.
     expect(order.spec).toMatchObject({ credentialGeneration: 1, rotation: { interval: '168h0m0s', gracePeriod: '12h' }, userRef: { name: 'billing' } });
-  });
+  }, LOCKED_SETUP_MS); // waits for the cluster lock first
 
   it('cdk8s synth runs the example the package ships, with its cdk8s.yaml as it is', async () => {
     const example = join(dir, 'billing');

@@ -11,7 +11,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { OPERATOR_COMMAND } from '../../constructs/operator';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { applyOk, eventually, getJson, kubectl, type KubeObject } from '../support/kubectl';
 import {
   httpGet,
@@ -78,7 +78,7 @@ beforeAll(async () => {
   kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(logDir, 'package-operator.kubeconfig'));
   const spec = (manifestObjects(manifests, 'samples').find((d) => d.kind === 'ControlPlane') as { spec?: unknown } | undefined)?.spec;
   await applyOk({ apiVersion: 'c5c3.io/v1alpha1', kind: 'ControlPlane', metadata: { name: 'packed-cp', namespace: NS }, spec } as KubeObject, { fieldManager: 'kac-test' });
-}, 900_000);
+}, LOCKED_SETUP_MS);
 
 afterAll(async () => {
   await Promise.all(operators.map((op) => op.server.stop(5_000)));

@@ -17,7 +17,7 @@ import { createServiceUser, type ServiceUser } from '../support/keystone-fixture
 import { exists, getJson, kubectl } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
 import { synthesizeManifests } from '../support/synth';
-import { lockCluster } from '../support/cluster-lock';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 
 jest.setTimeout(600_000);
 
@@ -91,7 +91,7 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
     await ok(['config', 'set', 'kubeconfig', process.env.KAC_KUBECONFIG as string]);
     await ok(['config', 'set', 'namespace', NS]);
     await ok(['config', 'set', 'distDir', synthesizeManifests()]);
-  }, 600_000);
+  }, LOCKED_SETUP_MS);
 
   afterAll(async () => {
     unlock?.();

@@ -3,13 +3,22 @@
  * the same operator: `crds.test.ts` applies them, `pulumi-kubernetes.test.ts` deploys and destroys them with Pulumi. Run
  * at once in two Jest workers, one's apply meets the other's field managers, or its CRDs vanish under a `pulumi destroy`.
  * This lock (an atomic `mkdir` in the run's work dir) lets such files take the cluster one at a time.
+ *
+ * Every file that takes it waits while the others hold it, in its `beforeAll`: that hook's timeout must cover the wait
+ * (the other files' whole runs, several minutes on a loaded machine), so those hooks use {@link LOCKED_SETUP_MS}.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** How long a file waits for the lock before it fails. */
+export const LOCK_WAIT_MS = 1_500_000;
+
+/** The timeout of a `beforeAll` that takes the lock: the wait plus the file's own setup. */
+export const LOCKED_SETUP_MS = LOCK_WAIT_MS + 600_000;
+
 /** Waits for the cluster, holds it, and returns the function that lets it go. */
-export async function lockCluster(holder: string, timeoutMs = 600_000): Promise<() => void> {
+export async function lockCluster(holder: string, timeoutMs = LOCK_WAIT_MS): Promise<() => void> {
   const path = join(process.env.KAC_TEST_WORKDIR ?? tmpdir(), 'kube-project-objects.lock');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
