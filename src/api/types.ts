@@ -21,6 +21,16 @@ export const PLURAL = 'keystoneapplicationcredentials';
 /** The finalizer that holds the order until its teardown is done (spec, Deletion Semantics). */
 export const TEARDOWN_FINALIZER = 'c5c3.io/keystoneapplicationcredential-teardown';
 
+/** `metav1.OwnerReference`. */
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
 /** The subset of `metav1.ObjectMeta` the lifecycle reads. */
 export interface ObjectMeta {
   readonly name: string;

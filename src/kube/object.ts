@@ -2,17 +2,10 @@
  * The shapes every Kubernetes object shares, the descriptor that names a kind on the API server (group, version, plural,
  * scope), and the `namespace/name` keys the caches and work queues use.
  */
-import type { ObjectMeta as KindObjectMeta } from '../api/types';
+import type { ObjectMeta as KindObjectMeta, OwnerReference } from '../api/types';
 
-/** `metav1.OwnerReference`. */
-export interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly controller?: boolean;
-  readonly blockOwnerDeletion?: boolean;
-}
+export type { OwnerReference } from '../api/types';
+
 
 /** The subset of `metav1.ObjectMeta` the operator reads and writes: the kinds' own, plus owner references. */
 export interface ObjectMeta extends KindObjectMeta {

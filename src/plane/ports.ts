@@ -10,6 +10,7 @@ import type {
   KeystoneProject,
   KeystoneRoleAssignment,
   KeystoneUser,
+  OwnerReference,
 } from '../api';
 import type { PasswordCloud } from '../keystone';
 
@@ -32,15 +33,7 @@ export interface ObjectKey {
   readonly name: string;
 }
 
-/** `metav1.OwnerReference`. */
-export interface OwnerReference {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly controller?: boolean;
-  readonly blockOwnerDeletion?: boolean;
-}
+export type { OwnerReference } from '../api';
 
 /** A Namespace as read: its labels. */
 export interface NamespaceObject {

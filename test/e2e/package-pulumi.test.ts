@@ -9,14 +9,14 @@
  *
  * The program exports the optional `nextRotation` of `batch` with a default, so `pulumi up` prints no "Undefined value".
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parse } from 'yaml';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { getJson, kubectl, kubectlOk } from '../support/kubectl';
-import { linkFromRepository, newProject, npmInstall, packedTarball, REPO } from '../support/package';
+import { kubernetesPluginPath } from '../support/binaries';
+import { linkFromRepository, newProject, npmInstall, packedTarball } from '../support/package';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
 
 jest.setTimeout(900_000);
@@ -54,16 +54,8 @@ if (config.getBoolean('kubernetes')) {
 }
 `;
 
-/** The optional `pulumi-resource-kubernetes` plugin, as test/e2e/pulumi-kubernetes.test.ts finds it. */
-function pluginPath(): string | undefined {
-  const explicit = process.env.KAC_PULUMI_RESOURCE_KUBERNETES_BIN;
-  if (explicit) return explicit;
-  const dir = execFileSync('bash', [join(REPO, 'test', 'support', 'build-test-binaries.sh'), '--print-dir', 'pulumi-resource-kubernetes'], { encoding: 'utf8' }).trim();
-  const path = join(dir, 'pulumi-resource-kubernetes');
-  return existsSync(path) ? path : undefined;
-}
 
-const plugin = pluginPath();
+const plugin = kubernetesPluginPath();
 if (!plugin) {
   process.stderr.write(
     '[package-pulumi e2e] the CredentialSecret part is SKIPPED: no pulumi-resource-kubernetes plugin (build it with `bash test/support/build-test-binaries.sh pulumi-resource-kubernetes`)\n',

@@ -9,10 +9,11 @@
  * pulumi-resource-kubernetes`, or KAC_PULUMI_RESOURCE_KUBERNETES_BIN. Without it this file is skipped (and says so); the
  * same component and example are always tested with Pulumi's mocks in test/unit/pulumi/kubernetes.test.ts.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
+import { kubernetesPluginPath } from '../support/binaries';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { exists, getJson, kubectl } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
@@ -25,15 +26,8 @@ const REPO = resolve(__dirname, '..', '..');
 const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const NS = 'tenant-pulumi';
 
-function pluginPath(): string | undefined {
-  const explicit = process.env.KAC_PULUMI_RESOURCE_KUBERNETES_BIN;
-  if (explicit) return explicit;
-  const dir = execFileSync('bash', [join(REPO, 'test', 'support', 'build-test-binaries.sh'), '--print-dir', 'pulumi-resource-kubernetes'], { encoding: 'utf8' }).trim();
-  const path = join(dir, 'pulumi-resource-kubernetes');
-  return existsSync(path) ? path : undefined;
-}
 
-const plugin = pluginPath();
+const plugin = kubernetesPluginPath();
 if (!plugin) {
   process.stderr.write(
     '[pulumi-kubernetes e2e] SKIPPED: no pulumi-resource-kubernetes plugin (build it with `bash test/support/build-test-binaries.sh pulumi-resource-kubernetes`); the mocks test covers the component\n',

@@ -71,8 +71,20 @@ function onPath(name: string): string | undefined {
 }
 
 /** The cache directory build-test-binaries.sh uses for `name` (the script is the one source of the versions). */
-export function cacheDir(name: BinaryName): string {
+export function cacheDir(name: BinaryName | 'pulumi-resource-kubernetes'): string {
   return execFileSync('bash', [BUILD_SCRIPT, '--print-dir', name], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * The optional `pulumi-resource-kubernetes` plugin (`bash test/support/build-test-binaries.sh
+ * pulumi-resource-kubernetes`), or KAC_PULUMI_RESOURCE_KUBERNETES_BIN; undefined when neither is there (the tests
+ * that need it skip, saying so).
+ */
+export function kubernetesPluginPath(): string | undefined {
+  const explicit = process.env.KAC_PULUMI_RESOURCE_KUBERNETES_BIN;
+  if (explicit) return explicit;
+  const path = join(cacheDir('pulumi-resource-kubernetes'), 'pulumi-resource-kubernetes');
+  return existsSync(path) ? path : undefined;
 }
 
 /**
