@@ -14,6 +14,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs
 import { dirname, join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { kubernetesPluginPath } from '../support/binaries';
+import { releaseAllLeftovers } from '../support/operator';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { exists, getJson, kubectl } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
@@ -73,6 +74,8 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
     // Other files leave the CRDs chart's cluster-wide admission policy applied by another field manager; Pulumi's
     // server-side apply of the same chart would then conflict on it. Remove it, so this program deploys it as its own.
     await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'keystoneclusteridentities.c5c3.io', '--ignore-not-found']);
+    // Its destroy deletes the CRDs, which waits on orders other files left with finalizers (their operators stopped).
+    await releaseAllLeftovers();
     spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO });
     if (!existsSync(join(REPO, 'lib', 'examples', 'pulumi', 'kubernetes.js'))) throw new Error('npm run build produced no lib/examples/pulumi/kubernetes.js');
     user = await createServiceUser('pulumi-kube');

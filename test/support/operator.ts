@@ -193,3 +193,17 @@ export async function releaseLeftovers(namespaces: readonly string[]): Promise<v
     }
   }
 }
+
+/**
+ * {@link releaseLeftovers} in every namespace: for a file that deletes the CRDs (a `pulumi destroy`), which would
+ * otherwise wait on orders other files left behind with their operators stopped. Call it holding the cluster lock.
+ */
+export async function releaseAllLeftovers(): Promise<void> {
+  for (const resource of ORDER_RESOURCES) {
+    const lines = (await kubectl(['get', resource, '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}'])).stdout.split('\n').filter(Boolean);
+    for (const line of lines) {
+      const [namespace, name] = line.split(' ');
+      await kubectl(['patch', resource, name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
+  }
+}
