@@ -73,6 +73,14 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       });
       if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(order.metadata.namespace ?? '', order.metadata.name);
     },
+    // The status log line: the status was recorded (generations and the Ready reason; ids and secrets stay out).
+    onStatus: (order, status) =>
+      manager.logger.info('status', {
+        kind: 'KeystoneApplicationCredential',
+        key: objectKey(order.metadata.namespace, order.metadata.name),
+        ...(status.credentialGeneration !== undefined ? { generation: status.credentialGeneration } : {}),
+        ready: status.conditions?.find((c) => c.type === 'Ready')?.reason,
+      }),
   });
 
   // The Secrets the reconcilers read: admin clouds.yaml and CA bundles, parked passwords and secrets, delivered Secrets.

@@ -61,6 +61,8 @@ export interface CredentialReconcilerDeps {
   readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent) => Promise<void>;
   /** Called after each lifecycle action (logs, metrics). @default none */
   readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent) => void;
+  /** Called after each status write (logs): the recorded status, which never carries a secret. @default none */
+  readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus) => void;
 }
 
 /** The outcome of one reconcile. */
@@ -175,6 +177,7 @@ export class CredentialReconciler {
       writeStatus: async (status) => {
         await cluster.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
+        this.deps.onStatus?.(order, status);
       },
       release: async () => {
         await cluster.removeFinalizer(KIND, key, TEARDOWN_FINALIZER);
