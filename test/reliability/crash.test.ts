@@ -17,11 +17,11 @@
 import { randomInt } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { childPrefix } from '../../src/api';
 import { OpenBaoBackup } from '../../src/backup/openbao';
-import { Users, authenticateApplicationCredential } from '../../src/keystone';
+import { Users } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
+import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
+import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { afterAction, afterStatusWrite, killAt, logOffset, type KillPoint } from '../support/kill-point';
 import { applyOk, eventually, getJson, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
@@ -31,22 +31,14 @@ import { synthesizeManifests } from '../support/synth';
 const ROUNDS = Number(process.env.KAC_RELIABILITY_ROUNDS ?? 2);
 jest.setTimeout(Math.max(300_000, ROUNDS * 120_000));
 
-const env = keystoneTestEnv();
 const NS = 'kac-crash';
 const CP_NS = 'kac-crash-cp';
 const IDENTITY = { namespace: 'kac-crash-operator', binding: 'kac-crash-operator' };
 const OPERATOR = 'crash';
 const ORDERS = ['a', 'b', 'c'];
-const GRACE = '3s';
-const PROJECT = uniqueName('crash');
+const ROTATION = { interval: '0s', gracePeriod: '3s' };
 const USER = uniqueName('crash');
-const ref = { controlPlaneRef: { name: 'cp', namespace: CP_NS } };
-const prefixOf = (name: string) => childPrefix({ namespace: NS, name });
-
-interface Order extends KubeObject {
-  spec: Record<string, unknown>;
-  status?: { credentialGeneration?: number; credentialID?: string; previousCredentialID?: string; conditions?: { type: string; status: string; reason: string; message: string }[] };
-}
+const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: USER, projectName: uniqueName('crash') });
 
 let unlock: (() => void) | undefined;
 let operator: OperatorProcess;
@@ -55,9 +47,6 @@ let workDir = '';
 let userId = '';
 /** The generation each order must converge to. */
 const expected = new Map<string, number>(ORDERS.map((n) => [n, 1]));
-/** Every minted secret seen in a delivered Secret, every status read: for the scan at the end. */
-const secretsSeen = new Set<string>();
-const statusesRead: string[] = [];
 
 const launch = async () => {
   operator = await startOperator({
@@ -68,50 +57,26 @@ const launch = async () => {
     args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
     env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
   });
-  await waitReady(operator);
+  return waitReady(operator);
 };
 
-const credentialOrder = (name: string) => ({
-  apiVersion: 'c5c3.io/v1alpha1',
-  kind: 'KeystoneApplicationCredential',
-  metadata: { name, namespace: NS },
-  spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '0s', gracePeriod: GRACE } },
-});
-
-async function readOrder(name: string): Promise<Order | undefined> {
+/** An order as read now; undefined once it is gone. */
+async function readOrder(name: string) {
   const res = await kubeRequest('GET', `/apis/c5c3.io/v1alpha1/namespaces/${NS}/keystoneapplicationcredentials/${name}`);
-  if (res.status === 404) return undefined;
-  const o = res.json<Order>();
-  statusesRead.push(JSON.stringify(o.status ?? {}));
-  return o;
+  return res.status === 404 ? undefined : fx.order(name);
 }
 
-async function delivered(name: string): Promise<Record<string, string> | undefined> {
-  const res = await kubeRequest('GET', `/api/v1/namespaces/${NS}/secrets/${name}-credentials`);
-  if (res.status !== 200) return undefined;
-  const data = res.json<{ data?: Record<string, string> }>().data ?? {};
-  const out = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-  if (out.application_credential_secret) secretsSeen.add(out.application_credential_secret);
-  return out;
-}
-
-/** The names of the ordered user's credentials in Keystone, per order. */
 let admin: ReturnType<typeof adminSession> | undefined;
+/** The names of the ordered user's credentials in Keystone, per order (one list for all, so the sampler is cheap). */
 async function credentialsByOrder(): Promise<Map<string, string[]>> {
   admin ??= adminSession();
   const res = await admin.request({ method: 'GET', path: admin.transport.pathOf(`users/${userId}/application_credentials`) });
   const names = (res.body as { application_credentials: { name: string }[] }).application_credentials.map((c) => c.name);
-  return new Map(ORDERS.map((o) => [o, names.filter((n) => n.startsWith(`${prefixOf(o)}-`)).sort()]));
-}
-
-/** The parked `secret-v<N>` children of an order. */
-async function parked(name: string): Promise<string[]> {
-  const list = (await kubeRequest('GET', `/api/v1/namespaces/${CP_NS}/secrets`)).json<{ items: KubeObject[] }>();
-  return list.items.map((s) => s.metadata.name).filter((n) => n.startsWith(`${prefixOf(name)}-secret-v`)).sort();
+  return new Map(ORDERS.map((o) => [o, names.filter((n) => n.startsWith(`${fx.prefixOf(o)}-`)).sort()]));
 }
 
 const backupOf = (name: string) =>
-  new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${prefixOf(name)}/service-accounts/application-credential` });
+  new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${fx.prefixOf(name)}/service-accounts/application-credential` });
 
 /** Lists Keystone every 250 ms; remembers the most credentials any order held at one observation. */
 function sampler() {
@@ -145,42 +110,29 @@ function sampler() {
   };
 }
 
-/** The consumers: per order, re-read the delivered Secret and authenticate every second while it exists. */
-function consumers() {
-  let running = true;
-  let attempts = 0;
-  const failures: string[] = [];
-  const paused = new Set<string>();
-  const loops = ORDERS.map(async (name) => {
-    while (running) {
-      const t0 = Date.now();
-      if (!paused.has(name)) {
-        const doc = await delivered(name).catch(() => undefined);
-        if (doc?.application_credential_id && !paused.has(name)) {
-          attempts++;
-          try {
-            await authenticateApplicationCredential({ authUrl: env.authUrl, id: doc.application_credential_id, secret: doc.application_credential_secret ?? '', timeoutMs: 10_000 });
-          } catch (error) {
-            // A teardown in progress withdraws the Secret and deletes the credential: not a consumer's failure.
-            if (!paused.has(name)) failures.push(`${new Date().toISOString()} ${name} ${doc.application_credential_id}: ${(error as Error).message}`);
-          }
-        }
-      }
-      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - t0))));
-    }
-  });
-  return {
-    get attempts() {
-      return attempts;
-    },
-    failures,
-    pause: (on: boolean) => ORDERS.forEach((n) => (on ? paused.add(n) : paused.delete(n))),
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-    },
-  };
-}
+/**
+ * The consumers: one probe per order, re-reading its delivered Secret and authenticating every second. A teardown
+ * withdraws the Secret and deletes the credential on purpose, so the probes stop before one and start again after.
+ */
+const consumers = {
+  running: [] as Probe[],
+  stopped: { attempts: 0, failures: [] as string[] },
+  start() {
+    this.running = ORDERS.map((name) => fx.probe(name));
+  },
+  async stop() {
+    await Promise.all(this.running.map((p) => p.stop()));
+    this.stopped = { attempts: this.attempts(), failures: this.failures() };
+    this.running = [];
+  },
+  attempts(): number {
+    return this.stopped.attempts + this.running.reduce((n, p) => n + p.attempts, 0);
+  },
+  /** Every failed authentication so far: when, and the credential id it used. */
+  failures(): string[] {
+    return [...this.stopped.failures, ...this.running.flatMap((p) => p.failures.map((f) => `${new Date(f.at).toISOString()} ${f.id}`))];
+  },
+};
 
 /** Every order holds exactly its expected generation, swept, delivered, backed up and parked alone. */
 async function converged(): Promise<boolean> {
@@ -188,12 +140,11 @@ async function converged(): Promise<boolean> {
   for (const name of ORDERS) {
     const g = expected.get(name) as number;
     const o = await readOrder(name);
-    const ready = o?.status?.conditions?.find((c) => c.type === 'Ready');
-    if (o?.status?.credentialGeneration !== g || ready?.status !== 'True' || o.status.previousCredentialID !== undefined) return false;
-    if (JSON.stringify(creds.get(name)) !== JSON.stringify([`${prefixOf(name)}-credential-v${g}`])) return false;
-    if ((await delivered(name))?.application_credential_id !== o.status.credentialID) return false;
+    if (o?.status?.credentialGeneration !== g || condition(o, 'Ready')?.status !== 'True' || o.status.previousCredentialID !== undefined) return false;
+    if (JSON.stringify(creds.get(name)) !== JSON.stringify([`${fx.prefixOf(name)}-credential-v${g}`])) return false;
+    if ((await fx.delivered(name))?.application_credential_id !== o.status.credentialID) return false;
     if ((await backupOf(name).read()) !== o.status.credentialID) return false;
-    if (JSON.stringify(await parked(name)) !== JSON.stringify([`${prefixOf(name)}-secret-v${g}`])) return false;
+    if (JSON.stringify([...(await fx.parkedSecrets(name)).keys()]) !== JSON.stringify([g])) return false;
   }
   return true;
 }
@@ -202,8 +153,8 @@ async function converged(): Promise<boolean> {
 async function tornDown(): Promise<boolean> {
   const creds = await credentialsByOrder();
   for (const name of ORDERS) {
-    if ((await readOrder(name)) !== undefined || (creds.get(name) ?? []).length > 0 || (await parked(name)).length > 0) return false;
-    if ((await delivered(name)) !== undefined || (await backupOf(name).readDocument()) !== undefined) return false;
+    if ((await readOrder(name)) !== undefined || (creds.get(name) ?? []).length > 0 || (await fx.parkedSecrets(name)).size > 0) return false;
+    if ((await fx.delivered(name)) !== undefined || (await backupOf(name).readDocument()) !== undefined) return false;
   }
   return true;
 }
@@ -217,10 +168,12 @@ interface Figures {
   parkedLost: number;
   probeFailures: number;
   convergeMs: number[];
+  /** From the restart to /readyz (the start-up inside convergeMs). */
+  readyMs: number[];
   killedAfterMs: number[];
 }
 
-const ROTATION: KillPoint[] = [
+const ROTATION_POINTS: KillPoint[] = [
   afterAction('park', 'park'),
   afterAction('mint', 'mint'),
   afterAction('backup', 'backup'),
@@ -229,7 +182,7 @@ const ROTATION: KillPoint[] = [
   afterAction('sweep delete', 'delete', /^(?!teardown)/),
   afterAction('discard', 'discard', /^(?!teardown)/),
 ];
-const TEARDOWN: KillPoint[] = [
+const TEARDOWN_POINTS: KillPoint[] = [
   afterAction('teardown delete', 'delete', /^teardown$/),
   afterAction('remove-backup', 'remove-backup'),
   afterAction('teardown discard', 'discard', /^teardown$/),
@@ -238,7 +191,6 @@ const TEARDOWN: KillPoint[] = [
 ];
 
 const report: Figures[] = [];
-let probe: ReturnType<typeof consumers>;
 let keystoneSampler: ReturnType<typeof sampler>;
 
 beforeAll(async () => {
@@ -247,24 +199,16 @@ beforeAll(async () => {
   const manifests = await installCrds(synthesizeManifests());
   kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'crash.kubeconfig'));
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
-  const clouds = `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${env.adminUser}\n      password: "${env.adminPassword}"\n      project_name: ${env.adminProject}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n`;
-  await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': clouds } } as KubeObject, { fieldManager: 'kac-test' });
-  await applyOk([
-    { apiVersion: 'c5c3.io/v1alpha1', kind: 'ControlPlane', metadata: { name: 'cp', namespace: CP_NS }, spec: { services: { keystone: { external: { authURL: env.authUrl } } }, adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } }, namespaceAssignments: [{ namespace: NS, allowedRoles: ['member'] }] } },
-    { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneProject', metadata: { name: 'proj', namespace: NS }, spec: { ...ref, projectName: PROJECT } },
-    { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', metadata: { name: 'svc', namespace: NS }, spec: { ...ref, userName: USER } },
-    { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneRoleAssignment', metadata: { name: 'member', namespace: NS }, spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, role: 'member' } },
-    ...ORDERS.map(credentialOrder),
-  ] as KubeObject[], { fieldManager: 'kac-test' });
+  await applyOk([fx.adminSecret(), fx.controlPlane(), ...fx.identityOrders(), ...ORDERS.map((n) => fx.credentialOrder(n, ROTATION))], { fieldManager: 'kac-test' });
   await launch();
   userId = await eventually(async () => (await new Users(adminSession()).findByName(USER))?.id, 60_000);
   await eventually(converged, 120_000, 500);
   keystoneSampler = sampler();
-  probe = consumers();
+  consumers.start();
 }, LOCKED_SETUP_MS);
 
 afterAll(async () => {
-  await probe?.stop();
+  await consumers.stop();
   await keystoneSampler?.stop();
   await operator?.server.stop(5_000);
   await releaseLeftovers([NS, CP_NS]);
@@ -290,25 +234,24 @@ function parkedSecretsLost(offset: number): number {
 }
 
 /** Kills the operator at `point` while `trigger` runs, restarts it and waits until `done`; returns the figures' inputs. */
-async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: () => Promise<boolean>): Promise<{ convergeMs: number; killedAfterMs: number; parkedLost: number }> {
+async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: () => Promise<boolean>): Promise<{ convergeMs: number; readyMs: number; killedAfterMs: number; parkedLost: number }> {
   const offset = logOffset(operator.server.log);
   const nth = randomInt(1, ORDERS.length + 1);
   const kill = killAt(operator, point, { offset, nth, delayMs: randomInt(0, 41), timeoutMs: 90_000 });
   await trigger();
   const { afterMs } = await kill;
   await eventually(async () => operator.server.exited() !== undefined, 10_000, 20);
-  await launch();
+  const readyMs = await launch();
   const restarted = operator.spawnedAt;
   await eventually(done, 120_000, 200);
-  return { convergeMs: Date.now() - restarted, killedAfterMs: afterMs, parkedLost: parkedSecretsLost(offset) };
+  return { convergeMs: Date.now() - restarted, readyMs, killedAfterMs: afterMs, parkedLost: parkedSecretsLost(offset) };
 }
 
 describe('the operator killed with SIGKILL right after each kind of action, then restarted', () => {
-  const failuresBefore = () => probe.failures.length;
 
-  it.each(ROTATION.map((p) => [p.name, p] as const))('a rotation killed after %s converges with nothing lost', async (_name, point) => {
-    const figures: Figures = { point: `rotation: ${point.name}`, runs: 0, maxPerOrder: 0, leftAfterTeardown: 0, parkedLost: 0, probeFailures: 0, convergeMs: [], killedAfterMs: [] };
-    const probeBefore = failuresBefore();
+  it.each(ROTATION_POINTS.map((p) => [p.name, p] as const))('a rotation killed after %s converges with nothing lost', async (_name, point) => {
+    const figures: Figures = { point: `rotation: ${point.name}`, runs: 0, maxPerOrder: 0, leftAfterTeardown: 0, parkedLost: 0, probeFailures: 0, convergeMs: [], readyMs: [], killedAfterMs: [] };
+    const probeBefore = consumers.failures().length;
     for (let round = 0; round < ROUNDS; round++) {
       keystoneSampler.take();
       const run = await crashRun(
@@ -325,23 +268,24 @@ describe('the operator killed with SIGKILL right after each kind of action, then
       figures.runs++;
       figures.parkedLost += run.parkedLost;
       figures.convergeMs.push(run.convergeMs);
+      figures.readyMs.push(run.readyMs);
       figures.killedAfterMs.push(run.killedAfterMs);
       figures.maxPerOrder = Math.max(figures.maxPerOrder, keystoneSampler.take());
     }
     // converged() also demands exactly the expected generation and a secret-v<N> beside the one credential.
-    figures.probeFailures = probe.failures.length - probeBefore;
+    figures.probeFailures = consumers.failures().length - probeBefore;
     report.push(figures);
     expect(figures.maxPerOrder).toBeLessThanOrEqual(2);
     expect(figures.parkedLost).toBe(0);
-    expect(probe.failures.slice(probeBefore)).toEqual([]);
+    expect(consumers.failures().slice(probeBefore)).toEqual([]);
   });
 
-  it.each(TEARDOWN.map((p) => [p.name, p] as const))('a teardown killed after %s leaves nothing, and the orders come back', async (_name, point) => {
-    const figures: Figures = { point: `teardown: ${point.name}`, runs: 0, maxPerOrder: 0, leftAfterTeardown: 0, parkedLost: 0, probeFailures: 0, convergeMs: [], killedAfterMs: [] };
-    const probeBefore = failuresBefore();
+  it.each(TEARDOWN_POINTS.map((p) => [p.name, p] as const))('a teardown killed after %s leaves nothing, and the orders come back', async (_name, point) => {
+    const figures: Figures = { point: `teardown: ${point.name}`, runs: 0, maxPerOrder: 0, leftAfterTeardown: 0, parkedLost: 0, probeFailures: 0, convergeMs: [], readyMs: [], killedAfterMs: [] };
+    const probeBefore = consumers.failures().length;
     for (let round = 0; round < ROUNDS; round++) {
       keystoneSampler.take();
-      probe.pause(true);
+      await consumers.stop();
       const run = await crashRun(
         point,
         async () => {
@@ -352,46 +296,42 @@ describe('the operator killed with SIGKILL right after each kind of action, then
       figures.runs++;
       figures.parkedLost += run.parkedLost;
       figures.convergeMs.push(run.convergeMs);
+      figures.readyMs.push(run.readyMs);
       figures.killedAfterMs.push(run.killedAfterMs);
       figures.leftAfterTeardown += [...(await credentialsByOrder()).values()].reduce((n, names) => n + names.length, 0);
       figures.maxPerOrder = Math.max(figures.maxPerOrder, keystoneSampler.take());
       // The orders come back as new ones: generation 1, delivered, for the next round.
       for (const name of ORDERS) expected.set(name, 1);
-      await applyOk(ORDERS.map(credentialOrder) as KubeObject[], { fieldManager: 'kac-test' });
+      await applyOk(ORDERS.map((n) => fx.credentialOrder(n, ROTATION)), { fieldManager: 'kac-test' });
       await eventually(converged, 120_000, 500);
-      probe.pause(false);
+      consumers.start();
     }
-    figures.probeFailures = probe.failures.length - probeBefore;
+    figures.probeFailures = consumers.failures().length - probeBefore;
     report.push(figures);
     expect(figures.leftAfterTeardown).toBe(0);
     expect(figures.parkedLost).toBe(0);
     expect(figures.maxPerOrder).toBeLessThanOrEqual(2);
-    expect(probe.failures.slice(probeBefore)).toEqual([]);
+    expect(consumers.failures().slice(probeBefore)).toEqual([]);
   });
 
   it('no minted secret or password appears in any log line, Event or status read', async () => {
-    const events = await kubectlOk(['get', 'events', '-A', '-o', 'json']);
     const password = (await getJson<KubeObject & { data: Record<string, string> }>('secret', 'svc-credentials', { namespace: NS })).data.password;
-    const texts = [
-      { source: 'operator log', text: readFileSync(operator.server.log, 'utf8') },
-      { source: 'events', text: events },
-      ...statusesRead.map((text, i) => ({ source: `status read #${i}`, text })),
-    ];
-    const secrets = [...secretsSeen, env.adminPassword, Buffer.from(password, 'base64').toString()];
-    expect(secretsSeen.size).toBeGreaterThanOrEqual(ORDERS.length);
+    const texts = [{ source: 'operator log', text: readFileSync(operator.server.log, 'utf8') }, ...(await fx.eventTexts([NS, CP_NS])), ...fx.statusesRead];
+    const secrets = [...fx.secretsSeen, fx.env.adminPassword, Buffer.from(password, 'base64').toString()];
+    expect(fx.secretsSeen.size).toBeGreaterThanOrEqual(ORDERS.length);
     expect(scanForSecrets(texts, secrets)).toEqual([]);
   });
 
   it('reports the figures', () => {
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
     const lines = [
-      `crash at every step: ${ROUNDS} runs per kill point, ${ORDERS.length} orders, grace ${GRACE}; probe: ${probe.attempts} authentications, ${probe.failures.length} failed; Keystone sampled ${keystoneSampler.observations} times`,
-      '| kill point | runs | max credentials per order | left after teardown | parked secrets lost | failed probe authentications | converge median / max (ms) |',
-      '| --- | --- | --- | --- | --- | --- | --- |',
-      ...report.map((f) => `| ${f.point} | ${f.runs} | ${f.maxPerOrder} | ${f.point.startsWith('teardown') ? f.leftAfterTeardown : '—'} | ${f.parkedLost} | ${f.probeFailures} | ${med(f.convergeMs)} / ${Math.max(...f.convergeMs)} |`),
+      `crash at every step: ${ROUNDS} runs per kill point, ${ORDERS.length} orders, grace ${ROTATION.gracePeriod}; probes: ${consumers.attempts()} authentications, ${consumers.failures().length} failed; Keystone sampled ${keystoneSampler.observations} times`,
+      '| kill point | runs | max credentials per order | left after teardown | parked secrets lost | failed probe authentications | restart to ready, median (ms) | restart to converged, median / max (ms) |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      ...report.map((f) => `| ${f.point} | ${f.runs} | ${f.maxPerOrder} | ${f.point.startsWith('teardown') ? f.leftAfterTeardown : '—'} | ${f.parkedLost} | ${f.probeFailures} | ${med(f.readyMs)} | ${med(f.convergeMs)} / ${Math.max(...f.convergeMs)} |`),
     ];
     process.stderr.write(`[crash] ${lines.join('\n')}\n`);
     if (process.env.KAC_RELIABILITY_REPORT) appendFileSync(process.env.KAC_RELIABILITY_REPORT, `${lines.join('\n')}\n\n`);
-    expect(report).toHaveLength(ROTATION.length + TEARDOWN.length);
+    expect(report).toHaveLength(ROTATION_POINTS.length + TEARDOWN_POINTS.length);
   });
 });
