@@ -124,15 +124,35 @@ type Executed =
   | { readonly outcome: 'done'; readonly created?: { readonly id: string; readonly expiresAt?: Date } }
   | { readonly outcome: 'refused'; readonly failure: string };
 
+/** How long a mint waits for a secret its own pass parked to become readable (see {@link parkedSecret}). */
+const PARKED_READ_WAIT_MS = [5, 10, 20, 40, 80, 160, 320, 640];
+
+/**
+ * The parked secret a mint sends to Keystone. A store may serve reads from a cache that lags behind its own writes (the
+ * operator reads its `secret-v<N>` children from an informer): when this pass parked the generation, a miss is read
+ * again after short pauses (1.3 s at most) rather than failing the mint, which would cost a failed pass, a retry after
+ * backoff and a second observation of Keystone. Nothing is minted without a secret read back from the store, so
+ * crash-safety is as before; a generation this pass did not park fails at once, as always.
+ */
+async function parkedSecret(ports: Ports, generation: number, parkedThisPass: boolean): Promise<string> {
+  let secret = await ports.secrets.read(generation);
+  for (const pause of parkedThisPass ? PARKED_READ_WAIT_MS : []) {
+    if (secret !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    secret = await ports.secrets.read(generation);
+  }
+  if (secret === undefined) throw new Error(`generation ${generation} has no parked secret`);
+  return secret;
+}
+
 /** Executes one action. A mint Keystone refused terminally is recorded as the generation's failure. */
-async function execute(ports: Ports, action: Action): Promise<Executed> {
+async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>): Promise<Executed> {
   switch (action.type) {
     case 'park':
       await ports.secrets.park(action.generation);
       return { outcome: 'done' };
     case 'mint': {
-      const secret = await ports.secrets.read(action.generation);
-      if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
+      const secret = await parkedSecret(ports, action.generation, parked.has(action.generation));
       try {
         const created = await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}) });
         return { outcome: 'done', created };
@@ -211,6 +231,18 @@ export function carry(world: Observations, action: Action, executed: Executed): 
 }
 
 /**
+ * JSON with every object's keys sorted (arrays keep their order), so two statuses that hold the same fields compare
+ * equal whatever order their keys were written in. The status an API server returns has its keys sorted, the one
+ * `decide` builds has them in the order the rules set them: compared as they are, a converged order would write its
+ * unchanged status on every pass (a no-op PATCH, yet an API write, and a pass that never counts as converged).
+ */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/**
  * Runs passes until the order converges for now (a plan without actions), teardown releases it, or `maxSteps` is reached.
  * The status is recorded after each step whose actions all succeeded. When an action fails, the status that says what
  * is wrong is recorded (best effort) and the failure is thrown as an {@link ActionError}; when the pass converged without
@@ -222,12 +254,13 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
   let current = order;
   let plan: Plan | undefined;
   const record = async (status: KeystoneApplicationCredentialStatus) => {
-    if (JSON.stringify(status) === JSON.stringify(current.status)) return;
+    if (canonicalJson(status) === canonicalJson(current.status)) return;
     await ports.writeStatus(status);
     current = { ...current, status };
   };
   // Observed once per pass; each later step decides on what the earlier steps' actions established.
   let world = await observe(ports, current.status);
+  const parked = new Set<number>();
   for (let step = 1; step <= maxSteps; step++) {
     plan = decide(current, world, clock());
     const observed = world;
@@ -236,7 +269,8 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
     for (const action of plan.actions) {
       const t0 = performance.now();
       try {
-        const executed = await execute(ports, action);
+        const executed = await execute(ports, action, parked);
+        if (action.type === 'park') parked.add(action.generation);
         world = carry(world, action, executed);
         refused ||= executed.outcome === 'refused';
         released ||= action.type === 'release';
