@@ -1,5 +1,5 @@
 /**
- * docs/testing.md's table of test files against test/integration/ and test/e2e/: every file has a row, and the row's
+ * docs/testing.md's table of test files against test/integration/, test/e2e/ and test/reliability/: every file has a row, and the row's
  * `needs` column starts with the file's `@needs` line (or says nothing when it has none), so the table cannot drift.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ const ROWS = new Map(
     }),
 );
 
-const FILES = ['test/integration', 'test/e2e'].flatMap((dir) =>
+const FILES = ['test/integration', 'test/e2e', 'test/reliability'].flatMap((dir) =>
   readdirSync(join(ROOT, dir))
     .filter((name) => name.endsWith('.test.ts'))
     .map((name) => `${dir}/${name}`),
