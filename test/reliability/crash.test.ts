@@ -134,30 +134,47 @@ const consumers = {
   },
 };
 
-/** Every order holds exactly its expected generation, swept, delivered, backed up and parked alone. */
-async function converged(): Promise<boolean> {
+/** What keeps the orders from having converged ('' when each holds exactly its expected generation, swept, delivered, backed up and parked alone). */
+async function notConverged(): Promise<string> {
   const creds = await credentialsByOrder();
   for (const name of ORDERS) {
     const g = expected.get(name) as number;
     const o = await readOrder(name);
-    if (o?.status?.credentialGeneration !== g || condition(o, 'Ready')?.status !== 'True' || o.status.previousCredentialID !== undefined) return false;
-    if (JSON.stringify(creds.get(name)) !== JSON.stringify([`${fx.prefixOf(name)}-credential-v${g}`])) return false;
-    if ((await fx.delivered(name))?.application_credential_id !== o.status.credentialID) return false;
-    if ((await backupOf(name).read()) !== o.status.credentialID) return false;
-    if (JSON.stringify([...(await fx.parkedSecrets(name)).keys()]) !== JSON.stringify([g])) return false;
+    if (o?.status?.credentialGeneration !== g || condition(o, 'Ready')?.status !== 'True') return `${name}: generation ${o?.status?.credentialGeneration}, Ready ${condition(o, 'Ready')?.reason}, expected ${g}`;
+    if (o.status.previousCredentialID !== undefined) return `${name}: generation ${g - 1} not swept yet`;
+    if (JSON.stringify(creds.get(name)) !== JSON.stringify([`${fx.prefixOf(name)}-credential-v${g}`])) return `${name}: Keystone holds ${JSON.stringify(creds.get(name))}`;
+    if ((await fx.delivered(name))?.application_credential_id !== o.status.credentialID) return `${name}: the delivered Secret does not carry generation ${g}`;
+    if ((await backupOf(name).read()) !== o.status.credentialID) return `${name}: the backup does not hold generation ${g}`;
+    const parked = [...(await fx.parkedSecrets(name)).keys()];
+    if (JSON.stringify(parked) !== JSON.stringify([g])) return `${name}: parked generations ${JSON.stringify(parked)}`;
   }
-  return true;
+  return '';
 }
 
-/** Nothing of any order is left: no order, credential, parked secret, backup or delivered Secret. */
-async function tornDown(): Promise<boolean> {
+/** What is left of the orders ('' when nothing is: no order, credential, parked secret, backup or delivered Secret). */
+async function notTornDown(): Promise<string> {
   const creds = await credentialsByOrder();
   for (const name of ORDERS) {
-    if ((await readOrder(name)) !== undefined || (creds.get(name) ?? []).length > 0 || (await fx.parkedSecrets(name)).size > 0) return false;
-    if ((await fx.delivered(name)) !== undefined || (await backupOf(name).readDocument()) !== undefined) return false;
+    if ((await readOrder(name)) !== undefined) return `${name}: the order still exists`;
+    if ((creds.get(name) ?? []).length > 0) return `${name}: Keystone holds ${JSON.stringify(creds.get(name))}`;
+    if ((await fx.parkedSecrets(name)).size > 0) return `${name}: parked secrets left`;
+    if ((await fx.delivered(name)) !== undefined) return `${name}: the delivered Secret is left`;
+    if ((await backupOf(name).readDocument()) !== undefined) return `${name}: the backup is left`;
   }
-  return true;
+  return '';
 }
+
+/** Waits until `check` finds nothing wrong; on timeout the error says what was still wrong. */
+const until = (check: () => Promise<string>, timeoutMs = 120_000) =>
+  eventually(
+    async () => {
+      const wrong = await check();
+      if (wrong) throw new Error(wrong);
+      return true;
+    },
+    timeoutMs,
+    200,
+  );
 
 /** One row of the report. */
 interface Figures {
@@ -202,7 +219,7 @@ beforeAll(async () => {
   await applyOk([fx.adminSecret(), fx.controlPlane(), ...fx.identityOrders(), ...ORDERS.map((n) => fx.credentialOrder(n, ROTATION))], { fieldManager: 'kac-test' });
   await launch();
   userId = await eventually(async () => (await new Users(adminSession()).findByName(USER))?.id, 60_000);
-  await eventually(converged, 120_000, 500);
+  await until(notConverged);
   keystoneSampler = sampler();
   consumers.start();
 }, LOCKED_SETUP_MS);
@@ -234,7 +251,7 @@ function parkedSecretsLost(offset: number): number {
 }
 
 /** Kills the operator at `point` while `trigger` runs, restarts it and waits until `done`; returns the figures' inputs. */
-async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: () => Promise<boolean>): Promise<{ convergeMs: number; readyMs: number; killedAfterMs: number; parkedLost: number }> {
+async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: () => Promise<string>): Promise<{ convergeMs: number; readyMs: number; killedAfterMs: number; parkedLost: number }> {
   const offset = logOffset(operator.server.log);
   const nth = randomInt(1, ORDERS.length + 1);
   const kill = killAt(operator, point, { offset, nth, delayMs: randomInt(0, 41), timeoutMs: 90_000 });
@@ -243,7 +260,7 @@ async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: ()
   await eventually(async () => operator.server.exited() !== undefined, 10_000, 20);
   const readyMs = await launch();
   const restarted = operator.spawnedAt;
-  await eventually(done, 120_000, 200);
+  await until(done);
   return { convergeMs: Date.now() - restarted, readyMs, killedAfterMs: afterMs, parkedLost: parkedSecretsLost(offset) };
 }
 
@@ -263,7 +280,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
             await kubectlOk(['patch', 'keystoneapplicationcredential', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { credentialGeneration: g } })]);
           }
         },
-        converged,
+        notConverged,
       );
       figures.runs++;
       figures.parkedLost += run.parkedLost;
@@ -272,7 +289,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
       figures.killedAfterMs.push(run.killedAfterMs);
       figures.maxPerOrder = Math.max(figures.maxPerOrder, keystoneSampler.take());
     }
-    // converged() also demands exactly the expected generation and a secret-v<N> beside the one credential.
+    // notConverged() also demands exactly the expected generation and a secret-v<N> beside the one credential.
     figures.probeFailures = consumers.failures().length - probeBefore;
     report.push(figures);
     expect(figures.maxPerOrder).toBeLessThanOrEqual(2);
@@ -291,7 +308,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
         async () => {
           await kubectlOk(['delete', 'keystoneapplicationcredential', ...ORDERS, '-n', NS, '--wait=false']);
         },
-        tornDown,
+        notTornDown,
       );
       figures.runs++;
       figures.parkedLost += run.parkedLost;
@@ -303,7 +320,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
       // The orders come back as new ones: generation 1, delivered, for the next round.
       for (const name of ORDERS) expected.set(name, 1);
       await applyOk(ORDERS.map((n) => fx.credentialOrder(n, ROTATION)), { fieldManager: 'kac-test' });
-      await eventually(converged, 120_000, 500);
+      await until(notConverged);
       consumers.start();
     }
     figures.probeFailures = consumers.failures().length - probeBefore;
