@@ -1,24 +1,30 @@
 /**
- * What a routine `pulumi up` costs when nothing is due: a program with N KeystoneApplicationCredentials next to the
- * same program shape with N trivial dynamic resources (a file each), both with the real Pulumi CLI and a local file
- * backend, measured in the same run. Also counts the Keystone calls, through a recording proxy in front of a throwaway
- * local Keystone (bcrypt cost 4).
+ * `pulumi up` with the real Pulumi CLI and a local file backend, two programs of the same shape side by side, measured
+ * interleaved in one run (medians), with every Keystone call counted through a recording proxy in front of a throwaway
+ * local Keystone (bcrypt cost stated):
  *
- *   npm run build && npx tsx bench/pulumi-up.ts [count=20] [runs=3]
+ * - an up that mints N credentials (N KeystoneApplicationCredentials created) against the same up of N trivial dynamic
+ *   resources (a file each) PLUS a bare script making the Keystone calls N credentials need (one login, N creates,
+ *   serially, with `fetch`); goal ≤ 1.15×;
+ * - an up with none due (nothing changes) against the trivial program's up with nothing to change; goal ≤ 1.1× and 0
+ *   Keystone calls.
+ *
+ *   npm run build && npx tsx bench/pulumi-up.ts [count=20] [rounds=3] [bcryptRounds=4]
  *
  * (tsx, not the compiled file: the test harness it borrows finds its build script beside its source.) The build is
- * needed because the programs load the provider from lib/.
- *
- * The credentials take their connection from the OS_* variables (the default source), pointed at the proxy.
+ * needed because the programs load the provider from lib/. The credentials take their connection from the OS_*
+ * variables (the default source), pointed at the proxy.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLocalKeystone } from '../src/testbed/keystone';
 import { createServiceUser } from '../test/support/keystone-fixtures';
 import { preparePulumi, pulumiEnv } from '../test/support/pulumi';
-import { isWrite, startRecordingProxy } from '../test/support/recording-proxy';
+import { startRecordingProxy, type RecordedCall } from '../test/support/recording-proxy';
+import { conditions, median, ms, printTable, type Figure } from './report';
 
 const REPO = resolve(__dirname, '..');
 
@@ -82,13 +88,35 @@ function program(parent: string, name: string, files: Record<string, string>): s
   return dir;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The bare script: one login as the service user, then `count` creates, serially; returns the ids to clean up. */
+async function bare(url: string, user: { userId: string; password: string; projectId: string }, count: number): Promise<{ ms: number; token: string; ids: string[] }> {
+  const t0 = performance.now();
+  const res = await fetch(`${url}/auth/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { id: user.userId, password: user.password } } }, scope: { project: { id: user.projectId } } } }),
+  });
+  await res.text();
+  const token = res.headers.get('x-subject-token') ?? '';
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const c = await fetch(`${url}/users/${user.userId}/application_credentials`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-auth-token': token },
+      body: JSON.stringify({ application_credential: { name: `bare-${randomBytes(6).toString('hex')}`, secret: randomBytes(32).toString('base64url'), unrestricted: false } }),
+    });
+    ids.push(((await c.json()) as { application_credential: { id: string } }).application_credential.id);
+  }
+  return { ms: performance.now() - t0, token, ids };
+}
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 20);
-  const runs = Number(process.argv[3] ?? 3);
+  const rounds = Number(process.argv[3] ?? 3);
+  const bcryptRounds = Number(process.argv[4] ?? 4);
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-pulumi-'));
-  const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds: 4 });
+  const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
   try {
     Object.assign(process.env, {
       KAC_KEYSTONE_URL: keystone.authUrl,
@@ -116,34 +144,60 @@ async function main(): Promise<void> {
       await ok(dir, ['stack', 'init', 'bench']);
       await ok(dir, ['config', 'set', 'count', String(count)]);
     }
+    // One round untimed: the first runs of the CLI, the plugins and Keystone warm caches.
+    await ok(appcred, ['up', '--yes', '--skip-preview'], osEnv);
+    await ok(trivial, ['up', '--yes', '--skip-preview']);
+    await ok(appcred, ['destroy', '--yes', '--skip-preview'], osEnv);
+    await ok(trivial, ['destroy', '--yes', '--skip-preview']);
 
-    const firstMark = proxy.calls.length;
-    const firstAppcred = await ok(appcred, ['up', '--yes', '--skip-preview'], osEnv);
-    const firstCalls = proxy.since(firstMark);
-    const firstTrivial = await ok(trivial, ['up', '--yes', '--skip-preview']);
-
-    const appcredMs: number[] = [];
-    const trivialMs: number[] = [];
-    const idleCalls: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const mark = proxy.calls.length;
-      const a = await ok(appcred, ['up', '--yes', '--skip-preview'], osEnv);
-      idleCalls.push(proxy.since(mark).length);
-      if (!/unchanged/.test(a.out) || /updated|created/.test(a.out)) throw new Error(`the not-due up changed something:\n${a.out}`);
-      appcredMs.push(a.ms);
-      trivialMs.push((await ok(trivial, ['up', '--yes', '--skip-preview'])).ms);
+    const create = { appcred: [] as number[], trivial: [] as number[], bare: [] as number[], calls: [] as RecordedCall[][] };
+    for (let r = 0; r < rounds; r++) {
+      const steps = [
+        async () => {
+          const mark = proxy.calls.length;
+          create.appcred.push((await ok(appcred, ['up', '--yes', '--skip-preview'], osEnv)).ms);
+          create.calls.push(proxy.since(mark));
+        },
+        async () => create.trivial.push((await ok(trivial, ['up', '--yes', '--skip-preview'])).ms),
+        async () => {
+          const b = await bare(keystone.authUrl, user, count);
+          create.bare.push(b.ms);
+          for (const id of b.ids) await (await fetch(`${keystone.authUrl}/users/${user.userId}/application_credentials/${id}`, { method: 'DELETE', headers: { 'x-auth-token': b.token } })).text();
+        },
+      ];
+      for (const step of r % 2 === 0 ? steps : [...steps].reverse()) await step();
+      if (r < rounds - 1) {
+        await ok(appcred, ['destroy', '--yes', '--skip-preview'], osEnv);
+        await ok(trivial, ['destroy', '--yes', '--skip-preview']);
+      }
     }
 
-    const lines = [
-      `pulumi up, ${count} resources, nothing due (real Pulumi CLI ${process.env.KAC_PULUMI_VERSION ?? ''}, file backend, Node ${process.version})`,
-      `  KeystoneApplicationCredential x${count}: ${appcredMs.map((ms) => ms.toFixed(0)).join(', ')} ms (median ${median(appcredMs).toFixed(0)})`,
-      `  trivial dynamic resource x${count}:      ${trivialMs.map((ms) => ms.toFixed(0)).join(', ')} ms (median ${median(trivialMs).toFixed(0)})`,
-      `  ratio (median): ${(median(appcredMs) / median(trivialMs)).toFixed(2)}; first run only: ${(appcredMs[0] / trivialMs[0]).toFixed(2)}`,
-      `  Keystone calls during the not-due ups: ${idleCalls.join(', ')}`,
-      `first pulumi up (creates): credentials ${firstAppcred.ms.toFixed(0)} ms, trivial ${firstTrivial.ms.toFixed(0)} ms`,
-      `  Keystone calls: ${firstCalls.length} (${firstCalls.filter(isWrite).length} writes: ${summarize(firstCalls.filter(isWrite))}; logins ${firstCalls.filter((c) => c.path.startsWith('/v3/auth/tokens')).length}; reads ${firstCalls.filter((c) => c.method === 'GET').length})`,
+    const idle = { appcred: [] as number[], trivial: [] as number[], calls: [] as number[] };
+    for (let i = 0; i < rounds; i++) {
+      const steps = [
+        async () => {
+          const mark = proxy.calls.length;
+          const a = await ok(appcred, ['up', '--yes', '--skip-preview'], osEnv);
+          idle.calls.push(proxy.since(mark).length);
+          if (!/unchanged/.test(a.out) || /updated|created/.test(a.out)) throw new Error(`the not-due up changed something:\n${a.out}`);
+          idle.appcred.push(a.ms);
+        },
+        async () => idle.trivial.push((await ok(trivial, ['up', '--yes', '--skip-preview'])).ms),
+      ];
+      for (const step of i % 2 === 0 ? steps : [...steps].reverse()) await step();
+    }
+
+    const baseline = create.trivial.map((t, i) => t + create.bare[i]);
+    const createRatio = median(create.appcred) / median(baseline);
+    const idleRatio = median(idle.appcred) / median(idle.trivial);
+    const lastCalls = create.calls[create.calls.length - 1];
+    const figures: Figure[] = [
+      { figure: `up minting ${count} credentials`, value: ms(median(create.appcred)), baseline: `${ms(median(baseline))} (trivial up ${ms(median(create.trivial))} + bare login and ${count} creates ${ms(median(create.bare))})`, ratio: createRatio, goal: '≤ 1.15×', met: createRatio <= 1.15 },
+      { figure: `Keystone calls of that up`, value: summarize(lastCalls) },
+      { figure: `up with none of ${count} due`, value: ms(median(idle.appcred)), baseline: `${ms(median(idle.trivial))} (trivial up, nothing to change)`, ratio: idleRatio, goal: '≤ 1.1×', met: idleRatio <= 1.1 },
+      { figure: 'Keystone calls of the up with none due', value: idle.calls.join(', '), goal: '0', met: idle.calls.every((n) => n === 0) },
     ];
-    process.stdout.write(`${lines.join('\n')}\n`);
+    printTable(`pulumi up, ${count} resources`, `${conditions(`bcrypt cost ${bcryptRounds}`)}; Pulumi CLI ${process.env.KAC_PULUMI_VERSION ?? ''} with a file backend; median of ${rounds} interleaved rounds`, figures);
 
     await ok(appcred, ['destroy', '--yes', '--skip-preview'], osEnv);
     await ok(trivial, ['destroy', '--yes', '--skip-preview']);
@@ -156,10 +210,12 @@ async function main(): Promise<void> {
   }
 }
 
-function summarize(calls: { method: string }[]): string {
-  const counts = new Map<string, number>();
-  for (const c of calls) counts.set(c.method, (counts.get(c.method) ?? 0) + 1);
-  return [...counts].map(([m, n]) => `${n} ${m}`).join(', ');
+/** "3 logins, 20 lists, 20 creates" of a slice of the proxy's record. */
+function summarize(calls: readonly RecordedCall[]): string {
+  const logins = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length;
+  const lists = calls.filter((c) => c.method === 'GET' && /application_credentials(\?|$)/.test(c.path)).length;
+  const creates = calls.filter((c) => c.method === 'POST' && c.path.endsWith('/application_credentials')).length;
+  return `${calls.length} calls: ${logins} logins, ${lists} lists, ${creates} creates, ${calls.length - logins - lists - creates} other`;
 }
 
 main().catch((error: unknown) => {

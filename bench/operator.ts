@@ -1,0 +1,443 @@
+/**
+ * The operator (`keystone-appcred operator`, the compiled lib/ as the image runs it, a child process) on a real API
+ * server, Keystone (bcrypt cost stated) and OpenBao, every Keystone call counted by a recording proxy:
+ *
+ * 1. Rotation latency: from "due" (the PATCH raising `spec.credentialGeneration`, as `keystone-appcred rotate` does) to
+ *    the delivered Secret carrying the new credential, with OpenBao backups on; goal ≤ a bare Keystone create + a bare
+ *    OpenBao write + 1 s, measured in the same run.
+ * 2. Convergence: R rounds of C new orders (created through the API, 8 requests in flight) until every one is Ready,
+ *    interleaved with a bare script making the same Keystone calls per order (the operator's pass logs in, lists the
+ *    user's credentials and creates one) at the operator's concurrency (1 worker per kind); goal ≤ 1.15×. Backups off
+ *    here, as the bare script makes Keystone calls only.
+ * 3. Steady state at each size (e.g. 500, 1000, 2000, 5000 converged orders, topped up in batches of at most 500): one
+ *    full resync (the `--resync-period` timer) makes 0 Keystone calls and 0 API writes (the operator's
+ *    `keystone_appcred_api_writes_total`), its CPU per order (utime + stime from /proc around the resync, minus the idle
+ *    rate), and the RSS; the slope from the smallest to the largest size.
+ *
+ *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000] [rounds=2] [convergeCount=200] [bcryptRounds=4]
+ *
+ * (tsx: it borrows the test environment's starters from test/support; lib/ must be built: the operator runs from it.)
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startLocalKeystone } from '../src/testbed/keystone';
+import { startKube } from '../test/support/kube';
+import { kubeRequest, type KubeObject } from '../test/support/kubectl';
+import { startOpenBao } from '../test/support/openbao';
+import { installCrds, metricsText, startOperator, waitReady, type OperatorProcess } from '../test/support/operator';
+import { startRecordingProxy, type RecordedCall, type RecordingProxy } from '../test/support/recording-proxy';
+import { synthesizeManifests } from '../test/support/synth';
+import { conditions, median, ms, printTable, type Figure } from './report';
+
+const REPO = resolve(__dirname, '..');
+const API = 'c5c3.io/v1alpha1';
+const CP_NS = 'bench-cp';
+const NS = 'bench-tenant';
+const OP_NS = 'bench-operator';
+const CP_REF = { name: 'cp', namespace: CP_NS };
+/**
+ * Orders per Keystone user. A pass lists the user's credentials, and Keystone's list costs about 3 ms per credential
+ * held (measured at 100 per user: 300 ms per list on this machine), so this is kept as a service user's would be.
+ */
+const PER_USER = 10;
+const RESYNC_S = 20;
+const CLK_TCK = 100;
+
+const sleep = (msecs: number) => new Promise((done) => setTimeout(done, msecs));
+
+interface Order extends KubeObject {
+  status?: { credentialGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+
+async function ok(method: string, path: string, body?: unknown): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await kubeRequest(method, path, body === undefined ? {} : { body, headers: method === 'PATCH' ? { 'Content-Type': 'application/merge-patch+json' } : {} });
+    if (res.status < 300) return res.body;
+    if (res.status === 409 && method === 'POST') return res.body; // already there
+    if (attempt >= 5 || res.status < 500) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+    await sleep(200);
+  }
+}
+
+const path = (kind: string, namespace: string) => `/apis/${API.split('/')[0]}/v1alpha1/namespaces/${namespace}/${kind}`;
+
+/** Creates objects through the API, `parallel` requests in flight. */
+async function createAll(objects: readonly KubeObject[], parallel = 8): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < objects.length) {
+        const o = objects[next++];
+        const plural = `${o.kind.toLowerCase()}s`;
+        await ok('POST', o.kind === 'Secret' ? `/api/v1/namespaces/${o.metadata.namespace}/secrets` : path(plural, o.metadata.namespace as string), o);
+      }
+    }),
+  );
+}
+
+const ready = (o: Order, generation = 1) => (o.status?.credentialGeneration ?? 0) >= generation && o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** Waits until every listed object of `kind` with the label selector is Ready; polls every `everyMs`. */
+async function untilReady(kind: string, selector: string, count: number, timeoutMs: number, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = JSON.parse(await ok('GET', `${path(kind, NS)}?labelSelector=${encodeURIComponent(selector)}`)) as { items: Order[] };
+    const n = list.items.filter((o) => (kind === 'keystoneapplicationcredentials' ? ready(o) : o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))).length;
+    if (n >= count) return;
+    if (Date.now() > deadline) throw new Error(`${kind} ${selector}: ${n} of ${count} Ready after ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+/** The sum of a metric's samples (all labels). */
+function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? (\S+)$/gm)) if (m[1] === name) sum += Number(m[2]);
+  return sum;
+}
+
+/** utime + stime of a process, in clock ticks. */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+/** Waits until the proxy has seen no Keystone call and the operator's queues are empty for `quietMs`. */
+async function quiet(op: OperatorProcess, proxy: RecordingProxy, quietMs = 3_000, timeoutMs = 600_000): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() - since < quietMs) {
+    if (Date.now() > deadline) throw new Error('the operator did not go quiet');
+    const text = await metricsText(op);
+    const now = proxy.calls.length * 1e6 + metricSum(text, 'keystone_appcred_api_writes_total');
+    if (now !== last || metricSum(text, 'keystone_appcred_workqueue_depth') > 0) [last, since] = [now, Date.now()];
+    await sleep(500);
+  }
+}
+
+interface Env {
+  readonly work: string;
+  readonly keystoneUrl: string;
+  readonly adminPassword: string;
+  readonly proxy: RecordingProxy;
+  readonly bao: { readonly addr: string; readonly token: string };
+}
+
+function launch(env: Env, name: string, backups: boolean): Promise<OperatorProcess> {
+  const compiled = join(REPO, 'lib', 'src', 'cli', 'main.js');
+  if (!existsSync(compiled)) throw new Error('lib/ is missing: run `npm run build` first');
+  return startOperator({
+    name,
+    kubeconfig: process.env.KAC_KUBECONFIG as string,
+    namespace: OP_NS,
+    logDir: env.work,
+    command: [process.execPath, compiled, 'operator'],
+    args: ['--no-leader-elect', '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : [])],
+    env: backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {},
+  });
+}
+
+const user = (name: string): KubeObject => ({ apiVersion: API, kind: 'KeystoneUser', metadata: { name, namespace: NS }, spec: { controlPlaneRef: CP_REF, userName: `bench-${name}` } });
+const assignment = (userName: string): KubeObject => ({
+  apiVersion: API,
+  kind: 'KeystoneRoleAssignment',
+  metadata: { name: `${userName}-member`, namespace: NS },
+  spec: { controlPlaneRef: CP_REF, userRef: { name: userName }, projectRef: { name: 'proj' }, role: 'member' },
+});
+const order = (name: string, userName: string, label: string, gracePeriod = '24h'): KubeObject => ({
+  apiVersion: API,
+  kind: 'KeystoneApplicationCredential',
+  metadata: { name, namespace: NS, labels: { 'bench/batch': label } },
+  spec: { controlPlaneRef: CP_REF, userRef: { name: userName }, projectRef: { name: 'proj' }, rotation: { interval: '720h', gracePeriod } },
+});
+
+/** Users for orders [from, to): one per PER_USER orders; creates the missing ones and waits until they are Ready. */
+async function ensureUsers(to: number, made: Set<string>): Promise<void> {
+  const needed: KubeObject[] = [];
+  for (let u = 0; u * PER_USER < to; u++) {
+    const name = `u${u}`;
+    if (made.has(name)) continue;
+    made.add(name);
+    needed.push(user(name), assignment(name));
+  }
+  if (needed.length === 0) return;
+  await createAll(needed.map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
+  await untilReady('keystoneusers', 'bench/plane=yes', made.size, 300_000, 500);
+  await untilReady('keystoneroleassignments', 'bench/plane=yes', made.size, 300_000, 500);
+}
+
+const userOf = (i: number) => `u${Math.floor(i / PER_USER)}`;
+
+/** The password the operator delivered for a KeystoneUser (never printed). */
+async function passwordOf(name: string): Promise<string> {
+  const secret = JSON.parse(await ok('GET', `/api/v1/namespaces/${NS}/secrets/${name}-credentials`)) as { data: Record<string, string> };
+  return Buffer.from(secret.data.password, 'base64').toString('utf8');
+}
+
+/** The bare script: per order a login, a list and a create, serially (the operator's one worker), as `fetch` calls. */
+async function bareRound(env: Env, users: readonly string[], count: number, calls: { login: boolean; list: boolean }): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
+  const passwords = new Map<string, string>();
+  for (const u of new Set(users)) passwords.set(u, await passwordOf(u));
+  const url = env.keystoneUrl;
+  const login = async (u: string) => {
+    const res = await fetch(`${url}/auth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: `bench-${u}`, domain: { name: 'Default' }, password: passwords.get(u) } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }),
+    });
+    const body = (await res.json()) as { token: { user: { id: string } } };
+    return { token: res.headers.get('x-subject-token') ?? '', userId: body.token.user.id };
+  };
+  const tokens = new Map<string, { token: string; userId: string }>();
+  const created: { user: string; token: string; id: string }[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) {
+    const u = users[i];
+    let t = tokens.get(u);
+    if (calls.login || !t) tokens.set(u, (t = await login(u)));
+    const base = `${url}/users/${t.userId}/application_credentials`;
+    if (calls.list) await (await fetch(base, { headers: { 'x-auth-token': t.token } })).text();
+    const res = await fetch(base, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-auth-token': t.token },
+      body: JSON.stringify({ application_credential: { name: `bare-${randomBytes(6).toString('hex')}`, secret: randomBytes(32).toString('base64url'), unrestricted: false, expires_at: null } }),
+    });
+    const { application_credential: c } = (await res.json()) as { application_credential: { id: string } };
+    created.push({ user: t.userId, token: t.token, id: c.id });
+  }
+  return { ms: performance.now() - t0, created };
+}
+
+async function bareCleanup(env: Env, created: readonly { user: string; token: string; id: string }[]): Promise<void> {
+  for (const c of created) await (await fetch(`${env.keystoneUrl}/users/${c.user}/application_credentials/${c.id}`, { method: 'DELETE', headers: { 'x-auth-token': c.token } })).text();
+}
+
+/** Per-order call mix of a slice of the proxy's record. */
+function mix(calls: readonly RecordedCall[], orders: number): string {
+  const logins = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length;
+  const lists = calls.filter((c) => c.method === 'GET' && /application_credentials(\?|$)/.test(c.path)).length;
+  const creates = calls.filter((c) => c.method === 'POST' && c.path.endsWith('/application_credentials')).length;
+  const other = calls.length - logins - lists - creates;
+  return `${(logins / orders).toFixed(2)} logins, ${(lists / orders).toFixed(2)} lists, ${(creates / orders).toFixed(2)} creates, ${(other / orders).toFixed(2)} other per order`;
+}
+
+/** Measures one resync of a quiet operator: Keystone calls, API writes, reconciles, CPU ms, RSS MiB. */
+async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ calls: number; writes: number; reconciles: number; cpuMs: number; rss: number }> {
+  await quiet(op, proxy);
+  const before = await metricsText(op);
+  const mark = proxy.calls.length;
+  const pid = op.server.process.pid as number;
+  // Sample the CPU every 100 ms over more than one resync period; no scrape in between (a scrape costs CPU too).
+  const samples: number[] = [cpuTicks(pid)];
+  const end = Date.now() + (RESYNC_S + 3) * 1000;
+  while (Date.now() < end) {
+    await sleep(100);
+    samples.push(cpuTicks(pid));
+  }
+  const calls = proxy.since(mark).length;
+  const after = await metricsText(op);
+  const deltas = samples.slice(1).map((s, i) => s - samples[i]);
+  // The resync is the busiest 6 s (it may spread over several samples); the rest is the idle rate.
+  const width = 60;
+  let peak = 0;
+  let best = -1;
+  for (let i = 0; i + width <= deltas.length; i++) {
+    const sum = deltas.slice(i, i + width).reduce((a, b) => a + b, 0);
+    if (sum > best) [best, peak] = [sum, i];
+  }
+  const outside = [...deltas.slice(0, peak), ...deltas.slice(peak + width)];
+  const idlePerSample = outside.reduce((a, b) => a + b, 0) / Math.max(1, outside.length);
+  const cpuMs = ((best - idlePerSample * width) * 1000) / CLK_TCK;
+  return {
+    calls,
+    writes: metricSum(after, 'keystone_appcred_api_writes_total') - metricSum(before, 'keystone_appcred_api_writes_total'),
+    reconciles: metricSum(after, 'keystone_appcred_reconcile_total') - metricSum(before, 'keystone_appcred_reconcile_total'),
+    cpuMs,
+    rss: rssMiB(pid),
+  };
+}
+
+async function main(): Promise<void> {
+  const sizes = (process.argv[2] ?? '500,1000,2000,5000').split(',').map(Number);
+  const rounds = Number(process.argv[3] ?? 2);
+  const convergeCount = Number(process.argv[4] ?? 200);
+  const bcryptRounds = Number(process.argv[5] ?? 4);
+  const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
+  const stops: (() => Promise<void>)[] = [];
+  // Ctrl-C or a timeout: stop what was started (the servers run in process groups of their own) before leaving.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void (async () => {
+        for (const stop of [...stops].reverse()) await stop().catch(() => undefined);
+        process.exit(130);
+      })();
+    });
+  }
+  try {
+    const started = Date.now();
+    const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
+    stops.push(keystone.stop);
+    const kube = await startKube(join(work, 'kube'));
+    stops.push(kube.stop);
+    Object.assign(process.env, kube.env);
+    const bao = await startOpenBao(join(work, 'openbao'));
+    stops.push(bao.stop);
+    const proxy = await startRecordingProxy(keystone.authUrl);
+    stops.push(proxy.close);
+    const env: Env = { work, keystoneUrl: keystone.authUrl, adminPassword: keystone.adminPassword, proxy, bao: { addr: bao.env.KAC_BAO_ADDR, token: bao.env.KAC_BAO_TOKEN } };
+    mkdirSync(join(work, 'synth'));
+    await installCrds(synthesizeManifests(join(work, 'synth')));
+    for (const ns of [CP_NS, NS, OP_NS]) await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const clouds = `clouds:\n  admin:\n    auth:\n      auth_url: ${proxy.url}\n      username: admin\n      password: "${keystone.adminPassword}"\n      project_name: admin\n      user_domain_name: Default\n      project_domain_name: Default\n`;
+    await createAll([
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': clouds } } as KubeObject,
+      { apiVersion: API, kind: 'ControlPlane', metadata: { name: 'cp', namespace: CP_NS }, spec: { services: { keystone: { external: { authURL: proxy.url } } }, adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } }, namespaceAssignments: [{ namespace: NS, allowedRoles: ['member'] }] } },
+      { apiVersion: API, kind: 'KeystoneProject', metadata: { name: 'proj', namespace: NS, labels: { 'bench/plane': 'yes' } }, spec: { controlPlaneRef: CP_REF, projectName: 'bench-proj' } },
+    ]);
+    process.stderr.write(`[bench] components up in ${Date.now() - started} ms\n`);
+    const figures: Figure[] = [];
+    const users = new Set<string>();
+
+    // 1. Rotation latency, backups on.
+    let op = await launch(env, 'bench-rotation', true);
+    stops.push(() => op.server.stop(10_000));
+    await waitReady(op);
+    await untilReady('keystoneprojects', 'bench/plane=yes', 1, 120_000, 500);
+    await ensureUsers(1, users);
+    const rot = 'rot';
+    // No grace period: the superseded credential goes at once, so the next rotation may start (one at a time).
+    await createAll([order(rot, 'u0', 'rotation', '0s')]);
+    await untilReady('keystoneapplicationcredentials', 'bench/batch=rotation', 1, 120_000);
+    const latencies: number[] = [];
+    const bareRotation: number[] = [];
+    const secretPath = `/api/v1/namespaces/${NS}/secrets/${rot}-credentials`;
+    const deliveredId = async () => {
+      const res = await kubeRequest('GET', secretPath);
+      return res.status === 200 ? Buffer.from((JSON.parse(res.body) as { data: Record<string, string> }).data.application_credential_id ?? '', 'base64').toString() : '';
+    };
+    const password = await passwordOf('u0');
+    for (let i = 0; i < 5; i++) {
+      await quiet(op, proxy, 2_000);
+      // The baseline first: one bare create (token at hand) and one bare OpenBao write of a document of the same size.
+      const t = await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'bench-u0', domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) });
+      const token = t.headers.get('x-subject-token') ?? '';
+      const userId = ((await t.json()) as { token: { user: { id: string } } }).token.user.id;
+      const t0 = performance.now();
+      const c = await fetch(`${keystone.authUrl}/users/${userId}/application_credentials`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': token }, body: JSON.stringify({ application_credential: { name: `bare-rot-${i}`, secret: randomBytes(32).toString('base64url'), unrestricted: false } }) });
+      const id = ((await c.json()) as { application_credential: { id: string } }).application_credential.id;
+      const createMs = performance.now() - t0;
+      const t1 = performance.now();
+      await (await fetch(`${env.bao.addr}/v1/openstack/data/keystone/bench/bare-${i}`, { method: 'POST', headers: { 'X-Vault-Token': env.bao.token, 'content-type': 'application/json' }, body: JSON.stringify({ data: { 'clouds.yaml': 'x'.repeat(400), application_credential_id: id, application_credential_secret: randomBytes(32).toString('base64url') } }) })).text();
+      bareRotation.push(createMs + (performance.now() - t1));
+      await (await fetch(`${keystone.authUrl}/users/${userId}/application_credentials/${id}`, { method: 'DELETE', headers: { 'x-auth-token': token } })).text();
+
+      const old = await deliveredId();
+      const due = performance.now();
+      await ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/${rot}`, { spec: { credentialGeneration: i + 2 } });
+      for (;;) {
+        const now = await deliveredId();
+        if (now && now !== old) break;
+        if (performance.now() - due > 20_000) {
+          const o = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}/${rot}`)) as { status?: { credentialID?: string } };
+          const sec = JSON.parse(await ok('GET', secretPath)) as { metadata: { resourceVersion: string; managedFields: unknown[] } };
+          throw new Error(`the rotation did not reach the Secret in 20 s (credential ${old} → ${now}; status ${o.status?.credentialID}; secret rv ${sec.metadata.resourceVersion} ${JSON.stringify(sec.metadata.managedFields)})`);
+        }
+        await sleep(10);
+      }
+      latencies.push(performance.now() - due);
+    }
+    const rotationGoal = median(bareRotation) + 1000;
+    figures.push({ figure: 'rotation latency, due → Secret carries the new generation (backups on)', value: ms(median(latencies)), baseline: `${ms(median(bareRotation))} (create + OpenBao write) + 1 s`, ratio: median(latencies) / rotationGoal, goal: `≤ ${ms(rotationGoal)}`, met: median(latencies) <= rotationGoal });
+    process.stderr.write(`[bench] rotation latencies ${latencies.map((x) => x.toFixed(0)).join(', ')} ms\n`);
+    await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/${rot}`);
+    await sleep(3_000);
+    await op.server.stop(10_000);
+
+    // 2. Convergence of new orders, interleaved with the bare script; backups off.
+    op = await launch(env, 'bench-steady', false);
+    await waitReady(op);
+    let total = 0;
+    const opMs: number[] = [];
+    const bareMs: number[] = [];
+    const bareMinMs: number[] = [];
+    let callMix = '';
+    await ensureUsers(rounds * convergeCount, users);
+    for (let r = 0; r < rounds; r++) {
+      await quiet(op, proxy);
+      const names = Array.from({ length: convergeCount }, (_, k) => total + k);
+      const mark = proxy.calls.length;
+      const t0 = performance.now();
+      await createAll(names.map((i) => order(`o${i}`, userOf(i), `c${r}`)));
+      await untilReady('keystoneapplicationcredentials', `bench/batch=c${r}`, convergeCount, 900_000, 100);
+      opMs.push(performance.now() - t0);
+      callMix = mix(proxy.since(mark), convergeCount);
+      total += convergeCount;
+      await quiet(op, proxy);
+      const who = names.map(userOf);
+      const bare = await bareRound(env, who, convergeCount, { login: true, list: true });
+      bareMs.push(bare.ms);
+      await bareCleanup(env, bare.created);
+      const minimal = await bareRound(env, who, convergeCount, { login: true, list: false });
+      bareMinMs.push(minimal.ms);
+      await bareCleanup(env, minimal.created);
+      process.stderr.write(`[bench] round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare login+create ${bareMinMs[r].toFixed(0)} ms (${callMix})\n`);
+    }
+    const cr = median(opMs) / median(bareMs);
+    figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (login + list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+    figures.push({ figure: `converge ${convergeCount} new orders, against login + create only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
+    figures.push({ figure: 'Keystone calls per new order (operator)', value: callMix });
+
+    // 3. Steady state at each size.
+    const steady: { size: number; cpuMs: number; rss: number }[] = [];
+    for (const size of sizes) {
+      while (total < size) {
+        const batch = Math.min(500, size - total);
+        await ensureUsers(total + batch, users);
+        const t0 = Date.now();
+        await createAll(Array.from({ length: batch }, (_, k) => order(`o${total + k}`, userOf(total + k), `f${total}`)));
+        await untilReady('keystoneapplicationcredentials', `bench/batch=f${total}`, batch, 3_600_000, 1000);
+        process.stderr.write(`[bench] ${batch} more orders converged in ${Date.now() - t0} ms (total ${total + batch})\n`);
+        total += batch;
+      }
+      const s = await resync(op, proxy);
+      steady.push({ size, cpuMs: s.cpuMs, rss: s.rss });
+      process.stderr.write(`[bench] ${size} orders: resync ${s.reconciles} reconciles, ${s.calls} Keystone calls, ${s.writes} API writes, CPU ${s.cpuMs.toFixed(0)} ms, RSS ${s.rss.toFixed(0)} MiB\n`);
+      const perOrder = s.cpuMs / size;
+      figures.push({ figure: `${size} converged orders: Keystone calls in one full resync`, value: String(s.calls), goal: '0', met: s.calls === 0 });
+      figures.push({ figure: `${size} converged orders: API writes in one full resync`, value: String(s.writes), goal: '0', met: s.writes === 0 });
+      figures.push({ figure: `${size} converged orders: CPU per order per resync`, value: `${perOrder.toFixed(3)} ms (${s.cpuMs.toFixed(0)} ms, ${s.reconciles} reconciles)`, goal: '≤ 0.1 ms', met: perOrder <= 0.1 });
+      figures.push({ figure: `${size} converged orders: RSS`, value: `${s.rss.toFixed(0)} MiB`, goal: '≤ 200 MB', met: s.rss * 1.048576 <= 200 });
+      // The figures so far, in case a long run is stopped before the largest size.
+      process.stderr.write(`[bench] so far:\n${figures.map((f) => `  ${f.figure}: ${f.value}${f.baseline ? ` (baseline ${f.baseline})` : ''}`).join('\n')}\n`);
+    }
+    if (steady.length > 1) {
+      const [a, b] = [steady[0], steady[steady.length - 1]];
+      const per1000 = (x: number) => ((x / (b.size - a.size)) * 1000).toFixed(2);
+      figures.push({ figure: `slope ${a.size} → ${b.size} orders`, value: `RSS +${per1000(b.rss - a.rss)} MiB, resync CPU +${per1000(b.cpuMs - a.cpuMs)} ms per 1000 orders` });
+    }
+    printTable(
+      'The operator: rotation latency, convergence, steady state',
+      `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), 1 worker per kind, --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`,
+      figures,
+    );
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    // KAC_BENCH_KEEP=1 keeps the work dir (the operators' logs) for a look after the run.
+    if (process.env.KAC_BENCH_KEEP) process.stderr.write(`[bench] kept ${work}\n`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
