@@ -7,6 +7,7 @@
  * serialized into the state. It keeps no module-level client: every call builds its session from its own inputs and the
  * provider process's environment.
  */
+import { createHash } from 'node:crypto';
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, backingPath, formatTime, resolveSpec, validate, type KeystoneApplicationCredentialStatus } from '../api';
 import { OpenBaoBackup } from '../backup/openbao';
 import { credentialPort, deliveredData, isTerminalCreateError } from '../keystone/credential-port';
@@ -71,11 +72,29 @@ export function makeProvider(deps: ProviderDeps = {}) {
   const clock = deps.clock ?? ((): Date => new Date());
   const env = (): Readonly<Record<string, string | undefined>> => deps.env ?? process.env;
 
+  // Sessions shared by the verbs in flight over the same connection: Pulumi runs the creates and updates of a program's
+  // resources in parallel in one provider process, and each would otherwise log in on its own (N logins for N
+  // credentials). A session lives while a verb uses it and is closed by the last one, so nothing outlives the verbs;
+  // a verb that starts later logs in again. The key is a digest of the session options (the password among them), so a
+  // changed password or endpoint is a new session, and the options themselves are not kept beyond the session.
+  const shared = new Map<string, { session: KeystoneSession; users: number }>();
   const openKeystone =
     deps.keystone ??
     ((connection: ResolvedConnection, prefix: string) => {
-      const session = new KeystoneSession(connection.session);
-      return { port: credentialPort(session, prefix, { description: 'managed by keystone-appcred (Pulumi)' }), close: () => session.close() };
+      const key = createHash('sha256').update(JSON.stringify(connection.session)).digest('hex');
+      let entry = shared.get(key);
+      if (!entry) shared.set(key, (entry = { session: new KeystoneSession(connection.session), users: 0 }));
+      entry.users++;
+      const mine = entry;
+      let closed = false;
+      const close = async (): Promise<void> => {
+        if (closed) return;
+        closed = true;
+        if (--mine.users > 0) return;
+        if (shared.get(key) === mine) shared.delete(key);
+        await mine.session.close();
+      };
+      return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)' }), close };
     });
 
   function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>): Ports['backup'] {
