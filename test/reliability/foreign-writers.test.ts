@@ -24,7 +24,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,8 +100,12 @@ async function startTlsKeystone(): Promise<void> {
 /** A self-signed CA that did not sign Keystone's certificate. */
 function otherCa(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kac-foreign-ca-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'k'), '-out', join(dir, 'c'), '-subj', '/CN=not-the-ca', '-days', '1'], { stdio: 'ignore' });
-  return readFileSync(join(dir, 'c'), 'utf8');
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'k'), '-out', join(dir, 'c'), '-subj', '/CN=not-the-ca', '-days', '1'], { stdio: 'ignore' });
+    return readFileSync(join(dir, 'c'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const applySecret = (name: string, data: Record<string, string> | undefined, namespace = CP_NS) =>
