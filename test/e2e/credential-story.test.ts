@@ -15,36 +15,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPrefix } from '../../src/api';
 import { OpenBaoBackup } from '../../src/backup/openbao';
-import { ApplicationCredentials, KeystoneSession, Users, authenticateApplicationCredential } from '../../src/keystone';
+import { ApplicationCredentials, KeystoneSession, Users } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, getJson, getTable, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { GROUP, condition, credentialFixtures, type Order } from '../support/credential-fixtures';
+import { adminSession, uniqueName } from '../support/keystone-fixtures';
+import { applyOk, eventually, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
 
-const env = keystoneTestEnv();
 const NS = 'kac-story';
 const CP_NS = 'kac-story-cp';
 const IDENTITY = { namespace: 'kac-story-operator', binding: 'kac-story-operator' };
-const GROUP = '/apis/c5c3.io/v1alpha1';
-const PROJECT = uniqueName('story');
 const USER = uniqueName('story');
-const SECRETS_SEEN = new Set<string>();
-
-interface Order extends KubeObject {
-  spec: Record<string, unknown>;
-  status?: {
-    credentialGeneration?: number;
-    credentialID?: string;
-    previousCredentialID?: string;
-    previousCredentialGeneration?: number;
-    nextRotation?: string;
-    secretName?: string;
-    conditions?: { type: string; status: string; reason: string; message: string }[];
-  };
-}
+const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: USER, projectName: uniqueName('story') });
+const env = fx.env;
+const { order, merge, delivered, authenticates, probe } = fx;
+/** The credential names of the ordered user in Keystone (of the order `app` unless another prefix is given). */
+const userCredentials = (prefix = childPrefix({ namespace: NS, name: 'app' })) => fx.userCredentials(prefix);
+const controlPlane = (assigned: boolean) => fx.controlPlane({ assigned });
+const credentialOrder = fx.credentialOrder;
+const [projectOrder, userOrder, roleAssignment] = fx.identityOrders();
 
 let unlock: (() => void) | undefined;
 let operator: OperatorProcess;
@@ -57,72 +50,6 @@ const launch = async (name: string, baoAddress = process.env.KAC_BAO_ADDR as str
   operator = await startOperator({ name, kubeconfig, namespace: IDENTITY.namespace, logDir: workDir, args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'], env: operatorEnv(baoAddress) });
   await waitReady(operator);
 };
-
-/** Every order as read, for the scan for secrets at the end. */
-const STATUSES: string[] = [];
-const order = async (name: string) => {
-  const o = await getJson<Order>('keystoneapplicationcredential', name, { namespace: NS });
-  STATUSES.push(JSON.stringify(o.status ?? {}));
-  return o;
-};
-const condition = (o: Order, type: string) => o.status?.conditions?.find((c) => c.type === type);
-const merge = (resource: string, name: string, patch: unknown, namespace = NS) => kubectlOk(['patch', resource, name, '-n', namespace, '--type=merge', '-p', JSON.stringify(patch)]);
-
-/** The delivered Secret's three keys, decoded; undefined while there is none. */
-async function delivered(name: string): Promise<Record<string, string> | undefined> {
-  const res = await kubeRequest('GET', `/api/v1/namespaces/${NS}/secrets/${name}-credentials`);
-  if (res.status === 404) return undefined;
-  const data = res.json<{ data?: Record<string, string> }>().data ?? {};
-  const out = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-  if (out.application_credential_secret) SECRETS_SEEN.add(out.application_credential_secret);
-  return out;
-}
-
-async function authenticates(id: string | undefined, secret: string | undefined): Promise<boolean> {
-  if (!id || !secret) return false;
-  try {
-    await authenticateApplicationCredential({ authUrl: env.authUrl, id, secret, timeoutMs: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The credential names of the ordered user in Keystone, as the admin sees them. */
-async function userCredentials(prefix = childPrefix({ namespace: NS, name: 'app' })): Promise<string[]> {
-  const admin = adminSession();
-  const user = await new Users(admin).findByName(USER);
-  if (!user) return [];
-  const path = admin.transport.pathOf(`users/${user.id}/application_credentials`);
-  const list = await admin.request({ method: 'GET', path });
-  return (list.body as { application_credentials: { name: string }[] }).application_credentials.map((c) => c.name).filter((n) => n.startsWith(prefix)).sort();
-}
-
-/** The consumer: re-reads the delivered Secret and authenticates with it every second. */
-function probe(name: string) {
-  let attempts = 0;
-  const failures: string[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const t0 = Date.now();
-      const doc = await delivered(name).catch(() => undefined);
-      attempts++;
-      if (!(await authenticates(doc?.application_credential_id, doc?.application_credential_secret))) failures.push(`${new Date().toISOString()} ${doc?.application_credential_id ?? 'no Secret'}`);
-      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - t0))));
-    }
-  })();
-  return {
-    get attempts() {
-      return attempts;
-    },
-    failures,
-    stop: async () => {
-      running = false;
-      await loop;
-    },
-  };
-}
 
 /** `openstack token issue` with a clouds.yaml, in a clean environment. */
 function openstackTokenIssue(cloudsYaml: string): Promise<{ project_id: string }> {
@@ -145,34 +72,14 @@ async function columns(name: string): Promise<Record<string, unknown>> {
   return Object.fromEntries(table.columnDefinitions.map((c, i) => [c.name, table.rows[0]?.cells[i]]));
 }
 
-const adminCloudsYaml = () =>
-  `clouds:\n  admin:\n    auth:\n      auth_url: ${env.authUrl}\n      username: ${env.adminUser}\n      password: "${env.adminPassword}"\n      project_name: ${env.adminProject}\n      user_domain_name: ${env.domain}\n      project_domain_name: ${env.domain}\n`;
-const controlPlane = (assigned: boolean) => ({
-  apiVersion: 'c5c3.io/v1alpha1',
-  kind: 'ControlPlane',
-  metadata: { name: 'cp', namespace: CP_NS },
-  spec: {
-    services: { keystone: { external: { authURL: env.authUrl } } },
-    adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
-    namespaceAssignments: assigned ? [{ namespace: NS, allowedRoles: ['member'] }] : [],
-  },
-});
-const ref = { controlPlaneRef: { name: 'cp', namespace: CP_NS } };
-const credentialOrder = (name: string, rotation: Record<string, string>, credentialGeneration?: number) => ({
-  apiVersion: 'c5c3.io/v1alpha1',
-  kind: 'KeystoneApplicationCredential',
-  metadata: { name, namespace: NS },
-  spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation, ...(credentialGeneration ? { credentialGeneration } : {}) },
-});
-
 beforeAll(async () => {
   unlock = await lockCluster('credential-story.test.ts');
   workDir = process.env.KAC_TEST_WORKDIR as string;
   const manifests = await installCrds(synthesizeManifests());
   kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'credential-story.kubeconfig'));
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
-  await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': adminCloudsYaml() } } as KubeObject, { fieldManager: 'kac-test' });
-  await applyOk(controlPlane(true) as KubeObject, { fieldManager: 'kac-test' });
+  await applyOk(fx.adminSecret(), { fieldManager: 'kac-test' });
+  await applyOk(controlPlane(true), { fieldManager: 'kac-test' });
   await launch('story-a');
 }, LOCKED_SETUP_MS);
 
@@ -193,11 +100,7 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
   const latency: { rotation?: number; bare?: number } = {};
 
   it('orders a credential beside the refused pieces: NoRoleOnProject, nothing in Keystone', async () => {
-    await applyOk([
-      { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneProject', metadata: { name: 'proj', namespace: NS }, spec: { ...ref, projectName: PROJECT } },
-      { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', metadata: { name: 'svc', namespace: NS }, spec: { ...ref, userName: USER } },
-      credentialOrder('app', { interval: '1m', gracePeriod: '20s' }),
-    ] as KubeObject[], { fieldManager: 'kac-test' });
+    await applyOk([projectOrder, userOrder, credentialOrder('app', { interval: '1m', gracePeriod: '20s' })], { fieldManager: 'kac-test' });
     const refused = await eventually(async () => {
       const o = await order('app');
       return condition(o, 'CredentialReady')?.reason === 'NoRoleOnProject' && o;
@@ -209,7 +112,7 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
   });
 
   it('assigns the role: generation 1 is delivered, and openstack token issue works with the delivered clouds.yaml', async () => {
-    await applyOk({ apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneRoleAssignment', metadata: { name: 'member', namespace: NS }, spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, role: 'member' } } as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(roleAssignment, { fieldManager: 'kac-test' });
     const o = await eventually(async () => {
       const o = await order('app');
       return o.status?.credentialGeneration === 1 && o.status.secretName === 'app-credentials' && condition(o, 'Ready')?.status === 'True' && o;
@@ -279,7 +182,7 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
   });
 
   it('removing the namespace assignment freezes the order: nothing in Keystone, OpenBao or the Secret changes', async () => {
-    await applyOk(controlPlane(false) as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(controlPlane(false), { fieldManager: 'kac-test' });
     await eventually(async () => condition(await order('app'), 'CredentialReady')?.reason === 'NamespaceNotAssigned', 60_000);
     const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${childPrefix({ namespace: NS, name: 'app' })}/service-accounts/application-credential` });
     const snapshot = async () => ({ keystone: await userCredentials(), backup: await backup.readDocument(), secret: await delivered('app') });
@@ -294,7 +197,7 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
   });
 
   it('restoring it rotates at once: the raised generation 4 is created and delivered', async () => {
-    await applyOk(controlPlane(true) as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(controlPlane(true), { fieldManager: 'kac-test' });
     const o = await eventually(async () => {
       const o = await order('app');
       return o.status?.credentialGeneration === 4 && condition(o, 'Ready')?.status === 'True' && o;
@@ -312,7 +215,7 @@ describe('repairs and refusals (further cases)', () => {
     }, 60_000);
 
   it('an edited key is rewritten, a key somebody else added stays', async () => {
-    await applyOk(credentialOrder('extra', { interval: '1h', gracePeriod: '10m' }) as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(credentialOrder('extra', { interval: '1h', gracePeriod: '10m' }), { fieldManager: 'kac-test' });
     await ready(1);
     const good = (await delivered('extra')) as Record<string, string>;
     await merge('secret', 'extra-credentials', { data: { application_credential_secret: Buffer.from('edited').toString('base64'), note: Buffer.from('mine').toString('base64') } });
@@ -340,7 +243,7 @@ describe('repairs and refusals (further cases)', () => {
 
   it('a foreign Secret of the delivered name: DeliveryRefused, and it is never touched', async () => {
     await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'taken-credentials', namespace: NS }, stringData: { mine: 'yes' } } as KubeObject, { fieldManager: 'someone-else' });
-    await applyOk(credentialOrder('taken', { interval: '1h', gracePeriod: '10m' }) as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(credentialOrder('taken', { interval: '1h', gracePeriod: '10m' }), { fieldManager: 'kac-test' });
     const o = await eventually(async () => {
       const o = await order('taken');
       return condition(o, 'DeliveryReady')?.reason === 'DeliveryRefused' && o;
@@ -357,7 +260,7 @@ describe('repairs and refusals (further cases)', () => {
   it('OpenBao unreachable: BackupNotSynced, and the Secret keeps the old generation until the backup holds the new one', async () => {
     const backedPrefix = childPrefix({ namespace: NS, name: 'backed' });
     // A grace period of 0s: no grace period holds the raised generation back (none runs after the first credential).
-    await applyOk(credentialOrder('backed', { interval: '1h', gracePeriod: '0s' }) as KubeObject, { fieldManager: 'kac-test' });
+    await applyOk(credentialOrder('backed', { interval: '1h', gracePeriod: '0s' }), { fieldManager: 'kac-test' });
     await eventually(async () => (await order('backed')).status?.credentialGeneration === 1 && !!(await delivered('backed')), 60_000);
     const id = (await delivered('backed'))?.application_credential_id;
     await operator.server.stop(10_000);
@@ -424,15 +327,17 @@ describe('the end of the story', () => {
   });
 
   it('no minted secret appears in the operator log, the events or any status', async () => {
-    expect(SECRETS_SEEN.size).toBeGreaterThanOrEqual(5);
+    expect(fx.secretsSeen.size).toBeGreaterThanOrEqual(5);
     const texts = [
-      readFileSync(operator.server.log, 'utf8'),
-      ...['story-a', 'story-b'].map((n) => readFileSync(join(workDir, `${n}.log`), 'utf8')),
-      await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json']),
-      await kubectlOk(['get', 'keystoneusers,keystoneprojects,keystoneroleassignments,controlplanes', '-A', '-o', 'json']),
-      ...STATUSES,
-    ].join('\n');
-    for (const secret of SECRETS_SEEN) expect(texts).not.toContain(secret);
-    expect(texts).not.toContain(env.adminPassword);
+      { source: 'operator log story-c', text: readFileSync(operator.server.log, 'utf8') },
+      ...['story-a', 'story-b'].map((n) => ({ source: `operator log ${n}`, text: readFileSync(join(workDir, `${n}.log`), 'utf8') })),
+      { source: 'events', text: await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json']) },
+      { source: 'plane orders', text: await kubectlOk(['get', 'keystoneusers,keystoneprojects,keystoneroleassignments,controlplanes', '-A', '-o', 'json']) },
+      ...fx.statusesRead,
+    ];
+    // The short values this file wrote into a delivered Secret itself ('edited') are no minted secrets.
+    const minted = [...fx.secretsSeen].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+    expect(minted.length).toBeGreaterThanOrEqual(5);
+    expect(scanForSecrets(texts, [...minted, env.adminPassword])).toEqual([]);
   });
 });
