@@ -116,7 +116,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       reconcile: reconcilers[kind],
       watches: [
         ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object.metadata.namespace, watched))) })),
-        { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), cached(reads, undefined, 'ControlPlane'))) },
+        { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), secretNeighbours(reads, secret.metadata.namespace ?? ''))) },
         ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
     });
@@ -137,6 +137,14 @@ function cached(reads: ClusterReader, namespace: string | undefined, changed: Ob
     projects: reads.list(Kinds.KeystoneProject, options) as KeystoneProject[],
     assignments: reads.list(Kinds.KeystoneRoleAssignment, options) as KeystoneRoleAssignment[],
     credentials: reads.list(Kinds.KeystoneApplicationCredential, options) as KeystoneApplicationCredential[],
+  };
+}
+
+/** The cached objects `secretDependents` reads: the ControlPlanes and the credential orders of the Secret's namespace. */
+function secretNeighbours(reads: ClusterReader, namespace: string): CachedObjects {
+  return {
+    controlPlanes: reads.list(Kinds.ControlPlane, { namespace }) as ControlPlane[],
+    credentials: reads.list(Kinds.KeystoneApplicationCredential, { namespace }) as KeystoneApplicationCredential[],
   };
 }
 

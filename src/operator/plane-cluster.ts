@@ -94,6 +94,11 @@ export class PlaneCluster implements ClusterPort {
     return secret ? secretObject(secret) : undefined;
   }
 
+  async readSecret(key: ObjectKey): Promise<SecretObject | undefined> {
+    const secret = await this.cluster.read(Kinds.Secret, key.namespace, key.name);
+    return secret ? secretObject(secret) : undefined;
+  }
+
   async listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]> {
     return this.cluster.list(Kinds.Secret, { namespace, labels }).map(secretObject);
   }
@@ -119,7 +124,7 @@ export class PlaneCluster implements ClusterPort {
     }
   }
 
-  async applySecret(manifest: SecretManifest): Promise<void> {
+  async applySecret(manifest: SecretManifest, options: { readonly force?: boolean } = {}): Promise<void> {
     await this.cluster.apply<Secret>(
       Kinds.Secret,
       {
@@ -134,7 +139,7 @@ export class PlaneCluster implements ClusterPort {
         },
         data: encode(manifest.data),
       },
-      { force: true },
+      { force: options.force ?? true },
     );
   }
 

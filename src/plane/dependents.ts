@@ -3,7 +3,7 @@
  * changed or deleted child or delivered Secret requeues its owner"), written once from the references the rules read.
  * Pure: the runtime hands in the changed object and the orders its cache holds.
  */
-import { GROUP, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
+import { GROUP, secretName, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import { adminSecretNames } from './admin-credential';
 import { controlPlaneKey, type OrderObject } from './consent';
 import { labelKeys, type OrderKind } from './naming';
@@ -115,6 +115,11 @@ export function secretDependents(secret: SecretObject, cache: CachedObjects): Ob
     const name = labels[keys.name];
     const namespace = labels[keys.namespace];
     if (name && namespace && !labels[keys.cluster]) out.push({ kind, namespace, name });
+  }
+  // A Secret of an order's delivered name, whoever's it is: a foreign one created, changed or deleted decides whether the
+  // order may deliver (refused while it stands, delivered once it is gone), and it carries neither owner nor labels.
+  for (const order of cache.credentials ?? []) {
+    if ((order.metadata.namespace ?? '') === secret.metadata.namespace && secretName(order.metadata.name) === secret.metadata.name) out.push(refOf('KeystoneApplicationCredential', order));
   }
   for (const cp of cache.controlPlanes ?? []) {
     if ((cp.metadata.namespace ?? '') !== secret.metadata.namespace) continue;

@@ -77,6 +77,8 @@ export interface ClusterPort {
   getNamespace(name: string): Promise<NamespaceObject | undefined>;
   /** The Secret, or undefined. */
   getSecret(key: ObjectKey): Promise<SecretObject | undefined>;
+  /** The Secret as the API server holds it now, not as a cache last saw it: for a decision a lagging cache must not make. */
+  readSecret(key: ObjectKey): Promise<SecretObject | undefined>;
   /** The Secrets of a namespace carrying every one of `labels`. */
   listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]>;
   /**
@@ -84,8 +86,11 @@ export interface ClusterPort {
    * the cache lags); returns the Secret the API server holds, the existing one when the create found one.
    */
   createSecret(secret: SecretManifest): Promise<SecretObject>;
-  /** Server-side apply with the operator's field manager (force): it owns exactly the given labels, owners and keys. */
-  applySecret(secret: SecretManifest): Promise<void>;
+  /**
+   * Server-side apply with the operator's field manager: it owns exactly the given labels, owners and keys. With
+   * `force` (the default) it takes over fields another manager set; without, such a field fails the apply (409).
+   */
+  applySecret(secret: SecretManifest, options?: { readonly force?: boolean }): Promise<void>;
   /** Deletes a Secret (with a UID precondition when given); one already gone is fine. */
   deleteSecret(key: ObjectKey, precondition?: { readonly uid: string }): Promise<void>;
   /** Writes the status subresource. */

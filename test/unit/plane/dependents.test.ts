@@ -44,4 +44,10 @@ describe('dependents', () => {
     expect(secretDependents({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: {} }, cache)).toEqual([{ kind: 'ControlPlane', namespace: CP_NS, name: 'cp' }]);
     expect(secretDependents({ metadata: { name: 'unrelated', namespace: CP_NS }, data: {} }, cache)).toEqual([]);
   });
+
+  it('a foreign Secret of an order\'s delivered name (no owner, no labels) requeues that order: refused while it stands, delivered once it is gone', () => {
+    const foreign = { metadata: { name: 'app-credentials', namespace: NS }, data: {} };
+    expect(secretDependents(foreign, cache)).toEqual([{ kind: 'KeystoneApplicationCredential', namespace: NS, name: 'app' }]);
+    expect(secretDependents({ ...foreign, metadata: { ...foreign.metadata, namespace: CP_NS } }, cache)).toEqual([]);
+  });
 });

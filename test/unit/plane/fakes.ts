@@ -116,6 +116,11 @@ export class FakeCluster implements ClusterPort {
     return labels ? { metadata: { name, labels: clone(labels) } } : undefined;
   }
 
+  /** The fake has no cache: the same as getSecret. */
+  async readSecret(key: ObjectKey): Promise<SecretObject | undefined> {
+    return this.getSecret(key);
+  }
+
   async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
     const s = this.secrets.get(this.sk(key));
     return s && clone(s);

@@ -1,0 +1,38 @@
+/**
+ * The delivered Secret port: a foreign Secret of the delivered name is never written, also when it appears while a pass
+ * that found none is under way (the e2e proof with a slowed Keystone is test/reliability/foreign-writers.test.ts).
+ */
+import { Kinds, MemoryCluster } from '../../../src/kube';
+import { DeliveredSecret } from '../../../src/operator/credential/delivery';
+import { PlaneCluster } from '../../../src/operator/plane-cluster';
+import { credential } from '../plane/fakes';
+
+const DATA = { 'clouds.yaml': 'clouds: {}', application_credential_id: 'id-1', application_credential_secret: 'not-a-real-secret' };
+
+function setup() {
+  const cluster = new MemoryCluster(() => new Date('2026-12-01T00:00:00Z'));
+  const order = credential();
+  return { cluster, order, port: new DeliveredSecret(new PlaneCluster(cluster), order) };
+}
+
+describe('DeliveredSecret', () => {
+  it('writes the Secret the pass found absent, owned by the order', async () => {
+    const { cluster, order, port } = setup();
+    expect(await port.read()).toBeUndefined();
+    await port.write(DATA);
+    const secret = cluster.get(Kinds.Secret, order.metadata.namespace, 'app-credentials');
+    expect(secret?.metadata.ownerReferences?.[0]).toMatchObject({ uid: order.metadata.uid, controller: true });
+    expect(await new DeliveredSecret(new PlaneCluster(cluster), order).read()).toMatchObject({ owned: true });
+  });
+
+  it('refuses a foreign Secret created after the pass found none, and leaves it as it is', async () => {
+    const { cluster, order, port } = setup();
+    expect(await port.read()).toBeUndefined();
+    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-credentials', namespace: order.metadata.namespace }, data: { token: Buffer.from('theirs').toString('base64') } };
+    cluster.put(Kinds.Secret, foreign);
+    await expect(port.write(DATA)).rejects.toThrow(`Secret ${order.metadata.namespace}/app-credentials appeared during the pass and is not this order's: not written`);
+    const after = cluster.get(Kinds.Secret, order.metadata.namespace, 'app-credentials');
+    expect(after?.data).toEqual(foreign.data);
+    expect(after?.metadata.ownerReferences ?? []).toEqual([]);
+  });
+});
