@@ -292,7 +292,8 @@ async function main(): Promise<void> {
     const bao = await startOpenBao(join(work, 'openbao'));
     stops.push(bao.stop);
     const proxy = await startRecordingProxy(keystone.authUrl);
-    stops.push(proxy.close);
+    // Not awaited: `close` waits for keep-alive connections, which a process being stopped may still hold.
+    stops.push(async () => void proxy.close());
     const env: Env = { work, keystoneUrl: keystone.authUrl, adminPassword: keystone.adminPassword, proxy, bao: { addr: bao.env.KAC_BAO_ADDR, token: bao.env.KAC_BAO_TOKEN } };
     mkdirSync(join(work, 'synth'));
     await installCrds(synthesizeManifests(join(work, 'synth')));
