@@ -2,6 +2,7 @@
  * Reading a ControlPlane's admin credential from its Secrets (identity-plane.md, ControlPlane): the `clouds.yaml` of
  * `adminCredential.cloudCredentialsRef` and the CA bundle of `caBundleSecretRef`. Pure: the driver hands in the Secrets.
  */
+import { X509Certificate } from 'node:crypto';
 import { adminCredentialSecretName, PlaneDefaults, type ControlPlane } from '../api';
 import { CloudsYamlError, parsePasswordCloud } from '../keystone';
 import type { AdminConnection, SecretObject } from './ports';
@@ -34,7 +35,7 @@ export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCr
 /**
  * The admin connection of a ControlPlane: `WaitingForCloudsYaml` while the Secret or its `clouds.yaml` key is missing
  * or empty, `CloudsYamlError` for a document that does not hold a usable password cloud of `cloudName`,
- * `WaitingForCABundle` while a referenced CA bundle is missing or empty. The auth URL is always the ControlPlane's
+ * `WaitingForCABundle` while a referenced CA bundle is missing, empty or holds no PEM certificate. The auth URL is always the ControlPlane's
  * `authURL` (an `auth_url` in the document is not used: the ControlPlane says which Keystone).
  */
 export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecrets, identity?: { readonly cloudName: string; readonly waiting?: string }): AdminCredentialCheck {
@@ -75,7 +76,26 @@ export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecr
     if (!caBundle || caBundle.trim() === '') {
       return { ok: false, reason: AdminCredentialReason.WaitingForCABundle, message: `CA bundle Secret ${caRef.name} has no key ${key} (or it is empty)` };
     }
+    // TLS would drop what is not a certificate without a word and fail later as "unable to verify": say it here.
+    if (!holdsCertificate(caBundle)) {
+      return { ok: false, reason: AdminCredentialReason.WaitingForCABundle, message: `CA bundle Secret ${caRef.name} key ${key} holds no PEM certificate` };
+    }
   }
   const authUrl = controlPlane.spec.services.keystone.external.authURL;
   return { ok: true, connection: { authUrl, cloud, ...(caBundle !== undefined ? { caBundle } : {}) } };
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** Whether a bundle holds at least one PEM certificate that parses. */
+function holdsCertificate(bundle: string): boolean {
+  for (const [pem] of bundle.matchAll(PEM_CERTIFICATE)) {
+    try {
+      new X509Certificate(pem);
+      return true;
+    } catch {
+      // Not a certificate; look at the next block.
+    }
+  }
+  return false;
 }

@@ -5,6 +5,21 @@
 import { reconcileControlPlane } from '../../../src/plane';
 import { CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane, keystoneError } from './fakes';
 
+/** A self-signed CA certificate (public part only), for a bundle that parses. */
+const TEST_CA = [
+  '-----BEGIN CERTIFICATE-----',
+  'MIIBjDCCATOgAwIBAgIUU1JF2IHJEiK3NqOmEqiC1+Xx740wCgYIKoZIzj0EAwIw',
+  'GzEZMBcGA1UEAwwQa2FjLXVuaXQtdGVzdC1jYTAgFw0yNjEyMDMwNjU3MDdaGA8y',
+  'MTI2MTEwOTA2NTcwN1owGzEZMBcGA1UEAwwQa2FjLXVuaXQtdGVzdC1jYTBZMBMG',
+  'ByqGSM49AgEGCCqGSM49AwEHA0IABIvKtGFvqPQGT3qY88zepjoIX8PplEN/J/pA',
+  'dX5FqS7prYJi7xBcl39GQInrilWVK0yrai2OASkaAmFJNwayPz+jUzBRMB0GA1Ud',
+  'DgQWBBTDUeuD+BblA2pL+PU6Vy+JX9dxyjAfBgNVHSMEGDAWgBTDUeuD+BblA2pL',
+  '+PU6Vy+JX9dxyjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0cAMEQCICPS',
+  '3YVjCD3mWDYt09sEjwMMb8ibECyLK5QK1rEcuL/EAiA7ZVCaiLTf74KCrNlRgfXE',
+  'QozCo5500INtZucfNUC8MQ==',
+  '-----END CERTIFICATE-----',
+].join('\n');
+
 const key = { namespace: CP_NS, name: 'cp' };
 
 function setup(cp = controlPlane()) {
@@ -69,7 +84,7 @@ describe('AdminCredentialReady', () => {
     expect(admin(cluster)).toMatchObject({ status: 'True' });
   });
 
-  it('WaitingForCABundle: the CA bundle Secret or its key is missing or empty', async () => {
+  it('WaitingForCABundle: the CA bundle Secret or its key is missing, empty or holds no certificate', async () => {
     const spec = { services: { keystone: { external: { authURL: 'https://keystone.example.com/v3', caBundleSecretRef: { name: 'ca' } } } } };
     const { cluster, keystone, deps } = setup(controlPlane({ spec }));
     cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': adminCloudsYaml() } });
@@ -79,10 +94,17 @@ describe('AdminCredentialReady', () => {
     await reconcileControlPlane(key, deps);
     expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCABundle', message: expect.stringContaining('no key ca.crt') });
     expect(keystone.calls).toEqual([]);
-    cluster.putSecret({ metadata: { name: 'ca', namespace: CP_NS }, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----' } });
+    // Text that is not a certificate would be dropped by TLS without a word: it is named here instead.
+    for (const garbage of ['not a certificate', '-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----']) {
+      cluster.putSecret({ metadata: { name: 'ca', namespace: CP_NS }, data: { 'ca.crt': garbage } });
+      await reconcileControlPlane(key, deps);
+      expect(admin(cluster)).toMatchObject({ reason: 'WaitingForCABundle', message: 'CA bundle Secret ca key ca.crt holds no PEM certificate' });
+    }
+    expect(keystone.calls).toEqual([]);
+    cluster.putSecret({ metadata: { name: 'ca', namespace: CP_NS }, data: { 'ca.crt': `garbage first\n${TEST_CA}\n` } });
     await reconcileControlPlane(key, deps);
     expect(admin(cluster)).toMatchObject({ status: 'True' });
-    expect(keystone.connection?.caBundle).toBe('-----BEGIN CERTIFICATE-----');
+    expect(keystone.connection?.caBundle).toBe(`garbage first\n${TEST_CA}\n`);
   });
 
   it('AuthenticationFailed: Keystone refuses the admin password; a fixed Secret is re-checked and turns Ready', async () => {
