@@ -7,10 +7,9 @@
  *   delivered key and adds a key: the edit is undone, the added key stays (nothing that is not the order's is touched);
  * - the delivered Secret is deleted: written again from the parked secret, no new credential;
  * - a foreign Secret of the delivered name: `DeliveryRefused` naming it, never written (its resourceVersion stands
- *   still), a bounded reconcile rate; the order's teardown leaves it. Two known product bugs are pinned with
- *   `it.failing` (see there): a foreign Secret created while a pass is under way is taken over (BUG 1), and the deletion
- *   of a foreign Secret reconciles nothing, so the order stays undelivered (BUG 2); a delivered Secret stripped of the
- *   order's owner reference and labels becomes foreign and is refused;
+ *   still), a bounded reconcile rate, delivery as soon as it is deleted, and the order's teardown leaves it; a foreign
+ *   Secret created while a pass is under way is not taken over; a delivered Secret stripped of the order's owner
+ *   reference and labels becomes foreign and is refused;
  * - a hostile or garbage value in every field of the Secrets the ControlPlane references (src/plane/admin-credential.ts:
  *   the admin `clouds.yaml` of `adminCredential.cloudCredentialsRef`, and the CA bundle of
  *   `services.keystone.external.caBundleSecretRef`; the ControlPlane's authURL is https here, a TLS proxy in front of
@@ -231,16 +230,14 @@ describe('foreign writers on the delivered Secret', () => {
   });
 
   /**
-   * KNOWN PRODUCT BUG 1 (reported, not fixed here: src/operator/plane-cluster.ts applySecret, src/lifecycle/runner.ts).
    * docs/operator.md (The delivered Secret): a Secret of the delivered name without the order's controller reference is
-   * foreign, "never writes or deletes it". But a pass reads the delivered Secret from the cache at its start (in
-   * parallel with listing Keystone) and, finding none, delivers by server-side apply WITH FORCE: a foreign Secret
-   * created meanwhile is taken over (its keys overwritten, the order's controller reference added). Made deterministic
-   * here with a slow Keystone (2 s per request): the delivered Secret is deleted, the pass it starts waits for Keystone,
-   * a foreign Secret is created 0.5 s later, then the pass delivers. `it.failing`: Jest passes it while the bug holds
-   * and fails it once fixed; then make it a plain `it`.
+   * foreign, never written. A pass reads the delivered Secret from the cache at its start (in parallel with listing
+   * Keystone); a foreign Secret created while it runs must not be taken over by its delivery. Made deterministic with a
+   * slow Keystone (2 s per request): the delivered Secret is deleted, the pass it starts waits for Keystone, a foreign
+   * Secret is created 0.5 s later, then the pass delivers. (This was a bug, fixed in c863bc0: the pass applied with
+   * force and took the foreign Secret over, its keys overwritten and the order's controller reference added.)
    */
-  it.failing('a foreign Secret created while a pass is under way is never written (KNOWN BUG 1)', async () => {
+  it('a foreign Secret created while a pass is under way is never written', async () => {
     keystoneDelayMs = 2_000;
     const from = Date.now();
     let created: KubeObject | undefined;
@@ -281,16 +278,14 @@ describe('foreign writers on the delivered Secret', () => {
     report(`a delivered Secret stripped of the order's owner reference and labels: DeliveryReady over 15 s: ${[...new Set(said)].join(', ')}`);
     expect(said).toContain('False/DeliveryRefused');
     expect((await secretObject())?.metadata.resourceVersion).toBe(stripped.metadata.resourceVersion);
-    // Its owner removes it. Nothing maps that deletion to the order (KNOWN BUG 2, pinned below): a change to the order
-    // makes it deliver again.
+    // Its owner removes it: the order delivers again, unprompted.
+    const removedAt = Date.now();
     await kubectlOk(['delete', 'secret', '-n', NS, SECRET]);
-    const unprompted = await eventually(async () => fx.delivered('app'), 10_000, 250).catch(() => undefined);
-    if (!unprompted) await kubectlOk(['annotate', 'keystoneapplicationcredential', 'app', '-n', NS, `example.com/recheck=${Date.now()}`, '--overwrite']);
     await eventually(async () => {
       const doc = await fx.delivered('app');
       return doc?.application_credential_id === good.application_credential_id && condition(await fx.order('app'), 'Ready')?.status === 'True';
-    }, 60_000, 250);
-    report(`its owner removes it: ${unprompted ? 'delivered again within 10 s' : 'not delivered again within 10 s (BUG 2); delivered after a change to the order'}`);
+    }, 10_000, 250);
+    report(`its owner removes it: delivered again ${Date.now() - removedAt} ms later`);
     intruded.push([from - 500, Date.now() + 1_500]);
   });
 
@@ -319,15 +314,12 @@ describe('foreign writers on the delivered Secret', () => {
   });
 
   /**
-   * KNOWN PRODUCT BUG 2 (reported, not fixed here: src/plane/dependents.ts secretDependents). A Secret event maps to
-   * an order only through the Secret's controller owner reference or the order's labels; a foreign Secret carries
-   * neither, so its deletion reconciles nothing. The troubleshooting table (docs/operator.md, DeliveryRefused) says
-   * "delete or rename that Secret", yet the order then stays DeliveryRefused and undelivered until its next change or
-   * wake-up (with the schedule on: the next rotation, 1 h here and 720 h by default). The same gap lets a foreign
-   * Secret created after the deletion's pass stand unnoticed with the order saying Delivered. `it.failing`: Jest passes
-   * it while the bug holds and fails it once fixed; then make it a plain `it`.
+   * The troubleshooting table (docs/operator.md, DeliveryRefused) says "delete or rename that Secret": once it is gone
+   * the order delivers. (This was a bug, fixed in c863bc0: a Secret event reached an order only through the Secret's
+   * controller reference or the order's labels, which a foreign Secret has not, so its deletion reconciled nothing and
+   * the order stayed undelivered until its next change or wake-up.)
    */
-  it.failing('once the foreign Secret is deleted, the order delivers within 30 s (KNOWN BUG 2)', async () => {
+  it('once the foreign Secret is deleted, the order delivers within 30 s', async () => {
     await kubectlOk(['delete', 'secret', '-n', NS, 'taken-credentials']);
     const from = Date.now();
     const doc = await eventually(async () => fx.delivered('taken'), 30_000, 250).catch(() => undefined);
@@ -382,9 +374,9 @@ function hostileCaBundles(): { label: string; data?: Record<string, string>; rea
   return [
     { label: 'the CA Secret without the key ca.crt', data: { 'tls.crt': caPem }, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca has no key ca\.crt/ },
     { label: 'ca.crt empty', data: { 'ca.crt': '' }, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca has no key ca\.crt/ },
-    { label: 'ca.crt not PEM', data: { 'ca.crt': 'this is not a certificate' }, reason: /^KeystoneUnreachable$/, message: /unable to verify the first certificate/ },
-    { label: 'ca.crt a PEM block of garbage', data: { 'ca.crt': `-----BEGIN CERTIFICATE-----\n${randomBytes(300).toString('base64')}\n-----END CERTIFICATE-----\n` }, reason: /^KeystoneUnreachable$/, message: /unable to verify the first certificate/ },
-    { label: 'ca.crt binary garbage', data: { 'ca.crt': randomBytes(2048).toString('latin1') }, reason: /^KeystoneUnreachable$/, message: /unable to verify the first certificate/ },
+    { label: 'ca.crt not PEM', data: { 'ca.crt': 'this is not a certificate' }, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca key ca\.crt holds no PEM certificate/ },
+    { label: 'ca.crt a PEM block of garbage', data: { 'ca.crt': `-----BEGIN CERTIFICATE-----\n${randomBytes(300).toString('base64')}\n-----END CERTIFICATE-----\n` }, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca key ca\.crt holds no PEM certificate/ },
+    { label: 'ca.crt binary garbage', data: { 'ca.crt': randomBytes(2048).toString('latin1') }, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca key ca\.crt holds no PEM certificate/ },
     { label: 'ca.crt a CA that did not sign Keystone', data: { 'ca.crt': otherCa() }, reason: /^KeystoneUnreachable$/, message: /unable to verify the first certificate/ },
     { label: 'the CA Secret deleted', data: undefined, reason: /^WaitingForCABundle$/, message: /CA bundle Secret keystone-ca not found in namespace kac-foreign-cp/ },
   ];
