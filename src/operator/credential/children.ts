@@ -54,7 +54,10 @@ export class ParkedSecrets implements SecretStore {
   }
 
   async read(generation: number): Promise<string | undefined> {
-    const value = (await this.cluster.getSecret({ namespace: this.namespace, name: this.nameOf(generation) }))?.data[SECRET_VALUE_KEY];
+    const key = { namespace: this.namespace, name: this.nameOf(generation) };
+    // The cache may not have seen a secret parked a moment ago (this pass's own park): ask the API server then.
+    const secret = (await this.cluster.getSecret(key)) ?? (await this.cluster.readSecret(key));
+    const value = secret?.data[SECRET_VALUE_KEY];
     return value === '' ? undefined : value;
   }
 
