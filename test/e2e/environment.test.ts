@@ -7,6 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { apply, applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { copyPulumiProgram, runPulumi } from '../support/pulumi';
 
@@ -53,10 +54,14 @@ const widget = (name: string, spec: { min: number; max: number }): KubeObject =>
 });
 
 describe('kube-apiserver', () => {
+  // The cluster lock: another file may restart the shared API server (test/reliability/outages.test.ts).
+  let unlock: (() => void) | undefined;
   beforeAll(async () => {
+    unlock = await lockCluster('environment.test.ts');
     await applyOk([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, widgetCrd]);
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/widgets.${GROUP}`]);
-  });
+  }, LOCKED_SETUP_MS);
+  afterAll(() => unlock?.());
 
   it('accepts a CRD with a CEL rule and rejects an object that breaks it with the rule message', async () => {
     await applyOk(widget('good', { min: 1, max: 3 }));

@@ -14,6 +14,7 @@ import { dirname } from 'node:path';
 import { parse } from 'yaml';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { getJson, kubectl, kubectlOk } from '../support/kubectl';
 import { kubernetesPluginPath } from '../support/binaries';
 import { linkFromRepository, newProject, npmInstall, packedTarball } from '../support/package';
@@ -90,6 +91,7 @@ describe('the Pulumi face, installed from the packed tarball', () => {
       (e: Error) => e.message,
     );
 
+  let unlock: (() => void) | undefined;
   beforeAll(async () => {
     const tarball = await packedTarball();
     user = await createServiceUser('pkg-pulumi');
@@ -105,15 +107,18 @@ describe('the Pulumi face, installed from the packed tarball', () => {
     await ok(['config', 'set', 'projectId', user.projectId]);
     await ok(['config', 'set', '--secret', 'password', '--', user.password]);
     if (plugin) {
+      // The cluster lock: another file may restart the shared API server (test/reliability/outages.test.ts).
+      unlock = await lockCluster('package-pulumi.test.ts');
       await kubectlOk(['create', 'namespace', NS]);
       await ok(['config', 'set', 'kubernetes', 'true']);
       await ok(['config', 'set', 'kubeconfig', process.env.KAC_KUBECONFIG as string]);
       await ok(['config', 'set', 'namespace', NS]);
     }
-  }, 900_000);
+  }, 900_000 + LOCKED_SETUP_MS);
 
   afterAll(async () => {
     if (plugin) await kubectl(['delete', '--ignore-not-found', '--wait=false', 'namespace', NS]);
+    unlock?.();
     await user?.cleanup();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
