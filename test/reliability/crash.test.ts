@@ -264,6 +264,15 @@ async function crashRun(point: KillPoint, trigger: () => Promise<void>, done: ()
   return { convergeMs: Date.now() - restarted, readyMs, killedAfterMs: afterMs, parkedLost: parkedSecretsLost(offset) };
 }
 
+/** Adds one run to a kill point's figures. */
+function tally(figures: Figures, run: Awaited<ReturnType<typeof crashRun>>): void {
+  figures.runs++;
+  figures.parkedLost += run.parkedLost;
+  figures.convergeMs.push(run.convergeMs);
+  figures.readyMs.push(run.readyMs);
+  figures.killedAfterMs.push(run.killedAfterMs);
+}
+
 describe('the operator killed with SIGKILL right after each kind of action, then restarted', () => {
 
   it.each(ROTATION_POINTS.map((p) => [p.name, p] as const))('a rotation killed after %s converges with nothing lost', async (_name, point) => {
@@ -282,11 +291,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
         },
         notConverged,
       );
-      figures.runs++;
-      figures.parkedLost += run.parkedLost;
-      figures.convergeMs.push(run.convergeMs);
-      figures.readyMs.push(run.readyMs);
-      figures.killedAfterMs.push(run.killedAfterMs);
+      tally(figures, run);
       figures.maxPerOrder = Math.max(figures.maxPerOrder, keystoneSampler.take());
     }
     // notConverged() also demands exactly the expected generation and a secret-v<N> beside the one credential.
@@ -310,11 +315,7 @@ describe('the operator killed with SIGKILL right after each kind of action, then
         },
         notTornDown,
       );
-      figures.runs++;
-      figures.parkedLost += run.parkedLost;
-      figures.convergeMs.push(run.convergeMs);
-      figures.readyMs.push(run.readyMs);
-      figures.killedAfterMs.push(run.killedAfterMs);
+      tally(figures, run);
       figures.leftAfterTeardown += [...(await credentialsByOrder()).values()].reduce((n, names) => n + names.length, 0);
       figures.maxPerOrder = Math.max(figures.maxPerOrder, keystoneSampler.take());
       // The orders come back as new ones: generation 1, delivered, for the next round.
