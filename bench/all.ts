@@ -14,8 +14,8 @@ const REPO = resolve(__dirname, '..');
 const BENCHES: Readonly<Record<string, readonly string[]>> = {
   synth: ['1000', '11'],
   lifecycle: ['15', '4'],
-  'pulumi-up': ['20', '3', '4'],
-  operator: ['500,1000', '2', '200', '4'],
+  'pulumi-up': ['20', '2', '4'],
+  operator: ['500', '1', '100', '4'],
 };
 
 function main(): void {
