@@ -39,6 +39,8 @@ export function labelSelector(labels: Readonly<Record<string, string>>): string 
 export class Store<T extends KubeObject = KubeObject> {
   private readonly objects = new Map<ObjectKey, T>();
   private readonly byNamespace = new Map<string, Set<ObjectKey>>();
+  /** Every `key=value` label pair to the objects carrying it, so a label selector reads only what it selects. */
+  private readonly byLabel = new Map<string, Set<ObjectKey>>();
   private readonly indexes = new Map<string, { readonly fn: IndexFunction<T>; readonly values: Map<string, Set<ObjectKey>> }>();
 
   /** The number of objects. */
@@ -65,6 +67,11 @@ export class Store<T extends KubeObject = KubeObject> {
       const index = this.indexes.get(options.index.name);
       if (!index) throw new Error(`no index named ${options.index.name} (add it with addIndex before listing by it)`);
       keys = index.values.get(options.index.value) ?? [];
+    } else if (options.labels && Object.keys(options.labels).length > 0) {
+      // The smallest of the selector's label sets; the loop below checks the namespace and the other labels.
+      keys = Object.entries(options.labels)
+        .map(([k, v]) => this.byLabel.get(labelPair(k, v)) ?? new Set<ObjectKey>())
+        .reduce((a, b) => (b.size < a.size ? b : a));
     } else if (options.namespace !== undefined) {
       keys = this.byNamespace.get(options.namespace) ?? [];
     } else {
@@ -100,6 +107,7 @@ export class Store<T extends KubeObject = KubeObject> {
     if (old) this.unindex(key, old);
     this.objects.set(key, object);
     add(this.byNamespace, [object.metadata.namespace ?? ''], key);
+    add(this.byLabel, labelPairs(object), key);
     for (const { fn, values } of this.indexes.values()) add(values, fn(object), key);
     return old;
   }
@@ -136,9 +144,13 @@ export class Store<T extends KubeObject = KubeObject> {
 
   private unindex(key: ObjectKey, object: T): void {
     remove(this.byNamespace, [object.metadata.namespace ?? ''], key);
+    remove(this.byLabel, labelPairs(object), key);
     for (const { fn, values } of this.indexes.values()) remove(values, fn(object), key);
   }
 }
+
+const labelPair = (key: string, value: string): string => `${key}=${value}`;
+const labelPairs = (object: KubeObject): string[] => Object.entries(object.metadata.labels ?? {}).map(([k, v]) => labelPair(k, v));
 
 function add(map: Map<string, Set<ObjectKey>>, values: readonly string[], key: ObjectKey): void {
   for (const value of values) {

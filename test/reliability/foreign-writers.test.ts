@@ -156,6 +156,8 @@ beforeAll(async () => {
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
+    // debug: the reconcile rates count the skipped (Unchanged) passes too, which log at debug.
+    args: ['--log-level', 'debug'],
     env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
   });
   await waitReady(operator);

@@ -135,7 +135,9 @@ export class Controller {
     fields.durationMs = Math.round(seconds * 10_000) / 10;
     this.deps.metrics.reconciled(this.name, outcome, seconds);
     const line = { ...fields, result: outcome };
+    // A skipped steady-state pass is the bulk of a resync (one per converged object): debug, so a resync logs nothing.
     if (outcome === 'error') this.deps.logger.warn('reconcile', line);
+    else if (fields.reason === 'Unchanged') this.deps.logger.debug('reconcile', line);
     else this.deps.logger.info('reconcile', line);
   }
 }

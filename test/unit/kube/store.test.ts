@@ -33,6 +33,21 @@ describe('Store', () => {
     expect(store.list({ namespace: 'c' })).toEqual([]);
   });
 
+  it('lists by labels from its label index, which follows relabelling and removal', () => {
+    const store = new Store();
+    for (let i = 0; i < 50; i++) store.upsert(obj('cp', `other-${i}`, { labels: { owner: `o${i}`, kind: 'child' } }));
+    store.upsert(obj('cp', 'mine-1', { labels: { owner: 'me', kind: 'child' } }));
+    store.upsert(obj('cp', 'mine-2', { labels: { owner: 'me', kind: 'other' } }));
+    store.upsert(obj('elsewhere', 'mine-3', { labels: { owner: 'me', kind: 'child' } }));
+    expect(store.list({ namespace: 'cp', labels: { owner: 'me', kind: 'child' } }).map(keyOf)).toEqual(['cp/mine-1']);
+    expect(store.list({ labels: { owner: 'me' } }).map(keyOf)).toEqual(['cp/mine-1', 'cp/mine-2', 'elsewhere/mine-3']);
+    store.upsert(obj('cp', 'mine-1', { labels: { owner: 'someone', kind: 'child' } }));
+    store.remove('elsewhere/mine-3');
+    expect(store.list({ labels: { owner: 'me' } }).map(keyOf)).toEqual(['cp/mine-2']);
+    expect(store.list({ labels: { owner: 'nobody' } })).toEqual([]);
+    expect(store.list({ namespace: 'cp', labels: {} })).toHaveLength(52);
+  });
+
   it('keeps custom indexes up to date across upserts and removals', () => {
     const store = new Store<ReturnType<typeof obj>>();
     store.upsert(obj('a', 'x', { ref: 'cp1' }));
