@@ -42,6 +42,24 @@ describe('Informer', () => {
     await informer.stop();
   });
 
+  it('keeps objects without their managedFields, listed or watched', async () => {
+    const { server, informer } = setup();
+    const managed = (name: string) => ({ ...secret(name), metadata: { ...secret(name).metadata, labels: { l: 'x' }, managedFields: [{ manager: 'someone', operation: 'Apply', fieldsV1: { 'f:data': {} } }] } });
+    server.seed(SECRETS, managed('listed'));
+    informer.start();
+    await informer.waitForSync();
+    await until(() => server.openWatches === 1);
+    server.seed(SECRETS, managed('watched'));
+    await until(() => informer.store.size === 2);
+    for (const name of ['listed', 'watched']) {
+      const cached = informer.store.get('ns', name) as Secret & { metadata: { managedFields?: unknown } };
+      expect(cached.metadata.managedFields).toBeUndefined();
+      expect(cached.metadata.labels).toEqual({ l: 'x' });
+      expect(cached.data).toEqual({ v: 'MQ==' });
+    }
+    await informer.stop();
+  });
+
   it('resumes a watch the server closed from the last resourceVersion it saw, without relisting', async () => {
     const { server, informer, lists, watches } = setup();
     informer.start();
