@@ -140,7 +140,8 @@ function launch(env: Env, name: string, backups: boolean): Promise<OperatorProce
     kubeconfig: process.env.KAC_KUBECONFIG as string,
     namespace: OP_NS,
     logDir: env.work,
-    command: [process.execPath, compiled, 'operator'],
+    // KAC_BENCH_OPERATOR_NODE_ARGS: Node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+    command: [process.execPath, ...(process.env.KAC_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), compiled, 'operator'],
     args: ['--no-leader-elect', '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : [])],
     env: backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {},
   });
@@ -231,7 +232,7 @@ function mix(calls: readonly RecordedCall[], orders: number): string {
 }
 
 /** Measures one resync of a quiet operator: Keystone calls, API writes, reconciles, CPU ms, RSS MiB. */
-async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ calls: number; writes: number; reconciles: number; cpuMs: number; rss: number }> {
+async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ calls: number; writes: number; reconciles: number; cpuMs: number; rss: number; memory: string }> {
   await quiet(op, proxy);
   const before = await metricsText(op);
   const mark = proxy.calls.length;
@@ -263,6 +264,10 @@ async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ cal
     reconciles: metricSum(after, 'keystone_appcred_reconcile_total') - metricSum(before, 'keystone_appcred_reconcile_total'),
     cpuMs,
     rss: rssMiB(pid),
+    // Where the RSS is: the V8 heap in use and held, and memory outside it (Buffers, native TLS and zlib state).
+    memory: ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
+      .map((name) => `${name.replace(/^nodejs_|_bytes$/g, '')} ${(metricSum(after, name) / 2 ** 20).toFixed(0)} MiB`)
+      .join(', '),
   };
 }
 
@@ -411,7 +416,7 @@ async function main(): Promise<void> {
       }
       const s = await resync(op, proxy);
       steady.push({ size, cpuMs: s.cpuMs, rss: s.rss });
-      process.stderr.write(`[bench] ${size} orders: resync ${s.reconciles} reconciles, ${s.calls} Keystone calls, ${s.writes} API writes, CPU ${s.cpuMs.toFixed(0)} ms, RSS ${s.rss.toFixed(0)} MiB\n`);
+      process.stderr.write(`[bench] ${size} orders: resync ${s.reconciles} reconciles, ${s.calls} Keystone calls, ${s.writes} API writes, CPU ${s.cpuMs.toFixed(0)} ms, RSS ${s.rss.toFixed(0)} MiB (${s.memory})\n`);
       const perOrder = s.cpuMs / size;
       figures.push({ figure: `${size} converged orders: Keystone calls in one full resync`, value: String(s.calls), goal: '0', met: s.calls === 0 });
       figures.push({ figure: `${size} converged orders: API writes in one full resync`, value: String(s.writes), goal: '0', met: s.writes === 0 });

@@ -3,6 +3,7 @@
  * JSON, and the classification of every failure into a {@link KeystoneError}. Sessions and resource clients build on it.
  */
 import type { Agent } from 'undici';
+import { leasePool, type PoolLease } from './dispatchers';
 import { KeystoneError, kindOfStatus, redact } from './errors';
 import { isRecord } from './reply';
 
@@ -66,7 +67,8 @@ export class KeystoneTransport {
   private readonly basePath: string;
   private readonly timeoutMs: number;
   private readonly fetchImpl: FetchLike;
-  private readonly dispatcher?: Agent;
+  /** The shared pool of the CA bundle's connections (dispatchers.ts), until `close`. */
+  private readonly pool?: PoolLease;
 
   constructor(options: KeystoneConnectionOptions) {
     let url: URL;
@@ -88,13 +90,8 @@ export class KeystoneTransport {
     this.authUrl = `${url.origin}${basePath}`;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-    if (options.caBundle !== undefined) {
-      // Node's fetch is undici; a dispatcher with its own CA list scopes the trust to this client alone.
-      // Loaded only here: undici is about half of the Pulumi provider's start-up, and most connections need no CA.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { Agent: UndiciAgent } = require('undici') as typeof import('undici');
-      this.dispatcher = new UndiciAgent({ connect: { ca: options.caBundle } });
-    }
+    // Node's fetch is undici; a dispatcher that trusts the bundle alone scopes the trust to the clients of that bundle.
+    if (options.caBundle !== undefined) this.pool = leasePool(options.caBundle);
   }
 
   /**
@@ -122,7 +119,7 @@ export class KeystoneTransport {
       signal: AbortSignal.timeout(this.timeoutMs),
       redirect: 'manual',
     };
-    if (this.dispatcher) init.dispatcher = this.dispatcher;
+    if (this.pool) init.dispatcher = this.pool.agent;
 
     let response: Response;
     let text: string;
@@ -158,9 +155,9 @@ export class KeystoneTransport {
     return { status: response.status, headers: response.headers, body };
   }
 
-  /** Releases the CA-bundle connection pool, if any. */
+  /** Releases this client's lease on the CA bundle's connection pool, if any (the pool closes when no client holds it). */
   async close(): Promise<void> {
-    await this.dispatcher?.close();
+    this.pool?.release();
   }
 
   private failure(method: string, path: string, error: unknown, sensitive: readonly string[]): KeystoneError {

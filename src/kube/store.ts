@@ -15,6 +15,26 @@ export interface ListOptions {
   readonly labels?: Readonly<Record<string, string>>;
   /** Only objects the named index maps to `value` (see {@link Store.addIndex}). */
   readonly index?: { readonly name: string; readonly value: string };
+  /**
+   * Only objects whose field at each dotted path (e.g. `spec.userRef.name`) is this string, like a field selector. The
+   * store indexes a path on its first use, so a steady reconciler reads only what it selects.
+   */
+  readonly fields?: Readonly<Record<string, string>>;
+}
+
+/** The string at a dotted path of an object, or undefined when there is none there. */
+export function fieldOf(object: unknown, path: string): string | undefined {
+  let value: unknown = object;
+  for (const step of path.split('.')) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[step];
+  }
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether the object's field at every path of `selector` is the given string. */
+export function matchesFields(object: unknown, selector: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([path, value]) => fieldOf(object, path) === value);
 }
 
 /** What replacing the whole content changed. */
@@ -42,6 +62,8 @@ export class Store<T extends KubeObject = KubeObject> {
   /** Every `key=value` label pair to the objects carrying it, so a label selector reads only what it selects. */
   private readonly byLabel = new Map<string, Set<ObjectKey>>();
   private readonly indexes = new Map<string, { readonly fn: IndexFunction<T>; readonly values: Map<string, Set<ObjectKey>> }>();
+  /** The index of each field path a list selected by, by path. */
+  private readonly fieldIndexes = new Map<string, Map<string, Set<ObjectKey>>>();
 
   /** The number of objects. */
   get size(): number {
@@ -63,9 +85,15 @@ export class Store<T extends KubeObject = KubeObject> {
   /** The objects matching `options`, sorted by key (so callers see a stable order). */
   list(options: ListOptions = {}): T[] {
     let keys: Iterable<ObjectKey>;
-    if (options.index) {
-      const index = this.indexes.get(options.index.name);
-      if (!index) throw new Error(`no index named ${options.index.name} (add it with addIndex before listing by it)`);
+    const index = options.index ? this.indexes.get(options.index.name) : undefined;
+    if (options.index && !index) throw new Error(`no index named ${options.index.name} (add it with addIndex before listing by it)`);
+    const fields = options.fields && Object.keys(options.fields).length > 0 ? options.fields : undefined;
+    if (fields) {
+      // The smallest of the paths' sets; the loop below checks the other criteria.
+      keys = Object.entries(fields)
+        .map(([path, value]) => this.fieldIndex(path).get(value) ?? new Set<ObjectKey>())
+        .reduce((a, b) => (b.size < a.size ? b : a));
+    } else if (index && options.index) {
       keys = index.values.get(options.index.value) ?? [];
     } else if (options.labels && Object.keys(options.labels).length > 0) {
       // The smallest of the selector's label sets; the loop below checks the namespace and the other labels.
@@ -83,6 +111,8 @@ export class Store<T extends KubeObject = KubeObject> {
       if (!object) continue;
       if (options.namespace !== undefined && (object.metadata.namespace ?? '') !== options.namespace) continue;
       if (options.labels && !matchesLabels(object.metadata.labels, options.labels)) continue;
+      if (fields && index && options.index && !index.fn(object).includes(options.index.value)) continue;
+      if (fields && !matchesFields(object, fields)) continue;
       out.push(object);
     }
     return out;
@@ -100,6 +130,17 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [key, object] of this.objects) add(values, fn(object), key);
   }
 
+  /** The index of a field path, built on first use over the current objects and kept up to date after. */
+  private fieldIndex(path: string): Map<string, Set<ObjectKey>> {
+    let values = this.fieldIndexes.get(path);
+    if (!values) {
+      values = new Map();
+      this.fieldIndexes.set(path, values);
+      for (const [key, object] of this.objects) add(values, fieldValues(object, path), key);
+    }
+    return values;
+  }
+
   /** Inserts or replaces an object; returns the one it replaced. */
   upsert(object: T): T | undefined {
     const key = keyOf(object);
@@ -109,6 +150,7 @@ export class Store<T extends KubeObject = KubeObject> {
     add(this.byNamespace, [object.metadata.namespace ?? ''], key);
     add(this.byLabel, labelPairs(object), key);
     for (const { fn, values } of this.indexes.values()) add(values, fn(object), key);
+    for (const [path, values] of this.fieldIndexes) add(values, fieldValues(object, path), key);
     return old;
   }
 
@@ -146,8 +188,14 @@ export class Store<T extends KubeObject = KubeObject> {
     remove(this.byNamespace, [object.metadata.namespace ?? ''], key);
     remove(this.byLabel, labelPairs(object), key);
     for (const { fn, values } of this.indexes.values()) remove(values, fn(object), key);
+    for (const [path, values] of this.fieldIndexes) remove(values, fieldValues(object, path), key);
   }
 }
+
+const fieldValues = (object: KubeObject, path: string): string[] => {
+  const value = fieldOf(object, path);
+  return value === undefined ? [] : [value];
+};
 
 const labelPair = (key: string, value: string): string => `${key}=${value}`;
 const labelPairs = (object: KubeObject): string[] => Object.entries(object.metadata.labels ?? {}).map(([k, v]) => labelPair(k, v));

@@ -97,8 +97,9 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       const k = key(r);
       try {
         const outcome = await credentials.reconcile(k);
-        metrics.observed(k.namespace, k.name, outcome.status);
-        if (!outcome.status) metrics.forget(k.namespace, k.name);
+        // A skipped pass found the status its last full pass recorded in the metrics: nothing to set.
+        if (!outcome.skipped) metrics.observed(k.namespace, k.name, outcome.status);
+        if (!outcome.skipped && !outcome.status) metrics.forget(k.namespace, k.name);
         return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
       } catch (error) {
         const order = manager.cluster.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);

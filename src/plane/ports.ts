@@ -69,8 +69,11 @@ export interface SecretManifest {
 export interface ClusterPort {
   /** The object of a kind, or undefined. */
   get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined>;
-  /** Every object of a kind in a namespace. */
-  list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]>;
+  /**
+   * Every object of a kind in a namespace; with `fields`, only those whose field at each dotted path is that string
+   * (e.g. `{ 'spec.userRef.name': 'svc' }`), so a pass reads what concerns it and not the whole namespace.
+   */
+  list<K extends ObjectKind>(kind: K, namespace: string, fields?: Readonly<Record<string, string>>): Promise<readonly ObjectOf<K>[]>;
   /** The KeystoneClusterIdentity (cluster-scoped) of that name, or undefined. */
   getClusterIdentity(name: string): Promise<KeystoneClusterIdentity | undefined>;
   /** The Namespace of that name (its labels), or undefined when there is no such namespace. */

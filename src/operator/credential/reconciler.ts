@@ -26,6 +26,7 @@ import { credentialAdmission } from '../../plane/credential-admission';
 import { fingerprintOf } from '../../plane/driver/memo';
 import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath } from '../../plane/consent';
 import { PASSWORD_KEY, childLabels, passwordSecretName } from '../../plane/naming';
+import { assignmentSelector } from '../../plane/references';
 import type { ClusterPort } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
@@ -104,7 +105,7 @@ export class CredentialReconciler {
     const controlPlane = await cluster.get('ControlPlane', cpKey);
     const user = await cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name });
     const project = await cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name });
-    const assignments = await cluster.list('KeystoneRoleAssignment', key.namespace);
+    const assignments = await cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name));
     const passwordGeneration = user?.status?.passwordGeneration;
     const passwordSecret =
       controlPlane && user && passwordGeneration !== undefined
@@ -159,7 +160,8 @@ export class CredentialReconciler {
     // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
-    const keystone = released ? abandoned() : reachable ? this.keystoneOf(reachable, prefix) : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
+    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix);
+    const keystone = released ? abandoned() : asUser ? asUser.port : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     let wrote = false;
     const ports: Ports = {
@@ -192,7 +194,7 @@ export class CredentialReconciler {
         this.deps.onAction?.(order, e);
         void this.announce(order, e);
       },
-    });
+    }).finally(() => asUser?.close());
     if (result.released) {
       await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' });
       this.converged.delete(id);
@@ -208,14 +210,15 @@ export class CredentialReconciler {
     this.converged.delete(`${key.namespace}/${key.name}`);
   }
 
-  private keystoneOf(connection: UserConnection, prefix: string): CredentialPort {
-    if (this.deps.keystone) return this.deps.keystone(connection, prefix);
+  /** Keystone as the ordered user for one pass; `close` after the pass (it releases the session's connections). */
+  private keystoneOf(connection: UserConnection, prefix: string): { readonly port: CredentialPort; close(): Promise<void> } {
+    if (this.deps.keystone) return { port: this.deps.keystone(connection, prefix), close: async () => undefined };
     const session = new KeystoneSession({
       authUrl: connection.authUrl,
       ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
     });
-    return credentialPort(session, prefix);
+    return { port: credentialPort(session, prefix), close: () => session.close() };
   }
 
   /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */

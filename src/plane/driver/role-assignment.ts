@@ -6,6 +6,7 @@ import type { KeystoneRoleAssignment } from '../../api';
 import { controlPlaneKey, teardownPath } from '../consent';
 import { holdOnAssignment } from '../holds';
 import { teardownFinalizer } from '../naming';
+import { assignmentSelector } from '../references';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
 import { decideAssignment, type AssignmentAction, type AssignmentObservations } from '../role-assignment';
@@ -25,7 +26,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
     const [user, project, peers, credentials] = await Promise.all([
       deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name }),
       deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name }),
-      deps.cluster.list('KeystoneRoleAssignment', key.namespace),
+      deps.cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name)),
       deleting ? deps.cluster.list('KeystoneApplicationCredential', key.namespace) : Promise.resolve([]),
     ]);
     const hold = deleting ? holdOnAssignment(order, { credentials }) : undefined;
@@ -70,7 +71,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
         await deps.cluster.get('ControlPlane', controlPlaneKey(assignment)),
         await deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
         await deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
-        [...(await deps.cluster.list('KeystoneRoleAssignment', key.namespace))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+        [...(await deps.cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(assignment.spec.userRef.name, assignment.spec.projectRef.name)))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
       ]);
   const pass = (): Promise<PassResult> =>
     runPass({

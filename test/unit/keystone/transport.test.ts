@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KeystoneTransport } from '../../../src/keystone';
+import { leasePool, openPools } from '../../../src/keystone/dispatchers';
 import { AUTH_URL, FakeKeystone, json, keystoneError } from './fake-keystone';
 import { failureOf } from '../../support/keystone-error';
 
@@ -131,6 +132,7 @@ describe('KeystoneTransport', () => {
     });
 
     afterAll(async () => {
+      server.closeAllConnections(); // pools keep connections alive
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
     });
@@ -142,6 +144,27 @@ describe('KeystoneTransport', () => {
       } finally {
         await transport.close();
       }
+    });
+
+    test('clients of one bundle share one connection pool, which closes after the last client lets go of it', async () => {
+      const sockets = new Set<unknown>();
+      server.on('secureConnection', (socket) => sockets.add(socket));
+      const bundle = `${cert}\n`; // the same trust, but a pool of its own (pools are keyed by content)
+      const before = openPools();
+      const a = new KeystoneTransport({ authUrl: url, caBundle: bundle });
+      const b = new KeystoneTransport({ authUrl: url, caBundle: bundle });
+      for (let i = 0; i < 8; i++) await (i % 2 ? b : a).send({ method: 'GET', path: '' });
+      expect(openPools()).toBe(before + 1);
+      expect(sockets.size).toBeLessThanOrEqual(2); // kept alive across clients (undici opens a second one early on)
+      await a.close();
+      await a.close(); // a second close releases nothing more
+      expect((await b.send({ method: 'GET', path: '' })).status).toBe(200);
+      const lease = leasePool(bundle, 10);
+      await b.close();
+      expect(openPools()).toBe(before + 1); // still leased
+      lease.release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(openPools()).toBe(before);
     });
 
     test('without the bundle the certificate is refused as a transport error', async () => {

@@ -62,6 +62,20 @@ describe('Store', () => {
     expect(() => store.list({ index: { name: 'nope', value: 'v' } })).toThrow('no index named nope');
   });
 
+  it('lists by field paths from indexes built on first use, which follow updates and removals', () => {
+    const store = new Store<ReturnType<typeof obj>>();
+    for (let i = 0; i < 20; i++) store.upsert(obj(i % 2 ? 'a' : 'b', `t${i}`, { ref: `r${i % 4}` }));
+    expect(store.list({ fields: { 'spec.ref': 'r1' } }).map(keyOf)).toEqual(['a/t1', 'a/t13', 'a/t17', 'a/t5', 'a/t9']);
+    expect(store.list({ namespace: 'b', fields: { 'spec.ref': 'r1' } })).toEqual([]);
+    expect(store.list({ fields: { 'spec.ref': 'r2', 'metadata.name': 't6' } }).map(keyOf)).toEqual(['b/t6']);
+    store.upsert(obj('a', 't1', { ref: 'r2' }));
+    store.remove('a/t5');
+    store.upsert(obj('c', 'new', { ref: 'r1' }));
+    expect(store.list({ fields: { 'spec.ref': 'r1' } }).map(keyOf)).toEqual(['a/t13', 'a/t17', 'a/t9', 'c/new']);
+    expect(store.list({ fields: { 'spec.ref': 'r2', 'metadata.namespace': 'a' } }).map(keyOf)).toEqual(['a/t1']);
+    expect(store.list({ fields: { 'spec.missing.deeper': 'x' } })).toEqual([]);
+  });
+
   it('reports what a relist added, changed (by resourceVersion) and deleted', () => {
     const store = new Store();
     store.upsert(obj('a', 'kept'));

@@ -154,6 +154,24 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.cluster.writes).toEqual([]);
   });
 
+  it('reads only the assignments of its user and project: an assignment of another user leaves a steady order skipped, its own wakes it', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    const other = (name: string, user: string) =>
+      w.cluster.put(Kinds.KeystoneRoleAssignment, {
+        apiVersion: 'c5c3.io/v1alpha1',
+        kind: 'KeystoneRoleAssignment',
+        metadata: { name, namespace: NS },
+        spec: { controlPlaneRef: { name: 'cp', namespace: CP_NS }, userRef: { name: user }, projectRef: { name: 'proj' }, role: 'reader' },
+      });
+    other('someone-else', 'other-user');
+    expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).skipped).toBe(true);
+    other('second-role', 'svc');
+    expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).skipped).toBeUndefined();
+  });
+
   it('rotates at nextRotation; an edited key is rewritten, a foreign key stays; a deleted Secret is written again', async () => {
     const w = world();
     w.assignment();

@@ -7,6 +7,7 @@
  */
 import { API_VERSION, type ControlPlane, type KeystoneClusterIdentity, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../../../src/api';
 import { KeystoneError, type KeystoneErrorKind } from '../../../src/keystone';
+import { matchesFields } from '../../../src/kube/store';
 import type {
   AdminConnection,
   ClusterPort,
@@ -97,8 +98,10 @@ export class FakeCluster implements ClusterPort {
     return this.object(kind, key);
   }
 
-  async list<K extends ObjectKind>(kind: K, namespace: string): Promise<readonly ObjectOf<K>[]> {
-    return [...this.objects.entries()].filter(([k, o]) => k.startsWith(`${kind}/`) && o.metadata.namespace === namespace).map(([, o]) => clone(o) as unknown as ObjectOf<K>);
+  async list<K extends ObjectKind>(kind: K, namespace: string, fields: Readonly<Record<string, string>> = {}): Promise<readonly ObjectOf<K>[]> {
+    return [...this.objects.entries()]
+      .filter(([k, o]) => k.startsWith(`${kind}/`) && o.metadata.namespace === namespace && matchesFields(o, fields))
+      .map(([, o]) => clone(o) as unknown as ObjectOf<K>);
   }
 
   /** KeystoneClusterIdentities by name (cluster-scoped). */
