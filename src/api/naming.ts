@@ -31,11 +31,19 @@ export function secretName(orderName: string): string {
 
 /** The 8 hex digits of sha256(`<cluster>/<namespace>/<name>`), as for every order kind. */
 export function orderHash(location: OrderLocation): string {
-  return createHash('sha256')
-    .update(`${location.cluster ?? ''}/${location.namespace}/${location.name}`)
-    .digest('hex')
-    .slice(0, 8);
+  const input = `${location.cluster ?? ''}/${location.namespace}/${location.name}`;
+  let hash = hashes.get(input);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(input).digest('hex').slice(0, 8);
+    if (hashes.size >= HASHES_KEPT) hashes.clear();
+    hashes.set(input, hash);
+  }
+  return hash;
 }
+
+/** Hashes computed, by input: every pass of every order names its children, and a sha256 each time showed in a resync. */
+const hashes = new Map<string, string>();
+const HASHES_KEPT = 20_000;
 
 /** `<metadata.name>-<8 hex>-applicationcredential`: the prefix of every child name. */
 export function childPrefix(location: OrderLocation): string {

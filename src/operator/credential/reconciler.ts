@@ -111,9 +111,22 @@ export class CredentialReconciler {
       controlPlane && user && passwordGeneration !== undefined
         ? await cluster.getSecret({ namespace: cpKey.namespace, name: passwordSecretName(locationOf(user), passwordGeneration) })
         : undefined;
-    const password = passwordSecret?.data[PASSWORD_KEY];
     const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
     const caSecret = caRef ? await cluster.getSecret({ namespace: cpKey.namespace, name: caRef.name }) : undefined;
+
+    // The steady state: nothing read changed since a converged pass, and no deadline has come. Checked before anything
+    // is decoded or decided, as a resync runs it for every order.
+    const children = await cluster.listSecrets(cpKey.namespace, childLabels(KIND, location));
+    const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
+    const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
+    const last = this.converged.get(id);
+    const now = this.clock();
+    if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
+      return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
+    }
+    this.converged.delete(id);
+
+    const password = passwordSecret?.data[PASSWORD_KEY];
     const caBundle = caRef ? caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
 
     const consent = consentOf(location, cpKey, controlPlane);
@@ -129,17 +142,6 @@ export class CredentialReconciler {
       (caRef && !caBundle
         ? { reason: 'WaitingForCABundle' as const, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
         : undefined);
-
-    // The steady state: nothing read changed since a converged pass, and no deadline has come.
-    const children = await cluster.listSecrets(cpKey.namespace, childLabels(KIND, location));
-    const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
-    const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
-    const last = this.converged.get(id);
-    const now = this.clock();
-    if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
-      return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
-    }
-    this.converged.delete(id);
 
     if (needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER)) {
       await cluster.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
