@@ -7,7 +7,7 @@
  */
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
-import { OperatorEnv } from '../src/api/operator-env';
+import { OperatorEnv, OperatorRuntimeEnv } from '../src/api/operator-env';
 import { CLUSTER_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
 
 /**
@@ -295,6 +295,7 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: OperatorEnv.metricsPort, value: String(p.metricsPort) },
           { name: OperatorEnv.logLevel, value: p.logLevel },
           ...openBaoEnv(p.openBao),
+          ...Object.entries(OperatorRuntimeEnv).map(([name, value]) => ({ name, value })),
         ],
         ports: [
           { name: 'health', containerPort: p.healthPort, protocol: 'TCP' },

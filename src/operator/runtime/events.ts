@@ -43,24 +43,29 @@ export class EventRecorder {
     this.logger = options.logger ?? silentLogger;
   }
 
-  /** Records one Event per transition from `old` to `next`; returns how many were recorded. */
+  /**
+   * Records one Event per transition from `old` to `next`, all at once (a new order's first status changes four or five
+   * conditions, and posting them one after the other held its pass for as many round trips); returns how many were
+   * recorded. A failed Event is logged and does not fail the caller.
+   */
   async conditionsChanged(object: KubeObject, old: readonly Condition[] | undefined, next: readonly Condition[] | undefined): Promise<number> {
-    let recorded = 0;
-    for (const { to } of conditionTransitions(old, next)) {
-      if (this.options.types && !this.options.types.includes(to.type)) continue;
-      const warning = this.options.warning ? this.options.warning(to) : to.status !== 'True';
-      try {
-        await this.cluster.event(object, {
-          type: warning ? 'Warning' : 'Normal',
-          reason: to.reason,
-          action: this.options.action ?? 'Reconcile',
-          note: `${to.type} is ${to.status}: ${to.message}`,
-        });
-        recorded++;
-      } catch (error) {
-        this.logger.warn('recording an event failed', { kind: object.kind, key: keyOf(object), reason: to.reason, error: errorMessage(error) });
-      }
-    }
-    return recorded;
+    const posted = conditionTransitions(old, next)
+      .filter(({ to }) => !this.options.types || this.options.types.includes(to.type))
+      .map(async ({ to }) => {
+        const warning = this.options.warning ? this.options.warning(to) : to.status !== 'True';
+        try {
+          await this.cluster.event(object, {
+            type: warning ? 'Warning' : 'Normal',
+            reason: to.reason,
+            action: this.options.action ?? 'Reconcile',
+            note: `${to.type} is ${to.status}: ${to.message}`,
+          });
+          return 1;
+        } catch (error) {
+          this.logger.warn('recording an event failed', { kind: object.kind, key: keyOf(object), reason: to.reason, error: errorMessage(error) });
+          return 0;
+        }
+      });
+    return (await Promise.all(posted)).reduce<number>((sum, one) => sum + one, 0);
   }
 }
