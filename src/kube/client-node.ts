@@ -92,8 +92,15 @@ export function connect(options: ConnectOptions = {}): Connection {
   return { transport, source, server: transport.server, context: kc.getCurrentContext(), user: kc.getCurrentUser()?.name ?? '', namespace };
 }
 
+/** How long one dispatcher serves every request before the next request's own replaces it (see `request`). */
+const DISPATCHER_REUSE_MS = 5 * 60_000;
+
+type Dispatcher = NonNullable<ReturnType<ClientNode.RequestContext['getDispatcher']>>;
+
 class ClientNodeTransport implements Transport {
   private readonly http: ClientNode.IsomorphicFetchHttpLibrary;
+  /** The dispatcher every request goes through, and since when. */
+  private shared?: { readonly dispatcher: Dispatcher; readonly since: number };
 
   constructor(
     private readonly k8s: typeof ClientNode,
@@ -114,6 +121,7 @@ class ClientNodeTransport implements Transport {
     }
     ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
     await this.kc.applySecurityAuthentication(ctx);
+    this.keepAlive(ctx);
     const res = await this.http.send(ctx).toPromise();
     const text = await res.body.text();
     let body: unknown = text;
@@ -123,6 +131,25 @@ class ClientNodeTransport implements Transport {
       // Not JSON: keep the text.
     }
     return { status: res.httpStatusCode, body };
+  }
+
+  /**
+   * client-node builds a new connection pool (an undici Agent) in every `applySecurityAuthentication`, so each request
+   * opened a TCP and TLS connection of its own: a handshake and a parse of the CA per request, most of a write's
+   * latency on a busy API server, and native memory churn the collector does not see. Every request goes through one
+   * pool instead (kept alive, as client-go's transport is); every 5 minutes the pool a request was given replaces it,
+   * so a rotated CA or client certificate of the kubeconfig is picked up, and the old one closes once idle.
+   */
+  private keepAlive(ctx: ClientNode.RequestContext): void {
+    const fresh = ctx.getDispatcher();
+    if (!fresh) return; // plain HTTP without TLS options: fetch's global pool already keeps connections alive
+    const now = Date.now();
+    if (!this.shared || now - this.shared.since >= DISPATCHER_REUSE_MS) {
+      const old = this.shared?.dispatcher;
+      this.shared = { dispatcher: fresh, since: now };
+      void old?.close().catch(() => undefined);
+    }
+    ctx.setDispatcher(this.shared.dispatcher);
   }
 
   async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void): Promise<WatchStream> {
