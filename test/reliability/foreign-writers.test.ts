@@ -21,11 +21,9 @@
  * an intruder's content is in the delivered Secret. At the end no minted secret, admin password or hostile password
  * appears in any operator log line, Event or status read.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
@@ -35,6 +33,7 @@ import { applyOk, eventually, getJson, kubeRequest, kubectl, kubectlOk, type Kub
 import { installCrds, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
+import { selfSigned } from '../support/tls';
 
 jest.setTimeout(180_000);
 
@@ -98,13 +97,7 @@ async function startTlsKeystone(): Promise<void> {
 
 /** A self-signed CA that did not sign Keystone's certificate. */
 function otherCa(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kac-foreign-ca-'));
-  try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'k'), '-out', join(dir, 'c'), '-subj', '/CN=not-the-ca', '-days', '1'], { stdio: 'ignore' });
-    return readFileSync(join(dir, 'c'), 'utf8');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return selfSigned('not-the-ca').cert;
 }
 
 const applySecret = (name: string, data: Record<string, string> | undefined, namespace = CP_NS) =>

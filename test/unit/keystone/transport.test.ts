@@ -1,13 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KeystoneTransport } from '../../../src/keystone';
 import { leasePool, openPools } from '../../../src/keystone/dispatchers';
 import { AUTH_URL, FakeKeystone, json, keystoneError } from './fake-keystone';
 import { failureOf } from '../../support/keystone-error';
+import { selfSigned } from '../../support/tls';
 
 
 describe('KeystoneTransport', () => {
@@ -111,20 +108,14 @@ describe('KeystoneTransport', () => {
   });
 
   describe('caBundle', () => {
-    let dir: string;
     let cert: string;
     let server: ReturnType<typeof createServer>;
     let url: string;
 
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'kac-ca-'));
-      execFileSync('openssl', [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-      ], { stdio: 'ignore' });
-      cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-      server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_req, res) => {
+      const tls = selfSigned('127.0.0.1', '127.0.0.1');
+      cert = tls.cert;
+      server = createServer({ key: tls.key, cert }, (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":{"id":"v3.14"}}');
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -134,7 +125,6 @@ describe('KeystoneTransport', () => {
     afterAll(async () => {
       server.closeAllConnections(); // pools keep connections alive
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
     });
 
     test('trusts a private CA when given its bundle', async () => {

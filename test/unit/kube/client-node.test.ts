@@ -3,12 +3,13 @@
  * connection pool per request, so without the transport's reuse every request is a TCP and TLS handshake of its own.
  * Jest cannot load the ESM-only library, so the requests run in a child Node process (as the operator does).
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { selfSigned } from '../../support/tls';
 
 const REPO = resolve(__dirname, '../../..');
 
@@ -21,13 +22,8 @@ describe('client-node transport', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kac-client-node-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    const { cert, key } = selfSigned('127.0.0.1', '127.0.0.1');
+    server = createServer({ key, cert }, (req, res) => {
       seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Status"}');
     });
