@@ -138,7 +138,7 @@ class ClientNodeTransport implements Transport {
    * opened a TCP and TLS connection of its own: a handshake and a parse of the CA per request, most of a write's
    * latency on a busy API server, and native memory churn the collector does not see. Every request goes through one
    * pool instead (kept alive, as client-go's transport is); every 5 minutes the pool a request was given replaces it,
-   * so a rotated CA or client certificate of the kubeconfig is picked up, and the old one closes once idle.
+   * so a rotated CA or client certificate of the kubeconfig is picked up, and the old one is closed 30 s later.
    */
   private keepAlive(ctx: ClientNode.RequestContext): void {
     const fresh = ctx.getDispatcher();
@@ -147,7 +147,8 @@ class ClientNodeTransport implements Transport {
     if (!this.shared || now - this.shared.since >= DISPATCHER_REUSE_MS) {
       const old = this.shared?.dispatcher;
       this.shared = { dispatcher: fresh, since: now };
-      void old?.close().catch(() => undefined);
+      // Closed a while later, not now: a request handed the old pool just before may not have reached it yet.
+      if (old) setTimeout(() => void old.close().catch(() => undefined), 30_000).unref();
     }
     ctx.setDispatcher(this.shared.dispatcher);
   }
