@@ -3,6 +3,7 @@
  * JSON, and the classification of every failure into a {@link KeystoneError}. Sessions and resource clients build on it.
  */
 import type { Agent } from 'undici';
+import { withDeadline } from '../http/deadline';
 import { leasePool, type PoolLease } from './dispatchers';
 import { KeystoneError, kindOfStatus, redact } from './errors';
 import { isRecord } from './reply';
@@ -116,7 +117,6 @@ export class KeystoneTransport {
       method: request.method,
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      signal: AbortSignal.timeout(this.timeoutMs),
       redirect: 'manual',
     };
     if (this.pool) init.dispatcher = this.pool.agent;
@@ -124,8 +124,10 @@ export class KeystoneTransport {
     let response: Response;
     let text: string;
     try {
-      response = await this.fetchImpl(`${this.origin}${path}`, init);
-      text = await response.text();
+      [response, text] = await withDeadline(this.timeoutMs, async (signal) => {
+        const reply = await this.fetchImpl(`${this.origin}${path}`, { ...init, signal });
+        return [reply, await reply.text()] as const;
+      });
     } catch (error) {
       throw this.failure(request.method, where, error, sensitive);
     }

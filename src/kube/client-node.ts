@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type * as ClientNode from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { withDeadline } from '../http/deadline';
 import { KubeApiError } from './errors';
 import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchStream } from './transport';
 
@@ -119,11 +120,13 @@ class ClientNodeTransport implements Transport {
       ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(request.body));
     }
-    ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
     await this.kc.applySecurityAuthentication(ctx);
     this.keepAlive(ctx);
-    const res = await this.http.send(ctx).toPromise();
-    const text = await res.body.text();
+    const { res, text } = await withDeadline(this.requestTimeoutMs, async (signal) => {
+      ctx.setSignal(signal);
+      const reply = await this.http.send(ctx).toPromise();
+      return { res: reply, text: await reply.body.text() };
+    });
     let body: unknown = text;
     try {
       body = text ? JSON.parse(text) : undefined;
