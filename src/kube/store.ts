@@ -111,7 +111,7 @@ export class Store<T extends KubeObject = KubeObject> {
       if (!object) continue;
       if (options.namespace !== undefined && (object.metadata.namespace ?? '') !== options.namespace) continue;
       if (options.labels && !matchesLabels(object.metadata.labels, options.labels)) continue;
-      if (fields && index && options.index && !index.fn(object).includes(options.index.value)) continue;
+      if (index && options.index && !index.fn(object).includes(options.index.value)) continue;
       if (fields && !matchesFields(object, fields)) continue;
       out.push(object);
     }

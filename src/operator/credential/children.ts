@@ -8,7 +8,7 @@ import { childName, type OrderLocation } from '../../api';
 import type { ParkedGeneration, SecretStore } from '../../lifecycle/ports';
 import { generateSecret } from '../../lifecycle/secret';
 import { childLabels } from '../../plane/naming';
-import type { ClusterPort } from '../../plane/ports';
+import type { ClusterPort, SecretObject } from '../../plane/ports';
 
 /** The key of a parked secret. */
 export const SECRET_VALUE_KEY = 'value';
@@ -20,6 +20,8 @@ const GENERATION = /-secret-v([1-9]\d*)$/;
 /** The `secret-v<N>` children of one order, as a {@link SecretStore}. */
 export class ParkedSecrets implements SecretStore {
   private readonly labels: Record<string, string>;
+  /** What this store's own parks created (the API server's reply), by generation: the cache may not have them yet. */
+  private readonly parked = new Map<number, SecretObject>();
 
   constructor(
     private readonly cluster: ClusterPort,
@@ -50,13 +52,15 @@ export class ParkedSecrets implements SecretStore {
   }
 
   async park(generation: number): Promise<void> {
-    await this.cluster.createSecret({ namespace: this.namespace, name: this.nameOf(generation), labels: this.labels, data: { [SECRET_VALUE_KEY]: this.newSecret() } });
+    const created = await this.cluster.createSecret({ namespace: this.namespace, name: this.nameOf(generation), labels: this.labels, data: { [SECRET_VALUE_KEY]: this.newSecret() } });
+    this.parked.set(generation, created);
   }
 
   async read(generation: number): Promise<string | undefined> {
     const key = { namespace: this.namespace, name: this.nameOf(generation) };
-    // The cache may not have seen a secret parked a moment ago (this pass's own park): ask the API server then.
-    const secret = (await this.cluster.getSecret(key)) ?? (await this.cluster.readSecret(key));
+    // The cache may not have seen a secret parked a moment ago: this store's own park answers for itself, and anything
+    // else the cache does not hold (another pass's park it has not caught up with) is asked of the API server.
+    const secret = (await this.cluster.getSecret(key)) ?? this.parked.get(generation) ?? (await this.cluster.readSecret(key));
     const value = secret?.data[SECRET_VALUE_KEY];
     return value === '' ? undefined : value;
   }
