@@ -1,0 +1,4 @@
+export * from './annotations';
+export * from './decide';
+export * from './ports';
+export * from './workload';
