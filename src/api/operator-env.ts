@@ -29,6 +29,8 @@ export const OperatorEnv = {
   openBaoToken: 'KAC_OPENBAO_TOKEN',
   /** A PEM file with the CA OpenBao's certificate chains to. */
   openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
+  /** `true`: roll the workloads that opted in when their delivered Secret switches (the consumer handoff). */
+  consumerHandoff: 'KAC_CONSUMER_HANDOFF',
 } as const;
 
 /**

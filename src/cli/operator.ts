@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
 import { connect } from '../kube/client-node';
 import { registerControllers as registerKindControllers } from '../operator/controllers';
+import { reportHandoffOff } from '../operator/handoff/off';
 import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
 import { serve } from '../operator/runtime/http';
 import { jsonLogger, errorMessage } from '../operator/runtime/log';
@@ -19,10 +20,11 @@ export const FIELD_MANAGER = 'keystone-appcred-operator';
 
 /**
  * Registers the reconcilers: one controller per kind (ControlPlane, KeystoneProject, KeystoneUser,
- * KeystoneRoleAssignment, KeystoneApplicationCredential), see src/operator/controllers.ts.
+ * KeystoneRoleAssignment, KeystoneApplicationCredential), and the consumer handoff's with `--consumer-handoff`, see
+ * src/operator/controllers.ts.
  */
 export function registerControllers(manager: Manager, config: OperatorConfig): void {
-  registerKindControllers(manager, config.openBao ? { openBao: config.openBao } : {});
+  registerKindControllers(manager, { ...(config.openBao ? { openBao: config.openBao } : {}), consumerHandoff: config.consumerHandoff });
 }
 
 /** Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). */
@@ -32,7 +34,8 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   const connection = connect({ kubeconfig: config.kubeconfig, context: config.context });
   logger.info('kubernetes configuration loaded', { source: connection.source, server: connection.server, context: connection.context, user: connection.user });
   const metrics = new OperatorMetrics();
-  const manager = new Manager(new KubeApi(connection.transport, FIELD_MANAGER), {
+  const api = new KubeApi(connection.transport, FIELD_MANAGER);
+  const manager = new Manager(api, {
     identity: config.identity,
     namespace: config.namespace,
     leaseName: config.leaseName,
@@ -52,6 +55,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   );
   logger.info('serving', { address: config.bindAddress, healthPort: serving.healthPort, metricsPort: serving.metricsPort });
   manager.start();
+  if (!config.consumerHandoff) void reportHandoffOff(api, logger);
   void manager.waitForCacheSync().then(() => logger.info('ready: caches synced', { sinceProcessStartMs: Math.round(performance.now()) }));
 
   const code = await new Promise<number>((resolve) => {

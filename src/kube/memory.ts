@@ -1,6 +1,6 @@
 /**
  * An in-memory {@link Cluster} for unit tests of reconcilers: objects in stores, resourceVersions, generations,
- * optimistic concurrency (409 on a stale object), finalizers and deletionTimestamp, server-side apply with field
+ * optimistic concurrency (409 on a stale object, an apply's resourceVersion precondition included), finalizers and deletionTimestamp, server-side apply with field
  * ownership (a field another manager set fails without `force`), owner-reference garbage collection, Events. Every write
  * is recorded in `writes`, so a test can assert that a steady pass writes nothing.
  *
@@ -123,6 +123,11 @@ export class MemoryCluster implements Cluster {
     }
     const stored = this.store(kind).getByKey(key);
     const config = normalize(object) as Mutable;
+    const precondition = config.metadata.resourceVersion;
+    if (precondition !== undefined && precondition !== stored?.metadata.resourceVersion) {
+      throw new KubeApiError(409, 'Conflict', `Operation cannot be fulfilled on ${kind.plural} "${object.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`, `PATCH ${kind.plural}/${key}`);
+    }
+    delete config.metadata.resourceVersion;
     if (stored) {
       const owners = this.owners.get(this.ownerKey(kind, key)) ?? new Map<string, string>();
       const conflicts = leaves(config).filter(([path, value]) => {

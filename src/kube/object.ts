@@ -29,6 +29,8 @@ export interface ApplyConfiguration {
   readonly metadata: {
     readonly name: string;
     readonly namespace?: string;
+    /** A precondition: the apply fails with 409 unless the object is at this resourceVersion. @default none */
+    readonly resourceVersion?: string;
     readonly labels?: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
     readonly ownerReferences?: readonly OwnerReference[];

@@ -23,6 +23,7 @@ import { OpenBao } from './credential/backup';
 import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
 import { controlPlaneIdentityWatches, registerClusterIdentityController } from './cluster-identity';
+import { registerHandoff } from './handoff/controller';
 import { PlaneCluster } from './plane-cluster';
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
@@ -44,9 +45,14 @@ export interface ControllerOptions {
   readonly openBao?: OpenBaoConfig;
   /** The clock. @default () => new Date() */
   readonly clock?: () => Date;
+  /** Roll the workloads that opted in when their delivered Secret switches (./handoff). @default false */
+  readonly consumerHandoff?: boolean;
 }
 
-/** Registers the five controllers and the KeystoneClusterIdentity controller (./cluster-identity.ts) on `manager`. */
+/**
+ * Registers the five controllers and the KeystoneClusterIdentity controller (./cluster-identity.ts) on `manager`, and
+ * with `consumerHandoff` the handoff's controller (./handoff).
+ */
 export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
   const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }));
   const clock = options.clock ?? (() => new Date());
@@ -111,6 +117,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   };
 
   registerClusterIdentityController(manager, cluster, clock);
+  if (options.consumerHandoff) registerHandoff(manager, { clock });
   for (const kind of Object.keys(KINDS) as ObjectKind[]) {
     manager.controller({
       kind: KINDS[kind],

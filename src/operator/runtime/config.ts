@@ -40,6 +40,8 @@ export interface OperatorConfig {
   readonly resyncPeriodMs: number;
   readonly shutdownTimeoutMs: number;
   readonly openBao?: OpenBaoConfig;
+  /** Roll the workloads that opted in when their delivered Secret switches (docs/operator.md, "The consumer handoff"). */
+  readonly consumerHandoff: boolean;
 }
 
 /** One setting: its flag, its environment variable, its default, what it does. */
@@ -75,6 +77,13 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'openbaoRole', flag: '--openbao-role <role>', env: OPERATOR_ENV.openBaoRole, description: 'OpenBao role of the Kubernetes auth method' },
   { key: 'openbaoToken', flag: '', env: OPERATOR_ENV.openBaoToken, description: 'OpenBao token for token auth (environment only: a flag would show in ps)' },
   { key: 'openbaoCaFile', flag: '--openbao-ca-file <file>', env: OPERATOR_ENV.openBaoCaFile, description: 'PEM file with the CA of OpenBao\'s certificate' },
+  {
+    key: 'consumerHandoff',
+    flag: '--consumer-handoff',
+    env: OPERATOR_ENV.consumerHandoff,
+    default: 'false',
+    description: 'roll the Deployments, StatefulSets and DaemonSets annotated c5c3.io/rollout-on-credential-switch when their delivered Secret switches (needs get, list, watch and patch on them)',
+  },
 ];
 
 /** The flags as commander parsed them: strings, and `leaderElect` as a boolean. */
@@ -135,8 +144,17 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     resyncPeriodMs: duration('resyncPeriod'),
     shutdownTimeoutMs: duration('shutdownTimeout'),
     openBao: openBao(read, fail),
+    consumerHandoff: flags.consumerHandoff === true || toggle(read('consumerHandoff') as { value: string; from: string }, fail),
   };
   return config;
+}
+
+/** A boolean setting from the environment (or its default): `true` or `false`. */
+function toggle(got: { value: string; from: string }, fail: (got: { value: string; from: string }, rule: string) => never): boolean {
+  const value = got.value.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return fail(got, 'must be true or false');
 }
 
 function openBao(

@@ -57,6 +57,16 @@ describe('MemoryCluster', () => {
     expect((await cluster.apply<Secret>(Kinds.Secret, config, { force: true })).data).toEqual({ k: 'eQ==' });
   });
 
+  it('applies with a resourceVersion precondition: 409 unless the object is at that version', async () => {
+    const cluster = new MemoryCluster();
+    const a = cluster.put(Thing, thing('a'));
+    const applied = await cluster.apply(Thing, { apiVersion: 'example.io/v1', kind: 'Thing', metadata: { name: 'a', namespace: 'ns', resourceVersion: a.metadata.resourceVersion }, spec: { size: 3 } }, { force: true });
+    expect(applied.spec?.size).toBe(3);
+    const stale = await cluster.apply(Thing, { apiVersion: 'example.io/v1', kind: 'Thing', metadata: { name: 'a', namespace: 'ns', resourceVersion: a.metadata.resourceVersion }, spec: { size: 4 } }, { force: true }).catch((e: unknown) => e);
+    expect(isConflict(stale)).toBe(true);
+    expect(cluster.get(Thing, 'ns', 'a')?.spec?.size).toBe(3);
+  });
+
   it('collects dependents of a deleted owner, records events and injected failures', async () => {
     const cluster = new MemoryCluster();
     const owner = cluster.put(Thing, thing('owner'));

@@ -28,7 +28,16 @@ describe('operator configuration', () => {
       resyncPeriodMs: 3_600_000,
       shutdownTimeoutMs: 20_000,
       openBao: undefined,
+      consumerHandoff: false,
     });
+  });
+
+  it('turns the consumer handoff on with the flag or KAC_CONSUMER_HANDOFF=true, and refuses another value', () => {
+    expect(resolveConfig({ consumerHandoff: true }, {}, defaults).consumerHandoff).toBe(true);
+    expect(resolveConfig({}, { KAC_CONSUMER_HANDOFF: 'true' }, defaults).consumerHandoff).toBe(true);
+    expect(resolveConfig({}, { KAC_CONSUMER_HANDOFF: 'False' }, defaults).consumerHandoff).toBe(false);
+    expect(resolveConfig({ consumerHandoff: true }, { KAC_CONSUMER_HANDOFF: 'false' }, defaults).consumerHandoff).toBe(true);
+    expect(() => resolveConfig({}, { KAC_CONSUMER_HANDOFF: 'yes' }, defaults)).toThrow('KAC_CONSUMER_HANDOFF (yes) must be true or false');
   });
 
   it('reads the Deployment\'s environment, and flags win over it', () => {

@@ -1,0 +1,45 @@
+/**
+ * With the handoff off (no `--consumer-handoff`), the operator neither watches nor rolls workloads, and its RBAC (the
+ * construct without `consumerHandoff`) grants nothing on them. A workload that opted in would silently never be rolled,
+ * so at start-up the operator lists the workload kinds once and, when some opted in, says so in one log line. With RBAC
+ * that does not allow the list (the construct's default) it cannot know, and says nothing above debug level.
+ */
+import type { KubeApi } from '../../kube/api';
+import { isForbidden } from '../../kube/errors';
+import { OPT_IN, optInOf } from '../../handoff';
+import { errorMessage, type Logger } from '../runtime/log';
+import { WorkloadKinds } from './workloads';
+
+/** The opted-in workloads found (`Kind namespace/name`), or undefined when the operator may not list them. */
+export async function optedInWorkloads(api: KubeApi): Promise<string[] | undefined> {
+  const found: string[] = [];
+  for (const kind of Object.values(WorkloadKinds)) {
+    try {
+      const { items } = await api.list(kind);
+      for (const item of items) if (optInOf(item.metadata.annotations).length > 0) found.push(`${kind.kind} ${item.metadata.namespace}/${item.metadata.name}`);
+    } catch (error) {
+      if (isForbidden(error)) return undefined;
+      throw error;
+    }
+  }
+  return found;
+}
+
+/** The start-up line of an operator whose handoff is off, when workloads opted in. */
+export async function reportHandoffOff(api: KubeApi, logger: Logger): Promise<void> {
+  try {
+    const found = await optedInWorkloads(api);
+    if (found === undefined) {
+      logger.debug('consumer handoff is off; workloads cannot be listed to look for opted-in ones', { annotation: OPT_IN });
+      return;
+    }
+    if (found.length === 0) return;
+    logger.warn('consumer handoff is off: workloads that opted in are not rolled when their credential switches; start the operator with --consumer-handoff (the construct\'s consumerHandoff: true, manifests --consumer-handoff) to roll them', {
+      annotation: OPT_IN,
+      workloads: found.length,
+      first: found.slice(0, 5).join(', '),
+    });
+  } catch (error) {
+    logger.debug('consumer handoff is off; listing workloads failed', { error: errorMessage(error) });
+  }
+}
