@@ -97,6 +97,30 @@ export const CLUSTER_RULES: readonly JustifiedRule[] = [
   },
 ];
 
+/** The workload kinds the consumer handoff rolls (`apps`). */
+const WORKLOAD_RESOURCES = ['deployments', 'statefulsets', 'daemonsets'];
+
+/**
+ * The cluster-wide rules of the consumer handoff, granted only with the construct's `consumerHandoff` (without it the
+ * operator neither reads nor writes any workload). Workloads live in every namespace that orders credentials.
+ */
+export const HANDOFF_RULES: readonly JustifiedRule[] = [
+  {
+    apiGroups: ['apps'],
+    resources: WORKLOAD_RESOURCES,
+    verbs: ['get', 'list', 'watch'],
+    reason:
+      'consumer handoff: watch the workloads to find those annotated c5c3.io/rollout-on-credential-switch in an order\'s namespace, and read their pod template and rollout status',
+  },
+  {
+    apiGroups: ['apps'],
+    resources: WORKLOAD_RESOURCES,
+    verbs: ['patch'],
+    reason:
+      'consumer handoff: write the delivered generation into an opted-in workload\'s pod-template annotation c5c3.io/credential-generations (a server-side apply of that one field), which rolls it; nothing else of a workload is written',
+  },
+];
+
 /** The rules in the operator's own namespace: leader election on one Lease. */
 export function leaseRules(leaseName: string): readonly JustifiedRule[] {
   return [

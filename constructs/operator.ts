@@ -8,7 +8,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { OperatorEnv, OperatorRuntimeEnv } from '../src/api/operator-env';
-import { CLUSTER_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
+import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
 
 /**
  * The environment variables the operator process reads (its configuration contract). Defined in src/api so the operator
@@ -87,6 +87,15 @@ export interface OperatorProps {
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** The non-root user and group the process runs as (the `node` user of the official Node image). @default 1000 */
   readonly runAsUser?: number;
+  /**
+   * The consumer handoff: roll the Deployments, StatefulSets and DaemonSets annotated
+   * `c5c3.io/rollout-on-credential-switch` when the delivered Secret they name switches to a new generation, and warn
+   * when their rollout has not finished halfway through the grace period. Adds `get`, `list`, `watch` and `patch` on
+   * those kinds to the ClusterRole (`HANDOFF_RULES`) and sets `KAC_CONSUMER_HANDOFF=true`; without it the operator
+   * has no rule on workloads and rolls none.
+   * @default false
+   */
+  readonly consumerHandoff?: boolean;
 }
 
 /** The entry point of the image: the operator command of the project's CLI. */
@@ -103,8 +112,8 @@ export class Operator extends Construct {
   readonly serviceAccountName: string;
   /** The election Lease's name. */
   readonly leaseName: string;
-  /** The cluster-wide rules granted, with their reasons. */
-  readonly clusterRules: readonly JustifiedRule[] = CLUSTER_RULES;
+  /** The cluster-wide rules granted, with their reasons (`CLUSTER_RULES`, plus `HANDOFF_RULES` with `consumerHandoff`). */
+  readonly clusterRules: readonly JustifiedRule[];
   /** The Deployment. */
   readonly deployment: k8s.KubeDeployment;
 
@@ -114,6 +123,7 @@ export class Operator extends Construct {
     this.namespace = p.namespace;
     this.serviceAccountName = p.name;
     this.leaseName = `${p.name}-leader`;
+    this.clusterRules = p.consumerHandoff ? [...CLUSTER_RULES, ...HANDOFF_RULES] : CLUSTER_RULES;
     const labels = { 'app.kubernetes.io/name': p.name, 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/part-of': 'keystone-appcred' };
     const selector = { 'app.kubernetes.io/name': p.name };
     const meta = (name: string): k8s.ObjectMeta => ({ name, namespace: p.namespace, labels });
@@ -125,7 +135,7 @@ export class Operator extends Construct {
     }
     new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(p.name) });
     const subjects = [{ kind: 'ServiceAccount', name: p.name, namespace: p.namespace }];
-    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: p.name, labels }, rules: CLUSTER_RULES.map(policyRule) });
+    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: p.name, labels }, rules: this.clusterRules.map(policyRule) });
     new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name: p.name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: p.name },
@@ -185,6 +195,7 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     limits: { cpu: '500m', memory: '512Mi' },
     logLevel: 'info',
     runAsUser: 1000,
+    consumerHandoff: false,
     ...stripUndefined(props),
     image: props.image,
     tag: props.tag,
@@ -295,6 +306,7 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: OperatorEnv.metricsPort, value: String(p.metricsPort) },
           { name: OperatorEnv.logLevel, value: p.logLevel },
           ...openBaoEnv(p.openBao),
+          ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),
           ...Object.entries(OperatorRuntimeEnv).map(([name, value]) => ({ name, value })),
         ],
         ports: [

@@ -27,6 +27,8 @@ export interface ManifestsOptions {
   readonly namespace?: string;
   /** Add the sample orders (ControlPlane `openstack/cp` assigning `tenant-a`, and a ServiceOwner `workflow` there). @default false */
   readonly sample?: boolean;
+  /** Turn the consumer handoff on: the operator's `consumerHandoff` prop (its workload rules and `KAC_CONSUMER_HANDOFF`). @default false */
+  readonly consumerHandoff?: boolean;
 }
 
 /** OpenBao's address when `--openbao-address` is not given. */
@@ -133,6 +135,7 @@ export function renderManifests(options: ManifestsOptions): string {
     image: options.image,
     tag: options.tag,
     ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    ...(options.consumerHandoff ? { consumerHandoff: true } : {}),
     openBao: {
       address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
       auth:
@@ -168,6 +171,7 @@ interface CommandOptions {
   readonly openbaoTokenSecret?: string;
   readonly namespace: string;
   readonly sample?: boolean;
+  readonly consumerHandoff?: boolean;
 }
 
 /**
@@ -184,6 +188,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
     .option('--openbao-token-secret <name>', "authenticate to OpenBao with the token in this Secret (key `token`) of the operator's namespace")
     .option('--namespace <name>', "the operator's namespace", 'keystone-appcred-system')
     .option('--sample', 'add sample orders: ControlPlane openstack/cp assigning tenant-a, and the ServiceOwner workflow there (apply the CRDs first)')
+    .option('--consumer-handoff', 'let the operator roll the workloads annotated c5c3.io/rollout-on-credential-switch when their credential switches (adds get, list, watch and patch on deployments, statefulsets and daemonsets to its ClusterRole)')
     .action((opts: CommandOptions) => {
       const options: ManifestsOptions = {
         image: opts.image.image,
@@ -193,6 +198,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         ...(opts.openbaoTokenSecret !== undefined ? { openBaoTokenSecret: opts.openbaoTokenSecret } : {}),
         namespace: opts.namespace,
         sample: opts.sample === true,
+        consumerHandoff: opts.consumerHandoff === true,
       };
       let yaml: string;
       try {

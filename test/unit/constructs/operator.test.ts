@@ -1,6 +1,6 @@
 import { Testing } from 'cdk8s';
 import { Operator, type OperatorProps } from '../../../constructs/operator';
-import { CLUSTER_RULES } from '../../../constructs/operator-rbac';
+import { CLUSTER_RULES, HANDOFF_RULES } from '../../../constructs/operator-rbac';
 
 type Json = Record<string, unknown>;
 const base: OperatorProps = {
@@ -48,6 +48,26 @@ describe('Operator', () => {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: ['keystone-appcred-operator-leader'] },
     ]);
     expect(find(objects, 'Role')[0].metadata).toMatchObject({ namespace: 'keystone-appcred-system' });
+  });
+
+  it('grants nothing on workloads and leaves the consumer handoff off by default', () => {
+    const rules = find(objects, 'ClusterRole').flatMap((r) => r.rules as Json[]);
+    expect(rules.filter((r) => (r.apiGroups as string[]).includes('apps'))).toEqual([]);
+    expect((container.env as Json[]).map((e) => e.name)).not.toContain('KAC_CONSUMER_HANDOFF');
+  });
+
+  it('with consumerHandoff, grants get, list, watch and patch on deployments, statefulsets and daemonsets (each with a reason) and turns it on', () => {
+    const on = synth({ consumerHandoff: true });
+    const rules = find(on, 'ClusterRole').flatMap((r) => r.rules as Json[]);
+    const workloadRules = rules.filter((r) => (r.apiGroups as string[]).includes('apps'));
+    expect(workloadRules).toEqual([
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: ['patch'] },
+    ]);
+    expect(rules.length).toBe(CLUSTER_RULES.length + HANDOFF_RULES.length);
+    for (const rule of HANDOFF_RULES) expect(rule.reason.length).toBeGreaterThan(20);
+    const env = ((((find(on, 'Deployment')[0].spec as Json).template as Json).spec as Json).containers as Json[])[0].env as Json[];
+    expect(env).toContainEqual({ name: 'KAC_CONSUMER_HANDOFF', value: 'true' });
   });
 
   it('lets the operator read KeystoneClusterIdentities, write only their status, and read Namespace labels, each rule with a reason', () => {

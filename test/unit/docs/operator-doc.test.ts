@@ -1,14 +1,16 @@
 /**
  * docs/operator.md against the code it describes, so the page cannot drift: every setting of the operator (flag,
  * environment variable, default), every RBAC rule of the construct (group, resources, verbs, names), every metric, and
- * every condition reason of the five kinds the operator serves.
+ * every condition reason of the five kinds the operator serves. The consumer handoff's rules (granted only with the
+ * construct's `consumerHandoff`) have rows of their own in the same table.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { CLUSTER_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
+import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
 import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
+import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { SETTINGS } from '../../../src/operator/runtime/config';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
 import { AdminCredentialReason, AssignmentReason, PLANE_READY_REASON, ProjectReason, UserReason } from '../../../src/plane/reasons';
@@ -66,7 +68,7 @@ describe('docs/operator.md: configuration', () => {
 
 describe('docs/operator.md: RBAC', () => {
   const table = rows(section('## RBAC: every rule and why')).slice(1);
-  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...leaseRules('keystone-appcred-operator-leader')];
+  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader')];
   const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
   const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim());
 
@@ -92,16 +94,17 @@ describe('docs/operator.md: metrics', () => {
   const runtime = new OperatorMetrics({ defaultMetrics: false }).registry;
   const perOrder = new Registry();
   new CredentialMetrics(perOrder);
+  new HandoffMetrics(perOrder);
   const names = async () => [...(await runtime.getMetricsAsJSON()), ...(await perOrder.getMetricsAsJSON())].map((m) => m.name);
   const metrics = section('## Metrics');
 
-  it('lists every metric of the runtime and of the KeystoneApplicationCredential reconciler', async () => {
+  it('lists every metric of the runtime, of the KeystoneApplicationCredential reconciler and of the consumer handoff', async () => {
     for (const name of await names()) expect(spans(metrics)).toContain(name);
   });
 
   it('names no metric the operator does not export', async () => {
     const known = await names();
-    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential)_[a-z_]+/g) ?? []) expect(known).toContain(name);
+    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential|kac_handoff)_[a-z_]+/g) ?? []) expect(known).toContain(name);
   });
 });
 

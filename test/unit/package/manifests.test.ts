@@ -96,6 +96,15 @@ describe('keystone-appcred manifests', () => {
     expect(names(docs.filter((d) => d.kind === 'Namespace'))).toEqual(['Namespace//platform', 'Namespace//openstack', 'Namespace//tenant-a']);
   });
 
+  it('adds the workload rules and turns the consumer handoff on with --consumer-handoff, and only then', async () => {
+    const apps = (docs: Awaited<ReturnType<typeof run>>) =>
+      docs.filter((d) => d.kind === 'ClusterRole').flatMap((d) => (d as unknown as { rules: { apiGroups: string[]; verbs: string[] }[] }).rules).filter((r) => r.apiGroups.includes('apps'));
+    expect(apps(await run('--image', 'kac'))).toEqual([]);
+    const on = await run('--image', 'kac', '--consumer-handoff');
+    expect(apps(on).flatMap((r) => r.verbs).sort()).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(container(on)?.env).toEqual(expect.arrayContaining([{ name: 'KAC_CONSUMER_HANDOFF', value: 'true' }]));
+  });
+
   it('defaults the tag to the package version', () => {
     expect(packageVersion()).toBe((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
     expect(parseImage('kac')).toEqual({ image: 'kac', tag: packageVersion(), given: 'kac' });
