@@ -48,8 +48,13 @@ export interface HandoffOutcome {
 }
 
 export class HandoffReconciler {
-  /** The warnings given, by {@link warningKey}, per order. */
+  /** The warnings given, by `warningKey`, per order. */
   private readonly warned = new Map<string, Set<string>>();
+  /**
+   * The resourceVersion each workload had when this process rolled it. While the cache still shows that version it lags
+   * behind the roll (the order's next status write can come first), and the roll is not sent again only to meet a 409.
+   */
+  private readonly rolledFrom = new Map<string, string>();
   private readonly clock: () => Date;
   private readonly logger: Logger;
 
@@ -73,11 +78,18 @@ export class HandoffReconciler {
     const workloads = await this.deps.workloads.consumers(key.namespace, delivered.secretName);
     const plan = decide({ namespace: key.namespace, delivered, workloads, now, warned });
 
+    for (const w of workloads) {
+      const from = this.rolledFrom.get(workloadId(w));
+      if (from !== undefined && from !== w.resourceVersion) this.rolledFrom.delete(workloadId(w));
+    }
     let rolled = 0;
     let failure: unknown;
     for (const roll of plan.rolls) {
+      const wid = workloadId(roll.workload);
+      if (roll.workload.resourceVersion !== undefined && this.rolledFrom.get(wid) === roll.workload.resourceVersion) continue;
       try {
         if (await this.deps.workloads.roll(roll.workload, roll.value)) {
+          if (roll.workload.resourceVersion !== undefined) this.rolledFrom.set(wid, roll.workload.resourceVersion);
           rolled++;
           this.deps.metrics?.rolled(key.namespace, key.name);
           this.logger.info('handoff', { kind: 'KeystoneApplicationCredential', key: id, workload: `${roll.workload.kind}/${roll.workload.name}`, generation: roll.generation, outcome: 'rolled' });
@@ -104,6 +116,11 @@ export class HandoffReconciler {
   private async emit(order: KeystoneApplicationCredential, event: EventSpec): Promise<void> {
     await this.deps.event(order, event).catch((error: unknown) => this.logger.warn('recording an event failed', { reason: event.reason, error: errorMessage(error) }));
   }
+}
+
+/** A workload's identity in this process's memory. */
+function workloadId(w: { readonly kind: string; readonly namespace: string; readonly name: string }): string {
+  return `${w.kind}/${w.namespace}/${w.name}`;
 }
 
 /** The Event of a rolled workload. */

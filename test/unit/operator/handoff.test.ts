@@ -134,6 +134,24 @@ describe('the consumer handoff', () => {
     expect(w.template('Deployment', 'a')).toEqual({ keep: 'me', [TEMPLATE_GENERATIONS]: 'db-credentials=9' });
   });
 
+  it('does not send a roll again while its cache still shows the workload as it was before the roll', async () => {
+    const w = world();
+    w.order({ credentialGeneration: 2, secretName: SECRET });
+    w.workload('Deployment', 'api', { optIn: SECRET, template: 'app-credentials=1' });
+    const live = new ClusterWorkloads(w.cluster);
+    const stale = await live.consumers(NS, SECRET); // the cache as it was before the roll
+    const rolls: string[] = [];
+    const lagging = new HandoffReconciler({
+      reads: w.cluster,
+      workloads: { consumers: async () => (rolls.length === 0 ? live.consumers(NS, SECRET) : stale), roll: async (ref, value) => (rolls.push(value), live.roll(ref, value)) },
+      event: async () => undefined,
+      clock: () => T0,
+    });
+    expect(await lagging.reconcile(w.key)).toMatchObject({ rolled: 1 });
+    expect(await lagging.reconcile(w.key)).toMatchObject({ rolled: 0 });
+    expect(rolls).toEqual(['app-credentials=2']);
+  });
+
   it('warns once about a rollout that has not finished halfway through the grace period, and wakes up for it', async () => {
     const w = world();
     const deleteAt = new Date(T0.getTime() + 20 * 60_000);
