@@ -108,14 +108,15 @@ function writeKubeconfig(path: string, server: string, ca: string, user: string,
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 }
 
-interface HttpsProbe {
+export interface HttpsProbe {
   readonly ca?: string;
   readonly cert?: string;
   readonly key?: string;
   readonly insecure?: boolean;
 }
 
-function httpsStatus(url: string, tls: HttpsProbe): Promise<number> {
+/** The HTTP status of a GET over TLS (`insecure`: without verifying the server). */
+export function httpsStatus(url: string, tls: HttpsProbe): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
