@@ -16,6 +16,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   lifecycle: ['15', '4'],
   'pulumi-up': ['20', '2', '4'],
   operator: ['500', '1', '100', '4'],
+  handoff: ['2000', '2'],
 };
 
 function main(): void {

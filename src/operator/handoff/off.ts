@@ -5,22 +5,35 @@
  * that does not allow the list (the construct's default) it cannot know, and says nothing above debug level.
  */
 import type { KubeApi } from '../../kube/api';
-import { isForbidden } from '../../kube/errors';
+import { KubeApiError, isForbidden } from '../../kube/errors';
 import { OPT_IN, optInOf } from '../../handoff';
 import { errorMessage, type Logger } from '../runtime/log';
 import { WorkloadKinds } from './workloads';
 
-/** The opted-in workloads found (`Kind namespace/name`), or undefined when the operator may not list them. */
+/** The size of one page of the scan. */
+const PAGE = 500;
+
+/**
+ * The opted-in workloads found (`Kind namespace/name`), or undefined when the operator may not list them. The scan reads
+ * one page at a time and keeps only the names it finds, so it never holds a cluster's workloads at once (a heap the
+ * process grows to at start-up is mostly kept for good).
+ */
 export async function optedInWorkloads(api: KubeApi): Promise<string[] | undefined> {
   const found: string[] = [];
   for (const kind of Object.values(WorkloadKinds)) {
-    try {
-      const { items } = await api.list(kind);
-      for (const item of items) if (optInOf(item.metadata.annotations).length > 0) found.push(`${kind.kind} ${item.metadata.namespace}/${item.metadata.name}`);
-    } catch (error) {
-      if (isForbidden(error)) return undefined;
-      throw error;
-    }
+    let cont: string | undefined;
+    do {
+      const path = api.path(kind);
+      const res = await api.transport.request({ method: 'GET', path, query: { limit: PAGE, continue: cont } });
+      if (res.status < 200 || res.status >= 300) {
+        const error = KubeApiError.from(res.status, res.body, `GET ${path}`);
+        if (isForbidden(error)) return undefined;
+        throw error;
+      }
+      const page = res.body as { metadata?: { continue?: string }; items?: { metadata: { name: string; namespace?: string; annotations?: Record<string, string> } }[] };
+      for (const item of page.items ?? []) if (optInOf(item.metadata.annotations).length > 0) found.push(`${kind.kind} ${item.metadata.namespace}/${item.metadata.name}`);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
   }
   return found;
 }

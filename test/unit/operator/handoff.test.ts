@@ -262,6 +262,14 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     await reportHandoffOff(api, logger);
     expect(lines.map((l) => JSON.parse(l).level)).toEqual(['debug']);
 
+    // Page by page: the scan never holds the cluster's workloads at once.
+    const many = new FakeApiServer();
+    for (let i = 0; i < 1_200; i++) many.seed(DEPLOYMENTS, deployment(`w${String(i).padStart(4, '0')}`, i % 400 === 7 ? { [OPT_IN]: SECRET } : {}));
+    expect(await optedInWorkloads(new KubeApi(many, 'kac-test'))).toEqual([`Deployment ${NS}/w0007`, `Deployment ${NS}/w0407`, `Deployment ${NS}/w0807`]);
+    const deploymentPages = many.requests.filter((r) => r.path === DEPLOYMENTS);
+    expect(deploymentPages).toHaveLength(3);
+    expect(deploymentPages.every((r) => r.query?.limit === 500)).toBe(true);
+
     const quiet = new FakeApiServer();
     lines.length = 0;
     await reportHandoffOff(new KubeApi(quiet, 'kac-test'), logger);
