@@ -51,10 +51,11 @@ export class HandoffReconciler {
   /** The warnings given, by `warningKey`, per order. */
   private readonly warned = new Map<string, Set<string>>();
   /**
-   * The resourceVersion each workload had when this process rolled it. While the cache still shows that version it lags
-   * behind the roll (the order's next status write can come first), and the roll is not sent again only to meet a 409.
+   * Per order, the resourceVersion each of its workloads had when this process rolled it. While the cache still shows
+   * that version it lags behind the roll (the order's next status write can come first), and the roll is not sent again
+   * only to meet a 409.
    */
-  private readonly rolledFrom = new Map<string, string>();
+  private readonly rolledFrom = new Map<string, Map<string, string>>();
   private readonly clock: () => Date;
   private readonly logger: Logger;
 
@@ -70,6 +71,7 @@ export class HandoffReconciler {
     const delivered = order ? deliveredOf(order) : undefined;
     if (!order || !delivered) {
       this.warned.delete(id);
+      this.rolledFrom.delete(id);
       this.deps.metrics?.forget(key.namespace, key.name);
       return { rolled: 0, warned: 0 };
     }
@@ -78,18 +80,22 @@ export class HandoffReconciler {
     const workloads = await this.deps.workloads.consumers(key.namespace, delivered.secretName);
     const plan = decide({ namespace: key.namespace, delivered, workloads, now, warned });
 
+    // Kept only for the workloads still observed at the version they were rolled from.
+    const before = this.rolledFrom.get(id);
+    const rolledFrom = new Map<string, string>();
     for (const w of workloads) {
-      const from = this.rolledFrom.get(workloadId(w));
-      if (from !== undefined && from !== w.resourceVersion) this.rolledFrom.delete(workloadId(w));
+      const from = before?.get(workloadId(w));
+      if (from !== undefined && from === w.resourceVersion) rolledFrom.set(workloadId(w), from);
     }
+    this.rolledFrom.set(id, rolledFrom);
     let rolled = 0;
     let failure: unknown;
     for (const roll of plan.rolls) {
       const wid = workloadId(roll.workload);
-      if (roll.workload.resourceVersion !== undefined && this.rolledFrom.get(wid) === roll.workload.resourceVersion) continue;
+      if (roll.workload.resourceVersion !== undefined && rolledFrom.get(wid) === roll.workload.resourceVersion) continue;
       try {
         if (await this.deps.workloads.roll(roll.workload, roll.value)) {
-          if (roll.workload.resourceVersion !== undefined) this.rolledFrom.set(wid, roll.workload.resourceVersion);
+          if (roll.workload.resourceVersion !== undefined) rolledFrom.set(wid, roll.workload.resourceVersion);
           rolled++;
           this.deps.metrics?.rolled(key.namespace, key.name);
           this.logger.info('handoff', { kind: 'KeystoneApplicationCredential', key: id, workload: `${roll.workload.kind}/${roll.workload.name}`, generation: roll.generation, outcome: 'rolled' });
