@@ -7,7 +7,8 @@
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# Build: every dependency (TypeScript and the `node` devDependency `npm run` puts first on PATH), then `tsc` into lib/.
+# Build: every dependency (TypeScript and the `node` devDependency `npm run` puts first on PATH), then `npm run build`:
+# `tsc` into lib/, and the Pulumi provider plugin's bundle (tools/plugin.ts), which the image does not use.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -15,6 +16,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src/ src/
 COPY constructs/ constructs/
+COPY tools/ tools/
 RUN npm run build
 
 # Runtime: the locked production dependencies only (no devDependencies, no optional peers), and the compiled code.

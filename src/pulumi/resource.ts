@@ -4,8 +4,8 @@
  * the in-cluster reconciler. A rotation is an update: the resource id stays the same.
  */
 import * as pulumi from '@pulumi/pulumi';
-import { childPrefix } from '../api/naming';
 import type { ConnectionSettings } from './connection';
+import { pulumiPrefix } from './prefix';
 import { provider } from './provider';
 import { SECRET_OUTPUTS, type BackupSettings } from './state';
 
@@ -69,7 +69,7 @@ export const TYPE_NAME = 'KeystoneApplicationCredential';
  * stacks of one project never touch each other's credentials in Keystone.
  */
 export function resourcePrefix(name: string, project: string = pulumi.getProject(), stack: string = pulumi.getStack()): string {
-  return childPrefix({ cluster: 'pulumi', namespace: `${project}.${stack}`, name });
+  return pulumiPrefix({ project, stack, name });
 }
 
 function backupFromConfig(): InputsOf<BackupSettings> | undefined {

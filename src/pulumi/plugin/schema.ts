@@ -1,0 +1,178 @@
+/**
+ * The Pulumi package schema of the `keystone-appcred` provider plugin: one resource,
+ * `keystone-appcred:index:ApplicationCredential`, with the inputs and outputs of the dynamic resource
+ * (`KeystoneApplicationCredential`, see docs/pulumi.md), their defaults and rules in the descriptions, and the
+ * credential's secret, its document and the connection's password marked secret so that every language's SDK and state
+ * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
+ */
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
+import type { ConnectionSettings } from '../connection';
+import type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
+
+/** The package name: the plugin is `pulumi-resource-keystone-appcred`. */
+export const PACKAGE = 'keystone-appcred';
+/** The resource type token. */
+export const APPLICATION_CREDENTIAL = `${PACKAGE}:index:ApplicationCredential`;
+const ROTATION = `${PACKAGE}:index:Rotation`;
+const CONNECTION = `${PACKAGE}:index:Connection`;
+const BACKUP = `${PACKAGE}:index:Backup`;
+
+/** A property of the schema (the subset this package uses). */
+export interface PropertySpec {
+  readonly type?: 'string' | 'integer' | 'boolean' | 'object';
+  readonly $ref?: string;
+  readonly description: string;
+  readonly default?: string | number;
+  readonly secret?: boolean;
+  readonly replaceOnChanges?: boolean;
+}
+
+type Properties<K extends string> = Readonly<Record<K, PropertySpec>>;
+
+const ref = (token: string): string => `#/types/${token}`;
+
+/** `rotation`, as the CRD's `spec.rotation`. */
+const rotationProperties: Properties<keyof RotationSettings> = {
+  interval: {
+    type: 'string',
+    description:
+      'The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.',
+    default: DEFAULT_INTERVAL,
+  },
+  gracePeriod: {
+    type: 'string',
+    description:
+      'How long the superseded credential stays in Keystone after the switch, a Go duration. Not negative, and shorter than a non-zero `interval`.',
+    default: DEFAULT_GRACE_PERIOD,
+  },
+};
+
+/** `connection`: the ordered user's Keystone connection. Every field defaults to the provider process's environment. */
+const connectionProperties: Properties<keyof ConnectionSettings> = {
+  cloud: { type: 'string', description: 'A cloud of `clouds.yaml` to read every other field from, instead of `OS_CLOUD`. Default: the `OS_CLOUD` variable, else the `OS_*` variables.' },
+  authUrl: { type: 'string', description: 'The identity endpoint, ending in `/v3`. Default: `OS_AUTH_URL`.' },
+  userName: { type: 'string', description: "The user's name (with a domain). Default: `OS_USERNAME`." },
+  userId: { type: 'string', description: "The user's id, instead of its name. Default: `OS_USER_ID`." },
+  userDomainName: { type: 'string', description: "The user's domain by name. Default: `OS_USER_DOMAIN_NAME`, else `Default`." },
+  userDomainId: { type: 'string', description: "The user's domain by id. Default: `OS_USER_DOMAIN_ID`." },
+  password: { type: 'string', description: "The user's password. Default: `OS_PASSWORD`.", secret: true },
+  projectName: { type: 'string', description: "The project's name (with a domain). Default: `OS_PROJECT_NAME` (or `OS_TENANT_NAME`)." },
+  projectId: { type: 'string', description: "The project's id, instead of its name. Default: `OS_PROJECT_ID` (or `OS_TENANT_ID`)." },
+  projectDomainName: { type: 'string', description: "The project's domain by name. Default: `OS_PROJECT_DOMAIN_NAME`, else `Default`." },
+  projectDomainId: { type: 'string', description: "The project's domain by id. Default: `OS_PROJECT_DOMAIN_ID`." },
+  caBundle: { type: 'string', description: "PEM certificates to trust for the endpoint. Default: the file `OS_CACERT` names, else the system's trust store." },
+  regionName: { type: 'string', description: 'The region written into the delivered `clouds.yaml`. Default: `OS_REGION_NAME`, else none.' },
+};
+
+/** `backup`: the OpenBao KV v2 backup of the delivered document. */
+const backupProperties: Properties<keyof BackupSettings> = {
+  address: { type: 'string', description: "OpenBao's address. Default: `BAO_ADDR`, else `VAULT_ADDR`." },
+  token: { type: 'string', description: 'The token to write with. Default: `BAO_TOKEN`, else `VAULT_TOKEN`.', secret: true },
+  mount: { type: 'string', description: 'The KV v2 mount.', default: 'openstack' },
+  path: { type: 'string', description: 'The path under the mount. Default: `keystone/pulumi/<prefix>/service-accounts/application-credential`.' },
+  namespace: { type: 'string', description: 'The OpenBao namespace. Default: `BAO_NAMESPACE`, else none.' },
+};
+
+/** The inputs, as the dynamic resource's `KeystoneApplicationCredentialArgs`. */
+const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix'>> = {
+  rotation: { $ref: ref(ROTATION), description: `The rotation schedule. Default: \`{ interval: "${DEFAULT_INTERVAL}", gracePeriod: "${DEFAULT_GRACE_PERIOD}" }\`.` },
+  credentialGeneration: {
+    type: 'integer',
+    description:
+      'The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.',
+    default: DEFAULT_CREDENTIAL_GENERATION,
+  },
+  connection: {
+    $ref: ref(CONNECTION),
+    description:
+      "The ordered user's Keystone connection, stored as a secret. Prefer the default: the provider reads `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from the environment of `pulumi`, and nothing of it lands in the state.",
+    secret: true,
+  },
+  backup: {
+    $ref: ref(BACKUP),
+    description:
+      'Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.',
+    secret: true,
+  },
+  cloudName: { type: 'string', description: 'The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).', default: 'openstack' },
+};
+
+/** The outputs, named like the CRD's status, plus the inputs the state echoes. */
+const outputProperties: Properties<keyof ProviderOutputs> = {
+  credentialId: {
+    type: 'string',
+    description: 'The Keystone id of the delivered credential (the status `credentialID`). Absent after a `pulumi refresh` found it deleted, until the next `pulumi up` mints again.',
+  },
+  credentialSecret: { type: 'string', description: "The delivered credential's secret.", secret: true },
+  cloudsYaml: { type: 'string', description: 'A `v3applicationcredential` clouds.yaml with the auth URL, the id and the secret.', secret: true },
+  credentialGeneration: { type: 'integer', description: 'The generation of the delivered credential (the status; the input is the minimum asked for).' },
+  credentialExpiresAt: {
+    type: 'string',
+    description: 'When the delivered credential expires in Keystone (RFC 3339): creation + interval + grace period. Absent with the schedule off.',
+  },
+  lastRotation: { type: 'string', description: 'When the delivered credential became the delivered one (RFC 3339).' },
+  nextRotation: {
+    type: 'string',
+    description:
+      'When the schedule rotates next (RFC 3339): the first `pulumi up` at or after it rotates. The earlier of `lastRotation + interval` and `credentialExpiresAt - gracePeriod`; absent with the schedule off.',
+  },
+  previousCredentialId: { type: 'string', description: 'The Keystone id of the superseded credential, during its grace period only.' },
+  previousCredentialGeneration: { type: 'integer', description: 'The generation of the superseded credential, during its grace period only.' },
+  previousCredentialDeleteAt: { type: 'string', description: 'When the first `pulumi up` at or after it deletes the superseded credential (RFC 3339).' },
+  prefix: { type: 'string', description: 'The prefix of the credential names in Keystone, `<name>-<8 hex>-applicationcredential`; generation N is `<prefix>-credential-v<N>`.' },
+  rotation: { $ref: ref(ROTATION), description: 'The rotation schedule in force, defaults applied.' },
+  connection: { $ref: ref(CONNECTION), description: 'The explicit connection, if one was given.', secret: true },
+  backup: { $ref: ref(BACKUP), description: 'The OpenBao backup, if one was asked for.', secret: true },
+  cloudName: { type: 'string', description: 'The key under `clouds:` in `cloudsYaml`.' },
+};
+
+/** Outputs every successful `pulumi up` leaves in the state. */
+const REQUIRED_OUTPUTS: readonly (keyof ProviderOutputs)[] = ['prefix', 'rotation', 'credentialSecret', 'cloudsYaml', 'credentialGeneration', 'lastRotation'];
+
+const objectType = (description: string, properties: Properties<string>) => ({ type: 'object' as const, description, properties });
+
+/** The package schema of `version`. */
+export function packageSchema(version: string) {
+  return {
+    name: PACKAGE,
+    displayName: 'Keystone application credentials',
+    version,
+    description:
+      'OpenStack Keystone application credentials minted, rotated on schedule with a grace period, and swept on `pulumi up`, by the lifecycle engine of keystone-appcred.',
+    keywords: ['pulumi', 'openstack', 'keystone', 'application-credentials', 'category/cloud', 'kind/native'],
+    license: 'Apache-2.0',
+    publisher: 'keystone-appcred',
+    meta: { moduleFormat: '(.*)' },
+    config: {},
+    provider: {
+      description:
+        'The keystone-appcred provider. It has no configuration: the Keystone connection comes from the resource\'s `connection` input or from the environment of `pulumi` (`OS_CLOUD`, `OS_*`), and the OpenBao backup\'s defaults from `BAO_ADDR`/`BAO_TOKEN`.',
+    },
+    types: {
+      [ROTATION]: objectType('The rotation schedule, as the CRD\'s `spec.rotation`.', rotationProperties),
+      [CONNECTION]: objectType(
+        "The ordered user's Keystone connection as explicit values. With `cloud` set, every other field comes from that cloud of `clouds.yaml`; otherwise an explicit field wins over the environment.",
+        connectionProperties,
+      ),
+      [BACKUP]: objectType('An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.', backupProperties),
+    },
+    resources: {
+      [APPLICATION_CREDENTIAL]: {
+        description:
+          "A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.",
+        inputProperties,
+        properties: outputProperties,
+        required: REQUIRED_OUTPUTS,
+      },
+    },
+    language: {
+      csharp: { rootNamespace: 'KeystoneAppcred', packageReferences: { Pulumi: '3.*' }, respectSchemaVersion: true },
+      go: { importBasePath: 'keystone-appcred/sdk/go/keystoneappcred', generateResourceContainerTypes: true, respectSchemaVersion: true },
+      nodejs: { packageName: 'keystone-appcred-sdk', dependencies: { '@pulumi/pulumi': '^3.0.0' }, respectSchemaVersion: true },
+      python: { packageName: 'pulumi_keystone_appcred', pyproject: { enabled: true }, respectSchemaVersion: true },
+    },
+  };
+}
+
+/** The schema's type. */
+export type PackageSchema = ReturnType<typeof packageSchema>;
