@@ -9,12 +9,13 @@
  * A second stack proves that bad inputs fail preview with the CRD's messages and no Keystone call.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OpenBaoBackup } from '../../src/backup';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
+import { expectNoPlaintextInState as scanState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 
 jest.setTimeout(300_000);
@@ -35,26 +36,6 @@ function programDir(): string {
   symlinkSync(REPO, join(dir, 'node_modules', 'keystone-appcred'), 'dir');
   symlinkSync(join(REPO, 'node_modules', '@pulumi'), join(dir, 'node_modules', '@pulumi'), 'dir');
   return dir;
-}
-
-const SECRET_SIG = '4dabf18193072939515e22adb298388d';
-
-/** `stack export --show-secrets` keeps the secret envelope, with the value as JSON in `plaintext`. */
-function unwrap(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(unwrap);
-  if (value === null || typeof value !== 'object') return value;
-  const record = value as Record<string, unknown>;
-  if (SECRET_SIG in record) return unwrap('plaintext' in record ? JSON.parse(record.plaintext as string) : record.value);
-  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, unwrap(v)]));
-}
-
-function filesUnder(dir: string, out: string[] = []): string[] {
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) filesUnder(path, out);
-    else out.push(path);
-  }
-  return out;
 }
 
 type Outputs = Record<string, unknown> & {
@@ -91,12 +72,9 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   }
   /** The resource's outputs as the state holds them (decrypted): refresh changes these, not the stack outputs. */
   async function outputs(stackName = stack): Promise<Outputs> {
-    const exported = JSON.parse(await ok(['stack', 'export', '--show-secrets'], {}, stackName)) as {
-      deployment: { resources?: { type: string; id?: string; outputs?: Outputs }[] };
-    };
-    const resource = (exported.deployment.resources ?? []).find((r) => r.type === TYPE);
+    const resource = exportedResources(await ok(['stack', 'export', '--show-secrets'], {}, stackName)).find((r) => r.type === TYPE);
     if (!resource) throw new Error(`the state holds no ${TYPE}`);
-    const out = unwrap(resource.outputs ?? {}) as Outputs;
+    const out = unwrapSecrets(resource.outputs ?? {}) as Outputs;
     // The id is the prefix, whatever happened: a rotation is an update, never a replace.
     expect(resource.id).toBe(out.prefix);
     return out;
@@ -122,15 +100,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   }
   /** Neither a credential secret seen so far nor the user's password appears in any file of the state backend. */
   function expectNoPlaintextInState(): void {
-    const backend = (process.env.KAC_PULUMI_BACKEND_URL ?? '').replace(/^file:\/\//, '');
-    const files = filesUnder(backend);
-    expect(files.some((f) => f.endsWith(`${stack}.json`))).toBe(true);
-    for (const file of files) {
-      const text = readFileSync(file, 'utf8');
-      for (const value of [user.password, ...seenSecrets]) {
-        if (text.includes(value)) throw new Error(`${file} contains a secret in plain text`);
-      }
-    }
+    scanState([user.password, ...seenSecrets], `${stack}.json`);
   }
   async function userCredentials(): Promise<string[]> {
     const list = await new ApplicationCredentials(user.session()).list();

@@ -18,6 +18,10 @@ export type BinaryName =
   | 'pulumi'
   | 'pulumi-language-nodejs'
   | 'pulumi-resource-pulumi-nodejs'
+  | 'pulumi-language-yaml'
+  | 'pulumi-python'
+  | 'pulumi-language-sdkgen'
+  | 'pulumi-language-dotnet'
   | 'bao';
 
 /** Pinned versions (keep in sync with build-test-binaries.sh and test/support/go/*). */

@@ -5,7 +5,15 @@
 #
 # Usage: bash test/support/build-test-binaries.sh [component ...]
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
-#               pulumi-resource-pulumi-nodejs bao        (default: all of them)
+#               pulumi-resource-pulumi-nodejs pulumi-language-yaml pulumi-python pulumi-language-sdkgen
+#               pulumi-language-dotnet bao        (default: all of them)
+#               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
+#               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
+#               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests,
+#               run as <dir>/pulumi-python, a wrapper of the venv's python;
+#               pulumi-language-sdkgen and pulumi-language-dotnet: our hosts that serve only
+#               `pulumi package gen-sdk`, with Pulumi's code generators for Python and Go (pkg/v3 of the CLI's
+#               release) and for .NET (pkg/v3 v3.225.0, the last that has it))
 #   optional, only when named: pulumi-resource-kubernetes (the @pulumi/kubernetes provider plugin, from
 #               github.com/pulumi/pulumi-kubernetes/provider/v4 at the one pseudo-version the proxy serves)
 #   --print-dir COMPONENT   print the cache directory of COMPONENT (no build) and exit
@@ -25,10 +33,17 @@ K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.6.16
 PULUMI_VERSION=v3.276.0
 BAO_VERSION=2.7.2
+YAML_VERSION=v1.25.0
+# The Python SDK from PyPI (its newest release; the CLI's 3.276 is not published there) and what the generated
+# Python SDK of keystone-appcred (sdk/python/pyproject.toml) needs beside it, and what pip builds it with.
+PULUMI_PY_VERSION=3.272.0
+PULUMI_PY_REQUIREMENTS="pulumi==$PULUMI_PY_VERSION packaging==26.4 semver==3.1.2 setuptools==84.2.1 wheel==0.48.0"
 # Our language host's version: Pulumi's, plus a digest of its source so an edit rebuilds it.
 LANGHOST_SRC="$gomods/pulumi/cmd/pulumi-language-nodejs/main.go"
 LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10)"
 SHIM_VERSION="${PULUMI_VERSION}-kac.1"
+SDKGEN_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$gomods/pulumi/cmd/pulumi-language-sdkgen/main.go" | cut -c1-10)"
+DOTNET_CODEGEN_VERSION="v3.225.0-kac.$(cat "$gomods/pulumi-dotnet/cmd/pulumi-language-dotnet/"* "$gomods/pulumi-dotnet/go.mod" | sha256sum | cut -c1-10)"
 K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 K8S_PROVIDER_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 
@@ -39,7 +54,8 @@ export GOMAXPROCS="${KAC_GOMAXPROCS:-2}"
 export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
 
-all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs bao)
+all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-language-yaml
+  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao)
 
 version_of() {
   case "$1" in
@@ -48,6 +64,10 @@ version_of() {
     pulumi) echo "$PULUMI_VERSION" ;;
     pulumi-language-nodejs) echo "$LANGHOST_VERSION" ;;
     pulumi-resource-pulumi-nodejs) echo "$SHIM_VERSION" ;;
+    pulumi-language-yaml) echo "$YAML_VERSION" ;;
+    pulumi-language-sdkgen) echo "$SDKGEN_VERSION" ;;
+    pulumi-language-dotnet) echo "$DOTNET_CODEGEN_VERSION" ;;
+    pulumi-python) echo "$PULUMI_PY_VERSION-$(echo "$PULUMI_PY_REQUIREMENTS" | sha256sum | cut -c1-8)" ;;
     bao) echo "$BAO_VERSION" ;;
     pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
@@ -161,6 +181,45 @@ PY
     "-s -w -X $K8S_PROVIDER_MODULE/pkg/version.Version=${K8S_PROVIDER_VERSION#v}"
 }
 
+# The YAML language host is a module of its own whose go.mod pins its Pulumi SDK; `go install module@version` builds
+# it with exactly that go.mod (it has no replace directives), so it needs no wrapper module here.
+build_yaml() {
+  local out tmp
+  out="$(dir_of pulumi-language-yaml)"
+  tmp="$out.tmp.$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  log "building pulumi-language-yaml $YAML_VERSION (go install github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml) ..."
+  if ! GOFLAGS=-buildvcs=false GOBIN="$tmp" timeout "$BUILD_TIMEOUT" go install -p 2 -trimpath -ldflags="-s -w" \
+    "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml@$YAML_VERSION" >"$tmp/build.log" 2>&1; then
+    log "FAILED: pulumi-language-yaml; last lines of $tmp/build.log:"
+    tail -n 30 "$tmp/build.log" >&2
+    return 1
+  fi
+  rm -f "$tmp/build.log"
+  rm -rf "$out"
+  mv "$tmp" "$out"
+}
+
+# A venv is not relocatable, so it is made in its final directory; the wrapper that marks it done is written last.
+build_pulumi_python() {
+  local out
+  out="$(dir_of pulumi-python)"
+  rm -rf "$out"
+  mkdir -p "$out"
+  log "creating a Python venv with $PULUMI_PY_REQUIREMENTS (PyPI) ..."
+  python3 -m venv "$out/venv" >&2
+  # shellcheck disable=SC2086 # the requirements are words
+  if ! timeout 900 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check $PULUMI_PY_REQUIREMENTS >"$out/pip.log" 2>&1; then
+    log "FAILED: pulumi-python; last lines of $out/pip.log:"
+    tail -n 30 "$out/pip.log" >&2
+    return 1
+  fi
+  rm -f "$out/pip.log"
+  printf '#!/bin/sh\n# The Python of a venv with the Pulumi SDK (build-test-binaries.sh pulumi-python).\nexec "%s" "$@"\n' "$out/venv/bin/python" >"$out/pulumi-python"
+  chmod 755 "$out/pulumi-python"
+}
+
 build_one() {
   local comp="$1" dir t0 t1
   dir="$(dir_of "$comp")"
@@ -178,6 +237,10 @@ build_one() {
       "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" ;;
     pulumi-language-nodejs) go_build pulumi-language-nodejs pulumi ./cmd/pulumi-language-nodejs "-s -w" ;;
     pulumi-resource-pulumi-nodejs) build_shim ;;
+    pulumi-language-yaml) build_yaml ;;
+    pulumi-language-sdkgen) go_build pulumi-language-sdkgen pulumi ./cmd/pulumi-language-sdkgen "-s -w" ;;
+    pulumi-language-dotnet) go_build pulumi-language-dotnet pulumi-dotnet ./cmd/pulumi-language-dotnet "-s -w" ;;
+    pulumi-python) build_pulumi_python ;;
     bao) build_bao ;;
     pulumi-resource-kubernetes) build_k8s_provider ;;
   esac

@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { bundlePlugin } from '../../tools/plugin';
 
 /** The repository root. */
 export const REPO = resolve(__dirname, '..', '..');
@@ -70,12 +71,14 @@ export async function runOk(command: string, args: readonly string[], options: P
 }
 
 /**
- * Builds the project (`tsc -p tsconfig.json`) and checks every export target exists and is newer than the build's
- * start. tsc emits even when another file of the tree has a type error, so its exit code is not the criterion.
+ * Builds the project as `npm run build` does (`tsc -p tsconfig.json`, then the provider plugin's bundle) and checks
+ * every export target and bin exists and is newer than the build's start. tsc emits even when another file of the
+ * tree has a type error, so its exit code is not the criterion.
  */
 export function buildProject(): void {
   const start = Date.now();
   const result = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
+  bundlePlugin();
   for (const target of exportTargets().filter((t) => t.startsWith('lib/'))) {
     const path = join(REPO, target);
     if (!existsSync(path) || statSync(path).mtimeMs < start - 2_000) {

@@ -1,13 +1,14 @@
 /**
  * Prepares the real Pulumi CLI for the tests: the CLI built from github.com/pulumi/pulumi/pkg/v3 (pinned to the
- * @pulumi/pulumi npm version the project installs), a Node.js language host and the `pulumi-nodejs` dynamic-provider
- * plugin, all in one directory; a local file backend in the run's temp dir; a test passphrase; no update checks and no
+ * @pulumi/pulumi npm version the project installs), a Node.js language host, the `pulumi-nodejs` dynamic-provider
+ * plugin and the Pulumi YAML language host (github.com/pulumi/pulumi-yaml), all in one directory; a local file backend in the run's temp dir; a test passphrase; no update checks and no
  * plugin downloads.
  *
  * Variables it exports (merged into the workers' environment):
  *   KAC_PULUMI            path of the `pulumi` executable
- *   KAC_PULUMI_BIN_DIR    directory holding pulumi, pulumi-language-nodejs and pulumi-resource-pulumi-nodejs (put it first
- *                         on PATH for any process that runs pulumi; {@link pulumiEnv} does)
+ *   KAC_PULUMI_BIN_DIR    directory holding pulumi, pulumi-language-nodejs, pulumi-resource-pulumi-nodejs and
+ *                         pulumi-language-yaml (put it first on PATH for any process that runs pulumi; {@link pulumiEnv}
+ *                         does)
  *   KAC_PULUMI_ROOT       its parent (KAC_PULUMI_BIN_DIR = $KAC_PULUMI_ROOT/bin), for the Automation API:
  *                         `PulumiCommand.get({ root: process.env.KAC_PULUMI_ROOT, skipVersionCheck: true })`
  *   KAC_PULUMI_HOME, KAC_PULUMI_BACKEND_URL, KAC_PULUMI_CONFIG_PASSPHRASE  the same values as the PULUMI_* below
@@ -28,7 +29,7 @@ import { progress } from './proc';
 /** The passphrase of the test stacks' secrets provider. Not a secret. */
 export const TEST_PASSPHRASE = 'kac-test-passphrase';
 
-const PROGRAMS = ['pulumi', 'pulumi-language-nodejs', 'pulumi-resource-pulumi-nodejs'] as const;
+const PROGRAMS = ['pulumi', 'pulumi-language-nodejs', 'pulumi-resource-pulumi-nodejs', 'pulumi-language-yaml'] as const;
 
 /** Hard link, or copy where a link is impossible. */
 function place(from: string, to: string): void {
@@ -135,6 +136,7 @@ export const preparePulumi: Starter = async (workDir: string): Promise<Started> 
     pulumi: bins.pulumi.path,
     'pulumi-language-nodejs': bins['pulumi-language-nodejs'].path,
     'pulumi-resource-pulumi-nodejs': bins['pulumi-resource-pulumi-nodejs'].path,
+    'pulumi-language-yaml': bins['pulumi-language-yaml'].path,
   });
   const bin = join(root, 'bin');
   const home = join(workDir, 'home');

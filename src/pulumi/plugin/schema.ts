@@ -166,7 +166,7 @@ export function packageSchema(version: string) {
       },
     },
     language: {
-      csharp: { rootNamespace: 'KeystoneAppcred', packageReferences: { Pulumi: '3.*' }, respectSchemaVersion: true },
+      csharp: { packageReferences: { Pulumi: '3.*' }, respectSchemaVersion: true },
       go: { importBasePath: 'keystone-appcred/sdk/go/keystoneappcred', generateResourceContainerTypes: true, respectSchemaVersion: true },
       nodejs: { packageName: 'keystone-appcred-sdk', dependencies: { '@pulumi/pulumi': '^3.0.0' }, respectSchemaVersion: true },
       python: { packageName: 'pulumi_keystone_appcred', pyproject: { enabled: true }, respectSchemaVersion: true },

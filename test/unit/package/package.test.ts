@@ -134,10 +134,10 @@ describe('npm pack', () => {
     files = (JSON.parse(result.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path);
   });
 
-  it('holds every export target and the bin script', () => {
+  it('holds every export target and the bin scripts (the command line and the Pulumi provider plugin)', () => {
     expect(files).toEqual(expect.arrayContaining(exportTargets()));
-    const bin = Object.values(packageJson().bin)[0];
-    expect(readFileSync(join(REPO, bin), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(Object.keys(packageJson().bin).sort()).toEqual(['keystone-appcred', 'pulumi-resource-keystone-appcred']);
+    for (const bin of Object.values(packageJson().bin)) expect(readFileSync(join(REPO, bin), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 
   it('holds the declarations and the source map of every compiled file, and the sources the maps point to', () => {
@@ -156,8 +156,14 @@ describe('npm pack', () => {
     expect(readFileSync(join(REPO, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0, January 2004');
   });
 
-  it('holds nothing of the tests, the bench, the Go modules or the fixtures', () => {
-    const unwanted = files.filter((f) => /^(lib\/)?(test|bench)\//.test(f) || /(^|\/)(fixtures|__snapshots__|go)\//.test(f) || /\.go$|(^|\/)go\.(mod|sum)$/.test(f) || /\.test\.[jt]s$/.test(f));
+  it('holds the provider plugin\'s schema and its generated SDKs', () => {
+    expect(files).toEqual(expect.arrayContaining(['sdk/schema.json', 'sdk/python/pyproject.toml', 'sdk/dotnet/ApplicationCredential.cs', 'sdk/go/go.mod']));
+    expect(files.filter((f) => f.startsWith('sdk/go/') && f.endsWith('.go')).length).toBeGreaterThan(0);
+  });
+
+  it('holds nothing of the tests, the bench, the build tools, the Go modules of the tests or the fixtures', () => {
+    const shipped = files.filter((f) => !f.startsWith('sdk/'));
+    const unwanted = shipped.filter((f) => /^(lib\/)?(test|bench|tools)\//.test(f) || /(^|\/)(fixtures|__snapshots__|go)\//.test(f) || /\.go$|(^|\/)go\.(mod|sum)$/.test(f) || /\.test\.[jt]s$/.test(f));
     expect(unwanted).toEqual([]);
     expect(files).not.toContain('docs/testing.md');
     expect(files.filter((f) => f.startsWith('lib/examples/'))).toEqual([]);
