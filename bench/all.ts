@@ -15,6 +15,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   synth: ['1000', '11'],
   lifecycle: ['15', '4'],
   'pulumi-up': ['20', '2', '4'],
+  'pulumi-plugin': ['10', '2', '4', '11'],
   operator: ['500', '1', '100', '4'],
   handoff: ['2000', '2'],
 };

@@ -15,18 +15,14 @@
  * needed because the programs load the provider from lib/. The credentials take their connection from the OS_*
  * variables (the default source), pointed at the proxy.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { startLocalKeystone } from '../src/testbed/keystone';
+import { join } from 'node:path';
 import { createServiceUser } from '../test/support/keystone-fixtures';
-import { preparePulumi, pulumiEnv } from '../test/support/pulumi';
 import { startRecordingProxy, type RecordedCall } from '../test/support/recording-proxy';
+import { REPO, benchEnvironment, ok, program } from './pulumi-harness';
 import { conditions, median, ms, printTable, type Figure } from './report';
-
-const REPO = resolve(__dirname, '..');
 
 const TRIVIAL = `'use strict';
 const pulumi = require('@pulumi/pulumi');
@@ -55,40 +51,6 @@ const count = new pulumi.Config().requireNumber('count');
 for (let i = 0; i < count; i++) new TrivialFile('file-' + i, { path: require('node:path').join(__dirname, 'out-' + i + '.txt'), content: 'hello' });
 `;
 
-interface Timed {
-  readonly ms: number;
-  readonly code: number | null;
-  readonly out: string;
-}
-
-function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Timed> {
-  const t0 = performance.now();
-  return new Promise((done, fail) => {
-    const child = spawn(process.env.KAC_PULUMI as string, args, { cwd, env: pulumiEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.once('error', fail);
-    child.once('close', (code) => done({ ms: performance.now() - t0, code, out }));
-  });
-}
-
-async function ok(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
-  const result = await run(cwd, [...args, '--non-interactive'], env);
-  if (result.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed:\n${result.out}`);
-  return result;
-}
-
-function program(parent: string, name: string, files: Record<string, string>): string {
-  const dir = join(parent, name);
-  mkdirSync(join(dir, 'node_modules'), { recursive: true });
-  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
-  symlinkSync(REPO, join(dir, 'node_modules', 'keystone-appcred'), 'dir');
-  symlinkSync(join(REPO, 'node_modules', '@pulumi'), join(dir, 'node_modules', '@pulumi'), 'dir');
-  return dir;
-}
-
-
 /** The bare script: one login as the service user, then `count` creates, serially; returns the ids to clean up. */
 async function bare(url: string, user: { userId: string; password: string; projectId: string }, count: number): Promise<{ ms: number; token: string; ids: string[] }> {
   const t0 = performance.now();
@@ -116,17 +78,8 @@ async function main(): Promise<void> {
   const rounds = Number(process.argv[3] ?? 3);
   const bcryptRounds = Number(process.argv[4] ?? 4);
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-pulumi-'));
-  const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
+  const { keystone, pulumi } = await benchEnvironment(work, bcryptRounds);
   try {
-    Object.assign(process.env, {
-      KAC_KEYSTONE_URL: keystone.authUrl,
-      KAC_KEYSTONE_ADMIN_USER: keystone.adminUser,
-      KAC_KEYSTONE_ADMIN_PASSWORD: keystone.adminPassword,
-      KAC_KEYSTONE_ADMIN_PROJECT: keystone.adminProject,
-      KAC_KEYSTONE_DOMAIN: keystone.domain,
-    });
-    const pulumi = await preparePulumi(join(work, 'pulumi'));
-    Object.assign(process.env, pulumi.env);
     const user = await createServiceUser('bench-pulumi');
     const proxy = await startRecordingProxy(keystone.authUrl);
     const osEnv = { OS_AUTH_URL: proxy.url, OS_USER_ID: user.userId, OS_PASSWORD: user.password, OS_PROJECT_ID: user.projectId };

@@ -8,16 +8,17 @@
  * with `--show-secrets` (each credential authenticates) and destroys, against the test Keystone.
  *
  * The program exports the optional `nextRotation` of `batch` with a default, so `pulumi up` prints no "Undefined value".
+ * The package's provider plugin, run from node_modules/.bin as npm linked it, serves the schema the package ships.
  */
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { getJson, kubectl, kubectlOk } from '../support/kubectl';
 import { kubernetesPluginPath } from '../support/binaries';
-import { linkFromRepository, newProject, npmInstall, packedTarball } from '../support/package';
+import { linkFromRepository, newProject, npmInstall, packageJson, packedTarball } from '../support/package';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
 
 jest.setTimeout(900_000);
@@ -156,6 +157,14 @@ describe('the Pulumi face, installed from the packed tarball', () => {
     const out = await ok(['up', '--yes', '--skip-preview']);
     expect(out).not.toMatch(/updated|created|deleted/);
     expect(out).not.toContain('Undefined value');
+  });
+
+  it('the provider plugin of the tarball (a bin, node_modules/.bin/pulumi-resource-keystone-appcred) serves its schema to pulumi package get-schema', async () => {
+    const bin = join(dir, 'node_modules', '.bin', 'pulumi-resource-keystone-appcred');
+    const result = await runPulumi(['package', 'get-schema', bin], { cwd: dir, env: env() });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(JSON.parse(readFileSync(join(dir, 'node_modules', 'keystone-appcred', 'sdk', 'schema.json'), 'utf8')));
+    expect(JSON.parse(result.stdout)).toMatchObject({ name: 'keystone-appcred', version: packageJson().version });
   });
 
   it('pulumi destroy deletes both credentials (and the Secret)', async () => {
