@@ -52,7 +52,6 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
   let work: string;
   const seen: string[] = [];
   const config: Record<string, [string, boolean]> = {};
-  let configured = false;
 
   /** Runs the driver; the CLI (and the plugin it starts) gets `cli` in its environment. */
   async function driver(action: string, cli: NodeJS.ProcessEnv = {}): Promise<DriverResult> {
@@ -63,8 +62,8 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
         ...base,
         ...python.env,
         KAC_PY_STACK: STACK,
-        // The stack config once: it never changes here.
-        KAC_PY_CONFIG: JSON.stringify(configured ? {} : config),
+        // Each run: an inline program's workspace is a new temporary directory, which holds the stack's config.
+        KAC_PY_CONFIG: JSON.stringify(config),
         KAC_PY_ENV: JSON.stringify({ PATH: `${pluginDir}:${base.PATH ?? ''}`, ...cli }),
       },
       timeoutMs: 280_000,
@@ -72,7 +71,6 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
     const text = `${result.stdout}${result.stderr}`;
     for (const value of [user.password, ...seen]) if (result.stderr.includes(value)) throw new Error('the driver printed a secret');
     if (result.code !== 0) throw new Error(`driver.py ${action} failed (${String(result.code)}):\n${text}`.split(user.password).join('***'));
-    configured = true;
     return JSON.parse(result.stdout.trim().split('\n').pop() as string) as DriverResult;
   }
   function outputsOf(result: DriverResult): Outputs {
