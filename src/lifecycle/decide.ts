@@ -14,7 +14,6 @@ import {
   ReadyReason,
   SECRET_KEYS,
   credentialName,
-  formatDeadline,
   formatTime,
   setCondition,
   type Condition,
@@ -103,6 +102,8 @@ class Step {
   private successor?: GenerationRecord;
   /** Why a new rotation started in this step, if one did. */
   private started?: { generation: number; why: string };
+  /** The superseded generation this step sweeps, if it does. */
+  private swept?: number;
   /** The generation whose document this step writes to the backup / the Secret. */
   private backedUp?: number;
   private delivered?: number;
@@ -168,6 +169,7 @@ class Step {
     if (!rotation.sweepDue(this.status, this.now)) return;
     const generation = this.status.previousCredentialGeneration as number;
     if (this.carried.has(generation)) return; // still carried by the Secret or the backup: the repair comes first
+    this.swept = generation;
     this.remove(this.records.get(generation), 'grace period over');
     delete this.status.previousCredentialID;
     delete this.status.previousCredentialGeneration;
@@ -186,7 +188,7 @@ class Step {
     if (head && !(head.failure !== undefined && this.order.spec.credentialGeneration > head.generation)) this.successor = head;
     for (const record of this.records.values()) {
       if (record.generation === this.live || record.generation === previous || record === this.successor) continue;
-      if (record.generation === this.order.status.previousCredentialGeneration && !this.carried.has(record.generation)) continue; // swept above
+      if (record.generation === this.swept) continue; // swept above
       const why = record.generation > this.live ? (record.failure !== undefined ? 'failed successor superseded by a raised generation' : 'stale successor') : 'stray generation';
       this.remove(record, why);
     }
@@ -271,7 +273,7 @@ class Step {
     if (superseded?.credential) {
       this.status.previousCredentialID = superseded.credential.id;
       this.status.previousCredentialGeneration = superseded.generation;
-      this.status.previousCredentialDeleteAt = formatDeadline(rotation.deleteAt(this.now, this.order.spec));
+      this.status.previousCredentialDeleteAt = rotation.graceDeadline(this.now, this.order.spec, superseded.credential.expiresAt);
     }
     this.status.credentialID = credential.id;
     this.status.credentialGeneration = next.generation;
@@ -320,7 +322,8 @@ class Step {
     // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
     // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
     if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
-      const until = formatDeadline(rotation.deleteAt(this.now, this.order.spec));
+      const superseded = this.status.previousCredentialGeneration === undefined ? undefined : this.records.get(this.status.previousCredentialGeneration);
+      const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt);
       if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
     }
   }

@@ -6,7 +6,7 @@
  * switch, so the delivered credential is never invalid". So before `decide` deletes anything, the status is rebuilt
  * from what is observed, and a credential the Secret or the backup carries is never deleted outside teardown.
  */
-import { formatDeadline, formatTime, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
+import { formatTime, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
 import type { GenerationRecord, Observations } from './model';
 import * as rotation from './rotation';
 
@@ -45,7 +45,7 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
   const live = rotation.liveGeneration(status);
   const highest = carried[0];
   const out: Mutable<Status> = { ...status };
-  const graceUntil = formatDeadline(rotation.deleteAt(now, settings));
+  const graceUntil = (generation: number) => rotation.graceDeadline(now, settings, records.get(generation)?.credential?.expiresAt);
   if (highest !== undefined && highest > live) {
     const delivered = records.get(highest)?.credential as { id: string; expiresAt?: Date };
     out.credentialID = delivered.id;
@@ -59,7 +59,7 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
       const keep = status.previousCredentialGeneration === superseded && status.previousCredentialDeleteAt !== undefined;
       out.previousCredentialID = record.credential.id;
       out.previousCredentialGeneration = superseded;
-      out.previousCredentialDeleteAt = keep ? (status.previousCredentialDeleteAt as string) : graceUntil;
+      out.previousCredentialDeleteAt = keep ? (status.previousCredentialDeleteAt as string) : graceUntil(superseded as number);
     } else {
       delete out.previousCredentialID;
       delete out.previousCredentialGeneration;
@@ -74,7 +74,7 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
   if (behind > 0) {
     out.previousCredentialID = (records.get(behind)?.credential as { id: string }).id;
     out.previousCredentialGeneration = behind;
-    out.previousCredentialDeleteAt = graceUntil;
+    out.previousCredentialDeleteAt = graceUntil(behind);
   }
   return out;
 }

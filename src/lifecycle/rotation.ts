@@ -4,7 +4,7 @@
  * Each rotation creates generation N+1 (or the raised generation) beside the delivered generation N; the order switches
  * once Keystone holds it; the superseded one is deleted after the grace period. `decide` composes these rules.
  */
-import { formatDeadline, scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
+import { formatDeadline, formatTime, scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
 import type { GenerationRecord, LifecycleOrder, Trigger } from './model';
 
 const time = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
@@ -104,6 +104,18 @@ export function nextRotation(lastRotation: Date, expiresAt: Date | undefined, ro
 /** `previousCredentialDeleteAt = switch + gracePeriod`. */
 export function deleteAt(switchedAt: Date, rotation: ResolvedRotation): Date {
   return rotation.gracePeriod.after(switchedAt);
+}
+
+/**
+ * `status.previousCredentialDeleteAt` of a superseded credential that expires at `expiresAt`: switch + gracePeriod
+ * (rounded up, as every deadline), but never later than the credential's own expiry (rounded down). A grace period
+ * exists so consumers can keep using the superseded credential; one Keystone already rejects (a rotation that came
+ * late: the operator was down, or nobody ran `pulumi up` for a while) has nothing left to give, so it is swept at its
+ * expiry, or at once when that has passed.
+ */
+export function graceDeadline(switchedAt: Date, rotation: ResolvedRotation, expiresAt: Date | undefined): string {
+  const grace = deleteAt(switchedAt, rotation);
+  return expiresAt !== undefined && expiresAt < grace ? formatTime(expiresAt) : formatDeadline(grace);
 }
 
 /**

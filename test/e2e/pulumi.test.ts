@@ -228,6 +228,23 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     expectNoPlaintextInState();
   });
 
+  it('pulumi up long after the expiry (a late rotation): the expired superseded credential gets no grace period and goes in the same up', async () => {
+    const before = await outputs();
+    const mark = proxy.calls.length;
+    await up(at('+8d'));
+    const late = await outputs();
+    expect(late.credentialGeneration).toBe(6);
+    expect(late.previousCredentialId).toBeUndefined();
+    expect(late.previousCredentialDeleteAt).toBeUndefined();
+    seenSecrets.push(late.credentialSecret as string);
+    // generation 3's grace period was over (swept first), generation 5 had expired (swept right after the switch)
+    expect(proxy.since(mark).filter(isWrite).map((c) => c.method)).toEqual(['DELETE', 'POST', 'DELETE']);
+    expect(await userCredentials()).toEqual([`${g1.prefix}-credential-v6`]);
+    expect(before.credentialGeneration).toBe(5);
+    expect(await authenticates(late.credentialId, late.credentialSecret)).toBe(true);
+    expectNoPlaintextInState();
+  });
+
   it('pulumi destroy leaves nothing of the resource in Keystone', async () => {
     await ok(['destroy', '--yes', '--skip-preview'], at('+82m'));
     expect(await userCredentials()).toEqual([]);

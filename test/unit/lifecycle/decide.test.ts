@@ -46,7 +46,7 @@ describe('the switch', () => {
   });
 
   it('sets previousCredentialID/Generation/DeleteAt at the switch, deleteAt = switch + gracePeriod', () => {
-    const now = plus(NEXT1, 5000);
+    const now = plus(NEXT1, -5000); // a superseded credential that outlives switch + gracePeriod (see late-rotation.test.ts)
     const exp2 = plus(now, hours(744));
     const plan = decide(converged(), world([held(1, EXP1), held(2, exp2)], { delivery: { state: 'delivered', credentialId: 'cred-1', intact: true } }), now);
     expect(kinds(plan)).toEqual(['deliver:2']);
