@@ -7,7 +7,7 @@
  */
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
-import { OperatorEnv, OperatorRuntimeEnv } from '../src/api/operator-env';
+import { KeystoneLimitDefaults, OperatorEnv, OperatorRuntimeEnv } from '../src/api/operator-env';
 import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
 
 /**
@@ -96,6 +96,18 @@ export interface OperatorProps {
    * @default false
    */
   readonly consumerHandoff?: boolean;
+  /**
+   * Requests per second the operator sends to one Keystone endpoint, logins included, however many workers run; 0: no
+   * limit. A 429 or 503 with `Retry-After` pauses the endpoint. Raise it for a Keystone with many workers.
+   * @default 20
+   */
+  readonly keystoneRequestsPerSecond?: number;
+  /**
+   * Requests the operator has in flight to one Keystone endpoint at once; 0: no limit. Each password login and each
+   * credential create costs Keystone a bcrypt computation, so this bounds the Keystone workers a burst keeps busy.
+   * @default 8
+   */
+  readonly keystoneRequestsInFlight?: number;
 }
 
 /** The entry point of the image: the operator command of the project's CLI. */
@@ -196,6 +208,8 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     logLevel: 'info',
     runAsUser: 1000,
     consumerHandoff: false,
+    keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
+    keystoneRequestsInFlight: KeystoneLimitDefaults.inFlight,
     ...stripUndefined(props),
     image: props.image,
     tag: props.tag,
@@ -217,6 +231,8 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     if (!QUANTITY.test(amounts.cpu)) fail(`${prop}.cpu`, amounts.cpu, 'must be a Kubernetes quantity like 100m or 1');
     if (!QUANTITY.test(amounts.memory)) fail(`${prop}.memory`, amounts.memory, 'must be a Kubernetes quantity like 128Mi');
   }
+  if (!(Number.isFinite(p.keystoneRequestsPerSecond) && p.keystoneRequestsPerSecond >= 0)) fail('keystoneRequestsPerSecond', p.keystoneRequestsPerSecond, 'must be a number of requests per second, 0 or more (0: no limit)');
+  if (!Number.isInteger(p.keystoneRequestsInFlight) || p.keystoneRequestsInFlight < 0) fail('keystoneRequestsInFlight', p.keystoneRequestsInFlight, 'must be a whole number of requests, 0 or more (0: no limit)');
   if (!Number.isInteger(p.runAsUser) || p.runAsUser < 1) fail('runAsUser', p.runAsUser, 'must be a non-root user id (an integer of at least 1)');
   if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(p.openBao.address)) fail('openBao.address', p.openBao.address, 'must be an http or https URL');
   const auth = p.openBao.auth;
@@ -305,6 +321,8 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: OperatorEnv.healthPort, value: String(p.healthPort) },
           { name: OperatorEnv.metricsPort, value: String(p.metricsPort) },
           { name: OperatorEnv.logLevel, value: p.logLevel },
+          { name: OperatorEnv.keystoneRate, value: String(p.keystoneRequestsPerSecond) },
+          { name: OperatorEnv.keystoneInFlight, value: String(p.keystoneRequestsInFlight) },
           ...openBaoEnv(p.openBao),
           ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),
           ...Object.entries(OperatorRuntimeEnv).map(([name, value]) => ({ name, value })),

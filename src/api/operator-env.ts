@@ -31,6 +31,21 @@ export const OperatorEnv = {
   openBaoCaFile: 'KAC_OPENBAO_CA_FILE',
   /** `true`: roll the workloads that opted in when their delivered Secret switches (the consumer handoff). */
   consumerHandoff: 'KAC_CONSUMER_HANDOFF',
+  /** Requests per second to one Keystone endpoint (0: no limit). */
+  keystoneRate: 'KAC_KEYSTONE_RATE',
+  /** Requests in flight to one Keystone endpoint (0: no limit). */
+  keystoneInFlight: 'KAC_KEYSTONE_IN_FLIGHT',
+} as const;
+
+/**
+ * The defaults of the limit per Keystone endpoint (flags, environment and construct props alike). A password login and
+ * a credential create each cost Keystone a bcrypt computation (about 250 ms of one core at its default cost 12), so 8
+ * in flight keep 8 Keystone workers busy and no more, and 20 per second leaves room for the cheap calls (lists, token
+ * validations) around them; a small Keystone is not swamped by a burst, a big one is raised with the flags.
+ */
+export const KeystoneLimitDefaults = {
+  requestsPerSecond: 20,
+  inFlight: 8,
 } as const;
 
 /**

@@ -24,7 +24,11 @@ export const FIELD_MANAGER = 'keystone-appcred-operator';
  * src/operator/controllers.ts.
  */
 export function registerControllers(manager: Manager, config: OperatorConfig): void {
-  registerKindControllers(manager, { ...(config.openBao ? { openBao: config.openBao } : {}), consumerHandoff: config.consumerHandoff });
+  registerKindControllers(manager, {
+    ...(config.openBao ? { openBao: config.openBao } : {}),
+    consumerHandoff: config.consumerHandoff,
+    keystone: { requestsPerSecond: config.keystoneRate, inFlight: config.keystoneInFlight },
+  });
 }
 
 /** Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). */

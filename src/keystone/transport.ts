@@ -6,6 +6,7 @@ import type { Agent } from 'undici';
 import { withDeadline } from '../http/deadline';
 import { leasePool, type PoolLease } from './dispatchers';
 import { KeystoneError, kindOfStatus, redact } from './errors';
+import { MAX_RETRY_AFTER_MS, retryAfterMs, type EndpointLimit, type KeystoneLimits } from './limits';
 import { isRecord } from './reply';
 
 /** The subset of `fetch` the client uses; inject one in unit tests. */
@@ -27,6 +28,11 @@ export interface KeystoneConnectionOptions {
   readonly timeoutMs?: number;
   /** Replaces the global `fetch` (unit tests). */
   readonly fetch?: FetchLike;
+  /**
+   * The process's limits per Keystone endpoint, shared by every client of the endpoint (see limits.ts).
+   * @default no limit (a `Retry-After` is still honoured, for this client's request)
+   */
+  readonly limits?: KeystoneLimits;
 }
 
 /** HTTP methods the client uses. */
@@ -56,6 +62,8 @@ export interface KeystoneResponse {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** Sends of one request when Keystone answers 429 or 503 with a `Retry-After` of at most a minute. */
+const RETRY_AFTER_ATTEMPTS = 3;
 
 /**
  * Sends requests to one Keystone. Every non-2xx reply and every failure to get one is thrown as a
@@ -70,6 +78,8 @@ export class KeystoneTransport {
   private readonly fetchImpl: FetchLike;
   /** The shared pool of the CA bundle's connections (dispatchers.ts), until `close`. */
   private readonly pool?: PoolLease;
+  /** The endpoint's limit, when the process limits its Keystone requests. */
+  private readonly limit?: EndpointLimit;
 
   constructor(options: KeystoneConnectionOptions) {
     let url: URL;
@@ -93,6 +103,7 @@ export class KeystoneTransport {
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
     // Node's fetch is undici; a dispatcher that trusts the bundle alone scopes the trust to the clients of that bundle.
     if (options.caBundle !== undefined) this.pool = leasePool(options.caBundle);
+    if (options.limits) this.limit = options.limits.of(this.authUrl);
   }
 
   /**
@@ -123,13 +134,23 @@ export class KeystoneTransport {
 
     let response: Response;
     let text: string;
-    try {
-      [response, text] = await withDeadline(this.timeoutMs, async (signal) => {
-        const reply = await this.fetchImpl(`${this.origin}${path}`, { ...init, signal });
-        return [reply, await reply.text()] as const;
-      });
-    } catch (error) {
-      throw this.failure(request.method, where, error, sensitive);
+    for (let attempt = 1; ; attempt++) {
+      const exchange = () =>
+        withDeadline(this.timeoutMs, async (signal) => {
+          const reply = await this.fetchImpl(`${this.origin}${path}`, { ...init, signal });
+          return [reply, await reply.text()] as const;
+        });
+      try {
+        [response, text] = await (this.limit ? this.limit.schedule(exchange) : exchange());
+      } catch (error) {
+        throw this.failure(request.method, where, error, sensitive);
+      }
+      // 429 Too Many Requests, 503 Service Unavailable with Retry-After: Keystone did not act on the request and says
+      // when to come back. The endpoint pauses for everyone (limits.ts), and the request is sent again then.
+      const wait = response.status === 429 || response.status === 503 ? retryAfterMs(response.headers.get('retry-after')) : undefined;
+      if (wait === undefined || wait > MAX_RETRY_AFTER_MS || attempt >= RETRY_AFTER_ATTEMPTS) break;
+      if (this.limit) this.limit.pause(wait);
+      else await new Promise((resolve) => setTimeout(resolve, wait));
     }
     if (response.status < 200 || response.status >= 300) {
       throw new KeystoneError({

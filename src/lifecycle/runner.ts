@@ -244,9 +244,13 @@ function canonicalJson(value: unknown): string {
 
 /**
  * Runs passes until the order converges for now (a plan without actions), teardown releases it, or `maxSteps` is reached.
- * The status is recorded after each step whose actions all succeeded. When an action fails, the status that says what
- * is wrong is recorded (best effort) and the failure is thrown as an {@link ActionError}; when the pass converged without
- * Keystone or the backup, it is thrown as an {@link ObservationError}. The next pass starts from what it observes.
+ * The status is recorded once, when the pass ends, and only when it differs from the recorded one: a new order's pass
+ * (park, mint, deliver) writes its status once, with every condition as it ends, instead of once per step on the way.
+ * Nothing depends on a status written between two steps: the status is a hint, and a pass that dies between them
+ * observes the world again (recorded.ts rebuilds a status the Secret or the backup is ahead of). When an action fails,
+ * the status that says what is wrong is recorded (best effort) and the failure is thrown as an {@link ActionError};
+ * when the pass converged without Keystone or the backup, it is thrown as an {@link ObservationError}. The next pass
+ * starts from what it observes.
  */
 export async function reconcile(order: LifecycleOrder, ports: Ports, options: RunOptions = {}): Promise<RunResult> {
   const clock = options.clock ?? (() => new Date());
@@ -254,9 +258,8 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
   let current = order;
   let plan: Plan | undefined;
   const record = async (status: KeystoneApplicationCredentialStatus) => {
-    if (canonicalJson(status) === canonicalJson(current.status)) return;
+    if (canonicalJson(status) === canonicalJson(order.status)) return;
     await ports.writeStatus(status);
-    current = { ...current, status };
   };
   // Observed once per pass; each later step decides on what the earlier steps' actions established.
   let world = await observe(ports, current.status);
@@ -284,13 +287,16 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
       }
     }
     if (released) return { status: plan.status, released: true, steps: step };
-    if (!refused) await record(plan.status);
+    // The step's status holds once its actions succeeded; the next step decides on it (a refused mint is decided again).
+    if (!refused) current = { ...current, status: plan.status };
     if (plan.actions.length === 0) {
+      await record(plan.status);
       world = observed;
       const unobserved = [world.keystoneError && `Keystone: ${world.keystoneError}`, world.backup?.error && `backup: ${world.backup.error}`].filter(Boolean);
       if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
       return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step };
     }
   }
+  await record(current.status).catch(() => undefined); // what the steps that succeeded established
   throw new Error(`the order did not converge in ${maxSteps} steps; last plan: ${plan?.actions.map((a) => a.type).join(', ')}`);
 }

@@ -17,6 +17,8 @@ import { Kinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../kube/object';
 import { dependents, secretDependents, type CachedObjects } from '../plane/dependents';
 import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
+import { KeystoneLimitDefaults } from '../api/operator-env';
+import { KeystoneLimits, KeystoneSessions } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import type { ObjectKind, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
@@ -47,6 +49,8 @@ export interface ControllerOptions {
   readonly clock?: () => Date;
   /** Roll the workloads that opted in when their delivered Secret switches (./handoff). @default false */
   readonly consumerHandoff?: boolean;
+  /** The client-side limit per Keystone endpoint (0: none). @default KeystoneLimitDefaults */
+  readonly keystone?: { readonly requestsPerSecond: number; readonly inFlight: number };
 }
 
 /**
@@ -56,11 +60,18 @@ export interface ControllerOptions {
 export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
   const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }));
   const clock = options.clock ?? (() => new Date());
-  const plane: PlaneDeps = { cluster, keystone: keystoneAdmins(), clock, memo: new ConvergedPasses() };
+  // One limit per Keystone endpoint and one session per identity, shared by every kind's passes and workers: the
+  // admins' and the ordered users' logins are reused for their tokens' lifetimes, and the limit, not the number of
+  // workers, decides how much reaches Keystone.
+  const limits = new KeystoneLimits({ ...(options.keystone ?? KeystoneLimitDefaults), onWait: (endpoint, seconds) => manager.metrics.keystoneWaited(endpoint, seconds) });
+  manager.metrics.keystoneLoad(() => limits.all());
+  const sessions = new KeystoneSessions({ limits });
+  const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses() };
   const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
   const metrics = new CredentialMetrics(manager.metrics.registry);
   const credentials = new CredentialReconciler({
     cluster,
+    sessions,
     ...(openBao ? { backup: (path: string) => openBao.at(path) } : {}),
     clock,
     event: (order, event) => manager.cluster.event(order, event),

@@ -2,17 +2,21 @@
  * The Keystone side of the plane's ports on src/keystone: one admin session per connection (auth URL, admin cloud and
  * CA bundle), reused across passes and orders, so a steady plane logs in once per token lifetime.
  */
-import { createHash } from 'node:crypto';
-import { Domains, KeystoneSession, Projects, Roles, Users, identityVersion, isKeystoneError, passwordAuthOf, type FetchLike } from '../keystone';
-import type { AdminConnection, KeystoneAdmin, KeystoneAdmins, KeystoneRecord } from './ports';
+import { Domains, KeystoneSessions, Projects, Roles, Users, identityVersion, isKeystoneError, passwordAuthOf, type FetchLike, type KeystoneSession } from '../keystone';
+import type { KeystoneAdmin, KeystoneAdmins, KeystoneRecord } from './ports';
 
 /** Options of {@link keystoneAdmins}. */
 export interface KeystoneAdminsOptions {
-  /** Per-request timeout. @default the client's (30 s) */
+  /**
+   * The sessions to log in through, shared with the ordered users' (one token per connection and token lifetime).
+   * @default sessions of its own, with the options below
+   */
+  readonly sessions?: KeystoneSessions;
+  /** Per-request timeout (sessions of its own only). @default the client's (30 s) */
   readonly timeoutMs?: number;
-  /** Replaces the global fetch (tests). */
+  /** Replaces the global fetch (tests; sessions of its own only). */
   readonly fetch?: FetchLike;
-  /** Sessions kept; the least recently used is closed beyond it. @default 64 */
+  /** Sessions kept (sessions of its own only); the least recently used is closed beyond it. @default 64 */
   readonly maxSessions?: number;
 }
 
@@ -20,10 +24,6 @@ export interface KeystoneAdminsOptions {
 export interface ClosableKeystoneAdmins extends KeystoneAdmins {
   /** Closes every session (connection pools of custom CA bundles). */
   close(): Promise<void>;
-}
-
-function fingerprint(connection: AdminConnection): string {
-  return createHash('sha256').update(JSON.stringify([connection.authUrl, connection.cloud, connection.caBundle ?? ''])).digest('hex');
 }
 
 /** The admin port of one session. */
@@ -81,37 +81,36 @@ export function keystoneAdmin(session: KeystoneSession): KeystoneAdmin {
   };
 }
 
-/** Admin sessions keyed by connection; a changed Secret is a new connection, so the old session is not reused. */
+/**
+ * Admin sessions keyed by connection (src/keystone/sessions.ts): a steady plane logs in once per token lifetime, and a
+ * changed Secret is a new connection, so the old session is not reused.
+ */
 export function keystoneAdmins(options: KeystoneAdminsOptions = {}): ClosableKeystoneAdmins {
-  const max = options.maxSessions ?? 64;
-  const sessions = new Map<string, { session: KeystoneSession; admin: KeystoneAdmin }>();
+  const own = options.sessions === undefined;
+  const sessions =
+    options.sessions ??
+    new KeystoneSessions({
+      maxSessions: options.maxSessions ?? 64,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  const admins = new WeakMap<KeystoneSession, KeystoneAdmin>();
   return {
     connect(connection) {
-      const key = fingerprint(connection);
-      let entry = sessions.get(key);
-      if (entry) sessions.delete(key);
-      else {
-        const session = new KeystoneSession({
-          authUrl: connection.authUrl,
-          auth: passwordAuthOf(connection.cloud),
-          ...(connection.caBundle !== undefined ? { caBundle: connection.caBundle } : {}),
-          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-          ...(options.fetch ? { fetch: options.fetch } : {}),
-        });
-        entry = { session, admin: keystoneAdmin(session) };
+      const session = sessions.session({
+        authUrl: connection.authUrl,
+        auth: passwordAuthOf(connection.cloud),
+        ...(connection.caBundle !== undefined ? { caBundle: connection.caBundle } : {}),
+      });
+      let admin = admins.get(session);
+      if (!admin) {
+        admin = keystoneAdmin(session);
+        admins.set(session, admin);
       }
-      sessions.set(key, entry);
-      while (sessions.size > max) {
-        const [oldest, value] = sessions.entries().next().value as [string, { session: KeystoneSession }];
-        sessions.delete(oldest);
-        void value.session.close();
-      }
-      return entry.admin;
+      return admin;
     },
     async close() {
-      const all = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(all.map((e) => e.session.close()));
+      if (own) await sessions.close();
     },
   };
 }

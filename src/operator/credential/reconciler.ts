@@ -19,7 +19,7 @@ import {
   type KeystoneApplicationCredential,
   type KeystoneApplicationCredentialStatus,
 } from '../../api';
-import { KeystoneSession, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
+import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
 import { reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { credentialAdmission } from '../../plane/credential-admission';
@@ -38,6 +38,8 @@ export interface UserConnection {
   readonly caBundle?: string;
   readonly userId: string;
   readonly password: string;
+  /** The user's `status.passwordGeneration` the password is of: a new one never uses a token of the old. */
+  readonly passwordGeneration?: number;
   readonly projectId: string;
 }
 
@@ -54,8 +56,13 @@ export interface CredentialReconcilerDeps {
   readonly cluster: ClusterPort;
   /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
   readonly backup?: (path: string) => BackupPort;
-  /** Keystone as the ordered user. @default the project's Keystone client (`credentialPort` on a password session) */
+  /** Keystone as the ordered user. @default the project's Keystone client (`credentialPort` on a session of `sessions`) */
   readonly keystone?: (connection: UserConnection, prefix: string) => CredentialPort;
+  /**
+   * The sessions the ordered users log in through: one token per (Keystone, user, project, password generation), shared
+   * by every pass of that user's orders until shortly before it expires. @default sessions of the reconciler's own
+   */
+  readonly sessions?: KeystoneSessions;
   /** The clock. @default () => new Date() */
   readonly clock?: () => Date;
   /** Records an Event about the order. @default none */
@@ -81,9 +88,11 @@ const KIND = 'KeystoneApplicationCredential';
 export class CredentialReconciler {
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
   private readonly clock: () => Date;
+  private readonly sessions: KeystoneSessions;
 
   constructor(private readonly deps: CredentialReconcilerDeps) {
     this.clock = deps.clock ?? (() => new Date());
+    this.sessions = deps.sessions ?? new KeystoneSessions();
   }
 
   /** Reconciles the order `namespace/name`. Throws when a pass failed (the conditions say why); the queue backs off. */
@@ -155,6 +164,7 @@ export class CredentialReconciler {
             ...(caBundle ? { caBundle } : {}),
             userId: user.status.userID,
             password,
+            ...(passwordGeneration !== undefined ? { passwordGeneration } : {}),
             projectId: project.status.projectID,
           }
         : undefined;
@@ -163,7 +173,7 @@ export class CredentialReconciler {
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
     const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix);
-    const keystone = released ? abandoned() : asUser ? asUser.port : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
+    const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     let wrote = false;
     const ports: Ports = {
@@ -196,7 +206,7 @@ export class CredentialReconciler {
         this.deps.onAction?.(order, e);
         void this.announce(order, e);
       },
-    }).finally(() => asUser?.close());
+    });
     if (result.released) {
       await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' });
       this.converged.delete(id);
@@ -212,15 +222,16 @@ export class CredentialReconciler {
     this.converged.delete(`${key.namespace}/${key.name}`);
   }
 
-  /** Keystone as the ordered user for one pass; `close` after the pass (it releases the session's connections). */
-  private keystoneOf(connection: UserConnection, prefix: string): { readonly port: CredentialPort; close(): Promise<void> } {
-    if (this.deps.keystone) return { port: this.deps.keystone(connection, prefix), close: async () => undefined };
-    const session = new KeystoneSession({
+  /** Keystone as the ordered user, through the user's shared session (its token outlives the pass). */
+  private keystoneOf(connection: UserConnection, prefix: string): CredentialPort {
+    if (this.deps.keystone) return this.deps.keystone(connection, prefix);
+    const session = this.sessions.session({
       authUrl: connection.authUrl,
       ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
+      ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
     });
-    return { port: credentialPort(session, prefix), close: () => session.close() };
+    return credentialPort(session, prefix);
   }
 
   /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */

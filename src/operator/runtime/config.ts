@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Duration } from '../../api/duration';
-import { OperatorEnv } from '../../api/operator-env';
+import { KeystoneLimitDefaults, OperatorEnv } from '../../api/operator-env';
 import { LOG_LEVELS, type LogLevel } from './log';
 
 /** The environment variables the operator reads: the construct's contract (src/api/operator-env.ts). */
@@ -42,6 +42,9 @@ export interface OperatorConfig {
   readonly openBao?: OpenBaoConfig;
   /** Roll the workloads that opted in when their delivered Secret switches (docs/operator.md, "The consumer handoff"). */
   readonly consumerHandoff: boolean;
+  /** The client-side limit per Keystone endpoint (0: none). */
+  readonly keystoneRate: number;
+  readonly keystoneInFlight: number;
 }
 
 /** One setting: its flag, its environment variable, its default, what it does. */
@@ -71,6 +74,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logLevel', flag: '--log-level <level>', env: OPERATOR_ENV.logLevel, default: 'info', description: 'debug, info, warn or error' },
   { key: 'resyncPeriod', flag: '--resync-period <duration>', default: '1h', description: 'reconcile every cached object again this often, from the cache (0s: never)' },
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', default: '20s', description: 'on SIGTERM, how long reconciles in flight may take before exit; the Lease is released only when they finished' },
+  { key: 'keystoneRate', flag: '--keystone-rate <per-second>', env: OPERATOR_ENV.keystoneRate, default: String(KeystoneLimitDefaults.requestsPerSecond), description: 'requests per second to one Keystone endpoint, logins included, however many workers run (0: no limit); a 429 or 503 with Retry-After pauses the endpoint' },
+  { key: 'keystoneInFlight', flag: '--keystone-in-flight <count>', env: OPERATOR_ENV.keystoneInFlight, default: String(KeystoneLimitDefaults.inFlight), description: 'requests in flight to one Keystone endpoint at once (0: no limit)' },
   { key: 'openbaoAddress', flag: '--openbao-address <url>', env: OPERATOR_ENV.openBaoAddress, description: 'OpenBao\'s address, for backups' },
   { key: 'openbaoAuthMethod', flag: '--openbao-auth-method <method>', env: OPERATOR_ENV.openBaoAuthMethod, default: 'kubernetes', description: 'kubernetes (the service account token) or token' },
   { key: 'openbaoAuthMount', flag: '--openbao-auth-mount <path>', env: OPERATOR_ENV.openBaoAuthMount, default: 'kubernetes', description: 'mount path of the Kubernetes auth method' },
@@ -118,6 +123,11 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     }
     return ms < 0 ? fail(got, 'must not be negative') : ms;
   };
+  const count = (key: string, rule: string, integer: boolean): number => {
+    const got = read(key) as { value: string; from: string };
+    const n = Number(got.value);
+    return /^\d+(\.\d+)?$/.test(got.value) && Number.isFinite(n) && (!integer || Number.isInteger(n)) ? n : fail(got, rule);
+  };
   const name = (key: string): string => {
     const got = read(key) as { value: string; from: string };
     return /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(got.value) ? got.value : fail(got, 'must be a Kubernetes name (lowercase letters, digits, - and .)');
@@ -145,6 +155,8 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     shutdownTimeoutMs: duration('shutdownTimeout'),
     openBao: openBao(read, fail),
     consumerHandoff: flags.consumerHandoff === true || toggle(read('consumerHandoff') as { value: string; from: string }, fail),
+    keystoneRate: count('keystoneRate', 'must be a number of requests per second, 0 or more (0: no limit)', false),
+    keystoneInFlight: count('keystoneInFlight', 'must be a whole number of requests, 0 or more (0: no limit)', true),
   };
   return config;
 }

@@ -1,6 +1,9 @@
 /**
- * Events on condition transitions only: an Event per condition whose status or reason changed, so a steady object (its
- * conditions unchanged pass after pass) writes nothing. Events are best effort: a failed one is logged, not retried.
+ * Events for the moments a user acts on, not for every step on the way: a condition turning False (or Unknown), new or
+ * with another reason, is a Warning; the Ready condition coming back True after it was not is one Normal Event. A
+ * condition turning True on the way (a new object's first status, a sub-condition recovering) records nothing, and a
+ * steady object (its conditions unchanged pass after pass) writes nothing. Each Event is an API write, and a new order
+ * used to post one per condition it passed through. Events are best effort: a failed one is logged, not retried.
  */
 import type { Condition } from '../../api/conditions';
 import type { Cluster } from '../../kube/cluster';
@@ -11,6 +14,15 @@ import { errorMessage, silentLogger, type Logger } from './log';
 export interface Transition {
   readonly from?: Condition;
   readonly to: Condition;
+}
+
+/**
+ * Whether a transition is worth an Event: a condition that is not True now (new, or its status or reason changed), or
+ * Ready turning True again after it was not.
+ */
+export function noteworthy({ from, to }: Transition): boolean {
+  if (to.status !== 'True') return true;
+  return to.type === 'Ready' && from !== undefined && from.status !== 'True';
 }
 
 /** The conditions of `next` that are new in, or changed status or reason from, `old`. */
@@ -44,12 +56,13 @@ export class EventRecorder {
   }
 
   /**
-   * Records one Event per transition from `old` to `next`, all at once (a new order's first status changes four or five
-   * conditions, and posting them one after the other held its pass for as many round trips); returns how many were
-   * recorded. A failed Event is logged and does not fail the caller.
+   * Records one Event per {@link noteworthy} transition from `old` to `next`, all at once (posting them one after the
+   * other held the pass for as many round trips); returns how many were recorded. A failed Event is logged and does
+   * not fail the caller.
    */
   async conditionsChanged(object: KubeObject, old: readonly Condition[] | undefined, next: readonly Condition[] | undefined): Promise<number> {
     const posted = conditionTransitions(old, next)
+      .filter(noteworthy)
       .filter(({ to }) => !this.options.types || this.options.types.includes(to.type))
       .map(async ({ to }) => {
         const warning = this.options.warning ? this.options.warning(to) : to.status !== 'True';

@@ -11,10 +11,20 @@
  * | `keystone_appcred_informer_synced` | kind | 1 once the kind's cache is filled |
  * | `keystone_appcred_informer_relists_total` | kind, reason | relists after an expired watch or an error |
  * | `keystone_appcred_api_writes_total` | kind, verb | writes to the API server (a steady order causes none) |
+ * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
+ * | `keystone_appcred_keystone_in_flight` | endpoint | Keystone requests in flight now |
+ * | `keystone_appcred_keystone_in_flight_peak` | endpoint | the most Keystone requests in flight at once since the start |
  *
  * plus prom-client's default process metrics (`process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, ...).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The load of one Keystone endpoint. */
+export interface KeystoneEndpointLoad {
+  readonly endpoint: string;
+  readonly inFlight: number;
+  readonly peakInFlight: number;
+}
 
 /** How a reconcile ended. */
 export type ReconcileOutcome = 'success' | 'requeue' | 'conflict' | 'error';
@@ -29,6 +39,8 @@ export class OperatorMetrics {
   private readonly synced: Gauge<'kind'>;
   private readonly relists: Counter<'kind' | 'reason'>;
   private readonly writes: Counter<'kind' | 'verb'>;
+  private readonly keystoneWait: Histogram<'endpoint'>;
+  private keystoneEndpoints: () => readonly KeystoneEndpointLoad[] = () => [];
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -46,6 +58,34 @@ export class OperatorMetrics {
     this.synced = new Gauge({ name: 'keystone_appcred_informer_synced', help: '1 once the kind\'s cache is filled.', labelNames: ['kind'], registers });
     this.relists = new Counter({ name: 'keystone_appcred_informer_relists_total', help: 'Relists by kind and reason (expired, error).', labelNames: ['kind', 'reason'], registers });
     this.writes = new Counter({ name: 'keystone_appcred_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
+    this.keystoneWait = new Histogram({
+      name: 'keystone_appcred_keystone_wait_seconds',
+      help: 'Time Keystone requests waited for the per-endpoint limit, by endpoint.',
+      labelNames: ['endpoint'],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    const endpoints = () => this.keystoneEndpoints();
+    new Gauge({
+      name: 'keystone_appcred_keystone_in_flight',
+      help: 'Keystone requests in flight now, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const e of endpoints()) this.set({ endpoint: e.endpoint }, e.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'keystone_appcred_keystone_in_flight_peak',
+      help: 'The most Keystone requests in flight at once since the start, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const e of endpoints()) this.set({ endpoint: e.endpoint }, e.peakInFlight);
+      },
+    });
     this.leaderGauge.set(0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -74,6 +114,16 @@ export class OperatorMetrics {
 
   wrote(kind: string, verb: string): void {
     this.writes.inc({ kind, verb });
+  }
+
+  /** A Keystone request waited `seconds` for the endpoint's limit. */
+  keystoneWaited(endpoint: string, seconds: number): void {
+    this.keystoneWait.observe({ endpoint }, seconds);
+  }
+
+  /** Where the in-flight gauges read the load of each Keystone endpoint. */
+  keystoneLoad(endpoints: () => readonly KeystoneEndpointLoad[]): void {
+    this.keystoneEndpoints = endpoints;
   }
 
   /** The text exposition format. */

@@ -135,9 +135,26 @@ describe('KeystoneApplicationCredential reconciler', () => {
     const data = w.decoded();
     expect(Object.keys(data).sort()).toEqual(['application_credential_id', 'application_credential_secret', 'clouds.yaml']);
     expect(w.keystone.authenticates(data.application_credential_id, data.application_credential_secret)).toBe(true);
-    expect(w.connections[0]).toEqual({ authUrl: 'http://127.0.0.1:5000/v3', userId: 'u-1', password: 'user-password', projectId: 'p-1' });
+    expect(w.connections[0]).toEqual({ authUrl: 'http://127.0.0.1:5000/v3', userId: 'u-1', password: 'user-password', passwordGeneration: 1, projectId: 'p-1' });
     expect(outcome.requeueAfterMs).toBe(3_600_000); // wakes at nextRotation
     expect(w.cluster.events.map((e) => e.reason)).toContain('Minted');
+  });
+
+  it('a new order takes at most 6 API writes, Events included: finalizer, parked secret, delivered Secret, one status, Minted and Switched', async () => {
+    const w = world();
+    w.assignment();
+    w.cluster.clear();
+    await w.converge();
+    expect(w.cluster.writes.map((x) => `${x.verb} ${x.kind}`).sort()).toEqual([
+      'addFinalizer KeystoneApplicationCredential',
+      'apply Secret',
+      'create Secret',
+      'event Event',
+      'event Event',
+      'patchStatus KeystoneApplicationCredential',
+    ]);
+    expect(w.cluster.events.map((e) => e.reason).sort()).toEqual(['Minted', 'Switched']);
+    expect(w.cluster.writes.length).toBeLessThanOrEqual(6);
   });
 
   it('a steady order: a resync makes no Keystone call and no write', async () => {

@@ -29,6 +29,8 @@ describe('operator configuration', () => {
       shutdownTimeoutMs: 20_000,
       openBao: undefined,
       consumerHandoff: false,
+      keystoneRate: 20,
+      keystoneInFlight: 8,
     });
   });
 
@@ -38,6 +40,13 @@ describe('operator configuration', () => {
     expect(resolveConfig({}, { KAC_CONSUMER_HANDOFF: 'False' }, defaults).consumerHandoff).toBe(false);
     expect(resolveConfig({ consumerHandoff: true }, { KAC_CONSUMER_HANDOFF: 'false' }, defaults).consumerHandoff).toBe(true);
     expect(() => resolveConfig({}, { KAC_CONSUMER_HANDOFF: 'yes' }, defaults)).toThrow('KAC_CONSUMER_HANDOFF (yes) must be true or false');
+  });
+
+  it('reads the Keystone limit from flags or the environment, and refuses what is not a count', () => {
+    expect(resolveConfig({ keystoneRate: '2.5' }, { KAC_KEYSTONE_IN_FLIGHT: '3' }, defaults)).toMatchObject({ keystoneRate: 2.5, keystoneInFlight: 3 });
+    expect(resolveConfig({ keystoneRate: '0', keystoneInFlight: '0' }, {}, defaults)).toMatchObject({ keystoneRate: 0, keystoneInFlight: 0 });
+    expect(() => resolveConfig({ keystoneRate: '-1' }, {}, defaults)).toThrow('--keystone-rate (-1) must be a number of requests per second, 0 or more (0: no limit)');
+    expect(() => resolveConfig({}, { KAC_KEYSTONE_IN_FLIGHT: '2.5' }, defaults)).toThrow('KAC_KEYSTONE_IN_FLIGHT (2.5) must be a whole number of requests, 0 or more (0: no limit)');
   });
 
   it('reads the Deployment\'s environment, and flags win over it', () => {

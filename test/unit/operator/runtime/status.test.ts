@@ -54,14 +54,26 @@ describe('StatusWriter and EventRecorder', () => {
     const again = { conditions: status.conditions.map((c) => ({ ...c, lastTransitionTime: '2026-12-01T11:00:00Z' })) };
     const second = await writer.write(Kinds.ControlPlane, first.object, again as never);
     expect([second.written, cluster.writes, cluster.events]).toEqual([false, [], []]);
-    // One condition transitions: one write, one Event; the unchanged condition keeps its lastTransitionTime.
+    // One condition turns True: one write and no Event; the unchanged condition keeps its lastTransitionTime.
     const fixed = { conditions: [cond('AdminCredentialReady', 'True', 'Authenticated', '2026-12-01T11:00:00Z'), cond('Ready', 'False', 'NotAllReady', '2026-12-01T11:00:00Z')] };
     const third = await writer.write(Kinds.ControlPlane, second.object, fixed as never);
     expect(third.written).toBe(true);
-    expect(cluster.writes.map((w) => w.verb)).toEqual(['patchStatus', 'event']);
-    expect(cluster.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Authenticated']]);
+    expect(cluster.writes.map((w) => w.verb)).toEqual(['patchStatus']); // a condition turning True on the way: no Event
     const conditions = (third.object.status as { conditions: Condition[] }).conditions;
     expect(conditions.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe('2026-12-01T10:00:00Z');
+    // Ready comes back: one Normal Event; a condition turning False again: a Warning.
+    cluster.clear();
+    const recovered = await writer.write(Kinds.ControlPlane, third.object, { conditions: [fixed.conditions[0], cond('Ready', 'True', 'AllReady', '2026-12-01T11:00:00Z')] } as never);
+    expect(cluster.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'AllReady']]);
+    cluster.clear();
+    await writer.write(Kinds.ControlPlane, recovered.object, { conditions: [cond('AdminCredentialReady', 'False', 'AuthenticationFailed'), cond('Ready', 'False', 'NotAllReady')] } as never);
+    expect(cluster.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'AuthenticationFailed'], ['Warning', 'NotAllReady']]);
+  });
+
+  it('a new object whose conditions are all True on its first status records no Event', async () => {
+    const { cluster, object, writer } = setup();
+    await writer.write(Kinds.ControlPlane, object, { conditions: [cond('AdminCredentialReady', 'True', 'Authenticated'), cond('Ready', 'True', 'AllReady')] } as never);
+    expect(cluster.writes.map((w) => w.verb)).toEqual(['patchStatus']);
   });
 
   it('lets a stale object fail with a conflict (the queue retries with a fresh read)', async () => {
@@ -78,7 +90,7 @@ describe('StatusWriter and EventRecorder', () => {
     const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => warnings.push(m), error: () => undefined, child: () => logger };
     cluster.failNext('event', new Error('forbidden'));
     const recorder = new EventRecorder(cluster, { logger, types: ['Ready'] });
-    expect(await recorder.conditionsChanged(object, [], [cond('Ready', 'True', 'AllReady'), cond('Other', 'True', 'X')])).toBe(0);
+    expect(await recorder.conditionsChanged(object, [], [cond('Ready', 'False', 'NotAllReady'), cond('Other', 'False', 'X')])).toBe(0);
     expect(warnings).toEqual(['recording an event failed']);
   });
 });

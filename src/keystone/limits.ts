@@ -1,0 +1,129 @@
+/**
+ * A client-side limit per Keystone endpoint: requests per second and requests in flight, shared by every session of
+ * the process that talks to that endpoint (the ordered users' and the admins'), so that a burst of new orders, a mass
+ * rotation raised by hand or the first start on a big cluster never sends Keystone more than configured, however many
+ * workers reconcile at once. A `Retry-After` that Keystone (or a proxy in front of it) sends with a 429 or 503 pauses
+ * the whole endpoint, not just the one request.
+ *
+ * The scheduling is bottleneck's (`maxConcurrent` for the requests in flight, `minTime` = 1/rate for the spacing, so
+ * the rate holds over any window, bursts included); this module adds the per-endpoint registry, the pause and the
+ * measurement of the time requests waited for their turn.
+ */
+import Bottleneck from 'bottleneck';
+
+/** The limits of every endpoint. */
+export interface KeystoneLimitOptions {
+  /** Requests started per second per endpoint; 0: no limit. */
+  readonly requestsPerSecond: number;
+  /** Requests in flight per endpoint; 0: no limit. */
+  readonly inFlight: number;
+  /** Called with the seconds each request waited for its turn (also 0), for the wait metric. */
+  readonly onWait?: (endpoint: string, seconds: number) => void;
+}
+
+/** The limit of one endpoint. */
+export class EndpointLimit {
+  private readonly limiter: Bottleneck;
+  private pausedUntil = 0;
+  private running = 0;
+  private peak = 0;
+
+  constructor(
+    /** The endpoint (auth URL), as metrics name it. */
+    readonly endpoint: string,
+    private readonly options: KeystoneLimitOptions,
+  ) {
+    if (!(options.requestsPerSecond >= 0) || !(options.inFlight >= 0) || !Number.isInteger(options.inFlight)) {
+      throw new Error(`Keystone limits (${options.requestsPerSecond} per second, ${options.inFlight} in flight) must be 0 (no limit) or positive; in flight a whole number`);
+    }
+    this.limiter = new Bottleneck({
+      maxConcurrent: options.inFlight > 0 ? options.inFlight : null,
+      minTime: options.requestsPerSecond > 0 ? 1000 / options.requestsPerSecond : 0,
+    });
+  }
+
+  /** Requests in flight now. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** The most requests that were in flight at once. */
+  get peakInFlight(): number {
+    return this.peak;
+  }
+
+  /**
+   * Runs `exchange` once its turn comes: after any pause, within the rate and the requests in flight. The wait is
+   * reported to `onWait`; the exchange itself holds a slot until it settles.
+   */
+  async schedule<T>(exchange: () => Promise<T>): Promise<T> {
+    const queued = performance.now();
+    return this.limiter.schedule(async () => {
+      const pause = this.pausedUntil - Date.now();
+      if (pause > 0) await sleep(pause); // holding the slot: nothing else starts during a pause either
+      this.options.onWait?.(this.endpoint, (performance.now() - queued) / 1000);
+      this.running++;
+      this.peak = Math.max(this.peak, this.running);
+      try {
+        return await exchange();
+      } finally {
+        this.running--;
+      }
+    });
+  }
+
+  /** Starts nothing for `ms` (a `Retry-After`); a longer pause already running stays. */
+  pause(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + ms);
+  }
+
+  /** Milliseconds left of a pause, 0 when none runs. */
+  get paused(): number {
+    return Math.max(0, this.pausedUntil - Date.now());
+  }
+}
+
+/** The limits of every Keystone endpoint the process talks to, created on first use. */
+export class KeystoneLimits {
+  private readonly endpoints = new Map<string, EndpointLimit>();
+
+  constructor(readonly options: KeystoneLimitOptions) {
+    // validate once, up front, so a bad setting fails at start rather than at the first request
+    void new EndpointLimit('', options);
+  }
+
+  /** The limit of `endpoint` (an auth URL). */
+  of(endpoint: string): EndpointLimit {
+    let limit = this.endpoints.get(endpoint);
+    if (!limit) {
+      limit = new EndpointLimit(endpoint, this.options);
+      this.endpoints.set(endpoint, limit);
+    }
+    return limit;
+  }
+
+  /** The endpoints seen so far. */
+  all(): EndpointLimit[] {
+    return [...this.endpoints.values()];
+  }
+}
+
+/** The longest `Retry-After` honoured: a longer one fails the request at once (retried by the caller's backoff). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * Milliseconds to wait for a `Retry-After` header (RFC 9110 §10.2.3: delay-seconds or an HTTP-date), or undefined
+ * when there is none or it cannot be read.
+ */
+export function retryAfterMs(header: string | null, now: number = Date.now()): number | undefined {
+  if (header === null) return undefined;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,126 @@
+/**
+ * The client-side limit per Keystone endpoint: requests per second and in flight hold for every client of the endpoint
+ * together, the wait is measured, and a 429 or 503 with Retry-After pauses the endpoint and sends the request again.
+ */
+import { KeystoneLimits, KeystoneSession, KeystoneTransport, retryAfterMs } from '../../../src/keystone';
+import { AUTH_URL, FakeKeystone, json, keystoneError } from './fake-keystone';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fake whose GET /v3/x takes `ms` and counts how many run at once. */
+function slow(ms: number) {
+  const load = { now: 0, peak: 0, starts: [] as number[] };
+  const fake = new FakeKeystone().on('GET', /^\/v3\/x$/, async () => {
+    load.starts.push(Date.now());
+    load.now++;
+    load.peak = Math.max(load.peak, load.now);
+    await sleep(ms);
+    load.now--;
+    return json(200, {});
+  });
+  return { fake, load };
+}
+
+describe('KeystoneLimits', () => {
+  test('requests in flight never exceed the limit, across every client of the endpoint', async () => {
+    const { fake, load } = slow(20);
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 3 });
+    const clients = Array.from({ length: 5 }, () => new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits }));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => clients[i % 5].send({ method: 'GET', path: 'x' })));
+    expect(load.peak).toBe(3);
+    expect(limits.of(AUTH_URL).peakInFlight).toBe(3);
+    expect(limits.of(AUTH_URL).inFlight).toBe(0);
+  });
+
+  test('requests per second: a burst is spread out at 1/rate apart, and the wait is reported', async () => {
+    const { fake, load } = slow(1);
+    const waits: number[] = [];
+    const limits = new KeystoneLimits({ requestsPerSecond: 50, inFlight: 0, onWait: (endpoint, seconds) => (expect(endpoint).toBe(AUTH_URL), waits.push(seconds)) });
+    const client = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits });
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 11 }, () => client.send({ method: 'GET', path: 'x' })));
+    // 11 starts at 20 ms apart take at least 200 ms, and any 6 consecutive starts span 100 ms (less a late timer's
+    // catching up: the spacing is kept on the planned starts)
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(195);
+    for (let i = 0; i + 5 < load.starts.length; i++) expect(load.starts[i + 5] - load.starts[i]).toBeGreaterThanOrEqual(70);
+    expect(waits).toHaveLength(11);
+    expect(Math.max(...waits)).toBeGreaterThanOrEqual(0.19);
+  });
+
+  test('another endpoint has a limit of its own', async () => {
+    const limits = new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1 });
+    expect(limits.of(AUTH_URL)).toBe(limits.of(AUTH_URL));
+    expect(limits.of('http://other:5000/v3')).not.toBe(limits.of(AUTH_URL));
+  });
+
+  test('refuses a negative limit', () => {
+    expect(() => new KeystoneLimits({ requestsPerSecond: -1, inFlight: 1 })).toThrow('must be 0 (no limit) or positive');
+    expect(() => new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1.5 })).toThrow('in flight a whole number');
+  });
+});
+
+describe('Retry-After', () => {
+  test('reads delay-seconds and an HTTP-date', () => {
+    expect(retryAfterMs('3')).toBe(3000);
+    expect(retryAfterMs(null)).toBeUndefined();
+    expect(retryAfterMs('soon')).toBeUndefined();
+    const now = Date.UTC(2026, 11, 3, 12, 0, 0);
+    expect(retryAfterMs('Thu, 03 Dec 2026 12:00:02 GMT', now)).toBe(2000);
+    expect(retryAfterMs('Thu, 03 Dec 2026 11:00:00 GMT', now)).toBe(0);
+  });
+
+  test('a 429 with Retry-After pauses the whole endpoint, then the request is sent again and succeeds', async () => {
+    const fake = new FakeKeystone()
+      .on('POST', /^\/v3\/users\/u1\/application_credentials$/, () => json(429, { error: { code: 429, message: 'slow down' } }, { 'retry-after': '1' }), 1)
+      .on('POST', /^\/v3\/users\/u1\/application_credentials$/, () => json(201, { ok: true }))
+      .on('GET', /^\/v3\/x$/, () => json(200, {}));
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 4 });
+    const a = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits });
+    const b = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits });
+    const t0 = Date.now();
+    const created = a.send({ method: 'POST', path: 'users/u1/application_credentials', body: {} });
+    await sleep(50);
+    const other = await b.send({ method: 'GET', path: 'x' }); // another client of the endpoint waits for the pause too
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
+    expect(other.status).toBe(200);
+    expect((await created).status).toBe(201);
+    expect(fake.calls('POST', /application_credentials/)).toHaveLength(2);
+  });
+
+  test('a 503 with Retry-After is honoured without a limit too; after three answers it fails as before', async () => {
+    const fake = new FakeKeystone().on('GET', /^\/v3\/x$/, () => json(503, { error: { code: 503, message: 'maintenance' } }, { 'retry-after': '0' }));
+    const client = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch });
+    await expect(client.send({ method: 'GET', path: 'x' })).rejects.toMatchObject({ kind: 'server', status: 503 });
+    expect(fake.calls('GET', /x/)).toHaveLength(3);
+  });
+
+  test('a Retry-After over a minute is not waited for: the request fails at once (the caller backs off)', async () => {
+    const fake = new FakeKeystone().on('GET', /^\/v3\/x$/, () => json(429, { error: { code: 429, message: 'later' } }, { 'retry-after': '3600' }));
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 1 });
+    await expect(new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits }).send({ method: 'GET', path: 'x' })).rejects.toMatchObject({ status: 429 });
+    expect(fake.calls('GET', /x/)).toHaveLength(1);
+    expect(limits.of(AUTH_URL).paused).toBe(0);
+  });
+
+  test('a 429 without Retry-After fails at once', async () => {
+    const fake = new FakeKeystone().on('GET', /^\/v3\/x$/, () => keystoneError(429, 'too many'));
+    await expect(new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch }).send({ method: 'GET', path: 'x' })).rejects.toMatchObject({ status: 429 });
+    expect(fake.calls('GET', /x/)).toHaveLength(1);
+  });
+
+  test('a session logs in through the limit too', async () => {
+    const { fake, load } = slow(10);
+    fake.on('POST', /^\/v3\/auth\/tokens$/, async () => {
+      load.now++;
+      load.peak = Math.max(load.peak, load.now);
+      await sleep(10);
+      load.now--;
+      return json(201, { token: { expires_at: new Date(Date.now() + 3600_000).toISOString(), user: { id: 'u' }, project: { id: 'p' }, roles: [] } }, { 'x-subject-token': 't' });
+    });
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 1 });
+    const sessions = Array.from({ length: 4 }, (_, i) => new KeystoneSession({ authUrl: AUTH_URL, fetch: fake.fetch, limits, auth: { method: 'password', user: { id: `u${i}` }, password: 'pw', project: { id: 'p' } } }));
+    await Promise.all(sessions.map((s) => s.request({ method: 'GET', path: 'x' })));
+    expect(load.peak).toBe(1);
+    expect(fake.calls('POST', /auth\/tokens/)).toHaveLength(4);
+  });
+});
