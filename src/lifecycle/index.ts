@@ -5,3 +5,4 @@ export * from './recorded';
 export * as rotation from './rotation';
 export * from './runner';
 export * from './secret';
+export * from './settled';

@@ -10,6 +10,7 @@ import { SECRET_KEYS, type KeystoneApplicationCredentialStatus } from '../api';
 import { decide, decideFailure } from './decide';
 import type { Action, DeliveryObservation, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
 import type { Ports } from './ports';
+import type { CachedObservations } from './settled';
 
 /** How one action went, for timelines, logs and metrics. Carries no secret. */
 export interface ActionEvent {
@@ -66,17 +67,7 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) } });
   }
-  let delivery: DeliveryObservation;
-  if (!delivered) delivery = { state: 'absent' };
-  else if (!delivered.owned) delivery = { state: 'foreign' };
-  else {
-    const credentialId = delivered.data.application_credential_id ?? '';
-    const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
-    const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
-    const expected = secret !== undefined ? ports.render(credentialId, secret) : undefined;
-    const intact = expected !== undefined && SECRET_KEYS.every((k) => delivered.data[k] === expected[k]);
-    delivery = { state: 'delivered', credentialId, intact };
-  }
+  const delivery = await deliveryOf(ports, delivered, records, status);
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
     delivery,
@@ -85,6 +76,37 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
   };
+}
+
+/**
+ * What the delivered Secret carries: the credential it names, and whether its three keys are that credential's
+ * document (its generation found by Keystone's records, else by the status, and its parked secret).
+ */
+async function deliveryOf(
+  ports: Pick<Ports, 'secrets' | 'render'>,
+  delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
+  records: ReadonlyMap<number, GenerationRecord>,
+  status: KeystoneApplicationCredentialStatus,
+): Promise<DeliveryObservation> {
+  if (!delivered) return { state: 'absent' };
+  if (!delivered.owned) return { state: 'foreign' };
+  const credentialId = delivered.data.application_credential_id ?? '';
+  const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
+  const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
+  const expected = secret !== undefined ? ports.render(credentialId, secret) : undefined;
+  const intact = expected !== undefined && SECRET_KEYS.every((k) => delivered.data[k] === expected[k]);
+  return { state: 'delivered', credentialId, intact };
+}
+
+/**
+ * Observes what a face sees without Keystone and without the backup (the parked secrets, the delivered Secret, the
+ * admission and the gates), for {@link settled}. The delivered credential is matched to its generation by the status.
+ */
+export async function observeCached(ports: Pick<Ports, 'secrets' | 'delivery' | 'render' | 'admission' | 'gate'>, status: KeystoneApplicationCredentialStatus): Promise<CachedObservations> {
+  const [parked, delivered, admission, gate] = await Promise.all([ports.secrets.list(), ports.delivery.read(), ports.admission?.(), ports.gate?.()]);
+  const records = new Map(parked.map((p) => [p.generation, { generation: p.generation, parked: p.parked }]));
+  const delivery = await deliveryOf(ports, delivered, records, status);
+  return { parked, delivery, ...(admission ? { admission } : {}), ...(gate ? { gate } : {}) };
 }
 
 /** The generation the status records for a credential id (the delivered or the superseded one). */

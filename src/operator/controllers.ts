@@ -114,8 +114,9 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       const k = key(r);
       try {
         const outcome = await credentials.reconcile(k);
-        // A skipped pass found the status its last full pass recorded in the metrics: nothing to set.
-        if (!outcome.skipped) metrics.observed(k.namespace, k.name, outcome.status);
+        // A skipped pass found the status its last full pass recorded in the metrics: nothing to set, unless this
+        // process meets the order for the first time (settled by the cache) and has recorded nothing yet.
+        if (!outcome.skipped || outcome.settled) metrics.observed(k.namespace, k.name, outcome.status);
         if (!outcome.skipped && !outcome.status) metrics.forget(k.namespace, k.name);
         return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
       } catch (error) {

@@ -7,8 +7,10 @@
  *
  * A steady order costs nothing: after a pass that converged without writing, the reconciler remembers the
  * resourceVersions of what it read (the identity plane's `fingerprintOf`), and a resync that finds the same inputs
- * before the order's `wakeAt` makes no Keystone call and no write. It lives in memory only; after a restart every order
- * gets one full pass. A credential deleted in Keystone by hand is noticed at the next wake-up or change.
+ * before the order's `wakeAt` makes no Keystone call and no write. It lives in memory only; after a restart (or on the
+ * standby that took over) an order the cache shows settled (src/lifecycle/settled.ts: the status agrees with the
+ * delivered Secret and the parked secrets, nothing is due) is remembered as converged without a Keystone call, and any
+ * other gets one full pass. A credential deleted in Keystone by hand is noticed at the next wake-up or change.
  */
 import {
   PlaneDefaults,
@@ -20,7 +22,8 @@ import {
   type KeystoneApplicationCredentialStatus,
 } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
-import { reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
+import { observeCached, reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
+import { settled } from '../../lifecycle/settled';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { credentialAdmission } from '../../plane/credential-admission';
 import { fingerprintOf } from '../../plane/driver/memo';
@@ -79,14 +82,18 @@ export interface CredentialOutcome {
   readonly requeueAfterMs?: number;
   /** The status as recorded, when the order still exists. */
   readonly status?: KeystoneApplicationCredentialStatus;
-  /** The pass was skipped: nothing it reads changed since the last converged pass. */
+  /** The pass was skipped: nothing it reads changed since the last converged pass, or the order is settled. */
   readonly skipped?: boolean;
+  /** Skipped on this process's first sight of the order, as settled by the cache (the status is the recorded one). */
+  readonly settled?: boolean;
 }
 
 const KIND = 'KeystoneApplicationCredential';
 
 export class CredentialReconciler {
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
+  /** The orders this process has met: the first pass over an order may find it settled by the cache alone. */
+  private readonly seen = new Set<string>();
   private readonly clock: () => Date;
   private readonly sessions: KeystoneSessions;
 
@@ -102,6 +109,7 @@ export class CredentialReconciler {
     const order = await cluster.get(KIND, key);
     if (!order) {
       this.converged.delete(id);
+      this.seen.delete(id);
       return {};
     }
     const deleting = order.metadata.deletionTimestamp !== undefined;
@@ -129,6 +137,8 @@ export class CredentialReconciler {
     const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
+    const firstSight = !this.seen.has(id);
+    this.seen.add(id);
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
       return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
@@ -175,19 +185,35 @@ export class CredentialReconciler {
     const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix);
     const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
-    let wrote = false;
-    const ports: Ports = {
-      keystone,
+    const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
+    const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
       delivery: new DeliveredSecret(cluster, order),
-      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix)) } : {}),
       // With the ControlPlane gone (teardown only) no document can be rendered; the delivered one is withdrawn anyway.
-      render: (credentialId, secret) =>
+      render: (credentialId: string, secret: string) =>
         controlPlane
           ? deliveredData({ authUrl: controlPlane.spec.services.keystone.external.authURL, regionName: controlPlane.spec.region || PlaneDefaults.region }, credentialId, secret)
           : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
+    };
+
+    // The first pass of this process over the order (a restart, a failover): an order its cache shows settled costs
+    // Keystone nothing now and is looked at in full at its next wake-up or change (src/lifecycle/settled.ts).
+    if (firstSight && !deleting && fingerprint !== undefined) {
+      const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
+      if (verdict.settled) {
+        const wakeAt = verdict.wakeAt?.getTime();
+        this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
+        return { skipped: true, settled: true, status: before, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {}) };
+      }
+    }
+
+    let wrote = false;
+    const ports: Ports = {
+      keystone,
+      ...cachedPorts,
+      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix)) } : {}),
       writeStatus: async (status) => {
         await cluster.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
@@ -199,7 +225,7 @@ export class CredentialReconciler {
       isTerminal: isTerminalCreateError,
     };
     let actions = 0;
-    const result = await runLifecycle({ prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` }, ports, {
+    const result = await runLifecycle(lifecycleOrder, ports, {
       clock: this.clock,
       onAction: (e) => {
         actions++;

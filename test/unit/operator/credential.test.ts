@@ -171,6 +171,46 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.cluster.writes).toEqual([]);
   });
 
+  it('after a restart (a new reconciler, as on the standby that took over) a settled order costs no Keystone call and no write until its wake-up', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const restarted = new CredentialReconciler({ cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)), keystone: () => w.keystone, clock: () => new Date(T0.getTime() + 60_000), event: (order, e) => w.cluster.event(order, e) });
+    w.cluster.clear();
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const first = await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(first).toMatchObject({ skipped: true, settled: true, requeueAfterMs: 3_600_000 - 60_000 });
+    expect(first.status?.credentialGeneration).toBe(1);
+    const resync = await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(resync).toMatchObject({ skipped: true });
+    expect(resync.settled).toBeUndefined();
+    expect(calls).toEqual([]);
+    expect(w.cluster.writes).toEqual([]);
+  });
+
+  it('after a restart, an order its cache does not show settled gets the full pass: a generation parked above the delivered one (a crash between park and record), an edited Secret', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const restart = () => new CredentialReconciler({ cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)), keystone: () => w.keystone, clock: () => T0, event: (order, e) => w.cluster.event(order, e) });
+    w.cluster.put(Kinds.Secret, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${w.prefix}-secret-v2`, namespace: CP_NS, labels: { ...w.cluster.get(Kinds.Secret, CP_NS, `${w.prefix}-secret-v1`)?.metadata.labels } }, data: { value: b64('parked-before-the-crash') } } as Secret);
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const after = await restart().reconcile({ namespace: NS, name: 'app' });
+    expect(after.settled).toBeUndefined();
+    expect(calls).toContain('list');
+    await w.converge(); // the rotation under way is continued with the secret parked before the crash
+    expect(w.get().status?.credentialGeneration).toBe(2);
+    expect(w.decoded().application_credential_secret).toBe('parked-before-the-crash');
+    calls.length = 0;
+    const secret = w.delivered() as Secret;
+    w.cluster.put(Kinds.Secret, { ...secret, data: { ...secret.data, application_credential_secret: b64('edited') } });
+    expect((await restart().reconcile({ namespace: NS, name: 'app' })).settled).toBeUndefined();
+    expect(calls).toContain('list');
+    expect(w.decoded().application_credential_secret).not.toBe('edited');
+  });
+
   it('reads only the assignments of its user and project: an assignment of another user leaves a steady order skipped, its own wakes it', async () => {
     const w = world();
     w.assignment();
