@@ -18,3 +18,4 @@ export * from './role-assignment';
 export * from './keystone-admin';
 export * from './driver';
 export * from './dependents';
+export * from './settled';

@@ -161,6 +161,8 @@ export interface KeystoneAdmins {
 
 /** What a driver remembers of an object's last converged pass (see driver/memo.ts: `ConvergedPasses`). */
 export interface PassMemo {
+  /** Whether the object is met for the first time since the process started (marks it met). @default never */
+  firstSight?(uid: string): boolean;
   unchanged(uid: string, fingerprint: string): boolean;
   record(uid: string, fingerprint: string): void;
   forget(uid: string): void;

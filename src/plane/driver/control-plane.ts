@@ -10,6 +10,7 @@ import { decideControlPlane, type AdminLogin } from '../control-plane';
 import { failureKind } from '../keystone-admin';
 import { messageOf } from '../order-status';
 import type { ObjectKey, PlaneDeps } from '../ports';
+import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { sameJson, type PassResult } from './run';
 
@@ -30,6 +31,7 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     identity ? deps.cluster.getSecret(identity.spec.secretRef) : Promise.resolve(undefined),
     deps.cluster.listSecrets(key.namespace, { [MIRRORED_LABEL]: MIRRORED_LABEL_VALUE }),
   ]);
+  const settled = async () => planeSettled(controlPlane);
   return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source, mirrors]), async () => {
     // Mirrors of an identity this ControlPlane no longer uses lose it as an owner (and go with their last owner).
     for (const action of releasedMirrors(controlPlane, mirrors)) {
@@ -69,5 +71,5 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
     const requeueAfter = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
     return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), wroteStatus: changed, steps: 1, actions: [] };
-  });
+  }, settled);
 }

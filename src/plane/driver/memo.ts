@@ -7,11 +7,20 @@
  */
 
 import type { PassMemo, PlaneDeps } from '../ports';
+import type { PlaneSettled } from '../settled';
 import type { PassResult } from './run';
 
 /** The fingerprints of the last converged pass per object UID. */
 export class ConvergedPasses implements PassMemo {
   private readonly last = new Map<string, string>();
+  private readonly seen = new Set<string>();
+
+  /** Whether this is the first time the object is met (marks it met). */
+  firstSight(uid: string): boolean {
+    if (this.seen.has(uid)) return false;
+    this.seen.add(uid);
+    return true;
+  }
 
   /** Whether the object's inputs are exactly those of its last converged pass. */
   unchanged(uid: string, fingerprint: string): boolean {
@@ -54,13 +63,26 @@ export function fingerprintOf(reads: readonly (Read | readonly Read[])[]): strin
 
 /**
  * Runs `pass` unless the object's inputs are those of its last converged pass; remembers them when this pass converged
- * with nothing to do (no action, no status write, no timer), forgets them otherwise.
+ * with nothing to do (no action, no status write, no timer), forgets them otherwise. On the first sight of an object
+ * (after a restart, on the standby that took over) `settled` may vouch for it from the cache alone (src/plane/settled.ts):
+ * it is remembered as converged without its pass, so a restart costs Keystone nothing.
  */
-export async function memoized(deps: PlaneDeps, uid: string | undefined, fingerprint: string | undefined, pass: () => Promise<PassResult>): Promise<PassResult> {
+export async function memoized(
+  deps: PlaneDeps,
+  uid: string | undefined,
+  fingerprint: string | undefined,
+  pass: () => Promise<PassResult>,
+  settled?: () => Promise<PlaneSettled>,
+): Promise<PassResult> {
   const memo = deps.memo;
   if (!memo || !uid || fingerprint === undefined) return pass();
   if (memo.unchanged(uid, fingerprint)) return { steps: 0, actions: [], skipped: true };
+  const first = memo.firstSight?.(uid) ?? false;
   memo.forget(uid);
+  if (first && settled && (await settled()).settled) {
+    memo.record(uid, fingerprint);
+    return { steps: 0, actions: [], skipped: true };
+  }
   const result = await pass();
   if (result.actions.length === 0 && !result.wroteStatus && result.requeueAfter === undefined && !result.released) memo.record(uid, fingerprint);
   return result;

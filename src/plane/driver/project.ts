@@ -10,6 +10,7 @@ import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
 import { decideProject, projectNameOf, type ProjectAction, type ProjectObservations } from '../project';
 import { adminOf, observeConsent, observeHolders } from './observe';
+import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
@@ -68,5 +69,11 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options:
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
       writeStatus: (status) => deps.cluster.writeStatus('KeystoneProject', key, status),
     });
-  return memoized(deps, project.metadata.uid, fingerprint, pass);
+  const settled = async () =>
+    planeSettled(project, {
+      consent: await observeConsent(deps, project, options.cluster),
+      finalizer: teardownFinalizer('KeystoneProject'),
+      ...(project.status?.projectID ? {} : { agrees: 'no project id recorded' }),
+    });
+  return memoized(deps, project.metadata.uid, fingerprint, pass, settled);
 }

@@ -11,6 +11,7 @@ import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
 import { decideAssignment, type AssignmentAction, type AssignmentObservations } from '../role-assignment';
 import { adminOf, observeConsent } from './observe';
+import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
@@ -86,5 +87,14 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
       writeStatus: (status) => deps.cluster.writeStatus('KeystoneRoleAssignment', key, status),
     });
-  return memoized(deps, assignment.metadata.uid, fingerprint, pass);
+  const settled = async () => {
+    const [user, project] = await Promise.all([
+      deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
+      deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
+    ]);
+    const status = assignment.status;
+    const agrees = status?.roleID && status.userID && status.userID === user?.status?.userID && status.projectID && status.projectID === project?.status?.projectID ? undefined : 'the user or project it grants on is not the one recorded';
+    return planeSettled(assignment, { consent: await observeConsent(deps, assignment, options.cluster), finalizer: teardownFinalizer('KeystoneRoleAssignment'), ...(agrees ? { agrees } : {}) });
+  };
+  return memoized(deps, assignment.metadata.uid, fingerprint, pass, settled);
 }

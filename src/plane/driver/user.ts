@@ -13,7 +13,8 @@ import { holdOnUser } from '../holds';
 import { childLabels, deliveredSecretName, PASSWORD_KEY, passwordGenerationOf, passwordSecretName, teardownFinalizer, USER_SECRET_KEYS } from '../naming';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, PlaneDeps, SecretObject } from '../ports';
-import { decideUser, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
+import { planeSettled } from '../settled';
+import { decideUser, orderedGeneration, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
 import { adminOf, observeConsent, observeHolders } from './observe';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
@@ -154,14 +155,21 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
     }
   };
 
-  const fingerprint = user.metadata.deletionTimestamp
-    ? undefined
-    : fingerprintOf([
-        user,
-        await deps.cluster.get('ControlPlane', controlPlaneKey(user)),
-        [...(await deps.cluster.listSecrets(childNamespace, labels))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
-        await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName }),
-      ]);
+  const cachedControlPlane = await deps.cluster.get('ControlPlane', controlPlaneKey(user));
+  const cachedChildren = [...(await deps.cluster.listSecrets(childNamespace, labels))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  const cachedDelivered = await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName });
+  const fingerprint = user.metadata.deletionTimestamp ? undefined : fingerprintOf([user, cachedControlPlane, cachedChildren, cachedDelivered]);
+  // Settled by the cache: the ordered generation is the recorded one, it alone is parked, and the Secret carries it.
+  const settled = async () => {
+    const generation = orderedGeneration(user);
+    const parked = cachedChildren.map((c) => ({ generation: passwordGenerationOf(location, c.metadata.name), password: c.data[PASSWORD_KEY] }));
+    const password = parked.length === 1 && parked[0].generation === generation ? parked[0].password : undefined;
+    const cloud = cachedControlPlane && userCloudOf(cachedControlPlane, userNameOf(user), options.cluster);
+    const expected = cloud && password ? userSecretData(cloud, password) : undefined;
+    const carries = expected !== undefined && cachedDelivered !== undefined && ownedBy(cachedDelivered, user.metadata.uid) && USER_SECRET_KEYS.every((k) => cachedDelivered.data[k] === expected[k]);
+    const agrees = user.status?.userID && user.status.passwordGeneration === generation && carries ? undefined : 'the parked password or the delivered Secret does not agree with the status';
+    return planeSettled(user, { consent: await observeConsent(deps, user, options.cluster), finalizer: teardownFinalizer('KeystoneUser'), ...(agrees ? { agrees } : {}) });
+  };
   const pass = (): Promise<PassResult> =>
     runPass({
       kind: 'KeystoneUser',
@@ -178,5 +186,5 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
       }),
       writeStatus: (status) => deps.cluster.writeStatus('KeystoneUser', key, status),
     });
-  return memoized(deps, user.metadata.uid, fingerprint, pass);
+  return memoized(deps, user.metadata.uid, fingerprint, pass, settled);
 }

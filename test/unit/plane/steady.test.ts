@@ -50,6 +50,46 @@ describe('a steady plane', () => {
     expect([...keystone.users.values()][0].password).toBe('pw-2');
   });
 
+  it('after a restart (a new memo, as on the standby that took over), converged orders settled by the cache make 0 Keystone calls and 0 API writes', async () => {
+    const { cluster, keystone, deps: base } = plane();
+    cluster.put('KeystoneUser', user());
+    cluster.put('KeystoneProject', project());
+    cluster.put('KeystoneRoleAssignment', assignment());
+    const before = { ...base, memo: new ConvergedPasses() };
+    for (let i = 0; i < 3; i++) await all(before);
+    keystone.calls.length = 0;
+    const writes = cluster.writes.length;
+    const restarted = { ...base, memo: new ConvergedPasses() };
+    expect((await all(restarted)).map((r) => r.skipped)).toEqual([true, true, true, true]);
+    expect((await all(restarted)).map((r) => r.skipped)).toEqual([true, true, true, true]);
+    expect(keystone.calls).toEqual([]);
+    expect(cluster.writes.length).toBe(writes);
+    // A change after that is a full pass, as without the restart.
+    cluster.secrets.delete(`${NS}/alice-credentials`);
+    expect((await reconcileUser(keys.user, restarted)).actions).toEqual(['deliver']);
+  });
+
+  it('after a restart, what the cache does not show settled gets its full pass: an edited delivered Secret, a raised generation, a status not Ready', async () => {
+    const { cluster, keystone, deps: base } = plane();
+    cluster.put('KeystoneUser', user());
+    cluster.put('KeystoneProject', project());
+    const before = { ...base, memo: new ConvergedPasses() };
+    for (let i = 0; i < 3; i++) {
+      await reconcileUser(keys.user, before);
+      await reconcileProject(keys.project, before);
+    }
+    const secret = cluster.secrets.get(`${NS}/alice-credentials`);
+    cluster.putSecret({ ...secret!, data: { ...secret!.data, password: 'edited' } });
+    keystone.calls.length = 0;
+    expect((await reconcileUser(keys.user, { ...base, memo: new ConvergedPasses() })).actions).toEqual(['deliver']);
+    cluster.put('KeystoneUser', { ...user('alice', { passwordGeneration: 2 }), status: cluster.object('KeystoneUser', keys.user)?.status });
+    expect((await reconcileUser(keys.user, { ...base, memo: new ConvergedPasses() })).actions).toContain('set-password');
+    const p = cluster.object('KeystoneProject', keys.project)!;
+    cluster.put('KeystoneProject', { ...p, status: { ...p.status, conditions: p.status!.conditions!.map((c) => ({ ...c, status: 'False' as const })) } });
+    expect((await reconcileProject(keys.project, { ...base, memo: new ConvergedPasses() })).skipped).toBeUndefined();
+    expect(keystone.calls.length).toBeGreaterThan(0);
+  });
+
   it('a failed pass is never remembered', async () => {
     const { cluster, keystone, deps: base } = plane();
     const deps = { ...base, memo: new ConvergedPasses() };
