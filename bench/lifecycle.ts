@@ -8,8 +8,10 @@
  * - create: the first pass (park, list, mint, deliver, record);
  * - rotate: the pass at the due time (park, list, mint the successor, deliver, record the switch).
  *
- * For information, with a session already logged in: create and rotate against one bare create, and the sweep (the pass
- * after the grace period: list, delete, discard, record) against one bare DELETE.
+ * With a session already logged in, as the operator's passes run (their user's token is kept across passes): rotate
+ * against one bare create (goal ≤ 1.15×: the physical floor is the create's one bcrypt), and for information create
+ * against one bare create and the sweep (the pass after the grace period: list, delete, discard, record) against one
+ * bare DELETE.
  *
  * Every pass lists the user's credentials once (its observation); that list is what the bare script does not make. Two
  * more rows compare the passes with a bare login + list + create, to show what the engine adds besides that list.
@@ -122,7 +124,8 @@ async function main(): Promise<void> {
       { figure: 'create pass, own login, against the same Keystone calls', value: ms(median(s.createCold)), baseline: `${ms(median(s.bareListed))} (login + list + create)`, ratio: ratio(s.createCold, s.bareListed) },
       { figure: 'rotate pass, own login, against the same Keystone calls', value: ms(median(s.rotateCold)), baseline: `${ms(median(s.bareListed))} (login + list + create)`, ratio: ratio(s.rotateCold, s.bareListed) },
       { figure: 'create pass, session logged in', value: ms(median(s.createWarm)), baseline: `${ms(median(s.bareWarm))} (create)`, ratio: ratio(s.createWarm, s.bareWarm) },
-      { figure: 'rotate pass, session logged in', value: ms(median(s.rotateWarm)), baseline: `${ms(median(s.bareWarm))} (create)`, ratio: ratio(s.rotateWarm, s.bareWarm) },
+      // The operator's passes keep their user's token (src/keystone/sessions.ts): this is a rotation pass as it runs there.
+      { figure: 'rotate pass, token kept (as in the operator)', value: ms(median(s.rotateWarm)), baseline: `${ms(median(s.bareWarm))} (create)`, ratio: ratio(s.rotateWarm, s.bareWarm), goal: `≤ ${GOAL}×`, met: ratio(s.rotateWarm, s.bareWarm) <= GOAL },
       { figure: 'sweep pass, session logged in', value: ms(median(s.sweep)), baseline: `${ms(median(s.bareDelete))} (delete)`, ratio: ratio(s.sweep, s.bareDelete) },
     ];
     printTable('One credential: the lifecycle pass vs the bare Keystone calls', `${conditions(`bcrypt cost ${bcryptRounds}`)}; median of ${iterations} interleaved rounds; Keystone ${keystone.authUrl}`, figures);

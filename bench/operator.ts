@@ -6,13 +6,20 @@
  *    the delivered Secret carrying the new credential, with OpenBao backups on; goal ≤ a bare Keystone create + a bare
  *    OpenBao write + 1 s, measured in the same run.
  * 2. Convergence: R rounds of C new orders (created through the API, 8 requests in flight) until every one is Ready,
- *    interleaved with a bare script making the same Keystone calls per order (the operator's pass logs in, lists the
- *    user's credentials and creates one) at the operator's concurrency (1 worker per kind); goal ≤ 1.15×. Backups off
- *    here, as the bare script makes Keystone calls only.
+ *    interleaved with a bare script making the same Keystone calls (a login per user, as the operator keeps its tokens;
+ *    per order a list of the user's credentials and a create) at the operator's concurrency (1 worker per kind); goal
+ *    ≤ 1.15×. Backups off here, as the bare script makes Keystone calls only. The API writes per new order (the
+ *    operator's `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20 orders of one user are
+ *    created and rotated together, the user's logins counted at the proxy; goal one per token lifetime.
+ * 3a. A burst of up to 500 new orders with the operator at a Keystone limit (KAC_BENCH_LIMIT=rate,inFlight, default
+ *    10,2): the peak requests in flight and per second at the proxy against the limit.
  * 3. Steady state at each size (e.g. 500, 1000, 2000, 5000 converged orders, topped up in batches of at most 500): one
  *    full resync (the `--resync-period` timer) makes 0 Keystone calls and 0 API writes (the operator's
  *    `keystone_appcred_api_writes_total`), its CPU per order (utime + stime from /proc around the resync, minus the idle
  *    rate), and the RSS; the slope from the smallest to the largest size.
+ *
+ * 4. A restart with every order converged, and 5. a failover to a standby with warm caches (the leader killed with
+ *    SIGKILL): Keystone calls at the proxy and the new leader's API writes until quiet; goal 0 and 0.
  *
  *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000] [rounds=2] [convergeCount=200] [bcryptRounds=4]
  *
@@ -31,7 +38,7 @@ import { startKube } from '../test/support/kube';
 import { kubeRequest, type KubeObject } from '../test/support/kubectl';
 import { startOpenBao } from '../test/support/openbao';
 import { installCrds, metricsText, startOperator, waitReady, type OperatorProcess } from '../test/support/operator';
-import { startRecordingProxy, type RecordedCall, type RecordingProxy } from '../test/support/recording-proxy';
+import { peakRate, startRecordingProxy, type RecordedCall, type RecordingProxy } from '../test/support/recording-proxy';
 import { synthesizeManifests } from '../test/support/synth';
 import { conditions, median, ms, printTable, type Figure } from './report';
 
@@ -136,7 +143,7 @@ interface Env {
   readonly bao: { readonly addr: string; readonly token: string };
 }
 
-function launch(env: Env, name: string, backups: boolean): Promise<OperatorProcess> {
+function launch(env: Env, name: string, backups: boolean, extra: readonly string[] = [], elect = false): Promise<OperatorProcess> {
   const compiled = join(REPO, 'lib', 'src', 'cli', 'main.js');
   if (!existsSync(compiled)) throw new Error('lib/ is missing: run `npm run build` first');
   return startOperator({
@@ -146,7 +153,7 @@ function launch(env: Env, name: string, backups: boolean): Promise<OperatorProce
     logDir: env.work,
     // KAC_BENCH_OPERATOR_NODE_ARGS: Node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
     command: [process.execPath, ...(process.env.KAC_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), compiled, 'operator'],
-    args: ['--no-leader-elect', '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : [])],
+    args: [...(elect ? ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'] : ['--no-leader-elect']), '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : []), ...extra],
     // The process settings the construct's Deployment gives the operator, so the bench measures that process.
     env: { ...OperatorRuntimeEnv, ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}) },
   });
@@ -189,7 +196,10 @@ async function passwordOf(name: string): Promise<string> {
   return Buffer.from(secret.data.password, 'base64').toString('utf8');
 }
 
-/** The bare script: per order a login, a list and a create, serially (the operator's one worker), as `fetch` calls. */
+/**
+ * The bare script, serially (the operator's one worker), as `fetch` calls: per order a list and a create, and a login
+ * per order (`login: true`) or once per user (`login: false`, as the operator with its tokens kept).
+ */
 async function bareRound(env: Env, users: readonly string[], count: number, calls: { login: boolean; list: boolean }): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
   const passwords = new Map<string, string>();
   for (const u of new Set(users)) passwords.set(u, await passwordOf(u));
@@ -381,11 +391,13 @@ async function main(): Promise<void> {
     const bareMs: number[] = [];
     const bareMinMs: number[] = [];
     let callMix = '';
+    const writesPerOrder: number[] = [];
     await ensureUsers(rounds * convergeCount, users);
     for (let r = 0; r < rounds; r++) {
       await quiet(op, proxy);
       const names = Array.from({ length: convergeCount }, (_, k) => total + k);
       const mark = proxy.calls.length;
+      const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
       const t0 = performance.now();
       await createAll(names.map((i) => order(`o${i}`, userOf(i), `c${r}`)));
       await untilReady('keystoneapplicationcredentials', `bench/batch=c${r}`, convergeCount, 900_000, 100);
@@ -393,19 +405,87 @@ async function main(): Promise<void> {
       callMix = mix(proxy.since(mark), convergeCount);
       total += convergeCount;
       await quiet(op, proxy);
+      writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
       const who = names.map(userOf);
-      const bare = await bareRound(env, who, convergeCount, { login: true, list: true });
+      const bare = await bareRound(env, who, convergeCount, { login: false, list: true });
       bareMs.push(bare.ms);
       await bareCleanup(env, bare.created);
-      const minimal = await bareRound(env, who, convergeCount, { login: true, list: false });
+      const minimal = await bareRound(env, who, convergeCount, { login: false, list: false });
       bareMinMs.push(minimal.ms);
       await bareCleanup(env, minimal.created);
       process.stderr.write(`[bench] round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare login+create ${bareMinMs[r].toFixed(0)} ms (${callMix})\n`);
     }
     const cr = median(opMs) / median(bareMs);
-    figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (login + list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
-    figures.push({ figure: `converge ${convergeCount} new orders, against login + create only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
+    figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (a login per user, list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+    figures.push({ figure: `converge ${convergeCount} new orders, against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
     figures.push({ figure: 'Keystone calls per new order (operator)', value: callMix });
+    const wpo = Math.max(...writesPerOrder);
+    figures.push({ figure: 'API writes per new order, Events included (operator metric)', value: wpo.toFixed(2), goal: '≤ 6', met: wpo <= 6 });
+
+    // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
+    {
+      await ensureUsers(rounds * convergeCount + PER_USER * 3, users); // a user of its own beyond the others
+      const solo = `u${Math.ceil((rounds * convergeCount) / PER_USER) + 2}`;
+      if (!users.has(solo)) {
+        users.add(solo);
+        await createAll([user(solo), assignment(solo)].map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
+        await untilReady('keystoneusers', 'bench/plane=yes', users.size, 300_000, 500);
+        await untilReady('keystoneroleassignments', 'bench/plane=yes', users.size, 300_000, 500);
+      }
+      await quiet(op, proxy);
+      const markCreate = proxy.calls.length;
+      await createAll(Array.from({ length: 20 }, (_, k) => order(`solo${k}`, solo, 'solo')));
+      await untilReady('keystoneapplicationcredentials', 'bench/batch=solo', 20, 600_000, 200);
+      await quiet(op, proxy);
+      const markRotate = proxy.calls.length;
+      await Promise.all(Array.from({ length: 20 }, (_, k) => ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/solo${k}`, { spec: { credentialGeneration: 2 } })));
+      for (const deadline = Date.now() + 600_000; ; ) {
+        const list = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}?labelSelector=bench/batch%3Dsolo`)) as { items: Order[] };
+        if (list.items.filter((o) => ready(o, 2)).length >= 20) break;
+        if (Date.now() > deadline) throw new Error('the 20 orders of one user did not rotate in 10 minutes');
+        await sleep(200);
+      }
+      await quiet(op, proxy);
+      const password = await passwordOf(solo);
+      const userId = ((await (await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: `bench-${solo}`, domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) })).json()) as { token: { user: { id: string } } }).token.user.id;
+      const logins = (calls: readonly RecordedCall[]) => calls.filter((c) => c.login === userId).length;
+      const created = logins(proxy.calls.slice(markCreate, markRotate));
+      const rotated = logins(proxy.since(markRotate));
+      figures.push({ figure: 'logins of one user: 20 of its orders created, then all 20 rotated together (counted at the proxy)', value: `${created} + ${rotated}`, goal: '1 per token lifetime (1 + 0)', met: created + rotated === 1 });
+      process.stderr.write(`[bench] one user, 20 orders: ${created} logins while creating, ${rotated} while rotating together (${mix(proxy.since(markRotate), 20)})\n`);
+      for (let k = 0; k < 20; k++) await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/solo${k}`);
+      await quiet(op, proxy);
+    }
+
+    // 3a. A burst of new orders (up to 500) with the operator at a Keystone limit it must hold: requests in flight and
+    // per second at the proxy against the configured --keystone-in-flight and --keystone-rate.
+    const [limitRate, limitInFlight] = (process.env.KAC_BENCH_LIMIT ?? '10,2').split(',').map(Number);
+    await op.server.stop(10_000);
+    op = await launch(env, 'bench-limited', false, ['--keystone-rate', String(limitRate), '--keystone-in-flight', String(limitInFlight)]);
+    await waitReady(op);
+    {
+      const burst = Math.min(500, Math.max(0, sizes[0] - total));
+      if (burst > 0) {
+        await ensureUsers(total + burst, users);
+        await quiet(op, proxy);
+        const mark = proxy.calls.length;
+        proxy.resetPeak();
+        const t0 = Date.now();
+        await createAll(Array.from({ length: burst }, (_, k) => order(`o${total + k}`, userOf(total + k), `f${total}`)));
+        await untilReady('keystoneapplicationcredentials', `bench/batch=f${total}`, burst, 3_600_000, 1000);
+        const seconds = (Date.now() - t0) / 1000;
+        const calls = proxy.since(mark);
+        const metricPeak = metricSum(await metricsText(op), 'keystone_appcred_keystone_in_flight_peak');
+        const rate = peakRate(calls);
+        figures.push({ figure: `burst of ${burst} new orders: Keystone requests in flight, peak at the proxy (operator metric)`, value: `${proxy.peakInFlight} (${metricPeak})`, goal: `≤ ${limitInFlight} (--keystone-in-flight)`, met: proxy.peakInFlight <= limitInFlight });
+        figures.push({ figure: `burst of ${burst} new orders: Keystone requests per second, peak over any 1 s`, value: `${rate} (mean ${(calls.length / seconds).toFixed(1)} over ${seconds.toFixed(0)} s)`, goal: `≤ ${limitRate} (--keystone-rate) + 1`, met: rate <= limitRate + 1 });
+        process.stderr.write(`[bench] burst of ${burst} under the limit (${limitRate}/s, ${limitInFlight} in flight): ${seconds.toFixed(0)} s, ${calls.length} Keystone calls, peak ${proxy.peakInFlight} in flight, ${rate} in the busiest second\n`);
+        total += burst;
+      }
+    }
+    await op.server.stop(10_000);
+    op = await launch(env, 'bench-steady-2', false);
+    await waitReady(op);
 
     // 3. Steady state at each size.
     const steady: { size: number; cpuMs: number; rss: number }[] = [];
@@ -429,6 +509,45 @@ async function main(): Promise<void> {
       figures.push({ figure: `${size} converged orders: RSS`, value: `${s.rss.toFixed(0)} MiB`, goal: '≤ 200 MB', met: s.rss * 1.048576 <= 200 });
       // The figures so far, in case a long run is stopped before the largest size.
       process.stderr.write(`[bench] so far:\n${figures.map((f) => `  ${f.figure}: ${f.value}${f.baseline ? ` (baseline ${f.baseline})` : ''}`).join('\n')}\n`);
+    }
+    // 4. A restart with every order converged: a new process, its first pass over every order, until quiet.
+    {
+      await quiet(op, proxy);
+      await op.server.stop(10_000);
+      const mark = proxy.calls.length;
+      op = await launch(env, 'bench-restarted', false);
+      await waitReady(op);
+      await sleep(2_000);
+      await quiet(op, proxy);
+      const calls = proxy.since(mark).length;
+      const writes = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
+      const reconciles = metricSum(await metricsText(op), 'keystone_appcred_reconcile_total');
+      figures.push({ figure: `restart with ${total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${reconciles} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
+      process.stderr.write(`[bench] restart with ${total} orders: ${calls} Keystone calls, ${writes} API writes, ${reconciles} reconciles\n`);
+      await op.server.stop(10_000);
+    }
+    // 5. A failover: two replicas with leader election, the leader killed with SIGKILL, the standby (caches warm) takes over.
+    {
+      const leaderOf = async (p: OperatorProcess) => metricSum(await metricsText(p), 'keystone_appcred_leader') === 1;
+      const a = await launch(env, 'bench-leader', false, [], true);
+      await waitReady(a);
+      for (const deadline = Date.now() + 60_000; !(await leaderOf(a)); await sleep(250)) if (Date.now() > deadline) throw new Error('no leader');
+      await quiet(a, proxy);
+      const b = await launch(env, 'bench-standby', false, [], true);
+      await waitReady(b);
+      await sleep(2_000);
+      const mark = proxy.calls.length;
+      a.server.process.kill('SIGKILL');
+      for (const deadline = Date.now() + 60_000; !(await leaderOf(b)); await sleep(250)) if (Date.now() > deadline) throw new Error('the standby did not take over');
+      await sleep(2_000);
+      await quiet(b, proxy);
+      const calls = proxy.since(mark).length;
+      const text = await metricsText(b);
+      const writes = metricSum(text, 'keystone_appcred_api_writes_total');
+      figures.push({ figure: `failover to the standby with ${total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${metricSum(text, 'keystone_appcred_reconcile_total')} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
+      process.stderr.write(`[bench] failover with ${total} orders: ${calls} Keystone calls, ${writes} API writes\n`);
+      await a.server.stop(1_000).catch(() => undefined);
+      op = b;
     }
     if (steady.length > 1) {
       const [a, b] = [steady[0], steady[steady.length - 1]];

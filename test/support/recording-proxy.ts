@@ -10,6 +10,10 @@ export interface RecordedCall {
   readonly method: string;
   readonly path: string;
   readonly status?: number;
+  /** When the request arrived (epoch ms). */
+  readonly at?: number;
+  /** For a password login (`POST /v3/auth/tokens`): the user's id or name from the body (never the password). */
+  readonly login?: string;
 }
 
 export interface RecordingProxy {
@@ -34,7 +38,33 @@ export interface RecordingProxy {
    * caller between a create and its status write).
    */
   onReply?: (call: RecordedCall) => void | Promise<void>;
+  /** Requests received and not answered yet. */
+  readonly inFlight: number;
+  /** The most requests in flight at once since the start or the last {@link resetPeak}. */
+  readonly peakInFlight: number;
+  resetPeak(): void;
   close(): Promise<void>;
+}
+
+/** The most calls that arrived within any `windowMs` (e.g. 1000: the highest request rate per second). */
+export function peakRate(calls: readonly RecordedCall[], windowMs = 1000): number {
+  const times = calls.map((c) => c.at ?? 0).sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; j < times.length; j++) {
+    while (times[j] - times[i] >= windowMs) i++;
+    best = Math.max(best, j - i + 1);
+  }
+  return best;
+}
+
+/** The user a password login names, from its JSON body; undefined for anything else. */
+function loginOf(body: string): string | undefined {
+  try {
+    const user = (JSON.parse(body) as { auth?: { identity?: { password?: { user?: { id?: string; name?: string } } } } }).auth?.identity?.password?.user;
+    return user?.id ?? user?.name;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Writes: anything but GET/HEAD, except logins (`POST /v3/auth/tokens`). */
@@ -47,9 +77,14 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
   const calls: RecordedCall[] = [];
   // eslint-disable-next-line prefer-const -- assigned once the server listens; the handler reads it per request
   let proxy: RecordingProxy;
+  let inFlight = 0;
+  let peak = 0;
   const server: Server = createServer((req, res) => {
-    const call: { method: string; path: string; status?: number } = { method: req.method ?? 'GET', path: req.url ?? '/' };
+    const call: { method: string; path: string; status?: number; at: number; login?: string } = { method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() };
     calls.push(call);
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    res.on('close', () => inFlight--);
     const answer = (status: number) => {
       call.status = status;
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -83,6 +118,18 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(String(error));
     });
+    if (call.method === 'POST' && call.path.split('?')[0].endsWith('/auth/tokens')) {
+      // A login's body is read whole to note whose login it is, then forwarded as it came.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const who = loginOf(body.toString('utf8'));
+        if (who !== undefined) call.login = who;
+        forward.end(body);
+      });
+      return;
+    }
     req.pipe(forward);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -91,6 +138,15 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
     url: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}`,
     calls,
     since: (mark) => calls.slice(mark),
+    get inFlight() {
+      return inFlight;
+    },
+    get peakInFlight() {
+      return peak;
+    },
+    resetPeak: () => {
+      peak = inFlight;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return proxy;
