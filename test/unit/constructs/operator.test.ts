@@ -107,6 +107,15 @@ describe('Operator', () => {
     expect(find(objects, 'PodDisruptionBudget')[0].spec).toMatchObject({ maxUnavailable: 1 });
   });
 
+  it('passes the Keystone limit as environment: 20 per second and 8 in flight by default', () => {
+    const env = container.env as Json[];
+    expect(env).toContainEqual({ name: 'KAC_KEYSTONE_RATE', value: '20' });
+    expect(env).toContainEqual({ name: 'KAC_KEYSTONE_IN_FLIGHT', value: '8' });
+    const raised = synth({ keystoneRequestsPerSecond: 100, keystoneRequestsInFlight: 32 });
+    const raisedEnv = (((find(raised, 'Deployment')[0].spec as Json).template as Json).spec as Json).containers as Json[];
+    expect(raisedEnv[0].env as Json[]).toEqual(expect.arrayContaining([{ name: 'KAC_KEYSTONE_RATE', value: '100' }, { name: 'KAC_KEYSTONE_IN_FLIGHT', value: '32' }]));
+  });
+
   it('passes the OpenBao settings as environment', () => {
     const env = container.env as Json[];
     expect(env).toContainEqual({ name: 'KAC_OPENBAO_ADDRESS', value: 'https://openbao.openbao.svc:8200' });
@@ -128,6 +137,8 @@ describe('Operator', () => {
     [{ limits: { cpu: 'lots', memory: '1Gi' } }, 'limits.cpu ("lots") must be a Kubernetes quantity'],
     [{ openBao: { address: 'openbao:8200', auth: { method: 'kubernetes', role: 'r' } } }, 'openBao.address ("openbao:8200") must be an http or https URL'],
     [{ openBao: { address: 'http://bao', auth: { method: 'kubernetes', role: '' } } }, 'openBao.auth.role ("")'],
+    [{ keystoneRequestsPerSecond: -1 }, 'keystoneRequestsPerSecond (-1) must be a number of requests per second, 0 or more'],
+    [{ keystoneRequestsInFlight: 2.5 }, 'keystoneRequestsInFlight (2.5) must be a whole number of requests, 0 or more'],
   ] as [Partial<OperatorProps>, string][])('rejects %j early, naming the prop and value', (props, message) => {
     expect(() => synth(props)).toThrow(message);
     expect(() => synth(props)).toThrow('test/operator: ');
