@@ -21,7 +21,7 @@ import { GROUP, condition, credentialFixtures, type Order } from '../support/cre
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, metricsText, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -167,6 +167,27 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
     }, 30_000);
     expect(swept.status?.credentialGeneration).toBe(2);
     expect(await userCredentials()).toEqual([`${childPrefix({ namespace: NS, name: 'app' })}-credential-v2`]);
+  });
+
+  it('a new order, while nothing else moves, takes at most 6 API writes, Events included (the operator\'s keystone_appcred_api_writes_total)', async () => {
+    const writes = async () => {
+      let sum = 0;
+      for (const m of (await metricsText(operator)).matchAll(/^keystone_appcred_api_writes_total\{([^}]*)\} (\S+)$/gm)) sum += Number(m[2]);
+      return sum;
+    };
+    const before = await writes();
+    await applyOk(credentialOrder('counted', { interval: '720h', gracePeriod: '1h' }), { fieldManager: 'kac-test' });
+    await eventually(async () => {
+      const o = await order('counted');
+      return o.status?.credentialGeneration === 1 && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // Events are posted after the status write
+    const made = (await writes()) - before;
+    const events = await getJson<{ items: { reason: string; regarding: { name: string } }[] }>('events.events.k8s.io', undefined, { namespace: NS });
+    expect(events.items.filter((e) => e.regarding.name === 'counted').map((e) => e.reason).sort()).toEqual(['Minted', 'Switched']);
+    expect(made).toBeLessThanOrEqual(6);
+    await kubectlOk(['delete', 'keystoneapplicationcredential', 'counted', '-n', NS, '--wait=true', '--timeout=60s']);
+    expect(await userCredentials(childPrefix({ namespace: NS, name: 'counted' }))).toEqual([]);
   });
 
   it('rotates by hand: a raised credentialGeneration creates generation 3 at once', async () => {
