@@ -4,7 +4,7 @@
  */
 import { generationOf } from '../api/naming';
 import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
-import { ApplicationCredentials } from './application-credentials';
+import { ApplicationCredentials, type ApplicationCredential } from './application-credentials';
 import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
 import { isKeystoneError } from './errors';
 import type { KeystoneSession } from './session';
@@ -13,6 +13,38 @@ import type { KeystoneSession } from './session';
 export interface CredentialPortOptions {
   /** Description stored on every credential. @default "managed by keystone-appcred" */
   readonly description?: string;
+  /**
+   * Milliseconds a list waits for other lists of the same session to share one request with (see {@link sharedList}).
+   * @default 0 (lists asked for in the same turn of the event loop share one request)
+   */
+  readonly listWindowMs?: number;
+}
+
+/** A list of a session's credentials not sent yet, which later askers may join. */
+interface OpenList {
+  readonly credentials: Promise<ApplicationCredential[]>;
+  sent: boolean;
+}
+
+const openLists = new WeakMap<KeystoneSession, OpenList>();
+
+/**
+ * The user's credentials, one request for every pass that asks within `windowMs` (the orders of one user, e.g. the
+ * credentials of one `pulumi up`, which Pulumi creates in parallel). A pass only joins a list that has not been sent
+ * yet, so the reply always reflects Keystone after the pass began: what the pass's own earlier actions created is in it
+ * (the crash-safety of the observation holds), and each pass filters its own generation names out of it.
+ */
+function sharedList(session: KeystoneSession, windowMs: number): Promise<ApplicationCredential[]> {
+  const open = openLists.get(session);
+  if (open && !open.sent) return open.credentials;
+  const list: { credentials?: Promise<ApplicationCredential[]>; sent: boolean } = { sent: false };
+  list.credentials = new Promise<void>((resolve) => setTimeout(resolve, windowMs)).then(() => {
+    list.sent = true;
+    if (openLists.get(session) === list) openLists.delete(session);
+    return new ApplicationCredentials(session).list();
+  });
+  openLists.set(session, list as OpenList);
+  return list.credentials;
 }
 
 /**
@@ -22,10 +54,11 @@ export interface CredentialPortOptions {
 export function credentialPort(session: KeystoneSession, prefix: string, options: CredentialPortOptions = {}): CredentialPort {
   const credentials = new ApplicationCredentials(session);
   const description = options.description ?? 'managed by keystone-appcred';
+  const windowMs = options.listWindowMs ?? 0;
   return {
     async list(): Promise<KeystoneCredential[]> {
       const out: KeystoneCredential[] = [];
-      for (const c of await credentials.list()) {
+      for (const c of await sharedList(session, windowMs)) {
         const generation = generationOf(prefix, c.name);
         if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
       }

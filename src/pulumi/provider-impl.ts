@@ -94,7 +94,9 @@ export function makeProvider(deps: ProviderDeps = {}) {
         if (shared.get(key) === mine) shared.delete(key);
         await mine.session.close();
       };
-      return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)' }), close };
+      // The verbs of one up start within milliseconds of each other: their observations share one list of the user's
+      // credentials (a list costs Keystone as much as a login), joined for 20 ms.
+      return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)', listWindowMs: 20 }), close };
     });
 
   function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>): Ports['backup'] {
