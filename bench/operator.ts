@@ -530,10 +530,12 @@ async function main(): Promise<void> {
     {
       const leaderOf = async (p: OperatorProcess) => metricSum(await metricsText(p), 'keystone_appcred_leader') === 1;
       const a = await launch(env, 'bench-leader', false, [], true);
+      stops.push(() => a.server.stop(1_000));
       await waitReady(a);
       for (const deadline = Date.now() + 60_000; !(await leaderOf(a)); await sleep(250)) if (Date.now() > deadline) throw new Error('no leader');
       await quiet(a, proxy);
       const b = await launch(env, 'bench-standby', false, [], true);
+      stops.push(() => b.server.stop(10_000));
       await waitReady(b);
       await sleep(2_000);
       const mark = proxy.calls.length;
@@ -547,7 +549,6 @@ async function main(): Promise<void> {
       figures.push({ figure: `failover to the standby with ${total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${metricSum(text, 'keystone_appcred_reconcile_total')} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
       process.stderr.write(`[bench] failover with ${total} orders: ${calls} Keystone calls, ${writes} API writes\n`);
       await a.server.stop(1_000).catch(() => undefined);
-      op = b;
     }
     if (steady.length > 1) {
       const [a, b] = [steady[0], steady[steady.length - 1]];
