@@ -10,7 +10,9 @@
  * before the order's `wakeAt` makes no Keystone call and no write. It lives in memory only; after a restart (or on the
  * standby that took over) an order the cache shows settled (src/lifecycle/settled.ts: the status agrees with the
  * delivered Secret and the parked secrets, nothing is due) is remembered as converged without a Keystone call, and any
- * other gets one full pass. A credential deleted in Keystone by hand is noticed at the next wake-up or change.
+ * other gets one full pass. The pass that the reconciler's own writes wake, right after a pass that acted, is vouched
+ * for the same way: it would only list Keystone again to find what the pass before established. A credential deleted in
+ * Keystone by hand is noticed at the next wake-up or change.
  */
 import {
   PlaneDefaults,
@@ -94,6 +96,8 @@ export class CredentialReconciler {
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
   /** The orders this process has met: the first pass over an order may find it settled by the cache alone. */
   private readonly seen = new Set<string>();
+  /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
+  private readonly justActed = new Set<string>();
   private readonly clock: () => Date;
   private readonly sessions: KeystoneSessions;
 
@@ -110,6 +114,7 @@ export class CredentialReconciler {
     if (!order) {
       this.converged.delete(id);
       this.seen.delete(id);
+      this.justActed.delete(id);
       return {};
     }
     const deleting = order.metadata.deletionTimestamp !== undefined;
@@ -137,7 +142,8 @@ export class CredentialReconciler {
     const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
-    const firstSight = !this.seen.has(id);
+    // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
+    const vouchable = !this.seen.has(id) || this.justActed.delete(id);
     this.seen.add(id);
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
@@ -199,8 +205,11 @@ export class CredentialReconciler {
     };
 
     // The first pass of this process over the order (a restart, a failover): an order its cache shows settled costs
-    // Keystone nothing now and is looked at in full at its next wake-up or change (src/lifecycle/settled.ts).
-    if (firstSight && !deleting && fingerprint !== undefined) {
+    // Keystone nothing now and is looked at in full at its next wake-up or change (src/lifecycle/settled.ts). The same
+    // holds for the pass that this reconciler's own writes wake right after a pass that acted and converged: that pass
+    // observed Keystone a moment ago, and what it wrote is what the cache now shows (a cache that lags is not settled,
+    // and takes the full pass).
+    if (vouchable && !deleting && fingerprint !== undefined) {
       const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
       if (verdict.settled) {
         const wakeAt = verdict.wakeAt?.getTime();
@@ -240,6 +249,7 @@ export class CredentialReconciler {
     }
     const wakeAt = result.wakeAt?.getTime();
     if (actions === 0 && !wrote && fingerprint !== undefined) this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
+    else this.justActed.add(id);
     return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
   }
 

@@ -157,6 +157,22 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.cluster.writes.length).toBeLessThanOrEqual(6);
   });
 
+  it('the pass its own writes wake is vouched for by the cache: no second Keystone list after a pass that acted', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const woken = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(woken).toMatchObject({ skipped: true, settled: true });
+    expect(calls).toEqual([]);
+    // A change after that is a full pass again: an edited key is rewritten.
+    const secret = w.delivered() as Secret;
+    w.cluster.put(Kinds.Secret, { ...secret, data: { ...secret.data, application_credential_id: b64('edited') } });
+    expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).skipped).toBeUndefined();
+    expect(calls).toContain('list');
+  });
+
   it('a steady order: a resync makes no Keystone call and no write', async () => {
     const w = world();
     w.assignment();
