@@ -153,7 +153,7 @@ function launch(env: Env, name: string, backups: boolean, extra: readonly string
     logDir: env.work,
     // KAC_BENCH_OPERATOR_NODE_ARGS: Node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
     command: [process.execPath, ...(process.env.KAC_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), compiled, 'operator'],
-    args: [...(elect ? ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'] : ['--no-leader-elect']), '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : []), ...extra],
+    args: [...(elect ? [] : ['--no-leader-elect']), '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : []), ...extra],
     // The process settings the construct's Deployment gives the operator, so the bench measures that process.
     env: { ...OperatorRuntimeEnv, ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}) },
   });
@@ -540,7 +540,8 @@ async function main(): Promise<void> {
       await sleep(2_000);
       const mark = proxy.calls.length;
       a.server.process.kill('SIGKILL');
-      for (const deadline = Date.now() + 60_000; !(await leaderOf(b)); await sleep(250)) if (Date.now() > deadline) throw new Error('the standby did not take over');
+      // The standby takes over once the Lease (the default 15 s) expired unrenewed.
+      for (const deadline = Date.now() + 90_000; !(await leaderOf(b)); await sleep(250)) if (Date.now() > deadline) throw new Error('the standby did not take over');
       await sleep(2_000);
       await quiet(b, proxy);
       const calls = proxy.since(mark).length;
