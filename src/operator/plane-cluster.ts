@@ -3,7 +3,7 @@
  * informers' caches, writes go to the API server with the operator's field manager. Secret values are decoded here and
  * encoded here, so the reconcilers see plain strings.
  *
- * A reconcile that writes an order twice (the lifecycle records the status after each step) must not trip over its own
+ * A reconcile that writes an order twice (a finalizer, then the status of the pass) must not trip over its own
  * first write because the cache has not caught up with it yet: the port keeps the order each status or finalizer write
  * returned and uses it while it is newer than the cached one. Secrets are read from the cache alone: a parked value is
  * created with a plain create (a lagging cache costs a 409 and a live read, never an overwrite), and re-applying a
