@@ -331,6 +331,9 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: 'health', containerPort: p.healthPort, protocol: 'TCP' },
           { name: 'metrics', containerPort: p.metricsPort, protocol: 'TCP' },
         ],
+        // A container that fails at start (a setup to fix) shows its last log lines, which name the fix, as the
+        // termination message in the pod's status (`kubectl describe pod`), not only in the log of a restarted container.
+        terminationMessagePolicy: 'FallbackToLogsOnError',
         livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 10 },
         readinessProbe: probe('/readyz', 5),
         resources: { requests: quantities(p.requests), limits: quantities(p.limits) },

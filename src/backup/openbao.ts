@@ -126,7 +126,7 @@ function trimSlashes(value: string): string {
 }
 
 /** OpenBao's `{"errors": [...]}`, or a short excerpt. The reply never echoes the token or the written data. */
-function errorsOf(text: string): string {
+export function errorsOf(text: string): string {
   try {
     const parsed = JSON.parse(text) as { errors?: unknown };
     if (Array.isArray(parsed.errors) && parsed.errors.length > 0) return parsed.errors.map(String).join('; ');

@@ -6,7 +6,6 @@
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
-import { connect } from '../kube/client-node';
 import { registerControllers as registerKindControllers } from '../operator/controllers';
 import { reportHandoffOff } from '../operator/handoff/off';
 import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
@@ -14,6 +13,7 @@ import { serve } from '../operator/runtime/http';
 import { jsonLogger, errorMessage } from '../operator/runtime/log';
 import { Manager } from '../operator/runtime/manager';
 import { OperatorMetrics } from '../operator/runtime/metrics';
+import { connectChecked, EXIT_CONFIGURATION, StartupError, type Started } from './operator-start';
 
 /** The field manager of every write the operator makes. */
 export const FIELD_MANAGER = 'keystone-appcred-operator';
@@ -31,12 +31,30 @@ export function registerControllers(manager: Manager, config: OperatorConfig): v
   });
 }
 
-/** Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). */
+/**
+ * Runs until SIGTERM/SIGINT (exit code 0) or until it loses the Lease it held (1). A setup that cannot work ends it at
+ * start with one log line and exit code 2 (configuration, credentials) or 1 (no API server), see ./operator-start.ts.
+ */
 export async function runOperator(config: OperatorConfig): Promise<number> {
   const logger = jsonLogger({ level: config.logLevel });
   logger.info('operator starting', describeConfig(config));
-  const connection = connect({ kubeconfig: config.kubeconfig, context: config.context });
-  logger.info('kubernetes configuration loaded', { source: connection.source, server: connection.server, context: connection.context, user: connection.user });
+  let started: Started;
+  try {
+    started = await connectChecked(config, { onRetry: (error, attempt) => logger.debug('the API server does not answer yet', { attempt, error }) });
+  } catch (error) {
+    // One line naming what is missing and the fix; the exit code says configuration (2) or an unreachable server (1).
+    const exitCode = error instanceof StartupError ? error.exitCode : EXIT_CONFIGURATION;
+    logger.error(`cannot start: ${errorMessage(error)}`, { exitCode });
+    return exitCode;
+  }
+  const { connection, identity } = started;
+  logger.info('kubernetes configuration loaded', {
+    source: connection.source,
+    server: connection.server,
+    context: connection.context,
+    user: connection.user,
+    authenticatedAs: identity?.username,
+  });
   const metrics = new OperatorMetrics();
   const api = new KubeApi(connection.transport, FIELD_MANAGER);
   const manager = new Manager(api, {

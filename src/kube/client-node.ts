@@ -26,6 +26,8 @@ export interface ConnectOptions {
   readonly requestTimeoutMs?: number;
   /** A watch that carries nothing for this long is dropped and resumed (the server sends bookmarks every minute). @default 150 s */
   readonly watchInactivityMs?: number;
+  /** The root the pod's service account directory is read under (tests give a directory of their own). @default "" (/) */
+  readonly serviceAccountRoot?: string;
 }
 
 /** A connection to one API server. */
@@ -46,6 +48,7 @@ export interface Connection {
  */
 export function connect(options: ConnectOptions = {}): Connection {
   const env = options.env ?? process.env;
+  const saRoot = options.serviceAccountRoot ?? '';
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const k8s = require('@kubernetes/client-node') as typeof ClientNode;
   const kc = new k8s.KubeConfig();
@@ -63,14 +66,22 @@ export function connect(options: ConnectOptions = {}): Connection {
       kc.mergeConfig(more);
     }
     source = 'KUBECONFIG';
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) {
-    kc.loadFromCluster();
+  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(`${saRoot}${SERVICE_ACCOUNT_DIR}/token`)) {
+    checkInCluster(env, saRoot);
+    kc.loadFromCluster(saRoot);
     source = 'in-cluster';
   } else if (existsSync(home)) {
     kc.loadFromFile(home);
     source = '~/.kube/config';
+  } else if (env.KUBERNETES_SERVICE_HOST) {
+    throw new KubeConfigError(
+      `no Kubernetes configuration: KUBERNETES_SERVICE_HOST is set (a pod), but the pod has no service account token at ${SERVICE_ACCOUNT_DIR}/token; ` +
+        'set automountServiceAccountToken: true on the pod or its ServiceAccount (the Operator construct sets it), or pass --kubeconfig',
+    );
   } else {
-    throw new Error('no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run in a pod with a service account');
+    throw new KubeConfigError(
+      `no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, no pod service account (KUBERNETES_SERVICE_HOST is not set) and no ${home}; pass --kubeconfig or set KUBECONFIG`,
+    );
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) {
@@ -84,13 +95,37 @@ export function connect(options: ConnectOptions = {}): Connection {
   let namespace = context?.namespace;
   if (!namespace && source === 'in-cluster') {
     try {
-      namespace = readFileSync(join(SERVICE_ACCOUNT_DIR, 'namespace'), 'utf8').trim();
+      namespace = readFileSync(`${saRoot}${SERVICE_ACCOUNT_DIR}/namespace`, 'utf8').trim();
     } catch {
       // No namespace file: the caller's default stands.
     }
   }
   const transport = new ClientNodeTransport(k8s, kc, cluster.server.replace(/\/+$/, ''), options.requestTimeoutMs ?? 30_000, options.watchInactivityMs ?? 150_000);
   return { transport, source, server: transport.server, context: kc.getCurrentContext(), user: kc.getCurrentUser()?.name ?? '', namespace };
+}
+
+/** The configuration cannot be found or is incomplete; the message names what is missing and how to fix it. */
+export class KubeConfigError extends Error {
+  override readonly name = 'KubeConfigError';
+}
+
+/**
+ * What client-node's in-cluster loading takes for granted, checked so that a pod missing a piece says which: the
+ * service's port beside its host (the kubelet sets both), and the CA file beside the token (the service account's
+ * projected volume holds both).
+ */
+function checkInCluster(env: NodeJS.ProcessEnv, saRoot: string): void {
+  const port = env.KUBERNETES_SERVICE_PORT;
+  if (!port || !/^\d+$/.test(port)) {
+    throw new KubeConfigError(
+      `in-cluster configuration: KUBERNETES_SERVICE_HOST is set but KUBERNETES_SERVICE_PORT is ${port ? `"${port}", not a port` : 'not'}; the kubelet sets both for the \`kubernetes\` Service: set both, or pass --kubeconfig`,
+    );
+  }
+  if (!existsSync(`${saRoot}${SERVICE_ACCOUNT_DIR}/ca.crt`)) {
+    throw new KubeConfigError(
+      `in-cluster configuration: the service account token is at ${SERVICE_ACCOUNT_DIR}/token but ${SERVICE_ACCOUNT_DIR}/ca.crt is missing; mount the whole service account volume (automountServiceAccountToken: true), or pass --kubeconfig`,
+    );
+  }
 }
 
 /** How long one dispatcher serves every request before the next request's own replaces it (see `request`). */

@@ -1,5 +1,6 @@
 export * from './cluster';
 export * from './errors';
+export * from './identity';
 export * from './json';
 export * from './kinds';
 export * from './memory';

@@ -6,7 +6,7 @@
  * allowed: then delivery does not wait for a backup.
  */
 import { readFileSync } from 'node:fs';
-import { OpenBaoBackup, type BackupFetch } from '../../backup/openbao';
+import { errorsOf, OpenBaoBackup, type BackupFetch } from '../../backup/openbao';
 import type { BackupPort, SecretData } from '../../lifecycle/ports';
 
 /** How the operator authenticates to OpenBao. */
@@ -76,21 +76,53 @@ export class OpenBao {
   }
 
   private async login(login: Extract<OpenBaoLogin, { method: 'kubernetes' }>): Promise<string> {
-    const jwt = readFileSync(login.jwtFile ?? '/var/run/secrets/kubernetes.io/serviceaccount/token', 'utf8').trim();
-    const where = `/v1/auth/${login.mount ?? 'kubernetes'}/login`;
+    const jwtFile = login.jwtFile ?? SERVICE_ACCOUNT_TOKEN;
+    let jwt: string;
+    try {
+      jwt = readFileSync(jwtFile, 'utf8').trim();
+    } catch (error) {
+      throw new Error(
+        `OpenBao's Kubernetes auth needs the service account token at ${jwtFile}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ` +
+          'run the operator with its service account token mounted (automountServiceAccountToken: true), or use token auth',
+      );
+    }
+    const mount = login.mount ?? 'kubernetes';
+    const where = `/v1/auth/${mount}/login`;
     const response = await this.fetchImpl(`${this.config.address.replace(/\/+$/, '')}${where}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ role: login.role, jwt }),
       signal: AbortSignal.timeout(this.config.timeoutMs ?? 10_000),
     });
-    if (!response.ok) throw new Error(`OpenBao POST ${where}: ${response.status}: login as role ${login.role} refused`);
+    if (!response.ok) {
+      const said = errorsOf(await response.text().catch(() => ''));
+      const account = serviceAccountOf(jwt);
+      throw new Error(
+        `OpenBao POST ${where}: ${response.status}: login as role ${login.role} refused (${said}); check that the role exists ` +
+          `(bao read auth/${mount}/role/${login.role}), that it binds ${account ? `the service account ${account}` : "the operator's service account"} ` +
+          `(bound_service_account_names, bound_service_account_namespaces), and that auth/${mount}/config reaches this cluster's API server with a token reviewer`,
+      );
+    }
     const body = (await response.json()) as { auth?: { client_token?: string; lease_duration?: number } };
     const value = body.auth?.client_token;
     if (!value) throw new Error(`OpenBao POST ${where}: the reply carries no token`);
     const lease = (body.auth?.lease_duration ?? 300) * 1000;
     this.token = { value, until: Date.now() + Math.max(lease - 60_000, lease / 2) };
     return value;
+  }
+}
+
+/** Where the kubelet mounts the pod's service account token. */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** `<namespace>/<name>` of the ServiceAccount a token was issued to (its `sub` claim), or '' when it cannot be read. */
+function serviceAccountOf(jwt: string): string {
+  try {
+    const sub = (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }).sub;
+    const m = typeof sub === 'string' ? /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub) : null;
+    return m ? `${m[1]}/${m[2]}` : '';
+  } catch {
+    return '';
   }
 }
 

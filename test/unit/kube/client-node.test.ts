@@ -4,7 +4,7 @@
  * Jest cannot load the ESM-only library, so the requests run in a child Node process (as the operator does).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -67,5 +67,67 @@ describe('client-node transport', () => {
     expect(seen.every((line) => line.endsWith('Bearer test-token'))).toBe(true);
     // One pool for all ten requests; a pool per request (the library's own behaviour) makes ten handshakes.
     expect(handshakes.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('client-node configuration in a pod', () => {
+  const saDir = (root: string) => join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+  const pod = { KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
+  const roots = { full: '', empty: '', noCa: '', noPort: '', outside: '' };
+  let results: Record<keyof typeof roots, { ok: boolean; text: string }>;
+
+  /** Every case's connect() in one child Node (client-node is ESM-only), each with its environment and its root. */
+  beforeAll(async () => {
+    for (const key of Object.keys(roots) as (keyof typeof roots)[]) roots[key] = mkdtempSync(join(tmpdir(), 'kac-pod-'));
+    for (const key of ['full', 'noCa', 'noPort'] as const) {
+      mkdirSync(saDir(roots[key]), { recursive: true });
+      writeFileSync(join(saDir(roots[key]), 'token'), 'a.b.c');
+      if (key !== 'noCa') writeFileSync(join(saDir(roots[key]), 'ca.crt'), 'PEM');
+      writeFileSync(join(saDir(roots[key]), 'namespace'), 'keystone-appcred-system');
+    }
+    const cases = { full: [pod, roots.full], empty: [pod, roots.empty], noCa: [pod, roots.noCa], noPort: [{ KUBERNETES_SERVICE_HOST: '10.0.0.1' }, roots.noPort], outside: [{}, roots.outside] };
+    const script = `
+      const { connect } = require(${JSON.stringify(join(REPO, 'src/kube/client-node.ts'))});
+      const out = {};
+      for (const [name, [env, root]] of Object.entries(${JSON.stringify(cases)})) {
+        for (const k of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'KUBECONFIG']) delete process.env[k];
+        Object.assign(process.env, env, { HOME: root });
+        try {
+          const c = connect({ serviceAccountRoot: root });
+          out[name] = { ok: true, text: JSON.stringify({ source: c.source, server: c.server, namespace: c.namespace }) };
+        } catch (e) { out[name] = { ok: false, text: e.name + ': ' + e.message }; }
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    results = await new Promise((done, fail) =>
+      execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '' } }, (error, out, err) =>
+        error ? fail(new Error(`${error.message}\n${err}`)) : done(JSON.parse(out) as typeof results),
+      ),
+    );
+  }, 90_000);
+
+  afterAll(() => Object.values(roots).forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+  it("takes the service account's token, CA and namespace when KUBERNETES_SERVICE_HOST is set", () => {
+    expect(results.full).toEqual({ ok: true, text: JSON.stringify({ source: 'in-cluster', server: 'https://10.0.0.1:443', namespace: 'keystone-appcred-system' }) });
+  });
+
+  it('a pod without its token (and no kubeconfig) is told to mount it', () => {
+    expect(results.empty).toEqual({
+      ok: false,
+      text:
+        'KubeConfigError: no Kubernetes configuration: KUBERNETES_SERVICE_HOST is set (a pod), but the pod has no service account token at ' +
+        '/var/run/secrets/kubernetes.io/serviceaccount/token; set automountServiceAccountToken: true on the pod or its ServiceAccount (the Operator construct sets it), or pass --kubeconfig',
+    });
+  });
+
+  it('a token without ca.crt, or a host without a port, names the missing piece', () => {
+    expect(results.noCa.text).toMatch(/serviceaccount\/ca\.crt is missing; mount the whole service account volume/);
+    expect(results.noPort.text).toMatch(/KUBERNETES_SERVICE_HOST is set but KUBERNETES_SERVICE_PORT is not;/);
+  });
+
+  it('outside a pod without any configuration, the message lists where it looked', () => {
+    expect(results.outside.text).toBe(
+      `KubeConfigError: no Kubernetes configuration: no --kubeconfig, no KUBECONFIG, no pod service account (KUBERNETES_SERVICE_HOST is not set) and no ${join(roots.outside, '.kube', 'config')}; pass --kubeconfig or set KUBECONFIG`,
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The operator's OpenBao login: token auth as given; Kubernetes auth logs in once with the service account token,
- * reuses the token, and logs in again once when OpenBao refuses it. The KV v2 reads and writes themselves are proven
- * against the real OpenBao in test/integration/openbao-backup.test.ts.
+ * reuses the token, and logs in again once when OpenBao refuses it; a refused login or a missing token file says what
+ * to check. The KV v2 reads and writes themselves are proven against the real OpenBao in
+ * test/integration/openbao-backup.test.ts, the Kubernetes auth login in test/e2e/image-operator.test.ts.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,5 +55,28 @@ describe('OpenBao login for the backup', () => {
     bao.revokeAll();
     expect(await backup.read()).toBe('cred-1');
     expect(bao.calls.filter((c) => c.url.endsWith('/login'))).toHaveLength(2);
+  });
+
+  it("a refused login names OpenBao's words, the role, the service account and what to check; never the token", async () => {
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const jwt = `${part({ alg: 'RS256' })}.${part({ sub: 'system:serviceaccount:keystone-appcred-system:keystone-appcred-operator' })}.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg`;
+    const file = join(mkdtempSync(join(tmpdir(), 'kac-sa-')), 'token');
+    writeFileSync(file, jwt);
+    const fetch = async () => new Response(JSON.stringify({ errors: ['invalid role name "kac"'] }), { status: 400 });
+    const backup = new OpenBao({ address: 'http://bao:8200', login: { method: 'kubernetes', role: 'kac', jwtFile: file }, fetch }).at('openstack/a/b');
+    const error = (await backup.read().catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe(
+      'OpenBao POST /v1/auth/kubernetes/login: 400: login as role kac refused (invalid role name "kac"); check that the role exists ' +
+        '(bao read auth/kubernetes/role/kac), that it binds the service account keystone-appcred-system/keystone-appcred-operator ' +
+        "(bound_service_account_names, bound_service_account_namespaces), and that auth/kubernetes/config reaches this cluster's API server with a token reviewer",
+    );
+    expect(error.message).not.toContain(jwt.split('.')[2]);
+  });
+
+  it('a missing service account token says so and how to mount it', async () => {
+    const backup = new OpenBao({ address: 'http://bao:8200', login: { method: 'kubernetes', role: 'kac', jwtFile: '/nonexistent/token' }, fetch: fakeBao().fetch }).at('openstack/a/b');
+    await expect(backup.read()).rejects.toThrow(
+      "OpenBao's Kubernetes auth needs the service account token at /nonexistent/token, which cannot be read (ENOENT): run the operator with its service account token mounted (automountServiceAccountToken: true), or use token auth",
+    );
   });
 });
