@@ -2,20 +2,18 @@
  * The operator's image (Dockerfile, .dockerignore) in sync with the Operator construct that runs it: Node 24 slim in two
  * stages (`npm ci` and `npm run build`, then `npm ci --omit=dev` and the compiled code), ENTRYPOINT exactly the
  * construct's OPERATOR_COMMAND with the script where the runtime stage puts it, USER the construct's default
- * runAsUser:runAsGroup (numeric), EXPOSE its default ports, and a build context of only what the build copies.
+ * runAsUser:runAsGroup (numeric), EXPOSE its default ports, a build context of only what the build copies, and the
+ * extra-CA build argument `npm ci` needs behind a TLS-intercepting proxy.
  *
- * Where a container builder works (docker, podman or buildah on PATH, its `info` answering, the base image local or
- * pullable), the image is built and inspected, and with docker or podman run read-only as its user; otherwise that
- * test is skipped, its name and a line on stderr saying what was looked for and why.
+ * The image itself is built (image/build.ts, the `image` component of the test setup) and run as the construct's
+ * Deployment in test/e2e/image-operator.test.ts.
  */
-import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { delimiter, join, posix } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { Testing } from 'cdk8s';
 import { Operator, OPERATOR_COMMAND } from '../../../constructs/operator';
-import { REPO, run } from '../../support/package';
-
-jest.setTimeout(120_000);
+import { contextFiles, dockerignorePatterns, ignored } from '../../../image/context';
+import { REPO } from '../../support/package';
 
 interface Instruction {
   readonly keyword: string;
@@ -75,34 +73,11 @@ function copyOf(args: string): { from?: string; sources: string[]; dest: string 
   return { ...(from ? { from } : {}), sources: paths.slice(0, -1), dest: paths[paths.length - 1] };
 }
 
-/** Whether .dockerignore keeps `path` out of the build context (last matching pattern wins; a pattern covers a directory's contents). */
-function ignored(patterns: readonly string[], path: string): boolean {
-  const regex = (pattern: string): RegExp =>
-    new RegExp(
-      `^${posix
-        .normalize(pattern)
-        .replace(/\/$/, '')
-        .split('/')
-        .map((segment) => (segment === '**' ? '(?:.+)?' : segment.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')))
-        .join('/')
-        .replace(/\(\?:\.\+\)\?\//g, '(?:.+/)?')}$`,
-    );
-  const parts = path.split('/');
-  const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
-  let out = false;
-  for (const line of patterns) {
-    const negated = line.startsWith('!');
-    const re = regex(negated ? line.slice(1) : line);
-    if (prefixes.some((p) => re.test(p))) out = !negated;
-  }
-  return out;
-}
-
 const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);
 const build = stages[0];
 const runtime = stages[stages.length - 1];
-const dockerignore = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const dockerignore = dockerignorePatterns(readFileSync(join(REPO, '.dockerignore'), 'utf8'));
 
 /** The construct's pod and container with its defaults (runAsUser, ports). */
 function constructDefaults(): { uid: number; gid: number; ports: number[]; command: string[] } {
@@ -198,89 +173,24 @@ describe('.dockerignore', () => {
       expect([path, ignored(dockerignore, path)]).toEqual([path, true]);
     }
   });
+
+  it('the context the build hashes is what the build copies: the sources and the locks, nothing of the host', () => {
+    const files = contextFiles(REPO, dockerignore);
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'src/cli/main.ts', 'constructs/operator.ts']));
+    const tops = [...new Set(files.map((f) => f.split('/')[0]))].sort();
+    expect(tops).toEqual(['constructs', 'package-lock.json', 'package.json', 'src', 'tsconfig.json']);
+    expect(files.filter((f) => /(^|\/)node_modules\/|\.log$/.test(f))).toEqual([]);
+  });
 });
 
-// ---- The build, where a container builder works. ----
-
-const BUILDERS = ['docker', 'podman', 'buildah'] as const;
-type BuilderName = (typeof BUILDERS)[number];
-
-function onPath(tool: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    try {
-      accessSync(join(dir, tool), constants.X_OK);
-      return join(dir, tool);
-    } catch {
-      // Not here.
+describe('the extra CAs of a TLS-intercepting proxy', () => {
+  it("every npm ci mounts the optional build secret extra-ca and trusts it only when it was given; no ARG or ENV carries it", () => {
+    const npmRuns = stages.flatMap((stage) => of(stage, 'RUN').filter((r) => /\bnpm ci\b/.test(r)));
+    expect(npmRuns).toHaveLength(2);
+    for (const runLine of npmRuns) {
+      expect(runLine).toMatch(/^--mount=type=secret,id=extra-ca\s/);
+      expect(runLine).toMatch(/if \[ -s \/run\/secrets\/extra-ca \]; then export NODE_EXTRA_CA_CERTS=\/run\/secrets\/extra-ca; fi && npm ci /);
     }
-  }
-  return undefined;
-}
-
-const firstLine = (text: string | undefined): string => (text ?? '').trim().split('\n').find((l) => l.trim()) ?? '(no output)';
-
-/** The first builder that can build the Dockerfile here, or why none can. */
-function findBuilder(): { tool: BuilderName; path: string } | { reason: string } {
-  const images = [...new Set(stages.map((s) => s.image).filter((i) => !stages.some((s) => s.name === i)))];
-  const checked: string[] = [];
-  for (const tool of BUILDERS) {
-    const path = onPath(tool);
-    if (!path) {
-      checked.push(`${tool}: not on PATH`);
-      continue;
-    }
-    const info = spawnSync(path, ['info'], { encoding: 'utf8', timeout: 20_000 });
-    if (info.status !== 0) {
-      checked.push(`${tool} (${path}): \`${tool} info\` failed: ${firstLine(info.error?.message ?? info.stderr)}`);
-      continue;
-    }
-    const missing = images.find((image) => {
-      const inspect = tool === 'buildah' ? ['inspect', '--type', 'image', image] : ['image', 'inspect', image];
-      if (spawnSync(path, inspect, { encoding: 'utf8', timeout: 20_000 }).status === 0) return false;
-      const pull = spawnSync(path, ['pull', image], { encoding: 'utf8', timeout: 300_000 });
-      if (pull.status === 0) return false;
-      checked.push(`${tool} (${path}) works, but the base image ${image} is neither local nor pullable: ${firstLine(pull.error?.message ?? pull.stderr)}`);
-      return true;
-    });
-    if (!missing) return { tool, path };
-  }
-  return { reason: `no container builder can build here (looked for ${BUILDERS.join(', ')} on PATH): ${checked.join('; ')}` };
-}
-
-const builder = findBuilder();
-if ('reason' in builder) process.stderr.write(`[dockerfile] the image build test is skipped: ${builder.reason}\n`);
-
-describe('the image', () => {
-  if ('reason' in builder) {
-    it.skip(`is built, runs read-only as the construct's user — skipped: ${builder.reason}`, () => undefined);
-    return;
-  }
-  const { tool, path } = builder;
-  const tag = `keystone-appcred-test:dockerfile-${process.pid}`;
-  const exec = async (args: string[], timeoutMs = 120_000): Promise<string> => {
-    const result = await run(path, args, { cwd: REPO, env: process.env, timeoutMs });
-    if (result.code !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
-    return result.stdout;
-  };
-
-  afterAll(async () => {
-    await run(path, tool === 'buildah' ? ['rmi', '-f', tag] : ['image', 'rm', '-f', tag], { cwd: REPO, env: process.env, timeoutMs: 60_000 });
+    for (const stage of stages) expect([...of(stage, 'ARG'), ...of(stage, 'ENV')].join(' ')).not.toMatch(/CA/);
   });
-
-  it(`is built with ${tool}, its config is the construct's, and it runs read-only as the construct's user`, async () => {
-    const started = Date.now();
-    await exec(tool === 'buildah' ? ['bud', '-t', tag, '-f', 'Dockerfile', '.'] : ['build', '-t', tag, '-f', 'Dockerfile', '.'], 1_800_000);
-    process.stderr.write(`[dockerfile] ${tool} built ${tag} in ${Math.round((Date.now() - started) / 1000)} s\n`);
-    const config =
-      tool === 'buildah'
-        ? (JSON.parse(await exec(['inspect', '--type', 'image', tag])) as { OCIv1: { config: { User?: string; Entrypoint?: string[] } } }).OCIv1.config
-        : (JSON.parse(await exec(['image', 'inspect', tag])) as { Config: { User?: string; Entrypoint?: string[] } }[])[0].Config;
-    expect(config.Entrypoint).toEqual([...OPERATOR_COMMAND]);
-    expect(config.User).toBe(`${construct.uid}:${construct.gid}`);
-    if (tool === 'buildah') return; // buildah builds; running is docker's or podman's.
-    const hardened = ['run', '--rm', '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges'];
-    expect(await exec([...hardened, tag, '--help'])).toMatch(/^Usage: keystone-appcred operator/);
-    const probe = "process.stdout.write(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), client: typeof require('@kubernetes/client-node').KubeConfig, cdk8s: (() => { try { require.resolve('cdk8s'); return true; } catch { return false; } })() }))";
-    expect(JSON.parse(await exec([...hardened, '--entrypoint', 'node', tag, '-e', probe]))).toEqual({ uid: construct.uid, gid: construct.gid, client: 'function', cdk8s: false });
-  }, 2_400_000);
 });
