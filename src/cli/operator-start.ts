@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, SERVICE_ACCOUNT_DIR, type ConnectOptions, type Connection } from '../kube/client-node';
 import { KubeApiError } from '../kube/errors';
-import { whoAmI, type Identity } from '../kube/identity';
+import { serviceAccountOfToken, whoAmI, type Identity } from '../kube/identity';
 import { errorMessage } from '../operator/runtime/log';
 import { errorText } from './status';
 
@@ -99,13 +99,11 @@ export async function connectChecked(target: { kubeconfig?: string; context?: st
   }
 }
 
-/** ` (ServiceAccount <ns>/<name>)` from the token's `sub` claim, or '' when it cannot be read. The token is never shown. */
+/** ` (ServiceAccount <ns>/<name>)` of the token in `tokenFile`, or '' when it cannot be read. The token is never shown. */
 function serviceAccountOf(tokenFile: string): string {
   try {
-    const payload = readFileSync(tokenFile, 'utf8').trim().split('.')[1] ?? '';
-    const sub = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown }).sub;
-    const m = typeof sub === 'string' ? /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub) : null;
-    return m ? ` (ServiceAccount ${m[1]}/${m[2]})` : '';
+    const account = serviceAccountOfToken(readFileSync(tokenFile, 'utf8'));
+    return account ? ` (ServiceAccount ${account.namespace}/${account.name})` : '';
   } catch {
     return '';
   }

@@ -30,3 +30,18 @@ export async function whoAmI(transport: Transport): Promise<Identity | undefined
     groups: Array.isArray(user?.groups) ? user.groups.filter((g): g is string => typeof g === 'string') : [],
   };
 }
+
+/**
+ * The ServiceAccount a service account token was issued to, from its `sub` claim (`system:serviceaccount:<ns>:<name>`),
+ * for messages; undefined when the token is not such a JWT. The claim is read, never verified, and the token itself is
+ * never returned.
+ */
+export function serviceAccountOfToken(token: string): { readonly namespace: string; readonly name: string } | undefined {
+  try {
+    const sub = (JSON.parse(Buffer.from(token.trim().split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }).sub;
+    const m = typeof sub === 'string' ? /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub) : null;
+    return m ? { namespace: m[1], name: m[2] } : undefined;
+  } catch {
+    return undefined;
+  }
+}

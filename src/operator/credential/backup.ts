@@ -7,6 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { errorsOf, OpenBaoBackup, type BackupFetch } from '../../backup/openbao';
+import { SERVICE_ACCOUNT_DIR } from '../../kube/client-node';
+import { serviceAccountOfToken } from '../../kube/identity';
 import type { BackupPort, SecretData } from '../../lifecycle/ports';
 
 /** How the operator authenticates to OpenBao. */
@@ -76,7 +78,7 @@ export class OpenBao {
   }
 
   private async login(login: Extract<OpenBaoLogin, { method: 'kubernetes' }>): Promise<string> {
-    const jwtFile = login.jwtFile ?? SERVICE_ACCOUNT_TOKEN;
+    const jwtFile = login.jwtFile ?? `${SERVICE_ACCOUNT_DIR}/token`;
     let jwt: string;
     try {
       jwt = readFileSync(jwtFile, 'utf8').trim();
@@ -96,7 +98,8 @@ export class OpenBao {
     });
     if (!response.ok) {
       const said = errorsOf(await response.text().catch(() => ''));
-      const account = serviceAccountOf(jwt);
+      const sa = serviceAccountOfToken(jwt);
+      const account = sa ? `${sa.namespace}/${sa.name}` : '';
       throw new Error(
         `OpenBao POST ${where}: ${response.status}: login as role ${login.role} refused (${said}); check that the role exists ` +
           `(bao read auth/${mount}/role/${login.role}), that it binds ${account ? `the service account ${account}` : "the operator's service account"} ` +
@@ -109,20 +112,6 @@ export class OpenBao {
     const lease = (body.auth?.lease_duration ?? 300) * 1000;
     this.token = { value, until: Date.now() + Math.max(lease - 60_000, lease / 2) };
     return value;
-  }
-}
-
-/** Where the kubelet mounts the pod's service account token. */
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
-/** `<namespace>/<name>` of the ServiceAccount a token was issued to (its `sub` claim), or '' when it cannot be read. */
-function serviceAccountOf(jwt: string): string {
-  try {
-    const sub = (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }).sub;
-    const m = typeof sub === 'string' ? /^system:serviceaccount:([^:]+):([^:]+)$/.exec(sub) : null;
-    return m ? `${m[1]}/${m[2]}` : '';
-  } catch {
-    return '';
   }
 }
 
