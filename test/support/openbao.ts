@@ -16,7 +16,20 @@ import { freePort, progress, startServer, tail, waitUntil } from './proc';
 
 export const KV_MOUNT = 'openstack';
 
-export const startOpenBao: Starter = async (workDir: string): Promise<Started> => {
+/** A running `bao server -dev`. */
+export interface BaoServer extends Started {
+  readonly addr: string;
+  /** The root token. */
+  readonly token: string;
+  /** The bao binary. */
+  readonly bao: string;
+}
+
+/**
+ * Starts `bao server -dev` in `workDir` and waits until it is unsealed; with `kvMount`, mounts a KV v2 engine there and
+ * waits until it answers. A test that sets OpenBao up as a user would (docs/operator.md) starts one without the mount.
+ */
+export async function startBao(workDir: string, options: { kvMount?: string } = {}): Promise<BaoServer> {
   mkdirSync(workDir, { recursive: true });
   const bao = resolveBinary('bao');
   progress(`openbao: bao from ${bao.source}: ${bao.path}`);
@@ -44,21 +57,27 @@ export const startOpenBao: Starter = async (workDir: string): Promise<Started> =
       async () => (await fetch(`${addr}/v1/sys/health`, { signal: AbortSignal.timeout(5_000) })).status === 200,
       60_000,
     );
-    const res = await fetch(`${addr}/v1/sys/mounts/${KV_MOUNT}`, {
-      method: 'POST',
-      headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ type: 'kv', options: { version: '2' }, description: 'keystone-appcred tests' }),
-    });
-    if (!res.ok) throw new Error(`mounting kv-v2 at ${KV_MOUNT}/ failed: ${res.status} ${await res.text()}\n${tail(log)}`);
-    // A freshly mounted KV v2 engine upgrades itself in the background; wait until its config answers.
-    await waitUntil(
-      server,
-      'the kv-v2 mount is ready',
-      async () => (await fetch(`${addr}/v1/${KV_MOUNT}/config`, { headers: { 'X-Vault-Token': token } })).status === 200,
-      30_000,
-    );
+    const mount = options.kvMount;
+    if (mount) {
+      const res = await fetch(`${addr}/v1/sys/mounts/${mount}`, {
+        method: 'POST',
+        headers: { 'X-Vault-Token': token, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'kv', options: { version: '2' }, description: 'keystone-appcred tests' }),
+      });
+      if (!res.ok) throw new Error(`mounting kv-v2 at ${mount}/ failed: ${res.status} ${await res.text()}\n${tail(log)}`);
+      // A freshly mounted KV v2 engine upgrades itself in the background; wait until its config answers.
+      await waitUntil(
+        server,
+        'the kv-v2 mount is ready',
+        async () => (await fetch(`${addr}/v1/${mount}/config`, { headers: { 'X-Vault-Token': token } })).status === 200,
+        30_000,
+      );
+    }
     return {
-      env: { KAC_BAO_ADDR: addr, KAC_BAO_TOKEN: token, KAC_BAO_KV_MOUNT: KV_MOUNT, KAC_BAO: bao.path },
+      addr,
+      token,
+      bao: bao.path,
+      env: { KAC_BAO_ADDR: addr, KAC_BAO_TOKEN: token, KAC_BAO_KV_MOUNT: mount ?? '', KAC_BAO: bao.path },
       logs: [log],
       stop,
     };
@@ -66,4 +85,6 @@ export const startOpenBao: Starter = async (workDir: string): Promise<Started> =
     await stop();
     throw error;
   }
-};
+}
+
+export const startOpenBao: Starter = async (workDir: string): Promise<Started> => startBao(workDir, { kvMount: KV_MOUNT });
