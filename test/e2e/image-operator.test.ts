@@ -180,7 +180,7 @@ beforeAll(async () => {
   const namespace = operatorObjects.find((o) => o.kind === 'Namespace')?.metadata.name as string;
   // A namespace of the same name still going away (another file deployed the construct's defaults before) must be gone.
   await eventually(async () => (await kubectl(['get', 'namespace', namespace, '-o', 'jsonpath={.status.phase}'])).stdout !== 'Terminating', 120_000, 500);
-  const applied = await apply(operatorObjects, { fieldManager: 'kac-test' });
+  const applied = await apply(operatorObjects, { fieldManager: 'kac-test', force: true });
   if (applied.code !== 0) throw new Error(`applying the construct's objects failed: ${applied.stderr}`);
   applyWarnings = applied.stderr;
   const synthesized = operatorObjects.find((o) => o.kind === 'Deployment') as KubeObject;
