@@ -19,6 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { Testing } from 'cdk8s';
 import { Operator } from '../../constructs/operator';
@@ -58,7 +59,6 @@ let operatorObjects: KubeObject[] = [];
 let deployment: DeploymentLike & KubeObject;
 let applyWarnings = '';
 const pods: Pod[] = [];
-const serviceLogs: string[] = [];
 
 /** The construct's objects, as synthesized for this image and this OpenBao (everything else: the construct's defaults). */
 function synthesizeOperator(baoAddress: string): KubeObject[] {
@@ -167,6 +167,22 @@ function status(p: Pod): Record<string, string> {
   return Object.fromEntries(text.split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
 }
 
+/** The status of a SelfSubjectReview with `token` as the bearer (201: accepted, 401: refused). */
+function whoAmIStatus(token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      new URL('/apis/authentication.k8s.io/v1/selfsubjectreviews', apiUrl),
+      { method: 'POST', ca: readFileSync(process.env.KAC_KUBE_CA_FILE as string), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, timeout: 10_000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }));
+  });
+}
+
 const order = fx.order;
 const delivered = () => fx.delivered('app');
 
@@ -175,7 +191,6 @@ beforeAll(async () => {
   unlock = await lockCluster('image-operator.test.ts');
   await installCrds(synthesizeManifests());
   bao = await startBao(join(workDir, 'bao'));
-  serviceLogs.push(...bao.logs);
   operatorObjects = synthesizeOperator(bao.addr);
   const namespace = operatorObjects.find((o) => o.kind === 'Namespace')?.metadata.name as string;
   // A namespace of the same name still going away (another file deployed the construct's defaults before) must be gone.
@@ -313,6 +328,8 @@ describe("the operator's image, run as the construct's Deployment", () => {
     await kubectlOk(['create', 'serviceaccount', 'kac-image-gone', '-n', namespace]);
     const goneToken = await tokenFor('kac-image-gone', namespace);
     await kubectlOk(['delete', 'serviceaccount', 'kac-image-gone', '-n', namespace]);
+    // The API server refuses the token once it has seen the deletion.
+    await eventually(async () => (await whoAmIStatus(goneToken)) === 401, 30_000, 250);
     const cases = [
       { name: 'no-token', pod: await pod('no-token', { spec: noToken }), exit: '2', says: [/no service account token at \/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/token/, /automountServiceAccountToken: true/] },
       { name: 'unreachable', pod: await pod('unreachable', { envOverrides: { KUBERNETES_SERVICE_PORT: String(closed) } }), exit: '1', says: [new RegExp(`cannot reach the API server https://127\\.0\\.0\\.1:${closed} \\(in-cluster\\)`), /ECONNREFUSED/, /KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT/] },
