@@ -18,6 +18,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   'pulumi-plugin': ['10', '2', '4', '11'],
   operator: ['500', '1', '100', '4'],
   handoff: ['2000', '2'],
+  image: ['3'],
 };
 
 function main(): void {
