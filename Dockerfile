@@ -12,8 +12,9 @@
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# Build: every dependency (TypeScript and the `node` devDependency `npm run` puts first on PATH), then `npm run build`:
-# `tsc` into lib/, and the Pulumi provider plugin's bundle (tools/plugin.ts), which the image does not use.
+# Build: every dependency (TypeScript, the `node` devDependency npx puts first on PATH), then the compiler into lib/.
+# Not `npm run build`: it also bundles the Pulumi provider plugin (tools/plugin.ts, which reads the tests' support code),
+# which the operator does not run.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -23,8 +24,7 @@ RUN --mount=type=secret,id=extra-ca \
 COPY tsconfig.json ./
 COPY src/ src/
 COPY constructs/ constructs/
-COPY tools/ tools/
-RUN npm run build
+RUN npx tsc -p tsconfig.json
 
 # Runtime: the locked production dependencies only (no devDependencies, no optional peers), and the compiled code.
 # Everything is owned by root and read-only to the process.

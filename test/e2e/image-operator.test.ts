@@ -247,8 +247,8 @@ describe("the operator's image, run as the construct's Deployment", () => {
     expect(fs.config.User).toBe(`${String(pod?.runAsUser)}:${String(pod?.runAsGroup)}`);
     expect(Object.keys(fs.config.ExposedPorts ?? {}).sort()).toEqual((container.ports ?? []).map((p) => `${p.containerPort}/tcp`).sort());
     const modules = readdirSync(join(fs.dir, 'app/node_modules'));
-    for (const present of ['@kubernetes', 'commander', 'prom-client', 'undici', 'yaml']) expect([present, modules.includes(present)]).toEqual([present, true]);
-    for (const absent of ['cdk8s', 'constructs', 'cdk8s-plus-33', '@pulumi', 'typescript', 'tsx', 'jest', 'node']) expect([absent, modules.includes(absent)]).toEqual([absent, false]);
+    for (const present of ['@kubernetes', 'bottleneck', 'commander', 'prom-client', 'undici', 'yaml']) expect([present, modules.includes(present)]).toEqual([present, true]);
+    for (const absent of ['cdk8s', 'constructs', 'cdk8s-plus-33', '@pulumi', 'typescript', 'tsx', 'jest', 'node', 'esbuild']) expect([absent, modules.includes(absent)]).toEqual([absent, false]);
     // The pod template passes the `restricted` Pod Security level its namespace enforces.
     expect(applyWarnings).not.toMatch(/PodSecurity|would violate/);
     figures.push(`image ${process.env.KAC_IMAGE} ${Math.round(Number(process.env.KAC_IMAGE_SIZE) / 1e6)} MB on ${String(process.env.KAC_IMAGE_BASE_REF)} (${String(process.env.KAC_IMAGE_BUILD)})`);

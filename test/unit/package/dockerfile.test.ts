@@ -1,6 +1,6 @@
 /**
  * The operator's image (Dockerfile, .dockerignore) in sync with the Operator construct that runs it: Node 24 slim in two
- * stages (`npm ci` and `npm run build`, then `npm ci --omit=dev` and the compiled code), ENTRYPOINT exactly the
+ * stages (`npm ci` and `tsc`, then `npm ci --omit=dev` and the compiled code), ENTRYPOINT exactly the
  * construct's OPERATOR_COMMAND with the script where the runtime stage puts it, USER the construct's default
  * runAsUser:runAsGroup (numeric), EXPOSE its default ports, a build context of only what the build copies, and the
  * extra-CA build argument `npm ci` needs behind a TLS-intercepting proxy.
@@ -98,10 +98,11 @@ describe('Dockerfile', () => {
     for (const stage of stages) expect(stage.image).toMatch(/^node:24(-bookworm)?-slim$/);
   });
 
-  it('the build stage installs every dependency with npm ci and runs npm run build', () => {
+  it('the build stage installs every dependency with npm ci and compiles with tsc (not npm run build, which also bundles the Pulumi plugin)', () => {
     const runs = of(build, 'RUN').join(' && ');
     expect(runs).toMatch(/\bnpm ci\b(?![^&;]*--omit)/);
-    expect(runs).toMatch(/\bnpm run build\b/);
+    expect(runs).toMatch(/\bnpx tsc -p tsconfig\.json\b/);
+    expect(runs).not.toMatch(/\bnpm run build\b/);
     // `npm ci` before the sources are copied: the dependency layer is cached across source changes.
     const order = build.instructions.map((i) => `${i.keyword} ${i.args}`);
     expect(order.findIndex((i) => /npm ci/.test(i))).toBeLessThan(order.findIndex((i) => /^COPY src\//.test(i)));
