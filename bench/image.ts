@@ -1,5 +1,5 @@
 /**
- * The operator's image against the bare process: the image built from the Dockerfile (image/build.ts, cached by its
+ * The operator's image against the bare process: the image built from the Dockerfile (tools/image/build.ts, cached by its
  * inputs) run as the Operator construct's Deployment describes it (test/support/pod.ts: its own namespaces, a read-only
  * root, the service account's token), interleaved with the same compiled operator started on the host
  * (`node lib/src/cli/main.js operator`, the construct's runtime environment, a kubeconfig of a service account with the
@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { Testing } from 'cdk8s';
 import { Operator } from '../constructs/operator';
 import { OperatorRuntimeEnv } from '../src/api/operator-env';
-import { buildImage, formatSize, type BaseChoice } from '../image/build';
+import { buildImage, formatSize, type BaseChoice } from '../tools/image/build';
 import { startKube } from '../test/support/kube';
 import { apply, eventually, getJson, kubectlOk, type KubeObject } from '../test/support/kubectl';
 import { installCrds, operatorKubeconfig, startOperator, waitReady } from '../test/support/operator';

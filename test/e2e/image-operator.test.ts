@@ -1,6 +1,6 @@
 // @needs image kube keystone openbao
 /**
- * The operator as users deploy it: the image built from the Dockerfile (`@needs image`, image/build.ts) run as the
+ * The operator as users deploy it: the image built from the Dockerfile (`@needs image`, tools/image/build.ts) run as the
  * Operator construct's Deployment describes it (test/support/pod.ts reads the Deployment back from the API server:
  * command, environment with the downward API filled, security context, volumes, ports), configured from the pod's service
  * account (a TokenRequest token of the construct's ServiceAccount with `ca.crt` and `namespace` at

@@ -5,14 +5,14 @@
  * runAsUser:runAsGroup (numeric), EXPOSE its default ports, a build context of only what the build copies, and the
  * extra-CA build argument `npm ci` needs behind a TLS-intercepting proxy.
  *
- * The image itself is built (image/build.ts, the `image` component of the test setup) and run as the construct's
+ * The image itself is built (tools/image/build.ts, the `image` component of the test setup) and run as the construct's
  * Deployment in test/e2e/image-operator.test.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { Testing } from 'cdk8s';
 import { Operator, OPERATOR_COMMAND } from '../../../constructs/operator';
-import { contextFiles, dockerignorePatterns, ignored } from '../../../image/context';
+import { contextFiles, dockerignorePatterns, ignored } from '../../../tools/image/context';
 import { REPO } from '../../support/package';
 
 interface Instruction {

@@ -1,5 +1,5 @@
 /**
- * `npm run image`: builds the operator's image from the Dockerfile with buildah (image/build.ts) and prints its name, ID
+ * `npm run image`: builds the operator's image from the Dockerfile with buildah (tools/tools/image/build.ts) and prints its name, ID
  * and size. A build of the same inputs is reused; `--no-cache` builds anyway.
  *
  *   npm run image                                    # keystone-appcred:<package version>, base: the registry's, else local

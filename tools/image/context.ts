@@ -1,6 +1,6 @@
 /**
  * The build context of the Dockerfile as a builder sees it: the files `.dockerignore` lets in, and a hash of them. The
- * image build is cached by that hash (image/build.ts), and test/unit/package/dockerfile.test.ts checks with the same
+ * image build is cached by that hash (tools/tools/image/build.ts), and test/unit/package/dockerfile.test.ts checks with the same
  * matcher that the context holds what the Dockerfile copies and nothing of the host's builds.
  */
 import { createHash } from 'node:crypto';

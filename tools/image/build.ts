@@ -18,7 +18,7 @@ import { contextFiles, contextHash, dockerignorePatterns } from './context';
 import { exec, ExecError } from './exec';
 
 /** The repository root. */
-export const REPO = resolve(__dirname, '..');
+export const REPO = resolve(__dirname, '..', '..');
 
 /** Where the build's records live: `$KAC_CACHE_DIR/image`, by default `~/.cache/keystone-appcred/image`. */
 export function imageCacheDir(): string {
