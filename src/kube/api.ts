@@ -4,14 +4,17 @@
  * write carries the operator's field manager. Errors are {@link KubeApiError}s.
  */
 import { KubeApiError } from './errors';
-import { apiVersionOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
-import type { HttpRequest, Query, Transport, WatchEvent, WatchStream } from './transport';
+import { typeOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
+import { METADATA_ACCEPT, type HttpRequest, type Query, type Transport, type WatchEvent, type WatchStream } from './transport';
 
 /** Which objects a list or watch covers. */
 export interface Selection {
   /** Only this namespace. @default every namespace */
   readonly namespace?: string;
-  /** A label selector, e.g. `app.kubernetes.io/managed-by=keystone-appcred`. */
+  /**
+   * A label selector in the API server's syntax: `key=value`, `key!=value`, `key` (has the label), `!key` (lacks it),
+   * joined by commas (all must hold), e.g. `app.kubernetes.io/managed-by=keystone-appcred`.
+   */
   readonly labelSelector?: string;
 }
 
@@ -46,15 +49,19 @@ export class KubeApi {
     return `${base}${ns}/${kind.plural}${item}${subresource ? `/${subresource}` : ''}`;
   }
 
-  /** The object, or undefined when it does not exist. */
+  /** The object (its metadata only for a {@link metadataOf} kind), or undefined when it does not exist. */
   async get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
-    const res = await this.send({ method: 'GET', path: this.path(kind, namespace, name) }, [404]);
+    const res = await this.send({ method: 'GET', path: this.path(kind, namespace, name), ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.object } : {}) }, [404]);
     return res.status === 404 ? undefined : (res.body as T);
   }
 
-  /** Every object of the selection (pages of 500), with apiVersion and kind filled in, and the list's resourceVersion. */
+  /**
+   * Every object of the selection (pages of 500), with apiVersion and kind filled in, and the list's resourceVersion.
+   * A {@link metadataOf} kind lists `PartialObjectMetadata`: the objects' other fields never leave the API server.
+   */
   async list<T extends KubeObject>(kind: ResourceKind<T>, selection: Selection = {}): Promise<ListResult<T>> {
     const items: T[] = [];
+    const type = typeOf(kind);
     let cont: string | undefined;
     let resourceVersion = '';
     do {
@@ -62,16 +69,20 @@ export class KubeApi {
         method: 'GET',
         path: this.path(kind, selection.namespace),
         query: { labelSelector: selection.labelSelector, limit: PAGE_SIZE, continue: cont },
+        ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.list } : {}),
       });
       const body = res.body as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] };
-      for (const item of body.items ?? []) items.push({ ...item, apiVersion: apiVersionOf(kind), kind: kind.kind });
+      for (const item of body.items ?? []) items.push({ ...item, ...type });
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
     } while (cont);
     return { items, resourceVersion };
   }
 
-  /** Watches the selection from `resourceVersion`, with bookmarks; the server ends the stream after `timeoutSeconds`. */
+  /**
+   * Watches the selection from `resourceVersion`, with bookmarks; the server ends the stream after `timeoutSeconds`. A
+   * {@link metadataOf} kind's events carry `PartialObjectMetadata`.
+   */
   watch(
     kind: ResourceKind<KubeObject>,
     selection: Selection & { readonly resourceVersion: string; readonly timeoutSeconds: number },
@@ -84,7 +95,7 @@ export class KubeApi {
       allowWatchBookmarks: true,
       timeoutSeconds: selection.timeoutSeconds,
     };
-    return this.transport.watch(this.path(kind, selection.namespace), query, onEvent, onDone);
+    return this.transport.watch(this.path(kind, selection.namespace), query, onEvent, onDone, kind.metadataOnly ? { accept: METADATA_ACCEPT.object } : {});
   }
 
   async create<T extends KubeObject>(kind: ResourceKind<T>, object: KubeObject): Promise<T> {

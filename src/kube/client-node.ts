@@ -1,7 +1,8 @@
 /**
  * The only module that loads `@kubernetes/client-node`: it finds the cluster and the credentials (a kubeconfig, the
  * `KUBECONFIG` files, or the pod's service account), authenticates every request with them (client certificates,
- * tokens, exec and auth-provider plugins, token file rotation, proxies), and streams watches. The library is ESM-only;
+ * tokens, exec and auth-provider plugins, token file rotation, proxies), and streams watches (read here, line by line,
+ * so a watch can ask for the metadata-only view: the library's `Watch` sets no `Accept`). The library is ESM-only;
  * Node 24 `require()`s it synchronously, Jest cannot, so it is loaded here, lazily, and nothing else imports it.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import type * as ClientNode from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { withDeadline } from '../http/deadline';
 import { KubeApiError } from './errors';
-import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchStream } from './transport';
+import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchOptions, WatchStream } from './transport';
 
 /** Where the service account of a pod is mounted. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -150,7 +151,7 @@ class ClientNodeTransport implements Transport {
 
   async request(request: HttpRequest): Promise<HttpResponse> {
     const ctx = new this.k8s.RequestContext(withQuery(`${this.server}${request.path}`, request.query), request.method);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', request.accept ?? 'application/json');
     if (request.body !== undefined) {
       ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(request.body));
@@ -191,30 +192,74 @@ class ClientNodeTransport implements Transport {
     ctx.setDispatcher(this.shared.dispatcher);
   }
 
-  async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void): Promise<WatchStream> {
-    const watch = new this.k8s.Watch(this.kc);
-    // The library's inactivity timeout (30 s) is a private field; an idle watch gets a bookmark only every minute.
-    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = this.watchInactivityMs;
+  /**
+   * A watch on the shared pool: events are read line by line as they arrive; a stream that carries nothing (not even a
+   * bookmark) for `watchInactivityMs` is ended with an error, so the informer resumes it.
+   */
+  async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void, options: WatchOptions = {}): Promise<WatchStream> {
+    const ctx = new this.k8s.RequestContext(withQuery(`${this.server}${path}`, { ...query, watch: true }), 'GET');
+    ctx.setHeaderParam('Accept', options.accept ?? 'application/json');
+    await this.kc.applySecurityAuthentication(ctx);
+    this.keepAlive(ctx);
+    const controller = new AbortController();
+    ctx.setSignal(controller.signal);
     let ended = false;
-    const params = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as Record<string, string | number | boolean>;
-    const controller = await watch.watch(
-      path,
-      params,
-      (type: string, object: unknown) => {
-        if (!ended) onEvent({ type: type as WatchEvent['type'], object });
-      },
-      (error: unknown) => {
-        if (ended) return;
-        ended = true;
-        onDone(toError(error, path));
-      },
-    );
-    return {
-      stop() {
-        ended = true;
-        controller.abort();
-      },
+    let timer: NodeJS.Timeout | undefined;
+    const end = () => {
+      ended = true;
+      clearTimeout(timer);
+      controller.abort();
     };
+    const finish = (error?: Error) => {
+      if (ended) return;
+      end();
+      onDone(error);
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => finish(new Error(`WATCH ${path}: nothing received for ${this.watchInactivityMs} ms`)), this.watchInactivityMs);
+      timer.unref();
+    };
+    arm();
+    const read = async () => {
+      const reply = await this.http.send(ctx).toPromise();
+      const body = reply.body as unknown as { text(): Promise<string>; stream(): AsyncIterable<Uint8Array> };
+      if (reply.httpStatusCode !== 200) {
+        const text = await body.text();
+        let status: unknown = text;
+        try {
+          status = JSON.parse(text);
+        } catch {
+          // Not JSON: keep the text.
+        }
+        finish(KubeApiError.from(reply.httpStatusCode, status, `WATCH ${path}`));
+        return;
+      }
+      const decoder = new TextDecoder();
+      let pending = '';
+      for await (const chunk of body.stream()) {
+        if (ended) return;
+        arm();
+        pending += decoder.decode(chunk, { stream: true });
+        for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          if (!line.trim()) continue;
+          let event: WatchEvent;
+          try {
+            event = JSON.parse(line) as WatchEvent;
+          } catch {
+            finish(new Error(`WATCH ${path}: an event that is not JSON`));
+            return;
+          }
+          if (ended) return;
+          onEvent({ type: event.type, object: event.object });
+        }
+      }
+      finish();
+    };
+    read().catch((error: unknown) => finish(toError(error, path)));
+    return { stop: end };
   }
 }
 

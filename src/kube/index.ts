@@ -5,4 +5,5 @@ export * from './json';
 export * from './kinds';
 export * from './memory';
 export * from './object';
+export * from './read-through';
 export * from './store';

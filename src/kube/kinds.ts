@@ -4,7 +4,7 @@
 import { GROUP, KIND, PLURAL, VERSION, type KeystoneApplicationCredential } from '../api/types';
 import { PlaneKinds, type ControlPlane, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api/identity-plane';
 import { ClusterIdentityKind, type KeystoneClusterIdentity } from '../api/cluster-identity';
-import { defineKind, type KubeObject, type ObjectMeta } from './object';
+import { defineKind, metadataOf, type KubeObject, type ObjectMeta } from './object';
 
 /** A core/v1 Secret (data values are base64). */
 export interface Secret extends KubeObject {
@@ -66,4 +66,13 @@ export const Kinds = {
   KeystoneClusterIdentity: defineKind<KeystoneClusterIdentity & KubeObject>({ group: GROUP, version: VERSION, kind: ClusterIdentityKind.kind, plural: ClusterIdentityKind.plural, namespaced: false }),
   Namespace: defineKind<KubeObject>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }),
   KeystoneApplicationCredential: defineKind<KeystoneApplicationCredential>({ group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true }),
+} as const;
+
+/**
+ * The metadata-only views the operator caches (see {@link metadataOf}): the Secrets it neither writes nor must read
+ * (their names, labels and owners, never their data), and the Namespaces (their labels decide an identity's consent).
+ */
+export const MetadataKinds = {
+  Secret: metadataOf(Kinds.Secret),
+  Namespace: metadataOf(Kinds.Namespace),
 } as const;

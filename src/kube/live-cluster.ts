@@ -8,11 +8,11 @@ import { isNotFound } from './errors';
 import { mergePatch } from './json';
 import { Kinds, type Event } from './kinds';
 import type { ApplyConfiguration, KubeObject, ResourceKind } from './object';
-import type { ListOptions, Store } from './store';
+import type { ListOptions, StoreReader } from './store';
 
 /** Where the cached objects of a kind are; undefined for a kind nothing caches. */
 export interface CacheSource {
-  storeOf<T extends KubeObject>(kind: ResourceKind<T>): Store<T> | undefined;
+  storeOf<T extends KubeObject>(kind: ResourceKind<T>): StoreReader<T> | undefined;
 }
 
 export interface LiveClusterOptions {
@@ -135,7 +135,7 @@ export class LiveCluster implements Cluster {
     return this.api.patch(kind, object.metadata.namespace, object.metadata.name, patch, { type: 'merge' });
   }
 
-  private store<T extends KubeObject>(kind: ResourceKind<T>): Store<T> {
+  private store<T extends KubeObject>(kind: ResourceKind<T>): StoreReader<T> {
     const store = this.caches.storeOf(kind);
     if (!store) {
       throw new Error(`${kind.kind} is not cached: declare it in a controller's watches or with manager.cache(${kind.kind}) before reading it`);

@@ -92,12 +92,15 @@ export class MemoryCluster implements Cluster {
 
   // --- Cluster --------------------------------------------------------------------------------------------------
 
+  /** The stored object; for a {@link metadataOf} kind, its metadata only, as the API server's metadata view. */
   get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): T | undefined {
-    return this.store(kind).get(namespace, name) as T | undefined;
+    const object = this.store(kind).get(namespace, name);
+    return (object && kind.metadataOnly ? metadataView(object) : object) as T | undefined;
   }
 
   list<T extends KubeObject>(kind: ResourceKind<T>, options?: ListOptions): T[] {
-    return this.store(kind).list(options) as T[];
+    const objects = this.store(kind).list(options);
+    return (kind.metadataOnly ? objects.map(metadataView) : objects) as T[];
   }
 
   async read<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
@@ -223,10 +226,8 @@ export class MemoryCluster implements Cluster {
   private store(kind: ResourceKind<KubeObject>): Store {
     const id = `${kind.group}/${kind.plural}`;
     let store = this.stores.get(id);
-    if (!store) {
-      this.stores.set(id, (store = new Store()));
-      this.kinds.set(id, kind);
-    }
+    if (!store) this.stores.set(id, (store = new Store()));
+    if (!kind.metadataOnly && !this.kinds.has(id)) this.kinds.set(id, kind);
     return store;
   }
 
@@ -313,6 +314,9 @@ export class MemoryCluster implements Cluster {
     for (const listener of this.listeners) listener(change);
   }
 }
+
+/** An object as the metadata-only view serves it. */
+const metadataView = (object: KubeObject): KubeObject => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: object.metadata });
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

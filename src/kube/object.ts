@@ -50,6 +50,11 @@ export interface ResourceKind<T extends KubeObject = KubeObject> {
   readonly plural: string;
   /** Whether objects live in a namespace. */
   readonly namespaced: boolean;
+  /**
+   * Read as metadata only (`PartialObjectMetadata`): lists, watches and gets ask the API server for the objects' metadata
+   * and never receive the rest (a Secret's data). Made with {@link metadataOf}. @default false
+   */
+  readonly metadataOnly?: boolean;
   /** Never set: carries `T`. */
   readonly __object?: T;
 }
@@ -62,6 +67,34 @@ export function defineKind<T extends KubeObject = KubeObject>(kind: Omit<Resourc
 /** `group/version`, or `version` for the core group. */
 export function apiVersionOf(kind: ResourceKind<KubeObject>): string {
   return kind.group ? `${kind.group}/${kind.version}` : kind.version;
+}
+
+/**
+ * An object as the API server's metadata-only view serves it (`meta.k8s.io/v1` `PartialObjectMetadata`): its metadata,
+ * nothing else. Which kind it is an object of is the {@link ResourceKind} it was read with.
+ */
+export interface PartialObjectMetadata extends KubeObject {
+  readonly apiVersion: 'meta.k8s.io/v1';
+  readonly kind: 'PartialObjectMetadata';
+}
+
+const metadataKinds = new WeakMap<ResourceKind<KubeObject>, ResourceKind<PartialObjectMetadata>>();
+
+/**
+ * The metadata-only view of a kind: the same resource on the API server, read as `PartialObjectMetadata` (the
+ * `as=PartialObjectMetadata;g=meta.k8s.io;v=v1` content type), so a cache of it holds names, labels, owners and
+ * resourceVersions but never, say, a Secret's data. Always the same descriptor for the same kind.
+ */
+export function metadataOf(kind: ResourceKind<KubeObject>): ResourceKind<PartialObjectMetadata> {
+  if (kind.metadataOnly) return kind as ResourceKind<PartialObjectMetadata>;
+  let view = metadataKinds.get(kind);
+  if (!view) metadataKinds.set(kind, (view = defineKind<PartialObjectMetadata>({ ...kind, metadataOnly: true })));
+  return view;
+}
+
+/** The apiVersion and kind of the objects a kind's reads return: the kind's own, or `PartialObjectMetadata`'s. */
+export function typeOf(kind: ResourceKind<KubeObject>): { readonly apiVersion: string; readonly kind: string } {
+  return kind.metadataOnly ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' } : { apiVersion: apiVersionOf(kind), kind: kind.kind };
 }
 
 /** The group of an apiVersion (`''` for `v1`). */
@@ -97,4 +130,26 @@ export function isKind(object: KubeObject, kind: ResourceKind<KubeObject>): bool
 /** `"ControlPlane openstack/cp"`: a kind and key for messages and logs. */
 export function describe(kind: ResourceKind<KubeObject>, key: ObjectKey): string {
   return `${kind.kind} ${key}`;
+}
+
+/** The annotation `kubectl apply` keeps the applied object in. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * An object as a cache keeps it: without `metadata.managedFields`, which is often larger than the rest of a Secret and
+ * which nothing reads from a cache (client-go's informers drop it the same way), nor `kubectl apply`'s last-applied
+ * annotation, a second copy of the object as the user applied it (a Secret's data included). The object itself when
+ * it has neither.
+ */
+export function slim<T extends KubeObject>(object: T): T {
+  const meta = object.metadata as T['metadata'] & { managedFields?: unknown };
+  const annotations = meta.annotations;
+  const applied = annotations !== undefined && LAST_APPLIED_ANNOTATION in annotations;
+  if (meta.managedFields === undefined && !applied) return object;
+  const metadata: Record<string, unknown> = { ...(meta as object) };
+  delete metadata.managedFields;
+  delete metadata.annotations;
+  const kept = applied ? Object.fromEntries(Object.entries(annotations).filter(([key]) => key !== LAST_APPLIED_ANNOTATION)) : annotations;
+  if (kept && Object.keys(kept).length > 0) metadata.annotations = kept;
+  return { ...object, metadata: metadata as unknown as T['metadata'] };
 }

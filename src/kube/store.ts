@@ -56,7 +56,18 @@ export function labelSelector(labels: Readonly<Record<string, string>>): string 
     .join(',');
 }
 
-export class Store<T extends KubeObject = KubeObject> {
+/** What readers of a cache use: a {@link Store}, or a {@link MergedStore} of several. */
+export interface StoreReader<T extends KubeObject = KubeObject> {
+  /** The number of objects. */
+  readonly size: number;
+  get(namespace: string | undefined, name: string): T | undefined;
+  /** The keys of the objects, in no particular order. */
+  keys(): ObjectKey[];
+  /** The objects matching `options`, sorted by key. */
+  list(options?: ListOptions): T[];
+}
+
+export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> {
   private readonly objects = new Map<ObjectKey, T>();
   private readonly byNamespace = new Map<string, Set<ObjectKey>>();
   /** Every `key=value` label pair to the objects carrying it, so a label selector reads only what it selects. */
@@ -214,5 +225,51 @@ function remove(map: Map<string, Set<ObjectKey>>, values: readonly string[], key
     if (!set) continue;
     set.delete(key);
     if (set.size === 0) map.delete(value);
+  }
+}
+
+/** Which of two copies of one object is newer: resourceVersions are opaque, but the API server's are increasing integers. */
+export function newerOf<T extends KubeObject>(a: T, b: T): T {
+  const x = a.metadata.resourceVersion ?? '';
+  const y = b.metadata.resourceVersion ?? '';
+  if (a.metadata.uid !== b.metadata.uid || !/^\d+$/.test(x) || !/^\d+$/.test(y)) return a;
+  return BigInt(y) > BigInt(x) ? b : a;
+}
+
+/**
+ * One kind cached in parts (e.g. one informer per label selection), read as one store. The parts may overlap (an object
+ * carrying two selected labels, or one moving from one part to another while its watches catch up): a key is one
+ * object, the newest copy the parts hold.
+ */
+export class MergedStore<T extends KubeObject = KubeObject> implements StoreReader<T> {
+  constructor(private readonly parts: readonly StoreReader<T>[]) {}
+
+  get size(): number {
+    return this.keys().length;
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    let found: T | undefined;
+    for (const part of this.parts) {
+      const object = part.get(namespace, name);
+      if (object) found = found ? newerOf(found, object) : object;
+    }
+    return found;
+  }
+
+  keys(): ObjectKey[] {
+    return [...new Set(this.parts.flatMap((part) => part.keys()))];
+  }
+
+  list(options: ListOptions = {}): T[] {
+    const byKey = new Map<ObjectKey, T>();
+    for (const part of this.parts) {
+      for (const object of part.list(options)) {
+        const key = keyOf(object);
+        const seen = byKey.get(key);
+        byKey.set(key, seen ? newerOf(seen, object) : object);
+      }
+    }
+    return [...byKey.keys()].sort().map((key) => byKey.get(key) as T);
   }
 }

@@ -15,6 +15,24 @@ export interface HttpRequest {
   readonly body?: unknown;
   /** @default "application/json" */
   readonly contentType?: string;
+  /** The media type to answer in, e.g. the metadata-only view (see {@link METADATA_ACCEPT}). @default "application/json" */
+  readonly accept?: string;
+}
+
+/**
+ * The `Accept` headers of the API server's metadata-only view (`PartialObjectMetadata`, GA since Kubernetes 1.15): a get
+ * and each watch event carry a `PartialObjectMetadata`, a list a `PartialObjectMetadataList`. Deliberately without a
+ * plain `application/json` fallback: a server that cannot answer so fails (406) instead of sending whole objects.
+ */
+export const METADATA_ACCEPT = {
+  object: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+} as const;
+
+/** Options of a watch. */
+export interface WatchOptions {
+  /** The media type of the events' objects. @default "application/json" */
+  readonly accept?: string;
 }
 
 export interface HttpResponse {
@@ -45,5 +63,5 @@ export interface Transport {
    * Opens a watch (`?watch=true` is added). `onDone` is called once when the stream ends: without an error when the
    * server closed it, with one on a network error, an inactivity timeout or a non-200 answer (a KubeApiError).
    */
-  watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void): Promise<WatchStream>;
+  watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void, options?: WatchOptions): Promise<WatchStream>;
 }

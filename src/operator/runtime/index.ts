@@ -9,5 +9,6 @@ export * from './log';
 export * from './manager';
 export * from './mapper';
 export * from './metrics';
+export * from './partition';
 export * from './queue';
 export * from './status';

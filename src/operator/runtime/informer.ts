@@ -6,7 +6,7 @@
  */
 import type { KubeApi, ListResult, Selection } from '../../kube/api';
 import { isGone, KubeApiError } from '../../kube/errors';
-import { apiVersionOf, keyOf, type KubeObject, type ResourceKind } from '../../kube/object';
+import { keyOf, slim, typeOf, type KubeObject, type ResourceKind } from '../../kube/object';
 import { Store } from '../../kube/store';
 import type { WatchEvent, WatchStream } from '../../kube/transport';
 import { backoffDelay, type BackoffOptions } from './backoff';
@@ -35,9 +35,14 @@ export interface InformerHandler<T extends KubeObject = KubeObject> {
   resynced?(object: T): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Hand every cached object to the handlers this often; 0 turns it off. @default 0 */
   readonly resyncPeriodMs?: number;
+  /**
+   * What the cache keeps of each object, applied before it is stored or handed to a handler (as client-go's transform
+   * functions): e.g. a metadata-only cache drops annotations nothing reads. @default the object as listed or watched
+   */
+  readonly transform?: (object: T) => T;
   /** Backoff between failed list/watch rounds. @default 1 s doubling to 60 s */
   readonly backoff?: BackoffOptions;
   /** The server ends each watch after a random time in this range, in seconds. @default [300, 600] */
@@ -65,7 +70,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   constructor(
     readonly kind: ResourceKind<T>,
     private readonly listWatch: ListWatch<T>,
-    private readonly options: InformerOptions = {},
+    private readonly options: InformerOptions<T> = {},
   ) {
     this.logger = (options.logger ?? silentLogger).child({ informer: kind.kind });
   }
@@ -79,12 +84,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.handlers.push(handler);
   }
 
-  /** Starts listing and watching in the background. */
-  start(): void {
+  /** Starts listing and watching in the background; `resync: false` turns the periodic resync off (nothing wants it). */
+  start(options: { readonly resync?: boolean } = {}): void {
     if (!this.stopped) return;
     this.stopped = false;
     this.running = this.run();
-    const period = this.options.resyncPeriodMs ?? 0;
+    const period = options.resync === false ? 0 : (this.options.resyncPeriodMs ?? 0);
     if (period > 0) {
       this.resyncTimer = setInterval(() => this.resync(), period);
       this.resyncTimer.unref();
@@ -208,19 +213,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * The object as the cache keeps it: with its apiVersion and kind (a list's items lack them), and without
-   * `metadata.managedFields`, which is often larger than the rest of a Secret and which nothing reads from the cache
-   * (client-go's informers drop it the same way): 5,000 orders hold some 15,000 Secrets.
+   * The object as the cache keeps it: with its apiVersion and kind (a list's items lack them), slimmed (no
+   * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), then the cache's own transform.
    */
   private typed(object: T): T {
-    const meta = object.metadata as T['metadata'] & { managedFields?: unknown };
-    let kept = object;
-    if (meta.managedFields !== undefined) {
-      const metadata = { ...meta };
-      delete metadata.managedFields;
-      kept = { ...object, metadata };
-    }
-    return kept.apiVersion && kept.kind ? kept : { ...kept, apiVersion: apiVersionOf(this.kind), kind: this.kind.kind };
+    let kept = slim(object);
+    if (!kept.apiVersion || !kept.kind) kept = { ...kept, ...typeOf(this.kind) };
+    return this.options.transform ? this.options.transform(kept) : kept;
   }
 
   private emit(call: (handler: InformerHandler<T>) => void): void {

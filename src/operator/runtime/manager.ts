@@ -1,6 +1,7 @@
 /**
  * The manager runs the operator's parts together: one informer (and cache) per kind, shared by every controller that
- * reads or watches it; the controllers registered with {@link Manager.controller}; leader election, so that only the
+ * reads or watches it, or one per declared selection of a kind (see {@link Manager.cache}: a kind cached whole only
+ * where labels select it, and as metadata only elsewhere, ./partition.ts); the controllers registered with {@link Manager.controller}; leader election, so that only the
  * leader's controllers run (every replica keeps its caches warm, so a standby takes over with synced caches); and the
  * shutdown that finishes the reconciles in flight within a deadline before it releases the Lease.
  *
@@ -19,7 +20,7 @@ import type { KubeApi, Selection } from '../../kube/api';
 import type { Cluster } from '../../kube/cluster';
 import { LiveCluster } from '../../kube/live-cluster';
 import type { KubeObject, ResourceKind } from '../../kube/object';
-import type { IndexFunction, Store } from '../../kube/store';
+import { MergedStore, type IndexFunction, type StoreReader } from '../../kube/store';
 import { Controller, type ControllerSpec } from './controller';
 import { EventRecorder, type EventRecorderOptions } from './events';
 import { Informer, listWatchOf, type ListWatch } from './informer';
@@ -54,8 +55,28 @@ export interface ManagerOptions {
   readonly listWatch?: <T extends KubeObject>(kind: ResourceKind<T>, selection: Selection) => ListWatch<T>;
   readonly leaseClient?: LeaseClient;
   /** For tests: the cluster reconcilers see. @default a LiveCluster on `api` and the caches */
-  readonly cluster?: (caches: { storeOf<T extends KubeObject>(kind: ResourceKind<T>): Store<T> | undefined }) => Cluster;
+  readonly cluster?: (caches: { storeOf<T extends KubeObject>(kind: ResourceKind<T>): StoreReader<T> | undefined }) => Cluster;
 }
+
+/** One informer's share of a kind: a selection of it and what the cache keeps of each object. */
+export interface CacheOptions<T extends KubeObject = KubeObject> extends Selection {
+  /** What the cache keeps of each object (see {@link InformerOptions.transform}). @default the whole object */
+  readonly transform?: (object: T) => T;
+}
+
+/** A kind's informer and the selection it lists. */
+interface Partition {
+  readonly selection: Selection;
+  readonly transform?: (object: KubeObject) => KubeObject;
+  readonly informer: Informer;
+}
+
+/** The name of a kind's cache in metrics, logs and `/readyz`: `Secret`, or `Secret/metadata` for its metadata-only view. */
+export function cacheName(kind: ResourceKind<KubeObject>): string {
+  return kind.metadataOnly ? `${kind.kind}/metadata` : kind.kind;
+}
+
+const selectionText = (selection: Selection) => JSON.stringify({ namespace: selection.namespace, labelSelector: selection.labelSelector });
 
 /** How a shutdown went. */
 export interface ShutdownResult {
@@ -71,8 +92,11 @@ export class Manager {
   readonly logger: Logger;
   /** Resolves when this replica loses the Lease it held (the process should exit and restart as a standby). */
   readonly lostLeadership: Promise<void>;
-  private readonly informers = new Map<string, Informer>();
-  private readonly selections = new Map<string, Selection>();
+  /** Each cached kind's informers: one for the whole kind, or one per selection declared with {@link cache}. */
+  private readonly partitions = new Map<string, Partition[]>();
+  private readonly stores = new Map<string, StoreReader>();
+  /** The kinds some controller reconciles: only their informers resync. */
+  private readonly primaries = new Set<string>();
   private readonly controllers: Controller[] = [];
   private readonly registry: MapperRegistry;
   private readonly elector: LeaderElector | undefined;
@@ -87,7 +111,7 @@ export class Manager {
   ) {
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics ?? new OperatorMetrics({ defaultMetrics: false });
-    const caches = { storeOf: <T extends KubeObject>(kind: ResourceKind<T>) => this.informers.get(kindId(kind))?.store as Store<T> | undefined };
+    const caches = { storeOf: <T extends KubeObject>(kind: ResourceKind<T>) => this.storeOf(kind) };
     this.cluster = options.cluster
       ? options.cluster(caches)
       : new LiveCluster(this.requireApi(), caches, {
@@ -96,6 +120,14 @@ export class Manager {
         onWrite: (verb, kind) => this.metrics.wrote(kind, verb),
       });
     this.registry = new MapperRegistry(this.cluster, this.logger);
+    this.metrics.cacheSizesFrom(() => {
+      const sizes: Record<string, number> = {};
+      for (const parts of this.partitions.values()) {
+        const kind = parts[0].informer.kind;
+        sizes[cacheName(kind)] = this.storeOf(kind)?.size ?? 0;
+      }
+      return sizes;
+    });
     this.lostLeadership = new Promise((resolve) => (this.signalLost = resolve));
     if (options.leaderElect ?? true) {
       const client = options.leaseClient ?? leaseClientOf(this.requireApi(), options.namespace, options.leaseName);
@@ -124,16 +156,17 @@ export class Manager {
     if (this.started) throw new Error(`controller ${spec.name ?? spec.kind.kind}: register controllers before the manager starts`);
     const name = spec.name ?? spec.kind.kind;
     if (this.controllers.some((c) => c.name === name)) throw new Error(`a controller named ${name} is already registered`);
-    const primary = this.informer(spec.kind);
+    this.informers(spec.kind);
+    this.primaries.add(kindId(spec.kind));
     const controller = new Controller(spec as unknown as ControllerSpec, {
       metrics: this.metrics,
       logger: this.logger,
-      keys: () => primary.store.keys(),
+      keys: () => this.storeOf(spec.kind)?.keys() ?? [],
     });
     const target = (key: string) => controller.enqueue(key);
     this.registry.register(spec.kind, { target, mapper: self(), controller: name, resync: true });
     for (const watch of spec.watches ?? []) {
-      this.informer(watch.kind);
+      this.informers(watch.kind);
       const mapper: Mapper = typeof watch.map === 'function' ? { map: watch.map as Mapper['map'] } : (watch.map as Mapper);
       for (const index of mapper.indexes ?? []) this.index(index.kind, index.name, index.fn);
       this.registry.register(watch.kind, { target, mapper, controller: name, resync: false });
@@ -143,20 +176,50 @@ export class Manager {
   }
 
   /**
-   * Caches a kind that reconcilers read but whose changes requeue nothing, optionally only a namespace or labels. A
-   * selection must come before any controller or watch of the kind (which cache all of it).
+   * Caches a kind, or a share of it: only a namespace or the objects a label selector selects, and only what
+   * `transform` keeps of each. Each call with another selection adds one more informer of the kind (a partition), so a
+   * kind can be cached as the union of several selections (label selectors cannot say "this label or that one"); reads
+   * of the kind see its partitions as one store, and a watch of the kind hears every partition. Cache the metadata-only
+   * view of a kind with `cache(metadataOf(kind), ...)`: a cache of its own, read and watched as that view. Partitions
+   * must be declared before any controller or watch of the kind, which would otherwise cache all of it.
+   *
+   * ```ts
+   * manager.cache(Kinds.Secret, { labelSelector: 'c5c3.io/keystoneuser-name' });          // full objects
+   * manager.cache(metadataOf(Kinds.Secret), { labelSelector: '!c5c3.io/keystoneuser-name' }); // metadata of the rest
+   * ```
    */
-  cache<T extends KubeObject>(kind: ResourceKind<T>, selection: Selection = {}): void {
-    const existing = this.selections.get(kindId(kind));
-    if (existing && JSON.stringify(existing) !== JSON.stringify(selection)) {
-      throw new Error(`${kind.kind} is already cached with the selection ${JSON.stringify(existing)}; declare its cache first`);
+  cache<T extends KubeObject>(kind: ResourceKind<T>, options: CacheOptions<T> = {}): void {
+    const id = kindId(kind);
+    const { transform, ...selection } = options;
+    const existing = this.partitions.get(id) ?? [];
+    const same = existing.find((p) => selectionText(p.selection) === selectionText(selection));
+    if (same) {
+      if (same.transform !== transform) throw new Error(`${cacheName(kind)} is already cached with the selection ${selectionText(selection)} and another transform`);
+      return;
     }
-    this.informer(kind, selection);
+    const whole = existing.find((p) => !p.selection.namespace && !p.selection.labelSelector);
+    if (whole || (existing.length > 0 && !selection.namespace && !selection.labelSelector)) {
+      throw new Error(`${cacheName(kind)} is already cached ${whole ? 'whole' : `by the selections ${existing.map((p) => selectionText(p.selection)).join(', ')}`}; declare its partitions before any controller or watch of it`);
+    }
+    this.addPartition(kind, selection, transform as ((object: KubeObject) => KubeObject) | undefined);
   }
 
-  /** Adds a named index to a kind's cache, for `cluster.list(kind, { index })` and `byIndex` mappers. */
+  /** Adds a named index to a kind's cache (every partition), for `cluster.list(kind, { index })` and `byIndex` mappers. */
   index<T extends KubeObject>(kind: ResourceKind<T>, name: string, fn: IndexFunction<T>): void {
-    this.informer(kind).store.addIndex(name, fn as IndexFunction);
+    for (const informer of this.informers(kind)) informer.store.addIndex(name, fn as IndexFunction);
+  }
+
+  /** The cache of a kind (its partitions read as one), or undefined when nothing caches it. */
+  storeOf<T extends KubeObject>(kind: ResourceKind<T>): StoreReader<T> | undefined {
+    const id = kindId(kind);
+    let store = this.stores.get(id);
+    if (!store) {
+      const parts = this.partitions.get(id);
+      if (!parts) return undefined;
+      store = parts.length === 1 ? parts[0].informer.store : new MergedStore(parts.map((p) => p.informer.store));
+      this.stores.set(id, store);
+    }
+    return store as unknown as StoreReader<T>;
   }
 
   /** A StatusWriter that records Events on condition transitions. */
@@ -164,22 +227,22 @@ export class Manager {
     return new StatusWriter(this.cluster, new EventRecorder(this.cluster, { logger: this.logger, ...options }));
   }
 
-  /** The kinds whose caches have not synced yet. */
+  /** The caches that have not synced yet (a kind's name once, however many of its partitions are behind). */
   unsynced(): string[] {
-    return [...this.informers.values()].filter((i) => !i.synced).map((i) => i.kind.kind);
+    return [...new Set(this.allInformers().filter((i) => !i.synced).map((i) => cacheName(i.kind)))];
   }
 
   /** Resolves when every cache has synced. */
   async waitForCacheSync(): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    await Promise.all(this.allInformers().map((i) => i.waitForSync()));
   }
 
   /** Starts the informers and the election (or, without election, the controllers once the caches synced). */
   start(): void {
     if (this.started) return;
     this.started = true;
-    for (const informer of this.informers.values()) informer.start();
-    this.logger.info('manager started', { kinds: [...this.informers.values()].map((i) => i.kind.kind).join(','), controllers: this.controllers.map((c) => c.name).join(',') });
+    for (const informer of this.allInformers()) informer.start({ resync: this.primaries.has(kindId(informer.kind)) });
+    this.logger.info('manager started', { kinds: [...new Set(this.allInformers().map((i) => cacheName(i.kind)))].join(','), controllers: this.controllers.map((c) => c.name).join(',') });
     if (!this.elector) {
       this.metrics.leader(true);
       void this.startControllers();
@@ -215,7 +278,7 @@ export class Manager {
     if (!drained) this.logger.warn('reconciles still in flight at the shutdown deadline; the lease is left to expire', { shutdownTimeoutMs: timeout });
     else if (this.elector) released = await this.elector.release();
     this.metrics.leader(false);
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await Promise.all(this.allInformers().map((i) => i.stop()));
     this.logger.info('manager stopped', { drained, released });
     return { drained, released };
   }
@@ -227,23 +290,38 @@ export class Manager {
     for (const controller of this.controllers) controller.start();
   }
 
-  private informer<T extends KubeObject>(kind: ResourceKind<T>, selection: Selection = {}): Informer<T> {
+  private allInformers(): Informer[] {
+    return [...this.partitions.values()].flat().map((p) => p.informer);
+  }
+
+  /** The informers of a kind: its partitions, or (none declared) one informer of the whole kind, made now. */
+  private informers<T extends KubeObject>(kind: ResourceKind<T>): Informer<T>[] {
+    const parts = this.partitions.get(kindId(kind)) ?? [this.addPartition(kind, {}, undefined)];
+    return parts.map((p) => p.informer as unknown as Informer<T>);
+  }
+
+  private addPartition(kind: ResourceKind<KubeObject>, selection: Selection, transform: ((object: KubeObject) => KubeObject) | undefined): Partition {
     const id = kindId(kind);
-    let informer = this.informers.get(id) as Informer<T> | undefined;
-    if (informer) return informer;
-    if (this.started) throw new Error(`${kind.kind}: kinds are cached only when declared before the manager starts`);
-    this.selections.set(id, selection);
+    if (this.started) throw new Error(`${cacheName(kind)}: kinds are cached only when declared before the manager starts`);
+    const name = cacheName(kind);
     const listWatch = this.options.listWatch ? this.options.listWatch(kind, selection) : listWatchOf(this.requireApi(), kind, selection);
-    informer = new Informer(kind, listWatch, {
+    const informer = new Informer(kind, listWatch, {
       resyncPeriodMs: this.options.resyncPeriodMs ?? 3_600_000,
-      logger: this.logger,
-      onRelist: (reason) => this.metrics.relisted(kind.kind, reason),
+      logger: selection.namespace || selection.labelSelector ? this.logger.child({ selection: selectionText(selection) }) : this.logger,
+      onRelist: (reason) => this.metrics.relisted(name, reason),
+      ...(transform ? { transform } : {}),
     });
-    this.metrics.informerSynced(kind.kind, false);
-    void informer.waitForSync().then(() => this.metrics.informerSynced(kind.kind, true));
+    const partition: Partition = { selection, informer, ...(transform ? { transform } : {}) };
+    const parts = [...(this.partitions.get(id) ?? []), partition];
+    this.partitions.set(id, parts);
+    this.stores.delete(id);
+    this.metrics.informerSynced(name, false);
+    void Promise.all(parts.map((p) => p.informer.waitForSync())).then(() => {
+      // Synced once every partition declared so far is (a partition declared later sets it back to 0 first).
+      if (parts.length === this.partitions.get(id)?.length) this.metrics.informerSynced(name, true);
+    });
     informer.addHandler(this.registry.handlerFor(kind));
-    this.informers.set(id, informer as unknown as Informer);
-    return informer;
+    return partition;
   }
 
   private requireApi(): KubeApi {

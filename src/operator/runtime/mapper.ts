@@ -118,7 +118,7 @@ export class MapperRegistry {
   }
 }
 
-/** A kind's identity across versions. */
+/** A kind's identity across versions (its metadata-only view is a kind of its own: its own cache, its own watches). */
 export function kindId(kind: ResourceKind<KubeObject>): string {
-  return `${kind.plural}.${kind.group}`;
+  return `${kind.plural}.${kind.group}${kind.metadataOnly ? '/metadata' : ''}`;
 }

@@ -9,6 +9,7 @@
  * | `keystone_appcred_workqueue_depth` | kind | keys waiting for a worker |
  * | `keystone_appcred_leader` | | 1 while this process holds the Lease |
  * | `keystone_appcred_informer_synced` | kind | 1 once the kind's cache is filled |
+ * | `keystone_appcred_informer_objects` | kind | objects in the kind's cache (`Secret/metadata`: the metadata-only one) |
  * | `keystone_appcred_informer_relists_total` | kind, reason | relists after an expired watch or an error |
  * | `keystone_appcred_api_writes_total` | kind, verb | writes to the API server (a steady order causes none) |
  * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
@@ -37,6 +38,7 @@ export class OperatorMetrics {
   private readonly depth: Gauge<'kind'>;
   private readonly leaderGauge: Gauge;
   private readonly synced: Gauge<'kind'>;
+  private cacheSizes: () => Readonly<Record<string, number>> = () => ({});
   private readonly relists: Counter<'kind' | 'reason'>;
   private readonly writes: Counter<'kind' | 'verb'>;
   private readonly keystoneWait: Histogram<'endpoint'>;
@@ -56,6 +58,16 @@ export class OperatorMetrics {
     this.depth = new Gauge({ name: 'keystone_appcred_workqueue_depth', help: 'Keys waiting for a worker, by kind.', labelNames: ['kind'], registers });
     this.leaderGauge = new Gauge({ name: 'keystone_appcred_leader', help: '1 while this process holds the leader election Lease.', registers });
     this.synced = new Gauge({ name: 'keystone_appcred_informer_synced', help: '1 once the kind\'s cache is filled.', labelNames: ['kind'], registers });
+    const sizes = () => this.cacheSizes();
+    new Gauge({
+      name: 'keystone_appcred_informer_objects',
+      help: 'Objects in each cache, by kind (Secret/metadata: the Secrets cached as metadata only).',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const [kind, size] of Object.entries(sizes())) this.set({ kind }, size);
+      },
+    });
     this.relists = new Counter({ name: 'keystone_appcred_informer_relists_total', help: 'Relists by kind and reason (expired, error).', labelNames: ['kind', 'reason'], registers });
     this.writes = new Counter({ name: 'keystone_appcred_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
     this.keystoneWait = new Histogram({
@@ -106,6 +118,11 @@ export class OperatorMetrics {
 
   informerSynced(kind: string, synced: boolean): void {
     this.synced.set({ kind }, synced ? 1 : 0);
+  }
+
+  /** Where `keystone_appcred_informer_objects` reads the caches' sizes from at each scrape. */
+  cacheSizesFrom(sizes: () => Readonly<Record<string, number>>): void {
+    this.cacheSizes = sizes;
   }
 
   relisted(kind: string, reason: 'expired' | 'error'): void {

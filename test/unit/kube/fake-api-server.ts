@@ -1,24 +1,47 @@
 /**
  * A small in-memory API server behind the {@link Transport} interface, for unit tests of the adapter and the runtime:
  * collections by path, resourceVersions, list paging, watches (with bookmarks, compaction → 410, server-side closes),
- * create, PUT with optimistic concurrency, merge patches (with a resourceVersion precondition), apply (as a merge that
+ * label selectors (`k=v`, `k!=v`, `k`, `!k`; a watch sends DELETED for an object that leaves its selection), the
+ * metadata-only view (`PartialObjectMetadata` for gets, lists and watch events), create, PUT with optimistic concurrency, merge patches (with a resourceVersion precondition), apply (as a merge that
  * creates), the status subresource, delete with preconditions and finalizers. Every request is recorded.
  */
 import { randomUUID } from 'node:crypto';
 import { applyMergePatch } from '../../../src/kube/json';
-import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchStream } from '../../../src/kube/transport';
+import { METADATA_ACCEPT, type HttpRequest, type HttpResponse, type Query, type Transport, type WatchEvent, type WatchOptions, type WatchStream } from '../../../src/kube/transport';
 
 type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string; namespace?: string; resourceVersion?: string }; [k: string]: unknown };
 
 interface Watcher {
   readonly collection: string;
   readonly namespace?: string;
+  readonly selector: (object: Obj) => boolean;
+  readonly metadataOnly: boolean;
   readonly onEvent: (event: WatchEvent) => void;
   readonly onDone: (error?: Error) => void;
   open: boolean;
 }
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
+
+/** The label selector of a query as a predicate (the forms the runtime sends: `k=v`, `k!=v`, `k`, `!k`). */
+function selectorOf(query: Query): (object: Obj) => boolean {
+  const text = typeof query.labelSelector === 'string' ? query.labelSelector : '';
+  const terms = text
+    .split(',')
+    .filter(Boolean)
+    .map((term): ((labels: Record<string, string>) => boolean) => {
+      const ne = /^([^!=]+)!=(.*)$/.exec(term);
+      if (ne) return (l) => l[ne[1]] !== ne[2];
+      const eq = /^([^!=]+)==?(.*)$/.exec(term);
+      if (eq) return (l) => l[eq[1]] === eq[2];
+      if (term.startsWith('!')) return (l) => !(term.slice(1) in l);
+      return (l) => term in l;
+    });
+  return (o) => terms.every((t) => t((o.metadata.labels as Record<string, string> | undefined) ?? {}));
+}
+
+/** An object as the metadata-only view serves it. */
+const partial = (o: Obj): Obj => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata });
 
 const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
 
@@ -98,7 +121,7 @@ export class FakeApiServer implements Transport {
     const collection = `/${group}/${plural}`;
     const query = request.query ?? {};
     if (name === undefined) {
-      if (request.method === 'GET') return this.list(collection, namespace, query);
+      if (request.method === 'GET') return this.list(collection, namespace, query, request.accept === METADATA_ACCEPT.list);
       if (request.method === 'POST') return this.create(collection, namespace, request.body as Obj);
       return { status: 405, body: status(405, 'MethodNotAllowed', request.method) };
     }
@@ -107,7 +130,7 @@ export class FakeApiServer implements Transport {
     const notFound = { status: 404, body: status(404, 'NotFound', `${plural} "${name}" not found`) };
     switch (request.method) {
       case 'GET':
-        return stored ? { status: 200, body: stored } : notFound;
+        return stored ? { status: 200, body: request.accept === METADATA_ACCEPT.object ? partial(stored) : stored } : notFound;
       case 'PUT': {
         if (!stored) return notFound;
         const body = request.body as Obj;
@@ -150,13 +173,13 @@ export class FakeApiServer implements Transport {
     }
   }
 
-  async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void): Promise<WatchStream> {
-    this.requests.push({ method: 'GET', path, query, watch: true });
+  async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void, options: WatchOptions = {}): Promise<WatchStream> {
+    this.requests.push({ method: 'GET', path, query, watch: true, ...(options.accept ? { accept: options.accept } : {}) });
     await Promise.resolve();
     const m = PATH.exec(path);
     if (!m) throw new Error(`bad watch path ${path}`);
     const [, group, namespace, plural] = m;
-    const watcher: Watcher = { collection: `/${group}/${plural}`, namespace, onEvent, onDone, open: true };
+    const watcher: Watcher = { collection: `/${group}/${plural}`, namespace, selector: selectorOf(query), metadataOnly: options.accept === METADATA_ACCEPT.object, onEvent, onDone, open: true };
     const from = Number(query.resourceVersion ?? 0);
     if (from < this.compactedBelow) {
       queueMicrotask(() => onEvent({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from}`) }));
@@ -165,13 +188,14 @@ export class FakeApiServer implements Transport {
     return { stop: () => { watcher.open = false; } };
   }
 
-  private list(collection: string, namespace: string | undefined, query: Query): HttpResponse {
-    const selector = typeof query.labelSelector === 'string' && query.labelSelector ? query.labelSelector.split(',').map((s) => s.split('=')) : [];
+  private list(collection: string, namespace: string | undefined, query: Query, metadataOnly: boolean): HttpResponse {
+    const selector = selectorOf(query);
     const all = [...this.objects.entries()]
       .filter(([k]) => k.startsWith(`${collection}|`))
       .map(([, o]) => o)
       .filter((o) => !namespace || o.metadata.namespace === namespace)
-      .filter((o) => selector.every(([k, v]) => (o.metadata.labels as Record<string, string> | undefined)?.[k] === v))
+      .filter(selector)
+      .map((o) => (metadataOnly ? partial(o) : o))
       .map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
     const offset = Number(query.continue ?? 0);
     const limit = Number(query.limit ?? all.length) || all.length;
@@ -212,15 +236,19 @@ export class FakeApiServer implements Transport {
 
   private put(collection: string, object: Obj): void {
     const key = this.itemKey(collection, object.metadata.namespace, object.metadata.name);
-    const existed = this.objects.has(key);
+    const old = this.objects.get(key);
     this.objects.set(key, object);
-    this.notify(collection, existed ? 'MODIFIED' : 'ADDED', object);
+    this.notify(collection, old ? 'MODIFIED' : 'ADDED', object, old);
   }
 
-  private notify(collection: string, type: WatchEvent['type'], object: Obj): void {
+  /** Tells each watch of the collection; as the API server does, an object entering a selection is ADDED to it, one leaving it DELETED. */
+  private notify(collection: string, type: WatchEvent['type'], object: Obj, old?: Obj): void {
     for (const w of this.watchers) {
       if (!w.open || w.collection !== collection || (w.namespace && w.namespace !== object.metadata.namespace)) continue;
-      w.onEvent({ type, object });
+      const now = w.selector(object);
+      const before = old !== undefined && w.selector(old);
+      const seen = type === 'MODIFIED' ? (now && !before ? 'ADDED' : !now && before ? 'DELETED' : now ? 'MODIFIED' : undefined) : now ? type : undefined;
+      if (seen) w.onEvent({ type: seen, object: w.metadataOnly ? partial(object) : object });
     }
   }
 

@@ -1,4 +1,4 @@
-import { Store, labelSelector, matchesLabels } from '../../../src/kube/store';
+import { MergedStore, Store, labelSelector, matchesLabels, newerOf } from '../../../src/kube/store';
 import type { KubeObject } from '../../../src/kube/object';
 import { keyOf, objectKey, parseKey } from '../../../src/kube/object';
 
@@ -93,5 +93,35 @@ describe('Store', () => {
     expect(matchesLabels({ a: '1' }, { a: '2' })).toBe(false);
     expect(matchesLabels(undefined, {})).toBe(true);
     expect(labelSelector({ a: '1', 'c5c3.io/x': 'y' })).toBe('a=1,c5c3.io/x=y');
+  });
+});
+
+describe('MergedStore', () => {
+  it('reads several stores of one kind as one: each key once, the newest copy, sorted; indexes and labels per part', () => {
+    const a = new Store();
+    const b = new Store();
+    a.upsert(obj('ns', 'only-a', { labels: { app: 'x' } }));
+    b.upsert(obj('ns', 'only-b', { labels: { app: 'x' } }));
+    // In both (moving from one selection to the other): the newer resourceVersion wins, whichever part holds it.
+    a.upsert(obj('ns', 'both', { uid: 'u', resourceVersion: '7', labels: { app: 'x' } }));
+    b.upsert(obj('ns', 'both', { uid: 'u', resourceVersion: '9', labels: { app: 'y' } }));
+    const merged = new MergedStore([a, b]);
+    expect(merged.size).toBe(3);
+    expect(merged.keys().sort()).toEqual(['ns/both', 'ns/only-a', 'ns/only-b']);
+    expect(merged.get('ns', 'both')?.metadata.resourceVersion).toBe('9');
+    expect(merged.get('ns', 'only-b')?.metadata.name).toBe('only-b');
+    expect(merged.get('ns', 'none')).toBeUndefined();
+    expect(merged.list().map((o) => `${keyOf(o)}@${o.metadata.resourceVersion}`)).toEqual(['ns/both@9', 'ns/only-a@1', 'ns/only-b@1']);
+    expect(merged.list({ labels: { app: 'x' } }).map(keyOf)).toEqual(['ns/both', 'ns/only-a', 'ns/only-b']);
+    expect(merged.list({ labels: { app: 'y' } }).map(keyOf)).toEqual(['ns/both']);
+    expect(merged.list({ namespace: 'other' })).toEqual([]);
+  });
+
+  it('compares resourceVersions as integers, and keeps the first copy of another uid or an opaque version', () => {
+    const v = (rv: string, uid = 'u') => obj('ns', 'x', { uid, resourceVersion: rv });
+    expect(newerOf(v('9'), v('10')).metadata.resourceVersion).toBe('10');
+    expect(newerOf(v('10'), v('9')).metadata.resourceVersion).toBe('10');
+    expect(newerOf(v('9'), v('10', 'other')).metadata.resourceVersion).toBe('9');
+    expect(newerOf(v('abc'), v('10')).metadata.resourceVersion).toBe('abc');
   });
 });

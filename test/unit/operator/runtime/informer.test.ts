@@ -1,6 +1,7 @@
 import { KubeApi } from '../../../../src/kube/api';
 import { Kinds, type Secret } from '../../../../src/kube/kinds';
-import { keyOf } from '../../../../src/kube/object';
+import { keyOf, metadataOf, type PartialObjectMetadata } from '../../../../src/kube/object';
+import { withoutAnnotations } from '../../../../src/operator/runtime/partition';
 import { Informer, listWatchOf } from '../../../../src/operator/runtime/informer';
 import { FakeApiServer } from '../../kube/fake-api-server';
 import { until } from './until';
@@ -132,5 +133,46 @@ describe('Informer', () => {
     expect(server.requests.length).toBe(requests);
     await informer.stop();
     expect(informer.store.list().map(keyOf)).toEqual(['ns/a', 'ns/b']);
+  });
+
+  it('drops kubectl apply\'s last-applied annotation and keeps the other annotations', async () => {
+    const { server, informer } = setup();
+    const applied = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', data: { v: 'c2VjcmV0' } });
+    server.seed(SECRETS, { ...secret('applied'), metadata: { name: 'applied', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied, keep: 'me' } } });
+    server.seed(SECRETS, { ...secret('only'), metadata: { name: 'only', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': applied } } });
+    informer.start();
+    await informer.waitForSync();
+    expect(informer.store.get('ns', 'applied')?.metadata.annotations).toEqual({ keep: 'me' });
+    expect(informer.store.get('ns', 'only')?.metadata).not.toHaveProperty('annotations');
+    await informer.stop();
+  });
+
+  it('of a metadata-only kind lists and watches PartialObjectMetadata: no data ever reaches the store or a handler', async () => {
+    const server = new FakeApiServer();
+    const api = new KubeApi(server, 'test');
+    const view = metadataOf(Kinds.Secret);
+    const informer = new Informer<PartialObjectMetadata>(view, listWatchOf(api, view, { labelSelector: '!mine' }), { transform: withoutAnnotations });
+    const handed: unknown[] = [];
+    informer.addHandler({ added: (o) => handed.push(o), updated: (_, o) => handed.push(o), deleted: (o) => handed.push(o) });
+    server.seed(SECRETS, { ...secret('listed', 'TElTVEVE'), metadata: { name: 'listed', namespace: 'ns', labels: { app: 'x' }, annotations: { note: 'big' } } });
+    server.seed(SECRETS, { ...secret('own'), metadata: { name: 'own', namespace: 'ns', labels: { mine: 'yes' } } });
+    informer.start();
+    await informer.waitForSync();
+    await until(() => server.openWatches === 1);
+    server.seed(SECRETS, { ...secret('watched', 'V0FUQ0hFRA=='), metadata: { name: 'watched', namespace: 'ns' } });
+    server.seed(SECRETS, { ...secret('listed', 'Q0hBTkdFRA=='), metadata: { name: 'listed', namespace: 'ns', labels: { app: 'y' } } });
+    // Labelled into the other partition: gone from this one.
+    server.seed(SECRETS, { ...secret('watched', 'V0FUQ0hFRA=='), metadata: { name: 'watched', namespace: 'ns', labels: { mine: 'now' } } });
+    await until(() => handed.length === 4);
+    expect(informer.store.keys()).toEqual(['ns/listed']);
+    expect(informer.store.get('ns', 'listed')).toEqual({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: expect.objectContaining({ name: 'listed', labels: { app: 'y' } }) });
+    const everything = JSON.stringify([informer.store.list(), handed]);
+    for (const payload of ['TElTVEVE', 'Q0hBTkdFRA==', 'V0FUQ0hFRA==', 'big', '"data"']) expect(everything).not.toContain(payload);
+    const requests = server.requests.filter((r) => r.path === '/api/v1/secrets');
+    expect(requests.map((r) => [r.watch ? 'watch' : 'list', r.accept, r.query?.labelSelector])).toEqual([
+      ['list', 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', '!mine'],
+      ['watch', 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', '!mine'],
+    ]);
+    await informer.stop();
   });
 });

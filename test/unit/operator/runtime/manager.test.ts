@@ -111,7 +111,7 @@ describe('Manager', () => {
     const manager = new Manager(new KubeApi(new FakeApiServer(), 't'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false });
     manager.cache(Kinds.Secret, { labelSelector: 'a=b' });
     manager.cache(Kinds.Secret, { labelSelector: 'a=b' });
-    expect(() => manager.cache(Kinds.Secret, {})).toThrow('Secret is already cached with the selection {"labelSelector":"a=b"}');
+    expect(() => manager.cache(Kinds.Secret, {})).toThrow('Secret is already cached by the selections {"labelSelector":"a=b"}');
     manager.controller({ kind: Kinds.ControlPlane, reconcile: async () => undefined });
     expect(() => manager.controller({ kind: Kinds.ControlPlane, reconcile: async () => undefined })).toThrow('a controller named ControlPlane is already registered');
     expect(() => manager.cluster.get(Kinds.KeystoneUser, 'a', 'b')).toThrow('KeystoneUser is not cached');
