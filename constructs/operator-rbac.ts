@@ -73,7 +73,7 @@ export const CLUSTER_RULES: readonly JustifiedRule[] = [
     resources: ['secrets'],
     verbs: ['get', 'list', 'watch'],
     reason:
-      'read the admin clouds.yaml and the Keystone CA bundle a ControlPlane references, and a KeystoneClusterIdentity\'s source Secret in any namespace; watch the parked and delivered Secrets and the mirrors so an edited or deleted one is repaired, and the sources so their mirrors are rewritten when they change',
+      'list and watch whole only the Secrets the operator writes (by their labels: parked and delivered Secrets, mirrors), so an edited or deleted one is repaired; list and watch every other Secret as metadata only (PartialObjectMetadata, never its data), so a foreign Secret at a delivered name is refused and its deletion delivers at once, and a referenced Secret\'s change is seen; get by name the admin clouds.yaml and the Keystone CA bundle a ControlPlane references and a KeystoneClusterIdentity\'s source Secret in any namespace (RBAC has no metadata-only verb: list and watch cover both views)',
   },
   {
     apiGroups: [''],

@@ -13,7 +13,7 @@ import {
   type KeystoneClusterIdentity,
 } from '../api';
 import type { Cluster, ClusterReader } from '../kube/cluster';
-import { Kinds, type Secret } from '../kube/kinds';
+import { Kinds, MetadataKinds } from '../kube/kinds';
 import { objectKey, type KubeObject, type ObjectKey } from '../kube/object';
 import { decideIdentityStatus, isMirror } from '../plane/cluster-identity';
 import { setPlaneCondition } from '../plane/conditions';
@@ -21,6 +21,7 @@ import { sameJson } from '../plane/driver/run';
 import type { ClusterPort } from '../plane/ports';
 import type { Result } from './runtime/controller';
 import type { Manager } from './runtime/manager';
+import { secretWatches } from './secret-cache';
 
 /** The identity a ControlPlane uses, if it uses one (`identityRef` without `cloudCredentialsRef`). */
 export function identityOf(controlPlane: ControlPlane): string | undefined {
@@ -52,8 +53,8 @@ function mirroredIdentity(secret: KubeObject): string | undefined {
 export function controlPlaneIdentityWatches() {
   return [
     { kind: Kinds.KeystoneClusterIdentity, map: (identity: KubeObject, reads: ClusterReader) => controlPlanesUsing(reads, new Set([identity.metadata.name])) },
-    { kind: Kinds.Namespace, map: (namespace: KubeObject, reads: ClusterReader) => controlPlanesUsing(reads, new Set(identitiesOf(reads).map((i) => i.metadata.name)), namespace.metadata.name) },
-    { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => controlPlanesUsing(reads, new Set(identitiesOf(reads).filter(isSourceOf(secret)).map((i) => i.metadata.name))) },
+    { kind: MetadataKinds.Namespace, map: (namespace: KubeObject, reads: ClusterReader) => controlPlanesUsing(reads, new Set(identitiesOf(reads).map((i) => i.metadata.name)), namespace.metadata.name) },
+    ...secretWatches((secret: KubeObject, reads: ClusterReader) => controlPlanesUsing(reads, new Set(identitiesOf(reads).filter(isSourceOf(secret)).map((i) => i.metadata.name)))),
   ];
 }
 
@@ -83,9 +84,9 @@ export function registerClusterIdentityController(manager: Manager, port: Cluste
       return { reason: 'Converged' };
     },
     watches: [
-      { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => [...identitiesOf(reads).filter(isSourceOf(secret as Secret)).map((i) => i.metadata.name), ...[mirroredIdentity(secret)].filter((n): n is string => n !== undefined)] },
+      ...secretWatches((secret: KubeObject, reads: ClusterReader) => [...identitiesOf(reads).filter(isSourceOf(secret)).map((i) => i.metadata.name), ...[mirroredIdentity(secret)].filter((n): n is string => n !== undefined)]),
       { kind: Kinds.ControlPlane, map: (cp: KubeObject) => [identityOf(cp as ControlPlane)].filter((n): n is string => n !== undefined) },
-      { kind: Kinds.Namespace, map: (_ns: KubeObject, reads: ClusterReader) => identitiesOf(reads).map((i) => i.metadata.name) },
+      { kind: MetadataKinds.Namespace, map: (_ns: KubeObject, reads: ClusterReader) => identitiesOf(reads).map((i) => i.metadata.name) },
     ],
   });
 }

@@ -6,6 +6,7 @@
  * that read it, a changed or deleted child or delivered Secret requeues its owner.
  */
 import {
+  secretName,
   type ControlPlane,
   type KeystoneApplicationCredential,
   type KeystoneProject,
@@ -13,7 +14,7 @@ import {
   type KeystoneUser,
 } from '../api';
 import type { ClusterReader } from '../kube/cluster';
-import { Kinds, type Secret } from '../kube/kinds';
+import { Kinds, MetadataKinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../kube/object';
 import { dependents, secretDependents, type CachedObjects } from '../plane/dependents';
 import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
@@ -27,6 +28,8 @@ import { CredentialReconciler } from './credential/reconciler';
 import { controlPlaneIdentityWatches, registerClusterIdentityController } from './cluster-identity';
 import { registerHandoff } from './handoff/controller';
 import { PlaneCluster } from './plane-cluster';
+import { withoutAnnotations } from './runtime/partition';
+import { cacheSecrets, secretWatches } from './secret-cache';
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
 import type { Manager } from './runtime/manager';
@@ -100,8 +103,10 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       }),
   });
 
-  // The Secrets the reconcilers read: admin clouds.yaml and CA bundles, parked passwords and secrets, delivered Secrets.
-  manager.cache(Kinds.Secret);
+  // The operator's own Secrets whole (children, delivered Secrets, mirrors), every other Secret as metadata only
+  // (./secret-cache.ts); the Namespaces as metadata only (their labels are all an identity's consent reads).
+  cacheSecrets(manager);
+  manager.cache(MetadataKinds.Namespace, { transform: withoutAnnotations });
   const planeResult = (result: PassResult): Result => ({ ...(result.requeueAfter !== undefined ? { requeueAfter: result.requeueAfter } : {}), reason: result.skipped ? 'Unchanged' : result.actions.length > 0 ? 'Acted' : 'Converged' });
   const key = (request: { namespace?: string; name: string }) => ({ namespace: request.namespace ?? '', name: request.name });
 
@@ -136,7 +141,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       reconcile: reconcilers[kind],
       watches: [
         ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object.metadata.namespace, watched))) })),
-        { kind: Kinds.Secret, map: (secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), secretNeighbours(reads, secret.metadata.namespace ?? ''))) },
+        ...secretWatches((secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), secretNeighbours(reads, secret)))),
         ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
     });
@@ -160,11 +165,19 @@ function cached(reads: ClusterReader, namespace: string | undefined, changed: Ob
   };
 }
 
-/** The cached objects `secretDependents` reads: the ControlPlanes and the credential orders of the Secret's namespace. */
-function secretNeighbours(reads: ClusterReader, namespace: string): CachedObjects {
+const DELIVERED_SUFFIX = secretName('');
+
+/**
+ * The cached objects `secretDependents` reads: the ControlPlanes of the Secret's namespace and the credential order
+ * whose delivered name the Secret has (found by name: a namespace may hold thousands of orders and Secrets).
+ */
+function secretNeighbours(reads: ClusterReader, secret: KubeObject): CachedObjects {
+  const namespace = secret.metadata.namespace ?? '';
+  const name = secret.metadata.name;
+  const order = name.endsWith(DELIVERED_SUFFIX) ? reads.get(Kinds.KeystoneApplicationCredential, namespace, name.slice(0, -DELIVERED_SUFFIX.length)) : undefined;
   return {
     controlPlanes: reads.list(Kinds.ControlPlane, { namespace }) as ControlPlane[],
-    credentials: reads.list(Kinds.KeystoneApplicationCredential, { namespace }) as KeystoneApplicationCredential[],
+    credentials: order ? [order as KeystoneApplicationCredential] : [],
   };
 }
 

@@ -8,15 +8,22 @@
  * returned and uses it while it is newer than the cached one. Secrets are read from the cache alone: a parked value is
  * created with a plain create (a lagging cache costs a 409 and a live read, never an overwrite), and re-applying a
  * delivered Secret the cache has not caught up with is idempotent.
+ *
+ * Which Secrets are read whole is ./secret-cache.ts: the operator's own from the whole cache, the ones a ControlPlane
+ * or an identity references read by name and kept while their cached metadata is unchanged, and every other Secret as
+ * its metadata only (`data` empty): a foreign Secret at an order's delivered name is seen, and refused, unread.
  */
 import type { KeystoneClusterIdentity } from '../api/cluster-identity';
 import type { Condition } from '../api/conditions';
 import type { Cluster } from '../kube/cluster';
 import { isAlreadyExists, isNotFound } from '../kube/errors';
-import { Kinds, type Secret } from '../kube/kinds';
-import { objectKey, type KubeObject, type ResourceKind } from '../kube/object';
+import { Kinds, MetadataKinds, type Secret } from '../kube/kinds';
+import { objectKey, parseKey, type KubeObject, type ResourceKind } from '../kube/object';
+import { ReadThrough } from '../kube/read-through';
+import { newerOf } from '../kube/store';
 import type { ClusterPort, NamespaceObject, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
 import type { EventRecorder } from './runtime/events';
+import { readsWhole } from './secret-cache';
 
 const encode = (data: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
@@ -45,26 +52,41 @@ function secretObject(secret: Secret): SecretObject {
   return Object.defineProperty(object, 'data', { enumerable: true, get: () => (data ??= decode(secret.data)) }) as typeof object & Pick<SecretObject, 'data'>;
 }
 
-/** Which of two copies of an object is newer: resourceVersions are opaque, but the API server's are increasing integers. */
-function newer<T extends KubeObject>(a: T | undefined, b: T | undefined): T | undefined {
-  if (!a || !b) return a ?? b;
-  if (a.metadata.uid !== b.metadata.uid) return a; // a new object of that name: the cache's is the one
-  const rv = (o: T) => (/^\d+$/.test(o.metadata.resourceVersion ?? '') ? BigInt(o.metadata.resourceVersion as string) : undefined);
-  const x = rv(a);
-  const y = rv(b);
-  return x !== undefined && y !== undefined && y > x ? b : a;
+/** A Secret the operator does not read whole, as its metadata: `data` is empty. */
+function metadataSecretObject(secret: KubeObject): SecretObject {
+  const { name, namespace, uid, resourceVersion, labels, ownerReferences } = secret.metadata;
+  return {
+    metadata: { name, namespace: namespace ?? '', ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}), ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
+    data: {},
+  };
 }
+
+/**
+ * Which of two copies of an object is newer (a new object of that name: the cache's, `a`); the API server's
+ * resourceVersions are increasing integers.
+ */
+function newer<T extends KubeObject>(a: T | undefined, b: T | undefined): T | undefined {
+  return a && b ? newerOf(a, b) : (a ?? b);
+}
+
+/** How often the copies of Secrets read by name are checked for ones no longer referenced. */
+const SWEEP_MS = 60_000;
 
 /** A {@link ClusterPort} on a {@link Cluster}. */
 export class PlaneCluster implements ClusterPort {
   /** The object each of this port's writes returned, by kind and key. */
   private readonly written = new Map<string, KubeObject>();
+  /** The Secrets cached as metadata that the reconcilers read whole (see ./secret-cache.ts). */
+  private readonly copies: ReadThrough<Secret>;
+  private swept = Date.now();
 
   /** `events`: records an Event per condition transition a status write makes (steady objects write none). */
   constructor(
     private readonly cluster: Cluster,
     private readonly events?: EventRecorder,
-  ) {}
+  ) {
+    this.copies = new ReadThrough(cluster, Kinds.Secret);
+  }
 
   async get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined> {
     return this.latest(Kinds[kind] as unknown as ResourceKind<ObjectOf<K> & KubeObject>, key) as ObjectOf<K> | undefined;
@@ -91,24 +113,57 @@ export class PlaneCluster implements ClusterPort {
   }
 
   async getNamespace(name: string): Promise<NamespaceObject | undefined> {
-    const namespace = this.cluster.get(Kinds.Namespace, undefined, name);
+    const namespace = this.cluster.get(MetadataKinds.Namespace, undefined, name);
     if (!namespace) return undefined;
     const { resourceVersion, labels } = namespace.metadata;
     return { metadata: { name, ...(resourceVersion ? { resourceVersion } : {}), ...(labels ? { labels } : {}) } };
   }
 
+  /** The operator's own Secret from the cache; a referenced one as its current copy; any other as its metadata. */
   async getSecret(key: ObjectKey): Promise<SecretObject | undefined> {
     const secret = this.cluster.get(Kinds.Secret, key.namespace, key.name);
-    return secret ? secretObject(secret) : undefined;
+    if (secret) return secretObject(secret);
+    const metadata = this.cluster.get(MetadataKinds.Secret, key.namespace, key.name);
+    return metadata ? this.fromMetadata(metadata) : undefined;
   }
 
+  /** The Secret as the API server holds it now: its metadata first, and the whole Secret only when the operator reads it whole. */
   async readSecret(key: ObjectKey): Promise<SecretObject | undefined> {
+    const metadata = await this.cluster.read(MetadataKinds.Secret, key.namespace, key.name);
+    if (!metadata) return undefined;
+    if (!readsWhole(this.cluster, metadata)) return metadataSecretObject(metadata);
     const secret = await this.cluster.read(Kinds.Secret, key.namespace, key.name);
     return secret ? secretObject(secret) : undefined;
   }
 
   async listSecrets(namespace: string, labels: Readonly<Record<string, string>>): Promise<readonly SecretObject[]> {
-    return this.cluster.list(Kinds.Secret, { namespace, labels }).map(secretObject);
+    const own = this.cluster.list(Kinds.Secret, { namespace, labels });
+    // Selected by one of the operator's labels (every list it makes), the metadata cache holds none of them.
+    const others = this.cluster.list(MetadataKinds.Secret, { namespace, labels }).filter((m) => !this.cluster.get(Kinds.Secret, namespace, m.metadata.name));
+    if (others.length === 0) return own.map(secretObject);
+    const read = await Promise.all(others.map((m) => this.fromMetadata(m)));
+    return [...own.map(secretObject), ...read.filter((s): s is SecretObject => s !== undefined)].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  }
+
+  /** A Secret the cache holds as metadata: read whole (a current copy, or from the API server) when the operator reads it so. */
+  private async fromMetadata(metadata: KubeObject): Promise<SecretObject | undefined> {
+    this.sweep();
+    const copy = this.copies.current(metadata);
+    if (copy) return secretObject(copy);
+    if (!readsWhole(this.cluster, metadata)) return metadataSecretObject(metadata);
+    const secret = await this.copies.get(metadata);
+    return secret ? secretObject(secret) : undefined;
+  }
+
+  /** Now and then: drops the copies of Secrets gone from the metadata cache or no longer read whole. */
+  private sweep(): void {
+    if (Date.now() - this.swept < SWEEP_MS) return;
+    this.swept = Date.now();
+    this.copies.retain((key) => {
+      const { namespace, name } = parseKey(key);
+      const metadata = this.cluster.get(MetadataKinds.Secret, namespace, name);
+      return metadata !== undefined && readsWhole(this.cluster, metadata);
+    });
   }
 
   async createSecret(manifest: SecretManifest): Promise<SecretObject> {
@@ -125,10 +180,11 @@ export class PlaneCluster implements ClusterPort {
       return secretObject(created);
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
-      // The cache lags behind a create (ours or another's): the stored value wins, never the one generated now.
-      const stored = await this.cluster.read(Kinds.Secret, manifest.namespace, manifest.name);
+      // The cache lags behind a create (ours or another's): the stored value wins, never the one generated now (a
+      // foreign Secret of that name is read as its metadata: it holds no value of ours).
+      const stored = await this.readSecret(manifest);
       if (!stored) throw error;
-      return secretObject(stored);
+      return stored;
     }
   }
 

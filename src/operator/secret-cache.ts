@@ -1,0 +1,73 @@
+/**
+ * Which Secrets the operator holds whole, and how it reads the rest (docs/operator.md, "What the operator caches").
+ *
+ * Whole, in the informer caches: the Secrets it writes, found by the labels it gives them: an order's `secret-v<N>`
+ * children and delivered Secret (`c5c3.io/keystoneapplicationcredential-name`, the spec's "Projected child names" and
+ * "Delivered Secret"), a KeystoneUser's password children and delivered Secret (`c5c3.io/keystoneuser-name`), an
+ * identity's mirrors (`c5c3.io/mirrored`). Every other Secret of the cluster is cached as metadata only (name, labels,
+ * owners, resourceVersion; no annotations): enough to see that a foreign Secret holds an order's delivered name, and
+ * to requeue the order the moment it goes, without its data ever reaching the process.
+ *
+ * Read whole by name, from the API server, and kept while their metadata is unchanged: the Secrets a ControlPlane or a
+ * KeystoneClusterIdentity references (admin `clouds.yaml`, CA bundle, an identity's source) and a Secret an order
+ * controls whose labels were taken off. A change of one shows in the metadata cache within the watch's latency, and
+ * the next read fetches the new version.
+ */
+import type { KeystoneClusterIdentity } from '../api/cluster-identity';
+import { MIRRORED_LABEL } from '../api/cluster-identity';
+import type { ControlPlane } from '../api/identity-plane';
+import { GROUP } from '../api/types';
+import type { ClusterReader } from '../kube/cluster';
+import { Kinds, MetadataKinds } from '../kube/kinds';
+import type { KubeObject } from '../kube/object';
+import { adminSecretNames } from '../plane/admin-credential';
+import { labelKeys } from '../plane/naming';
+import type { ObjectKey } from '../plane/ports';
+import type { WatchSpec } from './runtime/controller';
+import type { Manager } from './runtime/manager';
+import type { MapFunction } from './runtime/mapper';
+import { cacheByLabels } from './runtime/partition';
+
+/** The label keys of the Secrets the operator writes: a Secret carrying one is cached whole. */
+export const OWN_SECRET_LABELS: readonly string[] = [labelKeys('KeystoneApplicationCredential').name, labelKeys('KeystoneUser').name, MIRRORED_LABEL];
+
+/** Declares the operator's Secret caches: whole for its own Secrets (by label), metadata only for every other. */
+export function cacheSecrets(manager: Manager): void {
+  cacheByLabels(manager, Kinds.Secret, OWN_SECRET_LABELS, { others: 'metadata' });
+}
+
+/**
+ * A watch of every Secret: of the whole cache and of the metadata cache, with one `map` (which reads the metadata
+ * only: names, labels, owners).
+ */
+export function secretWatches(map: MapFunction): WatchSpec[] {
+  return [
+    { kind: Kinds.Secret, map },
+    { kind: MetadataKinds.Secret, map },
+  ];
+}
+
+/** Whether the Secret carries one of the operator's labels. */
+export function carriesOwnLabel(secret: KubeObject): boolean {
+  const labels = secret.metadata.labels;
+  return labels !== undefined && OWN_SECRET_LABELS.some((key) => key in labels);
+}
+
+/** Whether an object of this project's group controls the Secret (an order's delivered Secret, labelled or not). */
+export function controlledByOrder(secret: KubeObject): boolean {
+  return (secret.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.apiVersion.startsWith(`${GROUP}/`));
+}
+
+/** Whether a ControlPlane (its admin `clouds.yaml` or CA bundle) or a KeystoneClusterIdentity (its source) names the Secret. */
+export function isReferenced(reads: ClusterReader, key: ObjectKey): boolean {
+  for (const controlPlane of reads.list(Kinds.ControlPlane, { namespace: key.namespace }) as ControlPlane[]) {
+    const names = adminSecretNames(controlPlane);
+    if (names.cloudCredentials === key.name || names.caBundle === key.name) return true;
+  }
+  return (reads.list(Kinds.KeystoneClusterIdentity) as KeystoneClusterIdentity[]).some((i) => i.spec.secretRef.namespace === key.namespace && i.spec.secretRef.name === key.name);
+}
+
+/** Whether the operator reads the data of this Secret (known by its cached metadata). */
+export function readsWhole(reads: ClusterReader, secret: KubeObject): boolean {
+  return carriesOwnLabel(secret) || controlledByOrder(secret) || isReferenced(reads, { namespace: secret.metadata.namespace ?? '', name: secret.metadata.name });
+}
