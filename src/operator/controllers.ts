@@ -140,7 +140,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       kind: KINDS[kind],
       reconcile: reconcilers[kind],
       watches: [
-        ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object.metadata.namespace, watched))) })),
+        ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object, watched))) })),
         ...secretWatches((secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), secretNeighbours(reads, secret)))),
         ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
@@ -153,16 +153,30 @@ function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: 
   return refs.filter((r) => r.kind === kind).map((r) => objectKey(r.namespace, r.name));
 }
 
-/** The cached objects `dependents` reads: a ControlPlane's orders anywhere, an order's neighbours in its namespace. */
-function cached(reads: ClusterReader, namespace: string | undefined, changed: ObjectKind): CachedObjects {
-  const options = changed === 'ControlPlane' || namespace === undefined ? {} : { namespace };
-  return {
-    controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[],
-    users: reads.list(Kinds.KeystoneUser, options) as KeystoneUser[],
-    projects: reads.list(Kinds.KeystoneProject, options) as KeystoneProject[],
-    assignments: reads.list(Kinds.KeystoneRoleAssignment, options) as KeystoneRoleAssignment[],
-    credentials: reads.list(Kinds.KeystoneApplicationCredential, options) as KeystoneApplicationCredential[],
-  };
+/**
+ * The cached objects `dependents` reads: a ControlPlane's orders anywhere; for an order, only the role assignments and
+ * credentials of its namespace that name its user (and project), selected by the store's field indexes. Listing the
+ * whole namespace for every event of every order made a relist of 5,000 orders cost minutes of CPU.
+ */
+function cached(reads: ClusterReader, object: KubeObject, changed: ObjectKind): CachedObjects {
+  if (changed === 'ControlPlane' || object.metadata.namespace === undefined) {
+    return {
+      controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[],
+      users: reads.list(Kinds.KeystoneUser) as KeystoneUser[],
+      projects: reads.list(Kinds.KeystoneProject) as KeystoneProject[],
+      assignments: reads.list(Kinds.KeystoneRoleAssignment) as KeystoneRoleAssignment[],
+      credentials: reads.list(Kinds.KeystoneApplicationCredential) as KeystoneApplicationCredential[],
+    };
+  }
+  const namespace = object.metadata.namespace;
+  const naming = (fields: Record<string, string>): CachedObjects => ({
+    assignments: reads.list(Kinds.KeystoneRoleAssignment, { namespace, fields }) as KeystoneRoleAssignment[],
+    credentials: reads.list(Kinds.KeystoneApplicationCredential, { namespace, fields }) as KeystoneApplicationCredential[],
+  });
+  if (changed === 'KeystoneUser') return naming({ 'spec.userRef.name': object.metadata.name });
+  if (changed === 'KeystoneProject') return naming({ 'spec.projectRef.name': object.metadata.name });
+  const { userRef, projectRef } = (object as KeystoneRoleAssignment | KeystoneApplicationCredential).spec;
+  return naming({ 'spec.userRef.name': userRef.name, 'spec.projectRef.name': projectRef.name });
 }
 
 const DELIVERED_SUFFIX = secretName('');

@@ -19,8 +19,9 @@ import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition } from '../support/credential-fixtures';
-import { apply, eventually, getJson, kubeRequest, kubectl, type KubeObject } from '../support/kubectl';
+import { applyOk, eventually, getJson, kubeRequest, kubectl, type KubeObject } from '../support/kubectl';
 import { metricsText, operatorKubeconfig, installCrds, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { tail } from '../support/proc';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(300_000);
@@ -79,6 +80,14 @@ async function secretListBytes(): Promise<number> {
 const cloudsYaml = (password: string) =>
   `clouds:\n  admin:\n    auth:\n      auth_url: https://keystone.invalid:5000/v3\n      username: admin\n      password: "${password}"\n      project_name: admin\n      user_domain_name: Default\n      project_domain_name: Default\n`;
 const adminSecret = (data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-clouds', namespace: NS }, stringData: data }) as KubeObject;
+
+/** Replaces the admin Secret's data as a whole (a PUT, as `kubectl replace` does). */
+async function replaceAdmin(data: Record<string, string>): Promise<void> {
+  const path = `/api/v1/namespaces/${NS}/secrets/admin-clouds`;
+  const current = (await kubeRequest('GET', path)).json<KubeObject>();
+  const res = await kubeRequest('PUT', path, { body: { ...current, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) } });
+  if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${res.body.slice(0, 200)}`);
+}
 const adminReason = async () => condition(await getJson<Parameters<typeof condition>[0] & KubeObject>('controlplane', 'cp', { namespace: NS }), 'AdminCredentialReady')?.reason;
 
 beforeAll(async () => {
@@ -92,6 +101,7 @@ beforeAll(async () => {
 }, LOCKED_SETUP_MS);
 
 afterAll(async () => {
+  if (operator) say(`operator log (tail):\n${tail(operator.server.log, 15)}`);
   await operator?.server.stop(5_000);
   await kubectl(['delete', 'namespace', NS, '--wait=false']);
   await removeOperatorRbac(IDENTITY);
@@ -102,7 +112,7 @@ describe('unrelated Secrets cost the operator metadata only', () => {
   it('lists them as metadata, caches their metadata, and holds no byte of their data', async () => {
     await createUnrelated(0, UNRELATED / 2);
     const password = `adminpw${randomBytes(12).toString('hex')}`;
-    await apply([
+    await applyOk([
       adminSecret({ 'clouds.yaml': cloudsYaml(password) }),
       {
         apiVersion: 'c5c3.io/v1alpha1',
@@ -140,12 +150,12 @@ describe('unrelated Secrets cost the operator metadata only', () => {
       return reason !== undefined && reason !== 'WaitingForCloudsYaml' ? reason : undefined;
     }, 60_000, 250);
     // ... and a change of it shows within seconds.
-    await apply(adminSecret({ other: 'no clouds.yaml here' }));
+    await replaceAdmin({ other: 'no clouds.yaml here' });
     let t0 = Date.now();
     await eventually(async () => (await adminReason()) === 'WaitingForCloudsYaml', 60_000, 100);
     say(`admin Secret emptied: the ControlPlane reported WaitingForCloudsYaml after ${Date.now() - t0} ms`);
     const rotated = `adminpw${randomBytes(12).toString('hex')}`;
-    await apply(adminSecret({ 'clouds.yaml': cloudsYaml(rotated) }));
+    await replaceAdmin({ 'clouds.yaml': cloudsYaml(rotated) });
     t0 = Date.now();
     await eventually(async () => {
       const reason = await adminReason();

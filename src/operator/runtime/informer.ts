@@ -121,12 +121,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     let failures = 0;
     while (!this.stopped) {
       try {
-        const { items, resourceVersion } = await this.listWatch.list();
+        // Dropped once applied: a local of this frame, which lives as long as the watch loop, the list as received
+        // (every object before the cache slims it) stayed in memory until the next relist.
+        let listed: ListResult<T> | undefined = await this.listWatch.list();
         if (this.stopped) return;
-        this.applyList(items);
+        this.applyList(listed.items);
+        let rv = listed.resourceVersion;
+        listed = undefined;
         failures = 0;
-        let rv = resourceVersion;
-        for (;;) {
+        while (!this.stopped) {
           const started = Date.now();
           const end = await this.watchOnce(rv);
           if (this.stopped || end.reason === 'stopped') return;
