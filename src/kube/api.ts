@@ -4,7 +4,7 @@
  * write carries the operator's field manager. Errors are {@link KubeApiError}s.
  */
 import { KubeApiError } from './errors';
-import { typeOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
+import { slim, typeOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
 import { METADATA_ACCEPT, type HttpRequest, type Query, type Transport, type WatchEvent, type WatchStream } from './transport';
 
 /** Which objects a list or watch covers. */
@@ -51,13 +51,15 @@ export class KubeApi {
 
   /** The object (its metadata only for a {@link metadataOf} kind), or undefined when it does not exist. */
   async get<T extends KubeObject>(kind: ResourceKind<T>, namespace: string | undefined, name: string): Promise<T | undefined> {
-    const res = await this.send({ method: 'GET', path: this.path(kind, namespace, name), ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.object } : {}) }, [404]);
+    const res = await this.send({ method: 'GET', path: this.path(kind, namespace, name), ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.object, omitLastApplied: true } : {}) }, [404]);
     return res.status === 404 ? undefined : (res.body as T);
   }
 
   /**
    * Every object of the selection (pages of 500), with apiVersion and kind filled in, and the list's resourceVersion.
-   * A {@link metadataOf} kind lists `PartialObjectMetadata`: the objects' other fields never leave the API server.
+   * A {@link metadataOf} kind lists `PartialObjectMetadata`: the objects' other fields never leave the
+   * API server, and the last-applied annotations in their metadata are dropped as the reply arrives. Each object is {@link slim}med as its page arrives (no `managedFields`, no last-applied annotation:
+   * nothing reads them, and they would otherwise stay in memory for the whole list).
    */
   async list<T extends KubeObject>(kind: ResourceKind<T>, selection: Selection = {}): Promise<ListResult<T>> {
     const items: T[] = [];
@@ -69,10 +71,10 @@ export class KubeApi {
         method: 'GET',
         path: this.path(kind, selection.namespace),
         query: { labelSelector: selection.labelSelector, limit: PAGE_SIZE, continue: cont },
-        ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.list } : {}),
+        ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.list, omitLastApplied: true } : {}),
       });
       const body = res.body as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] };
-      for (const item of body.items ?? []) items.push({ ...item, ...type });
+      for (const item of body.items ?? []) items.push({ ...slim(item), ...type });
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
     } while (cont);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type * as ClientNode from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { withDeadline } from '../http/deadline';
 import { KubeApiError } from './errors';
+import { textWithoutLastApplied } from './last-applied';
 import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchOptions, WatchStream } from './transport';
 
 /** Where the service account of a pod is mounted. */
@@ -161,7 +162,8 @@ class ClientNodeTransport implements Transport {
     const { res, text } = await withDeadline(this.requestTimeoutMs, async (signal) => {
       ctx.setSignal(signal);
       const reply = await this.http.send(ctx).toPromise();
-      return { res: reply, text: await reply.body.text() };
+      const body = reply.body as unknown as { text(): Promise<string>; stream(): AsyncIterable<Uint8Array> };
+      return { res: reply, text: request.omitLastApplied && reply.httpStatusCode === 200 ? await textWithoutLastApplied(body.stream()) : await body.text() };
     });
     let body: unknown = text;
     try {

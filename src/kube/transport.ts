@@ -17,6 +17,12 @@ export interface HttpRequest {
   readonly contentType?: string;
   /** The media type to answer in, e.g. the metadata-only view (see {@link METADATA_ACCEPT}). @default "application/json" */
   readonly accept?: string;
+  /**
+   * Drop the values of `kubectl apply`'s last-applied annotation from a 200 reply as it arrives, before it is read
+   * into a string (src/kube/last-applied.ts): for metadata reads, where that annotation may be most of the reply.
+   * @default false
+   */
+  readonly omitLastApplied?: boolean;
 }
 
 /**

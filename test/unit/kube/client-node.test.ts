@@ -1,6 +1,8 @@
 /**
- * The client-node transport on a real TLS server: requests share kept-alive connections. client-node builds a new
- * connection pool per request, so without the transport's reuse every request is a TCP and TLS handshake of its own.
+ * The client-node transport on a real TLS server: requests share kept-alive connections (client-node builds a new
+ * connection pool per request, so without the transport's reuse every request is a TCP and TLS handshake of its own);
+ * a metadata read asks for `PartialObjectMetadata` and drops the last-applied annotation as the reply arrives; a watch
+ * asks for the view it is given and hands over its events line by line, however the stream is cut.
  * Jest cannot load the ESM-only library, so the requests run in a child Node process (as the operator does).
  */
 import { execFile } from 'node:child_process';
@@ -19,12 +21,33 @@ describe('client-node transport', () => {
   let kubeconfig: string;
   const handshakes: unknown[] = [];
   const seen: string[] = [];
+  const accepts: string[] = [];
+  const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kac-client-node-'));
     const { cert, key } = selfSigned('127.0.0.1', '127.0.0.1');
     server = createServer({ key, cert }, (req, res) => {
       seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      accepts.push(`${req.url} ${req.headers.accept ?? ''}`);
+      if (req.url?.startsWith('/api/v1/secrets?') && req.url.includes('watch=true')) {
+        // Two events, cut in the middle of the first and joined with the start of the second; then the server closes.
+        const events = [
+          { type: 'ADDED', object: { kind: 'PartialObjectMetadata', metadata: { name: 'a', resourceVersion: '7' } } },
+          { type: 'DELETED', object: { kind: 'PartialObjectMetadata', metadata: { name: 'ä', resourceVersion: '8' } } },
+        ].map((e) => `${JSON.stringify(e)}\n`).join('');
+        const bytes = Buffer.from(events);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(bytes.subarray(0, 20));
+        setTimeout(() => res.write(bytes.subarray(20, bytes.length - 5)), 50);
+        setTimeout(() => res.end(bytes.subarray(bytes.length - 5)), 100);
+        return;
+      }
+      if (req.url?.startsWith('/api/v1/secrets?')) {
+        const annotations = { [LAST_APPLIED]: JSON.stringify({ data: { payload: 'UExBSU4tREFUQQ=='.repeat(20_000) } }), keep: 'me' };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '9' }, items: [{ metadata: { name: 's', annotations } }] }));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"Status"}');
     });
     server.on('secureConnection', (socket) => handshakes.push(socket));
@@ -67,6 +90,43 @@ describe('client-node transport', () => {
     expect(seen.every((line) => line.endsWith('Bearer test-token'))).toBe(true);
     // One pool for all ten requests; a pool per request (the library's own behaviour) makes ten handshakes.
     expect(handshakes.length).toBeLessThanOrEqual(2);
+  });
+
+  it('asks for the metadata view, drops the last-applied annotation from the reply, and reads a cut watch stream line by line', async () => {
+    const script = `
+      const { connect } = require(${JSON.stringify(join(REPO, 'src/kube/client-node.ts'))});
+      const { KubeApi } = require(${JSON.stringify(join(REPO, 'src/kube/api.ts'))});
+      const { Kinds, MetadataKinds } = require(${JSON.stringify(join(REPO, 'src/kube/kinds.ts'))});
+      (async () => {
+        const { transport } = connect({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+        const api = new KubeApi(transport, 'test');
+        const listed = await api.list(MetadataKinds.Secret);
+        const raw = (await transport.request({ method: 'GET', path: '/api/v1/secrets', query: { limit: 1 }, omitLastApplied: true })).body;
+        const events = [];
+        const done = await new Promise((resolve) => api.watch(MetadataKinds.Secret, { resourceVersion: '9', timeoutSeconds: 10 }, (e) => events.push(e), resolve));
+        process.stdout.write(JSON.stringify({ listed, raw, events, done: String(done) }));
+        process.exit(0);
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const out = await new Promise<string>((done, fail) =>
+      execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, timeout: 60_000, maxBuffer: 1 << 20 }, (error, stdout, err) => (error ? fail(new Error(`${error.message}\n${err}`)) : done(stdout))),
+    );
+    type Items = { items: { metadata: { annotations?: Record<string, string> } }[] };
+    const result = JSON.parse(out) as { listed: Items; raw: Items; events: unknown[]; done: string };
+    // The reply as the transport read it: the last-applied value emptied before it became a string; the list's objects
+    // keep their other annotations.
+    expect(result.raw.items.map((i) => i.metadata.annotations)).toEqual([{ [LAST_APPLIED]: '', keep: 'me' }]);
+    expect(result.listed.items.map((i) => i.metadata.annotations)).toEqual([{ keep: 'me' }]);
+    expect(out).not.toContain('UExBSU4tREFUQQ');
+    expect(result.events).toEqual([
+      { type: 'ADDED', object: { kind: 'PartialObjectMetadata', metadata: { name: 'a', resourceVersion: '7' } } },
+      { type: 'DELETED', object: { kind: 'PartialObjectMetadata', metadata: { name: 'ä', resourceVersion: '8' } } },
+    ]);
+    expect(result.done).toBe('undefined');
+    expect(accepts.filter((a) => a.startsWith('/api/v1/secrets?'))).toEqual([
+      expect.stringMatching(/limit=500 application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1$/),
+      expect.stringMatching(/limit=1 application\/json$/),
+      expect.stringMatching(/watch=true application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1$/),
+    ]);
   });
 });
 
