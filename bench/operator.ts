@@ -20,16 +20,24 @@
  *
  * 4. A restart with every order converged, and 5. a failover to a standby with warm caches (the leader killed with
  *    SIGKILL): Keystone calls at the proxy and the new leader's API writes until quiet; goal 0 and 0.
+ * 6. Memory by orders × unrelated Secrets (`--unrelated 2000x100KiB,10000x10KiB`): with no orders, and at each size, a
+ *    fresh operator (the steady one stopped) is started on the cluster as it is, once without unrelated Secrets and
+ *    once with each set of them (in a namespace of their own, random data, every other one carrying the last-applied
+ *    annotation a client-side `kubectl apply` leaves, a second copy of the data); its RSS (from /proc, every 250 ms)
+ *    peaks while it lists and passes every order, then settles: the table has the peak and the idle RSS (the median of
+ *    the last 20 s of 30 s quiet). Goal: the idle RSS with 2,000 unrelated Secrets of 100 KiB ≤ the RSS without + 64 MB.
  *
  *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000] [rounds=2] [convergeCount=200] [bcryptRounds=4]
+ *     [--unrelated 2000x100KiB,10000x10KiB] [--memory-only]   (--memory-only: parts 3 and 6 only)
  *
  * KAC_BENCH_OPERATOR_NODE_ARGS adds Node flags to the operator's command line, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
- * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`.
+ * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`. KAC_BENCH_HEAP_DIR=/tmp/h writes a
+ * heap snapshot of the steady operator there after each size's resync (to see what the RSS is made of).
  *
  * (tsx: it borrows the test environment's starters from test/support; lib/ must be built: the operator runs from it.)
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OperatorRuntimeEnv } from '../src/api/operator-env';
@@ -55,6 +63,8 @@ const CP_REF = { name: 'cp', namespace: CP_NS };
 const PER_USER = 10;
 const RESYNC_S = 20;
 const CLK_TCK = 100;
+/** Where the unrelated Secrets of part 6 live. */
+const UNRELATED_NS = 'bench-unrelated';
 
 const sleep = (msecs: number) => new Promise((done) => setTimeout(done, msecs));
 
@@ -152,7 +162,13 @@ function launch(env: Env, name: string, backups: boolean, extra: readonly string
     namespace: OP_NS,
     logDir: env.work,
     // KAC_BENCH_OPERATOR_NODE_ARGS: Node flags for the operator, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
-    command: [process.execPath, ...(process.env.KAC_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean), compiled, 'operator'],
+    command: [
+      process.execPath,
+      ...(process.env.KAC_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ...(process.env.KAC_BENCH_HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${process.env.KAC_BENCH_HEAP_DIR}`] : []),
+      compiled,
+      'operator',
+    ],
     args: [...(elect ? [] : ['--no-leader-elect']), '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : []), ...extra],
     // The process settings the construct's Deployment gives the operator, so the bench measures that process.
     env: { ...OperatorRuntimeEnv, ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}) },
@@ -286,13 +302,135 @@ async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ cal
   };
 }
 
+/** Writes a heap snapshot of the operator into `dir` (SIGUSR2, see KAC_BENCH_HEAP_DIR) and waits until it is complete. */
+async function heapSnapshot(op: OperatorProcess, dir: string, what: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  op.server.process.kill('SIGUSR2');
+  for (;;) {
+    await sleep(2_000);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    await sleep(2_000);
+    if (size > 0 && statSync(join(dir, file)).size === size) {
+      process.stderr.write(`[bench] heap snapshot at ${what}: ${join(dir, file)}\n`);
+      return;
+    }
+  }
+}
+
+/** A set of unrelated Secrets: `2000x100KiB` is 2,000 Secrets with 100 KiB of data each. */
+interface Unrelated {
+  readonly label: string;
+  readonly count: number;
+  readonly bytes: number;
+}
+
+function parseUnrelated(spec: string): Unrelated {
+  const m = /^(\d+)x(\d+)(KiB|MiB)$/.exec(spec);
+  if (!m) throw new Error(`--unrelated ${spec}: expected COUNTxSIZE with SIZE in KiB or MiB, e.g. 2000x100KiB`);
+  return { label: spec, count: Number(m[1]), bytes: Number(m[2]) * (m[3] === 'KiB' ? 1024 : 1024 * 1024) };
+}
+
+/** Makes the unrelated namespace hold exactly `set` (none: empty), 16 creates in flight. */
+async function setUnrelated(set: Unrelated | undefined): Promise<void> {
+  await ok('DELETE', `/api/v1/namespaces/${UNRELATED_NS}/secrets`);
+  for (;;) {
+    const left = JSON.parse(await ok('GET', `/api/v1/namespaces/${UNRELATED_NS}/secrets?limit=1`)) as { items: unknown[] };
+    if (left.items.length === 0) break;
+    await sleep(500);
+  }
+  if (!set) return;
+  const t0 = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < set.count) {
+        const i = next++;
+        // Random bytes, so nothing compresses or dedupes; every other one carries kubectl apply's annotation, a second copy.
+        const data = { payload: randomBytes(set.bytes).toString('base64') };
+        const applied = i % 2 === 1 ? { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `unrelated-${i}`, namespace: UNRELATED_NS }, data }) } } : {};
+        await ok('POST', `/api/v1/namespaces/${UNRELATED_NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `unrelated-${i}`, namespace: UNRELATED_NS, labels: { 'bench/unrelated': 'yes' }, ...applied }, data });
+      }
+    }),
+  );
+  process.stderr.write(`[bench] ${set.label} unrelated Secrets in place in ${Date.now() - t0} ms\n`);
+}
+
+/** The fresh operators of part 6 running now (stopped on Ctrl-C too). */
+const fresh = new Set<OperatorProcess>();
+
+/** A fresh operator's RSS on the cluster as it is: the peak from spawn to quiet, and the idle RSS after. */
+async function freshRss(env: Env, name: string): Promise<{ peak: number; idle: number; readyMs: number; quietMs: number; memory: string }> {
+  const op = await launch(env, name, false);
+  fresh.add(op);
+  const pid = op.server.process.pid as number;
+  const samples: { at: number; rss: number }[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      try {
+        samples.push({ at: Date.now(), rss: rssMiB(pid) });
+      } catch {
+        // Not there yet, or gone.
+      }
+      await sleep(250);
+    }
+  })();
+  try {
+    const readyMs = await waitReady(op, 600_000);
+    await quiet(op, env.proxy, 5_000, 3_600_000);
+    const quietMs = Date.now() - op.spawnedAt;
+    const idleFrom = Date.now() + 10_000;
+    await sleep(30_000);
+    const text = await metricsText(op);
+    const memory = ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
+      .map((metric) => `${metric.replace(/^nodejs_|_bytes$/g, '')} ${(metricSum(text, metric) / 2 ** 20).toFixed(0)}`)
+      .join(', ');
+    sampling = false;
+    await sampler;
+    const idle = median(samples.filter((s) => s.at >= idleFrom).map((s) => s.rss));
+    return { peak: Math.max(...samples.map((s) => s.rss)), idle, readyMs, quietMs, memory };
+  } finally {
+    sampling = false;
+    await op.server.stop(10_000);
+    fresh.delete(op);
+  }
+}
+
+/** One row of the memory table: a fresh operator without unrelated Secrets and with each set. */
+async function memoryRow(env: Env, orders: number, sets: readonly Unrelated[], rows: string[][], figures: Figure[]): Promise<void> {
+  let base = 0;
+  const cells: string[] = [];
+  for (const set of [undefined, ...sets]) {
+    await setUnrelated(set);
+    const label = set?.label ?? 'none';
+    const m = await freshRss(env, `bench-memory-${orders}-${label}`);
+    process.stderr.write(`[bench] memory, ${orders} orders, unrelated ${label}: peak ${m.peak.toFixed(0)} MiB, idle ${m.idle.toFixed(0)} MiB (ready after ${m.readyMs} ms, quiet after ${m.quietMs} ms; MiB ${m.memory})\n`);
+    cells.push(`${m.idle.toFixed(0)} (peak ${m.peak.toFixed(0)})`);
+    if (!set) base = m.idle;
+    else if (set.count === 2000 && set.bytes === 100 * 1024) {
+      figures.push({ figure: `${orders} orders: idle RSS with 2,000 unrelated Secrets of 100 KiB`, value: `${m.idle.toFixed(0)} MiB`, baseline: `${base.toFixed(0)} MiB without them`, goal: '≤ baseline + 64 MB', met: (m.idle - base) * 1.048576 <= 64 });
+    } else {
+      figures.push({ figure: `${orders} orders: idle RSS with ${set.label} unrelated Secrets`, value: `${m.idle.toFixed(0)} MiB`, baseline: `${base.toFixed(0)} MiB without them` });
+    }
+  }
+  await setUnrelated(undefined);
+  rows.push([String(orders), ...cells]);
+}
+
 async function main(): Promise<void> {
-  const sizes = (process.argv[2] ?? '500,1000,2000,5000').split(',').map(Number);
-  const rounds = Number(process.argv[3] ?? 2);
-  const convergeCount = Number(process.argv[4] ?? 200);
-  const bcryptRounds = Number(process.argv[5] ?? 4);
+  const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
+  const positional = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !(all[i - 1] === '--unrelated'));
+  const unrelatedAt = process.argv.indexOf('--unrelated');
+  const unrelated = unrelatedAt > 0 ? (process.argv[unrelatedAt + 1] ?? '').split(',').filter(Boolean).map(parseUnrelated) : [];
+  const memoryOnly = flags.includes('--memory-only');
+  const sizes = (positional[0] ?? '500,1000,2000,5000').split(',').map(Number);
+  const rounds = Number(positional[1] ?? 2);
+  const convergeCount = Number(positional[2] ?? 200);
+  const bcryptRounds = Number(positional[3] ?? 4);
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
-  const stops: (() => Promise<void>)[] = [];
+  const stops: (() => Promise<void>)[] = [async () => void (await Promise.all([...fresh].map((op) => op.server.stop(10_000))))];
   // Ctrl-C or a timeout: stop what was started (the servers run in process groups of their own) before leaving.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -306,6 +444,8 @@ async function main(): Promise<void> {
     const started = Date.now();
     const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
     stops.push(keystone.stop);
+    // The unrelated Secrets are hundreds of MB, made and deleted once per cell: more than etcd's test quota of 1 GiB.
+    if (unrelated.length > 0) process.env.KAC_KUBE_ETCD_QUOTA_BYTES ??= String(4 * 2 ** 30);
     const kube = await startKube(join(work, 'kube'));
     stops.push(kube.stop);
     Object.assign(process.env, kube.env);
@@ -317,7 +457,7 @@ async function main(): Promise<void> {
     const env: Env = { work, keystoneUrl: keystone.authUrl, adminPassword: keystone.adminPassword, proxy, bao: { addr: bao.env.KAC_BAO_ADDR, token: bao.env.KAC_BAO_TOKEN } };
     mkdirSync(join(work, 'synth'));
     await installCrds(synthesizeManifests(join(work, 'synth')));
-    for (const ns of [CP_NS, NS, OP_NS]) await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    for (const ns of [CP_NS, NS, OP_NS, UNRELATED_NS]) await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     const clouds = `clouds:\n  admin:\n    auth:\n      auth_url: ${proxy.url}\n      username: admin\n      password: "${keystone.adminPassword}"\n      project_name: admin\n      user_domain_name: Default\n      project_domain_name: Default\n`;
     await createAll([
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keystone-admin', namespace: CP_NS }, stringData: { 'clouds.yaml': clouds } } as KubeObject,
@@ -327,165 +467,176 @@ async function main(): Promise<void> {
     process.stderr.write(`[bench] components up in ${Date.now() - started} ms\n`);
     const figures: Figure[] = [];
     const users = new Set<string>();
+    const memoryRows: string[][] = [];
 
-    // 1. Rotation latency, backups on.
-    let op = await launch(env, 'bench-rotation', true);
-    stops.push(() => op.server.stop(10_000));
-    await waitReady(op);
-    await untilReady('keystoneprojects', 'bench/plane=yes', 1, 120_000, 500);
-    await ensureUsers(1, users);
-    const rot = 'rot';
-    // No grace period: the superseded credential goes at once, so the next rotation may start (one at a time).
-    await createAll([order(rot, 'u0', 'rotation', '0s')]);
-    await untilReady('keystoneapplicationcredentials', 'bench/batch=rotation', 1, 120_000);
-    const latencies: number[] = [];
-    const bareRotation: number[] = [];
-    const secretPath = `/api/v1/namespaces/${NS}/secrets/${rot}-credentials`;
-    const deliveredId = async () => {
-      const res = await kubeRequest('GET', secretPath);
-      return res.status === 200 ? Buffer.from((JSON.parse(res.body) as { data: Record<string, string> }).data.application_credential_id ?? '', 'base64').toString() : '';
-    };
-    const password = await passwordOf('u0');
-    for (let i = 0; i < 5; i++) {
-      await quiet(op, proxy, 2_000);
-      // The baseline first: one bare create (token at hand) and one bare OpenBao write of a document of the same size.
-      const t = await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'bench-u0', domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) });
-      const token = t.headers.get('x-subject-token') ?? '';
-      const userId = ((await t.json()) as { token: { user: { id: string } } }).token.user.id;
-      const t0 = performance.now();
-      const c = await fetch(`${keystone.authUrl}/users/${userId}/application_credentials`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': token }, body: JSON.stringify({ application_credential: { name: `bare-rot-${i}`, secret: randomBytes(32).toString('base64url'), unrestricted: false } }) });
-      const id = ((await c.json()) as { application_credential: { id: string } }).application_credential.id;
-      const createMs = performance.now() - t0;
-      const t1 = performance.now();
-      await (await fetch(`${env.bao.addr}/v1/openstack/data/keystone/bench/bare-${i}`, { method: 'POST', headers: { 'X-Vault-Token': env.bao.token, 'content-type': 'application/json' }, body: JSON.stringify({ data: { 'clouds.yaml': 'x'.repeat(400), application_credential_id: id, application_credential_secret: randomBytes(32).toString('base64url') } }) })).text();
-      bareRotation.push(createMs + (performance.now() - t1));
-      await (await fetch(`${keystone.authUrl}/users/${userId}/application_credentials/${id}`, { method: 'DELETE', headers: { 'x-auth-token': token } })).text();
+    // 6 (first row). Memory with no orders: only the ControlPlane and the project.
+    if (unrelated.length > 0) await memoryRow(env, 0, unrelated, memoryRows, figures);
 
-      const old = await deliveredId();
-      const due = performance.now();
-      await ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/${rot}`, { spec: { credentialGeneration: i + 2 } });
-      for (;;) {
-        const now = await deliveredId();
-        if (now && now !== old) break;
-        if (performance.now() - due > 20_000) {
-          const o = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}/${rot}`)) as { status?: { credentialID?: string } };
-          const sec = JSON.parse(await ok('GET', secretPath)) as { metadata: { resourceVersion: string; managedFields: unknown[] } };
-          throw new Error(`the rotation did not reach the Secret in 20 s (credential ${old} → ${now}; status ${o.status?.credentialID}; secret rv ${sec.metadata.resourceVersion} ${JSON.stringify(sec.metadata.managedFields)})`);
-        }
-        await sleep(10);
-      }
-      latencies.push(performance.now() - due);
-    }
-    const rotationGoal = median(bareRotation) + 1000;
-    figures.push({ figure: 'rotation latency, due → Secret carries the new generation (backups on)', value: ms(median(latencies)), baseline: `${ms(median(bareRotation))} (create + OpenBao write) + 1 s`, ratio: median(latencies) / rotationGoal, goal: `≤ ${ms(rotationGoal)}`, met: median(latencies) <= rotationGoal });
-    process.stderr.write(`[bench] rotation latencies ${latencies.map((x) => x.toFixed(0)).join(', ')} ms\n`);
-    await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/${rot}`);
-    await sleep(3_000);
-    await op.server.stop(10_000);
-
-    // 2. Convergence of new orders, interleaved with the bare script; backups off.
-    op = await launch(env, 'bench-steady', false);
-    await waitReady(op);
+    let op: OperatorProcess;
     let total = 0;
-    const opMs: number[] = [];
-    const bareMs: number[] = [];
-    const bareMinMs: number[] = [];
-    let callMix = '';
-    const writesPerOrder: number[] = [];
-    await ensureUsers(rounds * convergeCount, users);
-    for (let r = 0; r < rounds; r++) {
-      await quiet(op, proxy);
-      const names = Array.from({ length: convergeCount }, (_, k) => total + k);
-      const mark = proxy.calls.length;
-      const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
-      const t0 = performance.now();
-      await createAll(names.map((i) => order(`o${i}`, userOf(i), `c${r}`)));
-      await untilReady('keystoneapplicationcredentials', `bench/batch=c${r}`, convergeCount, 900_000, 100);
-      opMs.push(performance.now() - t0);
-      callMix = mix(proxy.since(mark), convergeCount);
-      total += convergeCount;
-      await quiet(op, proxy);
-      writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
-      const who = names.map(userOf);
-      const bare = await bareRound(env, who, convergeCount, { login: false, list: true });
-      bareMs.push(bare.ms);
-      await bareCleanup(env, bare.created);
-      const minimal = await bareRound(env, who, convergeCount, { login: false, list: false });
-      bareMinMs.push(minimal.ms);
-      await bareCleanup(env, minimal.created);
-      process.stderr.write(`[bench] round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare login+create ${bareMinMs[r].toFixed(0)} ms (${callMix})\n`);
-    }
-    const cr = median(opMs) / median(bareMs);
-    figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (a login per user, list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
-    figures.push({ figure: `converge ${convergeCount} new orders, against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
-    figures.push({ figure: 'Keystone calls per new order (operator)', value: callMix });
-    const wpo = Math.max(...writesPerOrder);
-    figures.push({ figure: 'API writes per new order, Events included (operator metric)', value: wpo.toFixed(2), goal: '≤ 6', met: wpo <= 6 });
+    if (!memoryOnly) {
+      // 1. Rotation latency, backups on.
+      op = await launch(env, 'bench-rotation', true);
+      stops.push(() => op.server.stop(10_000));
+      await waitReady(op);
+      await untilReady('keystoneprojects', 'bench/plane=yes', 1, 120_000, 500);
+      await ensureUsers(1, users);
+      const rot = 'rot';
+      // No grace period: the superseded credential goes at once, so the next rotation may start (one at a time).
+      await createAll([order(rot, 'u0', 'rotation', '0s')]);
+      await untilReady('keystoneapplicationcredentials', 'bench/batch=rotation', 1, 120_000);
+      const latencies: number[] = [];
+      const bareRotation: number[] = [];
+      const secretPath = `/api/v1/namespaces/${NS}/secrets/${rot}-credentials`;
+      const deliveredId = async () => {
+        const res = await kubeRequest('GET', secretPath);
+        return res.status === 200 ? Buffer.from((JSON.parse(res.body) as { data: Record<string, string> }).data.application_credential_id ?? '', 'base64').toString() : '';
+      };
+      const password = await passwordOf('u0');
+      for (let i = 0; i < 5; i++) {
+        await quiet(op, proxy, 2_000);
+        // The baseline first: one bare create (token at hand) and one bare OpenBao write of a document of the same size.
+        const t = await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'bench-u0', domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) });
+        const token = t.headers.get('x-subject-token') ?? '';
+        const userId = ((await t.json()) as { token: { user: { id: string } } }).token.user.id;
+        const t0 = performance.now();
+        const c = await fetch(`${keystone.authUrl}/users/${userId}/application_credentials`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-auth-token': token }, body: JSON.stringify({ application_credential: { name: `bare-rot-${i}`, secret: randomBytes(32).toString('base64url'), unrestricted: false } }) });
+        const id = ((await c.json()) as { application_credential: { id: string } }).application_credential.id;
+        const createMs = performance.now() - t0;
+        const t1 = performance.now();
+        await (await fetch(`${env.bao.addr}/v1/openstack/data/keystone/bench/bare-${i}`, { method: 'POST', headers: { 'X-Vault-Token': env.bao.token, 'content-type': 'application/json' }, body: JSON.stringify({ data: { 'clouds.yaml': 'x'.repeat(400), application_credential_id: id, application_credential_secret: randomBytes(32).toString('base64url') } }) })).text();
+        bareRotation.push(createMs + (performance.now() - t1));
+        await (await fetch(`${keystone.authUrl}/users/${userId}/application_credentials/${id}`, { method: 'DELETE', headers: { 'x-auth-token': token } })).text();
 
-    // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
-    {
-      await ensureUsers(rounds * convergeCount + PER_USER * 3, users); // a user of its own beyond the others
-      const solo = `u${Math.ceil((rounds * convergeCount) / PER_USER) + 2}`;
-      if (!users.has(solo)) {
-        users.add(solo);
-        await createAll([user(solo), assignment(solo)].map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
-        await untilReady('keystoneusers', 'bench/plane=yes', users.size, 300_000, 500);
-        await untilReady('keystoneroleassignments', 'bench/plane=yes', users.size, 300_000, 500);
+        const old = await deliveredId();
+        const due = performance.now();
+        await ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/${rot}`, { spec: { credentialGeneration: i + 2 } });
+        for (;;) {
+          const now = await deliveredId();
+          if (now && now !== old) break;
+          if (performance.now() - due > 20_000) {
+            const o = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}/${rot}`)) as { status?: { credentialID?: string } };
+            const sec = JSON.parse(await ok('GET', secretPath)) as { metadata: { resourceVersion: string; managedFields: unknown[] } };
+            throw new Error(`the rotation did not reach the Secret in 20 s (credential ${old} → ${now}; status ${o.status?.credentialID}; secret rv ${sec.metadata.resourceVersion} ${JSON.stringify(sec.metadata.managedFields)})`);
+          }
+          await sleep(10);
+        }
+        latencies.push(performance.now() - due);
       }
-      await quiet(op, proxy);
-      const markCreate = proxy.calls.length;
-      await createAll(Array.from({ length: 20 }, (_, k) => order(`solo${k}`, solo, 'solo')));
-      await untilReady('keystoneapplicationcredentials', 'bench/batch=solo', 20, 600_000, 200);
-      await quiet(op, proxy);
-      const markRotate = proxy.calls.length;
-      await Promise.all(Array.from({ length: 20 }, (_, k) => ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/solo${k}`, { spec: { credentialGeneration: 2 } })));
-      for (const deadline = Date.now() + 600_000; ; ) {
-        const list = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}?labelSelector=bench/batch%3Dsolo`)) as { items: Order[] };
-        if (list.items.filter((o) => ready(o, 2)).length >= 20) break;
-        if (Date.now() > deadline) throw new Error('the 20 orders of one user did not rotate in 10 minutes');
-        await sleep(200);
-      }
-      await quiet(op, proxy);
-      const password = await passwordOf(solo);
-      const userId = ((await (await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: `bench-${solo}`, domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) })).json()) as { token: { user: { id: string } } }).token.user.id;
-      const logins = (calls: readonly RecordedCall[]) => calls.filter((c) => c.login === userId).length;
-      const created = logins(proxy.calls.slice(markCreate, markRotate));
-      const rotated = logins(proxy.since(markRotate));
-      figures.push({ figure: 'logins of one user: 20 of its orders created, then all 20 rotated together (counted at the proxy)', value: `${created} + ${rotated}`, goal: '1 per token lifetime (1 + 0)', met: created + rotated === 1 });
-      process.stderr.write(`[bench] one user, 20 orders: ${created} logins while creating, ${rotated} while rotating together (${mix(proxy.since(markRotate), 20)})\n`);
-      for (let k = 0; k < 20; k++) await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/solo${k}`);
-      await quiet(op, proxy);
-    }
+      const rotationGoal = median(bareRotation) + 1000;
+      figures.push({ figure: 'rotation latency, due → Secret carries the new generation (backups on)', value: ms(median(latencies)), baseline: `${ms(median(bareRotation))} (create + OpenBao write) + 1 s`, ratio: median(latencies) / rotationGoal, goal: `≤ ${ms(rotationGoal)}`, met: median(latencies) <= rotationGoal });
+      process.stderr.write(`[bench] rotation latencies ${latencies.map((x) => x.toFixed(0)).join(', ')} ms\n`);
+      await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/${rot}`);
+      await sleep(3_000);
+      await op.server.stop(10_000);
 
-    // 3a. A burst of new orders (up to 500) with the operator at a Keystone limit it must hold: requests in flight and
-    // per second at the proxy against the configured --keystone-in-flight and --keystone-rate.
-    const [limitRate, limitInFlight] = (process.env.KAC_BENCH_LIMIT ?? '10,2').split(',').map(Number);
-    await op.server.stop(10_000);
-    op = await launch(env, 'bench-limited', false, ['--keystone-rate', String(limitRate), '--keystone-in-flight', String(limitInFlight)]);
-    await waitReady(op);
-    {
-      const burst = Math.min(500, Math.max(0, sizes[0] - total));
-      if (burst > 0) {
-        await ensureUsers(total + burst, users);
+      // 2. Convergence of new orders, interleaved with the bare script; backups off.
+      op = await launch(env, 'bench-steady', false);
+      await waitReady(op);
+      const opMs: number[] = [];
+      const bareMs: number[] = [];
+      const bareMinMs: number[] = [];
+      let callMix = '';
+      const writesPerOrder: number[] = [];
+      await ensureUsers(rounds * convergeCount, users);
+      for (let r = 0; r < rounds; r++) {
         await quiet(op, proxy);
+        const names = Array.from({ length: convergeCount }, (_, k) => total + k);
         const mark = proxy.calls.length;
-        proxy.resetPeak();
-        const t0 = Date.now();
-        await createAll(Array.from({ length: burst }, (_, k) => order(`o${total + k}`, userOf(total + k), `f${total}`)));
-        await untilReady('keystoneapplicationcredentials', `bench/batch=f${total}`, burst, 3_600_000, 1000);
-        const seconds = (Date.now() - t0) / 1000;
-        const calls = proxy.since(mark);
-        const metricPeak = metricSum(await metricsText(op), 'keystone_appcred_keystone_in_flight_peak');
-        const rate = peakRate(calls);
-        figures.push({ figure: `burst of ${burst} new orders: Keystone requests in flight, peak at the proxy (operator metric)`, value: `${proxy.peakInFlight} (${metricPeak})`, goal: `≤ ${limitInFlight} (--keystone-in-flight)`, met: proxy.peakInFlight <= limitInFlight });
-        figures.push({ figure: `burst of ${burst} new orders: Keystone requests per second, peak over any 1 s`, value: `${rate} (mean ${(calls.length / seconds).toFixed(1)} over ${seconds.toFixed(0)} s)`, goal: `≤ ${limitRate} (--keystone-rate) + 1`, met: rate <= limitRate + 1 });
-        process.stderr.write(`[bench] burst of ${burst} under the limit (${limitRate}/s, ${limitInFlight} in flight): ${seconds.toFixed(0)} s, ${calls.length} Keystone calls, peak ${proxy.peakInFlight} in flight, ${rate} in the busiest second\n`);
-        total += burst;
+        const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
+        const t0 = performance.now();
+        await createAll(names.map((i) => order(`o${i}`, userOf(i), `c${r}`)));
+        await untilReady('keystoneapplicationcredentials', `bench/batch=c${r}`, convergeCount, 900_000, 100);
+        opMs.push(performance.now() - t0);
+        callMix = mix(proxy.since(mark), convergeCount);
+        total += convergeCount;
+        await quiet(op, proxy);
+        writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
+        const who = names.map(userOf);
+        const bare = await bareRound(env, who, convergeCount, { login: false, list: true });
+        bareMs.push(bare.ms);
+        await bareCleanup(env, bare.created);
+        const minimal = await bareRound(env, who, convergeCount, { login: false, list: false });
+        bareMinMs.push(minimal.ms);
+        await bareCleanup(env, minimal.created);
+        process.stderr.write(`[bench] round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare login+create ${bareMinMs[r].toFixed(0)} ms (${callMix})\n`);
       }
+      const cr = median(opMs) / median(bareMs);
+      figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (a login per user, list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+      figures.push({ figure: `converge ${convergeCount} new orders, against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
+      figures.push({ figure: 'Keystone calls per new order (operator)', value: callMix });
+      const wpo = Math.max(...writesPerOrder);
+      figures.push({ figure: 'API writes per new order, Events included (operator metric)', value: wpo.toFixed(2), goal: '≤ 6', met: wpo <= 6 });
+
+      // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
+      {
+        await ensureUsers(rounds * convergeCount + PER_USER * 3, users); // a user of its own beyond the others
+        const solo = `u${Math.ceil((rounds * convergeCount) / PER_USER) + 2}`;
+        if (!users.has(solo)) {
+          users.add(solo);
+          await createAll([user(solo), assignment(solo)].map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
+          await untilReady('keystoneusers', 'bench/plane=yes', users.size, 300_000, 500);
+          await untilReady('keystoneroleassignments', 'bench/plane=yes', users.size, 300_000, 500);
+        }
+        await quiet(op, proxy);
+        const markCreate = proxy.calls.length;
+        await createAll(Array.from({ length: 20 }, (_, k) => order(`solo${k}`, solo, 'solo')));
+        await untilReady('keystoneapplicationcredentials', 'bench/batch=solo', 20, 600_000, 200);
+        await quiet(op, proxy);
+        const markRotate = proxy.calls.length;
+        await Promise.all(Array.from({ length: 20 }, (_, k) => ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/solo${k}`, { spec: { credentialGeneration: 2 } })));
+        for (const deadline = Date.now() + 600_000; ; ) {
+          const list = JSON.parse(await ok('GET', `${path('keystoneapplicationcredentials', NS)}?labelSelector=bench/batch%3Dsolo`)) as { items: Order[] };
+          if (list.items.filter((o) => ready(o, 2)).length >= 20) break;
+          if (Date.now() > deadline) throw new Error('the 20 orders of one user did not rotate in 10 minutes');
+          await sleep(200);
+        }
+        await quiet(op, proxy);
+        const password = await passwordOf(solo);
+        const userId = ((await (await fetch(`${keystone.authUrl}/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: `bench-${solo}`, domain: { name: 'Default' }, password } } }, scope: { project: { name: 'bench-proj', domain: { name: 'Default' } } } } }) })).json()) as { token: { user: { id: string } } }).token.user.id;
+        const logins = (calls: readonly RecordedCall[]) => calls.filter((c) => c.login === userId).length;
+        const created = logins(proxy.calls.slice(markCreate, markRotate));
+        const rotated = logins(proxy.since(markRotate));
+        figures.push({ figure: 'logins of one user: 20 of its orders created, then all 20 rotated together (counted at the proxy)', value: `${created} + ${rotated}`, goal: '1 per token lifetime (1 + 0)', met: created + rotated === 1 });
+        process.stderr.write(`[bench] one user, 20 orders: ${created} logins while creating, ${rotated} while rotating together (${mix(proxy.since(markRotate), 20)})\n`);
+        for (let k = 0; k < 20; k++) await ok('DELETE', `${path('keystoneapplicationcredentials', NS)}/solo${k}`);
+        await quiet(op, proxy);
+      }
+
+      // 3a. A burst of new orders (up to 500) with the operator at a Keystone limit it must hold: requests in flight and
+      // per second at the proxy against the configured --keystone-in-flight and --keystone-rate.
+      const [limitRate, limitInFlight] = (process.env.KAC_BENCH_LIMIT ?? '10,2').split(',').map(Number);
+      await op.server.stop(10_000);
+      op = await launch(env, 'bench-limited', false, ['--keystone-rate', String(limitRate), '--keystone-in-flight', String(limitInFlight)]);
+      await waitReady(op);
+      {
+        const burst = Math.min(500, Math.max(0, sizes[0] - total));
+        if (burst > 0) {
+          await ensureUsers(total + burst, users);
+          await quiet(op, proxy);
+          const mark = proxy.calls.length;
+          proxy.resetPeak();
+          const t0 = Date.now();
+          await createAll(Array.from({ length: burst }, (_, k) => order(`o${total + k}`, userOf(total + k), `f${total}`)));
+          await untilReady('keystoneapplicationcredentials', `bench/batch=f${total}`, burst, 3_600_000, 1000);
+          const seconds = (Date.now() - t0) / 1000;
+          const calls = proxy.since(mark);
+          const metricPeak = metricSum(await metricsText(op), 'keystone_appcred_keystone_in_flight_peak');
+          const rate = peakRate(calls);
+          figures.push({ figure: `burst of ${burst} new orders: Keystone requests in flight, peak at the proxy (operator metric)`, value: `${proxy.peakInFlight} (${metricPeak})`, goal: `≤ ${limitInFlight} (--keystone-in-flight)`, met: proxy.peakInFlight <= limitInFlight });
+          figures.push({ figure: `burst of ${burst} new orders: Keystone requests per second, peak over any 1 s`, value: `${rate} (mean ${(calls.length / seconds).toFixed(1)} over ${seconds.toFixed(0)} s)`, goal: `≤ ${limitRate} (--keystone-rate) + 1`, met: rate <= limitRate + 1 });
+          process.stderr.write(`[bench] burst of ${burst} under the limit (${limitRate}/s, ${limitInFlight} in flight): ${seconds.toFixed(0)} s, ${calls.length} Keystone calls, peak ${proxy.peakInFlight} in flight, ${rate} in the busiest second\n`);
+          total += burst;
+        }
+      }
+      await op.server.stop(10_000);
+      op = await launch(env, 'bench-steady-2', false);
+      await waitReady(op);
+    } else {
+      op = await launch(env, 'bench-steady', false);
+      stops.push(() => op.server.stop(10_000));
+      await waitReady(op);
     }
-    await op.server.stop(10_000);
-    op = await launch(env, 'bench-steady-2', false);
-    await waitReady(op);
 
     // 3. Steady state at each size.
     const steady: { size: number; cpuMs: number; rss: number }[] = [];
@@ -507,11 +658,19 @@ async function main(): Promise<void> {
       figures.push({ figure: `${size} converged orders: API writes in one full resync`, value: String(s.writes), goal: '0', met: s.writes === 0 });
       figures.push({ figure: `${size} converged orders: CPU per order per resync`, value: `${perOrder.toFixed(3)} ms (${s.cpuMs.toFixed(0)} ms, ${s.reconciles} reconciles)`, goal: '≤ 0.1 ms', met: perOrder <= 0.1 });
       figures.push({ figure: `${size} converged orders: RSS`, value: `${s.rss.toFixed(0)} MiB`, goal: '≤ 200 MB', met: s.rss * 1.048576 <= 200 });
+      if (process.env.KAC_BENCH_HEAP_DIR) await heapSnapshot(op, process.env.KAC_BENCH_HEAP_DIR, `${size} orders`);
+      // 6. The memory row of this size: fresh operators, the steady one stopped meanwhile.
+      if (unrelated.length > 0) {
+        await op.server.stop(10_000);
+        await memoryRow(env, size, unrelated, memoryRows, figures);
+        op = await launch(env, `bench-steady-${size}`, false);
+        await waitReady(op, 600_000);
+      }
       // The figures so far, in case a long run is stopped before the largest size.
       process.stderr.write(`[bench] so far:\n${figures.map((f) => `  ${f.figure}: ${f.value}${f.baseline ? ` (baseline ${f.baseline})` : ''}`).join('\n')}\n`);
     }
     // 4. A restart with every order converged: a new process, its first pass over every order, until quiet.
-    {
+    if (!memoryOnly) {
       await quiet(op, proxy);
       await op.server.stop(10_000);
       const mark = proxy.calls.length;
@@ -527,7 +686,7 @@ async function main(): Promise<void> {
       await op.server.stop(10_000);
     }
     // 5. A failover: two replicas with leader election, the leader killed with SIGKILL, the standby (caches warm) takes over.
-    {
+    if (!memoryOnly) {
       const leaderOf = async (p: OperatorProcess) => metricSum(await metricsText(p), 'keystone_appcred_leader') === 1;
       const a = await launch(env, 'bench-leader', false, [], true);
       stops.push(() => a.server.stop(1_000));
@@ -555,6 +714,10 @@ async function main(): Promise<void> {
       const [a, b] = [steady[0], steady[steady.length - 1]];
       const per1000 = (x: number) => ((x / (b.size - a.size)) * 1000).toFixed(2);
       figures.push({ figure: `slope ${a.size} → ${b.size} orders`, value: `RSS +${per1000(b.rss - a.rss)} MiB, resync CPU +${per1000(b.cpuMs - a.cpuMs)} ms per 1000 orders` });
+    }
+    if (memoryRows.length > 0) {
+      const head = ['converged orders', 'no unrelated Secrets', ...unrelated.map((u) => `${u.count.toLocaleString('en')} unrelated of ${u.label.split('x')[1]}`)];
+      process.stdout.write(`\n## The operator's RSS by orders × unrelated Secrets (MiB, idle after 30 s quiet; peak from spawn)\n\n${[head, head.map(() => '---'), ...memoryRows].map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
     }
     printTable(
       'The operator: rotation latency, convergence, steady state',

@@ -186,7 +186,7 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
         `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
         `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
         `--initial-cluster=kac=http://127.0.0.1:${etcdPeer}`, '--initial-cluster-state=new',
-        '--unsafe-no-fsync=true', '--quota-backend-bytes=1073741824', '--log-level=warn',
+        '--unsafe-no-fsync=true', `--quota-backend-bytes=${process.env.KAC_KUBE_ETCD_QUOTA_BYTES ?? '1073741824'}`, '--log-level=warn',
       ],
       etcdLog,
     );
