@@ -6,13 +6,54 @@
  * Node 24 `require()`s it synchronously, Jest cannot, so it is loaded here, lazily, and nothing else imports it.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type * as ClientNode from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { withDeadline } from '../http/deadline';
 import { KubeApiError } from './errors';
 import { textWithoutLastApplied } from './last-applied';
 import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchOptions, WatchStream } from './transport';
+
+/** The parts of the library the transport uses. */
+type Library = Pick<typeof ClientNode, 'KubeConfig' | 'RequestContext' | 'IsomorphicFetchHttpLibrary'>;
+
+let loaded: Library | undefined;
+
+/**
+ * The library's configuration and HTTP parts, without its generated API. `KubeConfig` (dist/config.js) imports two
+ * names from the generated code's index (dist/gen/index.js), which loads every API class and model of Kubernetes: 20 MB
+ * of source text and their compiled code, some 44 MiB of the operator's RSS, none of it used here (`makeApiClient` is
+ * never called). While the import line is exactly the one this was written against (a version that changes it simply
+ * loads the whole library), a resolve hook hands config.js ./client-node-config.mts instead, which exports just those
+ * two names from their own files; the hook is removed once the library is loaded.
+ */
+function library(): Library {
+  if (loaded) return loaded;
+  const dist = join(dirname(require.resolve('@kubernetes/client-node/package.json')), 'dist');
+  const base = pathToFileURL(`${dist}/`).href;
+  const config = join(dist, 'config.js');
+  const slim =
+    typeof (nodeModule as { registerHooks?: unknown }).registerHooks === 'function' &&
+    existsSync(config) &&
+    readFileSync(config, 'utf8').includes("import { createConfiguration, ServerConfiguration, } from './gen/index.js';") &&
+    ['gen/configuration.js', 'gen/servers.js', 'gen/http/http.js'].every((file) => existsSync(join(dist, file)));
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  if (!slim) return (loaded = require('@kubernetes/client-node') as typeof ClientNode);
+  const index = pathToFileURL(join(__dirname, existsSync(join(__dirname, 'client-node-config.mjs')) ? 'client-node-config.mjs' : 'client-node-config.mts')).href;
+  const hooks = nodeModule.registerHooks({
+    resolve: (specifier, context, next) => (specifier === './gen/index.js' && context.parentURL === `${base}config.js` ? { url: index, shortCircuit: true } : next(specifier, context)),
+  });
+  try {
+    const { KubeConfig } = require(config) as Pick<typeof ClientNode, 'KubeConfig'>;
+    const { RequestContext, IsomorphicFetchHttpLibrary } = require(join(dist, 'gen/http/http.js')) as Pick<typeof ClientNode, 'RequestContext' | 'IsomorphicFetchHttpLibrary'>;
+    return (loaded = { KubeConfig, RequestContext, IsomorphicFetchHttpLibrary });
+  } finally {
+    hooks.deregister();
+  }
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** Where the service account of a pod is mounted. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -51,8 +92,7 @@ export interface Connection {
 export function connect(options: ConnectOptions = {}): Connection {
   const env = options.env ?? process.env;
   const saRoot = options.serviceAccountRoot ?? '';
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const k8s = require('@kubernetes/client-node') as typeof ClientNode;
+  const k8s = library();
   const kc = new k8s.KubeConfig();
   let source: string;
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
@@ -141,7 +181,7 @@ class ClientNodeTransport implements Transport {
   private shared?: { readonly dispatcher: Dispatcher; readonly since: number };
 
   constructor(
-    private readonly k8s: typeof ClientNode,
+    private readonly k8s: Library,
     private readonly kc: ClientNode.KubeConfig,
     readonly server: string,
     private readonly requestTimeoutMs: number,

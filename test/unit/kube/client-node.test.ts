@@ -128,6 +128,29 @@ describe('client-node transport', () => {
       expect.stringMatching(/watch=true application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1$/),
     ]);
   });
+
+  it('loads the library without its generated API classes and models', async () => {
+    const script = `
+      const seen = [];
+      require('node:module').registerHooks({ resolve: (specifier, context, next) => { const r = next(specifier, context); seen.push(r.url); return r; } });
+      const { connect } = require(${JSON.stringify(join(REPO, 'src/kube/client-node.ts'))});
+      (async () => {
+        const { transport } = connect({ kubeconfig: ${JSON.stringify(kubeconfig)} });
+        const res = await transport.request({ method: 'GET', path: '/api/v1/namespaces/a/secrets/s' });
+        process.stdout.write(JSON.stringify({ status: res.status, seen: seen.filter((u) => u.includes('@kubernetes/client-node')) }));
+        process.exit(0);
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const out = await new Promise<string>((done, fail) =>
+      execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, timeout: 60_000 }, (error, stdout, err) => (error ? fail(new Error(`${error.message}\n${err}`)) : done(stdout))),
+    );
+    const { status, seen } = JSON.parse(out) as { status: number; seen: string[] };
+    expect(status).toBe(200);
+    // What it does load: KubeConfig and the HTTP layer.
+    expect(seen.some((u) => u.endsWith('/dist/config.js'))).toBe(true);
+    expect(seen.some((u) => u.endsWith('/dist/gen/http/http.js'))).toBe(true);
+    // Not the library's index, nor the generated index and what it pulls in.
+    expect(seen.filter((u) => /\/dist\/index\.js$|\/gen\/index\.js$|\/gen\/apis\/|\/gen\/models\/|\/gen\/types\//.test(u))).toEqual([]);
+  });
 });
 
 describe('client-node configuration in a pod', () => {
