@@ -7,7 +7,7 @@
  * process whole: its list and watch carry `PartialObjectMetadata`.
  */
 import type { Selection } from '../../kube/api';
-import { metadataOf, type KubeObject, type PartialObjectMetadata, type ResourceKind } from '../../kube/object';
+import { metadataOf, without, type KubeObject, type PartialObjectMetadata, type ResourceKind } from '../../kube/object';
 import type { Manager } from './manager';
 
 /** The selections of a kind cached by label keys. */
@@ -37,9 +37,7 @@ export function labelPartitions(keys: readonly string[], namespace?: string): La
  */
 export function withoutAnnotations<T extends KubeObject>(object: T): T {
   if (!object.metadata.annotations) return object;
-  const metadata = { ...object.metadata };
-  delete (metadata as { annotations?: unknown }).annotations;
-  return { ...object, metadata };
+  return { ...object, metadata: without(object.metadata, ['annotations']) };
 }
 
 /**
