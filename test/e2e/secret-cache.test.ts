@@ -7,12 +7,14 @@
  *
  * - its Secret lists on the API server's side carried metadata only: the API server's own response-size metric for
  *   Secret LISTs grew by far less than the unrelated Secrets' data;
- * - its caches hold them as metadata only (`keystone_appcred_informer_objects{kind="Secret/metadata"}`), and a heap
- *   snapshot of the process holds no byte of their payloads (neither the data nor the annotation's copy), while the
- *   same search finds their names (metadata is cached) and the data of the one Secret the operator must read (the
- *   ControlPlane's admin `clouds.yaml`): the search would see a payload that was there;
- * - that referenced Secret is still read whole and followed: a change of it shows in the ControlPlane's status within
- *   seconds (printed).
+ * - its caches hold them as metadata only (`keystone_appcred_informer_objects{kind="Secret/metadata"}`; the whole
+ *   cache, `kind="Secret"`, holds none of them), and a heap snapshot of the process holds no byte of their payloads
+ *   (neither the data nor the annotation's copy), while the same search finds their names (metadata is cached) and the
+ *   data of the Secrets the operator must read (the ControlPlane's admin `clouds.yaml` and CA bundle, as they were
+ *   last changed): the search would see a payload that was there;
+ * - those referenced Secrets are still read whole and followed: the admin password rotated (the Secret emptied, then
+ *   given a new `clouds.yaml`) and the CA bundle renewed (broken, then a new certificate) each show in the
+ *   ControlPlane's status within seconds (printed).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -23,6 +25,7 @@ import { applyOk, eventually, getJson, kubeRequest, kubectl, type KubeObject } f
 import { metricsText, operatorKubeconfig, installCrds, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { tail } from '../support/proc';
 import { synthesizeManifests } from '../support/synth';
+import { selfSigned } from '../support/tls';
 
 jest.setTimeout(300_000);
 
@@ -79,15 +82,17 @@ async function secretListBytes(): Promise<number> {
 
 const cloudsYaml = (password: string) =>
   `clouds:\n  admin:\n    auth:\n      auth_url: https://keystone.invalid:5000/v3\n      username: admin\n      password: "${password}"\n      project_name: admin\n      user_domain_name: Default\n      project_domain_name: Default\n`;
-const adminSecret = (data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-clouds', namespace: NS }, stringData: data }) as KubeObject;
+const userSecret = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, stringData: data }) as KubeObject;
 
-/** Replaces the admin Secret's data as a whole (a PUT, as `kubectl replace` does). */
-async function replaceAdmin(data: Record<string, string>): Promise<void> {
-  const path = `/api/v1/namespaces/${NS}/secrets/admin-clouds`;
+/** Replaces a Secret's data as a whole (a PUT, as `kubectl replace` does). */
+async function replaceSecret(name: string, data: Record<string, string>): Promise<void> {
+  const path = `/api/v1/namespaces/${NS}/secrets/${name}`;
   const current = (await kubeRequest('GET', path)).json<KubeObject>();
   const res = await kubeRequest('PUT', path, { body: { ...current, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) } });
   if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${res.body.slice(0, 200)}`);
 }
+const replaceAdmin = (data: Record<string, string>) => replaceSecret('admin-clouds', data);
+const replaceCa = (data: Record<string, string>) => replaceSecret('keystone-ca', data);
 const adminReason = async () => condition(await getJson<Parameters<typeof condition>[0] & KubeObject>('controlplane', 'cp', { namespace: NS }), 'AdminCredentialReady')?.reason;
 
 beforeAll(async () => {
@@ -113,12 +118,13 @@ describe('unrelated Secrets cost the operator metadata only', () => {
     await createUnrelated(0, UNRELATED / 2);
     const password = `adminpw${randomBytes(12).toString('hex')}`;
     await applyOk([
-      adminSecret({ 'clouds.yaml': cloudsYaml(password) }),
+      userSecret('admin-clouds', { 'clouds.yaml': cloudsYaml(password) }),
+      userSecret('keystone-ca', { 'ca.crt': selfSigned('kac-e2e-secret-cache-ca-1').cert }),
       {
         apiVersion: 'c5c3.io/v1alpha1',
         kind: 'ControlPlane',
         metadata: { name: 'cp', namespace: NS },
-        spec: { services: { keystone: { mode: 'External', external: { authURL: 'https://127.0.0.1:9/v3' } } }, adminCredential: { cloudCredentialsRef: { secretName: 'admin-clouds' } } },
+        spec: { services: { keystone: { mode: 'External', external: { authURL: 'https://127.0.0.1:9/v3', caBundleSecretRef: { name: 'keystone-ca' } } } }, adminCredential: { cloudCredentialsRef: { secretName: 'admin-clouds' } } },
       } as KubeObject,
     ]);
     const listedBefore = await secretListBytes();
@@ -143,6 +149,8 @@ describe('unrelated Secrets cost the operator metadata only', () => {
       return m && Number(m[1]) >= UNRELATED + 1 ? Number(m[1]) : undefined;
     }, 60_000, 500);
     say(`Secrets cached as metadata only: ${cached}`);
+    // None of them in the whole cache: it holds the Secrets the operator writes, and there are none here.
+    expect(/^keystone_appcred_informer_objects\{kind="Secret"\} (\d+)$/m.exec(await metricsText(op))?.[1]).toBe('0');
 
     // The referenced admin Secret is read whole and followed: the ControlPlane got past the Secret (to Keystone) ...
     await eventually(async () => {
@@ -163,6 +171,20 @@ describe('unrelated Secrets cost the operator metadata only', () => {
     }, 60_000, 100);
     say(`admin Secret restored with a rotated password: seen after ${Date.now() - t0} ms`);
 
+    // The CA bundle renewed: broken first (so the change is visible in the status), then a new certificate.
+    await replaceCa({ 'ca.crt': 'not a certificate' });
+    t0 = Date.now();
+    await eventually(async () => (await adminReason()) === 'WaitingForCABundle', 60_000, 100);
+    say(`CA bundle broken: the ControlPlane reported WaitingForCABundle after ${Date.now() - t0} ms`);
+    const renewed = selfSigned('kac-e2e-secret-cache-ca-2').cert;
+    await replaceCa({ 'ca.crt': renewed });
+    t0 = Date.now();
+    await eventually(async () => {
+      const reason = await adminReason();
+      return reason !== undefined && reason !== 'WaitingForCABundle';
+    }, 60_000, 100);
+    say(`CA bundle renewed: seen after ${Date.now() - t0} ms`);
+
     // A heap snapshot of the operator (written on SIGUSR2, after a full collection).
     op.server.process.kill('SIGUSR2');
     const snapshot = await eventually(async () => {
@@ -179,6 +201,7 @@ describe('unrelated Secrets cost the operator metadata only', () => {
     // The search sees what the operator holds: the unrelated Secrets' names, and the referenced Secret's data.
     expect(found(`unrelated-${UNRELATED - 1}`)).toBe(true);
     expect(found(Buffer.from(cloudsYaml(rotated)).toString('base64'))).toBe(true);
+    expect(found(Buffer.from(renewed).toString('base64'))).toBe(true);
     // No byte of the unrelated payloads: neither the data nor the plain text (in kubectl's annotation) of any of them.
     const held = markers.flatMap((m, i) => [m.data, m.plain].filter(found).map((text) => `unrelated-${i}: ${text}`));
     expect(held).toEqual([]);
