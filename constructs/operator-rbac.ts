@@ -110,7 +110,7 @@ export const HANDOFF_RULES: readonly JustifiedRule[] = [
     resources: WORKLOAD_RESOURCES,
     verbs: ['get', 'list', 'watch'],
     reason:
-      'consumer handoff: watch the workloads to find those annotated c5c3.io/rollout-on-credential-switch in an order\'s namespace, and read their pod template and rollout status',
+      'consumer handoff: list and watch the workloads as metadata only (PartialObjectMetadata) to find those annotated c5c3.io/rollout-on-credential-switch in an order\'s namespace; get an opted-in one by name to read its pod template and rollout status',
   },
   {
     apiGroups: ['apps'],

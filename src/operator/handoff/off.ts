@@ -6,6 +6,7 @@
  */
 import type { KubeApi } from '../../kube/api';
 import { KubeApiError, isForbidden } from '../../kube/errors';
+import { METADATA_ACCEPT } from '../../kube/transport';
 import { OPT_IN, optInOf } from '../../handoff';
 import { errorMessage, type Logger } from '../runtime/log';
 import { WorkloadKinds } from './workloads';
@@ -15,8 +16,9 @@ const PAGE = 500;
 
 /**
  * The opted-in workloads found (`Kind namespace/name`), or undefined when the operator may not list them. The scan reads
- * one page at a time and keeps only the names it finds, so it never holds a cluster's workloads at once (a heap the
- * process grows to at start-up is mostly kept for good).
+ * one page at a time of the workloads' metadata (`PartialObjectMetadataList`: the opt-in is an annotation) and keeps
+ * only the names it finds, so it never holds a cluster's workloads at once (a heap the process grows to at start-up is
+ * mostly kept for good).
  */
 export async function optedInWorkloads(api: KubeApi): Promise<string[] | undefined> {
   const found: string[] = [];
@@ -24,7 +26,7 @@ export async function optedInWorkloads(api: KubeApi): Promise<string[] | undefin
     let cont: string | undefined;
     do {
       const path = api.path(kind);
-      const res = await api.transport.request({ method: 'GET', path, query: { limit: PAGE, continue: cont } });
+      const res = await api.transport.request({ method: 'GET', path, query: { limit: PAGE, continue: cont }, accept: METADATA_ACCEPT.list, omitLastApplied: true });
       if (res.status < 200 || res.status >= 300) {
         const error = KubeApiError.from(res.status, res.body, `GET ${path}`);
         if (isForbidden(error)) return undefined;

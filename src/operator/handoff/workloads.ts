@@ -1,17 +1,20 @@
 /**
  * The workloads of the operator's cluster as the handoff's {@link WorkloadPort}: Deployments, StatefulSets and DaemonSets
- * (`apps/v1`) cached by the manager's informers, found by an index on their opt-in annotation (`<namespace>/<Secret>`),
- * and rolled by a server-side apply of the one pod-template annotation the handoff owns.
+ * (`apps/v1`), found by an index on their opt-in annotation (`<namespace>/<Secret>`), and rolled by a server-side apply
+ * of the one pod-template annotation the handoff owns.
  *
- * Only {@link watchWorkloads} decides how workloads are cached. The index and the mapper read nothing but
- * `metadata.annotations`, so the cache can become a metadata-only one (PartialObjectMetadata) without touching them:
- * then {@link ClusterWorkloads.consumers} reads the full object of each opted-in workload from the API server (the
- * template and the status are not in the metadata), and the cache of the others holds their metadata only.
+ * A cluster holds many workloads and few opt in, so the caches hold every workload as metadata only
+ * (`PartialObjectMetadata`: name, labels, annotations, owners, resourceVersion; never the pod template or the status),
+ * which is all the index and the mapper read. The whole object of an opted-in workload (its template and rollout
+ * status, what the rules of src/handoff decide on) is read by name from the API server the first time a pass needs it
+ * and kept while the metadata cache shows the same resourceVersion: a roll or a rollout's progress changes it, and the
+ * next pass reads the new version. Copies of workloads that no longer opt in, or are gone, are dropped within a minute.
  */
 import { Kinds } from '../../kube/kinds';
 import type { Cluster, ClusterReader } from '../../kube/cluster';
 import { isNotFound } from '../../kube/errors';
-import { defineKind, objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
+import { ReadThrough } from '../../kube/read-through';
+import { defineKind, metadataOf, objectKey, parseKey, type KubeObject, type ObjectKey, type PartialObjectMetadata, type ResourceKind } from '../../kube/object';
 import { TEMPLATE_GENERATIONS, optInOf, orderOfSecret, workloadOf, type RawWorkload, type Workload, type WorkloadKind, type WorkloadPort, type WorkloadRef } from '../../handoff';
 import type { Manager } from '../runtime/manager';
 
@@ -26,6 +29,16 @@ export const WorkloadKinds: Readonly<Record<WorkloadKind, ResourceKind<WorkloadO
   StatefulSet: apps('StatefulSet', 'statefulsets'),
   DaemonSet: apps('DaemonSet', 'daemonsets'),
 };
+
+/** The metadata-only view of each workload kind: what the caches hold. */
+export const WorkloadMetadataKinds: Readonly<Record<WorkloadKind, ResourceKind<PartialObjectMetadata>>> = {
+  Deployment: metadataOf(WorkloadKinds.Deployment),
+  StatefulSet: metadataOf(WorkloadKinds.StatefulSet),
+  DaemonSet: metadataOf(WorkloadKinds.DaemonSet),
+};
+
+/** How often the copies of opted-in workloads are checked for ones no longer opted in or gone. */
+const SWEEP_MS = 60_000;
 
 /** The name of the index of opted-in workloads by `<namespace>/<Secret>`. */
 export const CONSUMERS_INDEX = 'handoff.consumers';
@@ -49,35 +62,67 @@ export function ordersConsumedBy(workload: KubeObject, reads: ClusterReader): Ob
 }
 
 /**
- * Caches the workload kinds with the consumer index: the one place that decides how workloads are watched. Call before
- * the manager starts, and register the watches ({@link workloadWatches}) with the handoff's controller.
+ * Caches the workload kinds' metadata with the consumer index: the one place that decides how workloads are watched.
+ * Call before the manager starts, and register the watches ({@link workloadWatches}) with the handoff's controller.
  */
 export function watchWorkloads(manager: Manager): void {
-  for (const kind of Object.values(WorkloadKinds)) {
+  for (const kind of Object.values(WorkloadMetadataKinds)) {
     manager.cache(kind);
     manager.index(kind, CONSUMERS_INDEX, consumerIndex);
   }
 }
 
-/** The watches of the handoff's controller: a change of an opted-in workload requeues the orders it consumes. */
+/**
+ * The watches of the handoff's controller: a change of an opted-in workload requeues the orders it consumes (any change
+ * of a workload moves its resourceVersion, so the metadata watch hears its rollout's progress too).
+ */
 export function workloadWatches() {
-  return Object.values(WorkloadKinds).map((kind) => ({ kind, map: ordersConsumedBy }));
+  return Object.values(WorkloadMetadataKinds).map((kind) => ({ kind, map: ordersConsumedBy }));
 }
 
-/** The workloads of the cluster the operator runs on, on its caches. */
+/** The workloads of the cluster the operator runs on: found on the metadata caches, read whole by name. */
 export class ClusterWorkloads implements WorkloadPort {
-  constructor(private readonly cluster: Cluster) {}
+  private readonly copies: Readonly<Record<WorkloadKind, ReadThrough<WorkloadObject>>>;
+  private swept = Date.now();
+
+  constructor(private readonly cluster: Cluster) {
+    this.copies = {
+      Deployment: new ReadThrough(cluster, WorkloadKinds.Deployment),
+      StatefulSet: new ReadThrough(cluster, WorkloadKinds.StatefulSet),
+      DaemonSet: new ReadThrough(cluster, WorkloadKinds.DaemonSet),
+    };
+  }
+
+  /** The number of whole workloads kept (the opted-in ones passes have read). */
+  get copiesKept(): number {
+    return Object.values(this.copies).reduce((sum, copies) => sum + copies.size, 0);
+  }
 
   async consumers(namespace: string, secret: string): Promise<readonly Workload[]> {
+    this.sweep();
     const value = objectKey(namespace, secret);
     const out: Workload[] = [];
-    for (const kind of Object.values(WorkloadKinds)) {
-      for (const object of this.cluster.list(kind, { namespace, index: { name: CONSUMERS_INDEX, value } })) {
-        const workload = workloadOf(object);
+    for (const kind of Object.keys(WorkloadKinds) as WorkloadKind[]) {
+      const found = this.cluster.list(WorkloadMetadataKinds[kind], { namespace, index: { name: CONSUMERS_INDEX, value } });
+      for (const object of await Promise.all(found.map((metadata) => this.copies[kind].get(metadata)))) {
+        const workload = object && workloadOf(object);
         if (workload) out.push(workload);
       }
     }
     return out;
+  }
+
+  /** Now and then: drops the copies of workloads gone from the metadata cache or no longer opted in. */
+  private sweep(): void {
+    if (Date.now() - this.swept < SWEEP_MS) return;
+    this.swept = Date.now();
+    for (const kind of Object.keys(WorkloadKinds) as WorkloadKind[]) {
+      this.copies[kind].retain((key) => {
+        const { namespace, name } = parseKey(key);
+        const metadata = this.cluster.get(WorkloadMetadataKinds[kind], namespace, name);
+        return metadata !== undefined && consumerIndex(metadata).length > 0;
+      });
+    }
   }
 
   async roll(workload: WorkloadRef, value: string): Promise<boolean> {

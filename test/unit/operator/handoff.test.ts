@@ -19,7 +19,8 @@ import { FakeApiServer } from '../kube/fake-api-server';
 import { until } from './runtime/until';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { HandoffReason, HandoffReconciler } from '../../../src/operator/handoff/reconciler';
-import { CONSUMERS_INDEX, ClusterWorkloads, WorkloadKinds, consumerIndex, ordersConsumedBy, type WorkloadObject } from '../../../src/operator/handoff/workloads';
+import { CONSUMERS_INDEX, ClusterWorkloads, WorkloadKinds, WorkloadMetadataKinds, consumerIndex, ordersConsumedBy, type WorkloadObject } from '../../../src/operator/handoff/workloads';
+import { METADATA_ACCEPT } from '../../../src/kube/transport';
 
 const NS = 'team-a';
 const T0 = new Date('2026-12-01T00:00:00Z');
@@ -242,6 +243,48 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     expect(manager.unsynced()).toEqual([]);
   });
 
+  it('caches every workload as metadata only, and reads an opted-in one whole by name, again only after it changed', async () => {
+    const server = new FakeApiServer();
+    server.seed(ORDERS, orderObject({ credentialGeneration: 1, secretName: SECRET }));
+    server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
+    server.seed(DEPLOYMENTS, { ...deployment('plain'), spec: { replicas: 1, template: { metadata: {}, spec: { containers: [{ name: 'c', image: 'big', env: [{ name: 'X', value: 'y'.repeat(10_000) }] }] } } } });
+    const manager = new Manager(new KubeApi(server, 'kac-test'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }) });
+    registerHandoff(manager);
+    manager.start();
+    running.push(manager);
+    const template = (name: string) => (server.object(DEPLOYMENTS, NS, name) as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations;
+    await until(() => template('api')?.[TEMPLATE_GENERATIONS] === 'app-credentials=1');
+
+    // Every list and watch of the workload kinds asked for the metadata view; the cache holds no spec, no status.
+    const workloadReads = server.requests.filter((r) => r.method === 'GET' && /\/apis\/apps\/v1\/(deployments|statefulsets|daemonsets)$/.test(r.path));
+    expect(workloadReads.length).toBeGreaterThanOrEqual(6);
+    expect(workloadReads.every((r) => r.accept === METADATA_ACCEPT.list || (r.watch === true && r.accept === METADATA_ACCEPT.object))).toBe(true);
+    expect(manager.storeOf(WorkloadKinds.Deployment)).toBeUndefined();
+    const cached = manager.storeOf(WorkloadMetadataKinds.Deployment)?.list() ?? [];
+    expect(cached.map((o) => o.metadata.name)).toEqual(['api', 'plain']);
+    expect(cached.every((o) => o.kind === 'PartialObjectMetadata' && !('spec' in o) && !('status' in o))).toBe(true);
+    expect(cached[0].metadata.annotations?.[OPT_IN]).toBe(SECRET);
+
+    // The opted-in one was read whole by name; the other never.
+    const gets = (name: string) => server.requests.filter((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${NS}/deployments/${name}` && r.accept !== METADATA_ACCEPT.object).length;
+    expect(gets('plain')).toBe(0);
+    const first = gets('api');
+    expect(first).toBeGreaterThanOrEqual(1);
+
+    // Passes over an unchanged workload read nothing more; a change of it (here the next switch) is read once more.
+    const port = new ClusterWorkloads(manager.cluster);
+    await port.consumers(NS, SECRET);
+    const readsBefore = gets('api');
+    await port.consumers(NS, SECRET);
+    await port.consumers(NS, SECRET);
+    expect(gets('api')).toBe(readsBefore);
+    expect(port.copiesKept).toBe(1);
+    server.seed(ORDERS, orderObject({ credentialGeneration: 2, secretName: SECRET }));
+    await until(() => template('api')?.[TEMPLATE_GENERATIONS] === 'app-credentials=2');
+    expect(gets('api')).toBeGreaterThan(first);
+    expect(gets('plain')).toBe(0);
+  });
+
   it('with the handoff off, finds the opted-in workloads at start-up, or says it cannot list them', async () => {
     const server = new FakeApiServer();
     server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
@@ -268,7 +311,7 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     expect(await optedInWorkloads(new KubeApi(many, 'kac-test'))).toEqual([`Deployment ${NS}/w0007`, `Deployment ${NS}/w0407`, `Deployment ${NS}/w0807`]);
     const deploymentPages = many.requests.filter((r) => r.path === DEPLOYMENTS);
     expect(deploymentPages).toHaveLength(3);
-    expect(deploymentPages.every((r) => r.query?.limit === 500)).toBe(true);
+    expect(deploymentPages.every((r) => r.query?.limit === 500 && r.accept === METADATA_ACCEPT.list)).toBe(true);
 
     const quiet = new FakeApiServer();
     lines.length = 0;
