@@ -334,7 +334,10 @@ function parseUnrelated(spec: string): Unrelated {
 
 /** Makes the unrelated namespace hold exactly `set` (none: empty), 16 creates in flight. */
 async function setUnrelated(set: Unrelated | undefined): Promise<void> {
-  await ok('DELETE', `/api/v1/namespaces/${UNRELATED_NS}/secrets`);
+  // A collection delete of thousands of Secrets can outlast any request timeout: the API server goes on after the
+  // client gave up, and the loop below waits until the namespace is empty.
+  const deleted = await kubeRequest('DELETE', `/api/v1/namespaces/${UNRELATED_NS}/secrets`, { timeoutMs: 600_000 }).catch((error: unknown) => ({ status: 0, body: String(error) }));
+  if (deleted.status >= 300 && deleted.status !== 404) process.stderr.write(`[bench] DELETE of the unrelated Secrets: ${deleted.status} ${deleted.body.slice(0, 200)}; waiting for the namespace to empty\n`);
   for (;;) {
     const left = JSON.parse(await ok('GET', `/api/v1/namespaces/${UNRELATED_NS}/secrets?limit=1`)) as { items: unknown[] };
     if (left.items.length === 0) break;

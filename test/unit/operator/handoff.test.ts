@@ -223,18 +223,23 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     status,
   });
   const deployment = (name: string, annotations: Record<string, string> = {}) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS, annotations }, spec: { replicas: 1, template: { metadata: {} } } });
-
-  it('rolls at start-up what a switch left unrolled, and on the next switch; an opt-in added later is rolled then', async () => {
-    const server = new FakeApiServer();
-    server.seed(ORDERS, orderObject({ credentialGeneration: 1, secretName: SECRET }));
-    server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
-    server.seed(DEPLOYMENTS, deployment('plain'));
+  /** A manager with the handoff on `server`, once it rolled the Deployment `api` to generation 1. */
+  const startHandoff = async (server: FakeApiServer) => {
     const manager = new Manager(new KubeApi(server, 'kac-test'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }) });
     registerHandoff(manager);
     manager.start();
     running.push(manager);
     const template = (name: string) => (server.object(DEPLOYMENTS, NS, name) as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations;
     await until(() => template('api')?.[TEMPLATE_GENERATIONS] === 'app-credentials=1');
+    return { manager, template };
+  };
+
+  it('rolls at start-up what a switch left unrolled, and on the next switch; an opt-in added later is rolled then', async () => {
+    const server = new FakeApiServer();
+    server.seed(ORDERS, orderObject({ credentialGeneration: 1, secretName: SECRET }));
+    server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
+    server.seed(DEPLOYMENTS, deployment('plain'));
+    const { manager, template } = await startHandoff(server);
 
     server.seed(ORDERS, orderObject({ credentialGeneration: 2, secretName: SECRET }));
     await until(() => template('api')?.[TEMPLATE_GENERATIONS] === 'app-credentials=2');
@@ -248,12 +253,7 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     server.seed(ORDERS, orderObject({ credentialGeneration: 1, secretName: SECRET }));
     server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
     server.seed(DEPLOYMENTS, { ...deployment('plain'), spec: { replicas: 1, template: { metadata: {}, spec: { containers: [{ name: 'c', image: 'big', env: [{ name: 'X', value: 'y'.repeat(10_000) }] }] } } } });
-    const manager = new Manager(new KubeApi(server, 'kac-test'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }) });
-    registerHandoff(manager);
-    manager.start();
-    running.push(manager);
-    const template = (name: string) => (server.object(DEPLOYMENTS, NS, name) as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }).spec.template.metadata.annotations;
-    await until(() => template('api')?.[TEMPLATE_GENERATIONS] === 'app-credentials=1');
+    const { manager, template } = await startHandoff(server);
 
     // Every list and watch of the workload kinds asked for the metadata view; the cache holds no spec, no status.
     const workloadReads = server.requests.filter((r) => r.method === 'GET' && /\/apis\/apps\/v1\/(deployments|statefulsets|daemonsets)$/.test(r.path));
