@@ -15,7 +15,7 @@ import type { Cluster, ClusterReader } from '../../kube/cluster';
 import { isNotFound } from '../../kube/errors';
 import { ReadThrough } from '../../kube/read-through';
 import { defineKind, metadataOf, objectKey, parseKey, type KubeObject, type ObjectKey, type PartialObjectMetadata, type ResourceKind } from '../../kube/object';
-import { TEMPLATE_GENERATIONS, optInOf, orderOfSecret, workloadOf, type RawWorkload, type Workload, type WorkloadKind, type WorkloadPort, type WorkloadRef } from '../../handoff';
+import { OPT_IN, TEMPLATE_GENERATIONS, optInOf, orderOfSecret, workloadOf, type RawWorkload, type Workload, type WorkloadKind, type WorkloadPort, type WorkloadRef } from '../../handoff';
 import type { Manager } from '../runtime/manager';
 
 /** A workload object as cached (apps/v1). */
@@ -62,12 +62,25 @@ export function ordersConsumedBy(workload: KubeObject, reads: ClusterReader): Ob
 }
 
 /**
- * Caches the workload kinds' metadata with the consumer index: the one place that decides how workloads are watched.
- * Call before the manager starts, and register the watches ({@link workloadWatches}) with the handoff's controller.
+ * What the workload caches keep of a workload's metadata: its identity and version (name, namespace, uid,
+ * resourceVersion: what the index, the mapper and the whole copies' freshness check read) and the opt-in annotation
+ * alone. A workload's other labels and annotations are often most of its metadata, and nothing here reads them.
+ */
+export function optInOnly(object: PartialObjectMetadata): PartialObjectMetadata {
+  const { name, namespace, uid, resourceVersion, annotations } = object.metadata;
+  const optIn = annotations?.[OPT_IN];
+  const metadata = { name, namespace, uid, resourceVersion, ...(optIn !== undefined ? { annotations: { [OPT_IN]: optIn } } : {}) };
+  return { apiVersion: object.apiVersion, kind: object.kind, metadata };
+}
+
+/**
+ * Caches the workload kinds' metadata ({@link optInOnly}) with the consumer index: the one place that decides how
+ * workloads are watched. Call before the manager starts, and register the watches ({@link workloadWatches}) with the
+ * handoff's controller.
  */
 export function watchWorkloads(manager: Manager): void {
   for (const kind of Object.values(WorkloadMetadataKinds)) {
-    manager.cache(kind);
+    manager.cache(kind, { transform: optInOnly });
     manager.index(kind, CONSUMERS_INDEX, consumerIndex);
   }
 }

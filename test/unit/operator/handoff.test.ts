@@ -251,7 +251,7 @@ describe('the handoff on a running manager (in-memory API server)', () => {
   it('caches every workload as metadata only, and reads an opted-in one whole by name, again only after it changed', async () => {
     const server = new FakeApiServer();
     server.seed(ORDERS, orderObject({ credentialGeneration: 1, secretName: SECRET }));
-    server.seed(DEPLOYMENTS, deployment('api', { [OPT_IN]: SECRET }));
+    server.seed(DEPLOYMENTS, { ...deployment('api', { [OPT_IN]: SECRET, 'example.com/owner': 'team-a' }), metadata: { name: 'api', namespace: NS, labels: { app: 'api' }, annotations: { [OPT_IN]: SECRET, 'example.com/owner': 'team-a' } } });
     server.seed(DEPLOYMENTS, { ...deployment('plain'), spec: { replicas: 1, template: { metadata: {}, spec: { containers: [{ name: 'c', image: 'big', env: [{ name: 'X', value: 'y'.repeat(10_000) }] }] } } } });
     const { manager, template } = await startHandoff(server);
 
@@ -263,7 +263,10 @@ describe('the handoff on a running manager (in-memory API server)', () => {
     const cached = manager.storeOf(WorkloadMetadataKinds.Deployment)?.list() ?? [];
     expect(cached.map((o) => o.metadata.name)).toEqual(['api', 'plain']);
     expect(cached.every((o) => o.kind === 'PartialObjectMetadata' && !('spec' in o) && !('status' in o))).toBe(true);
-    expect(cached[0].metadata.annotations?.[OPT_IN]).toBe(SECRET);
+    // Of the metadata, what the index and the copies' freshness check read: the opt-in annotation alone, no labels.
+    expect(cached[0].metadata.annotations).toEqual({ [OPT_IN]: SECRET });
+    expect(cached[0].metadata.labels).toBeUndefined();
+    expect(cached[0].metadata.resourceVersion).toBeDefined();
 
     // The opted-in one was read whole by name; the other never.
     const gets = (name: string) => server.requests.filter((r) => r.method === 'GET' && r.path === `/apis/apps/v1/namespaces/${NS}/deployments/${name}` && r.accept !== METADATA_ACCEPT.object).length;
