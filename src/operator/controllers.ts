@@ -69,7 +69,10 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   const limits = new KeystoneLimits({ ...(options.keystone ?? KeystoneLimitDefaults), onWait: (endpoint, seconds) => manager.metrics.keystoneWaited(endpoint, seconds) });
   manager.metrics.keystoneLoad(() => limits.all());
   const sessions = new KeystoneSessions({ limits });
-  const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses() };
+  // The memo of converged passes forgets the plane objects that are gone from the caches (once a minute).
+  const planeKinds = [Kinds.ControlPlane, Kinds.KeystoneProject, Kinds.KeystoneUser, Kinds.KeystoneRoleAssignment] as const;
+  const live = () => planeKinds.flatMap((kind) => manager.cluster.list<KubeObject>(kind).map((o) => o.metadata.uid));
+  const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses({ live }) };
   const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
   const metrics = new CredentialMetrics(manager.metrics.registry);
   const credentials = new CredentialReconciler({

@@ -10,10 +10,31 @@ import type { PassMemo, PlaneDeps } from '../ports';
 import type { PlaneSettled } from '../settled';
 import type { PassResult } from './run';
 
-/** The fingerprints of the last converged pass per object UID. */
+/** Where a {@link ConvergedPasses} learns which objects still exist. */
+export interface ConvergedPassesOptions {
+  /** The UIDs of the objects that exist now (e.g. every plane object in the caches): a sweep forgets the others. */
+  readonly live?: () => Iterable<string | undefined>;
+  /** How often, at most, a sweep runs (on the next pass after this long). @default 60 s */
+  readonly sweepMs?: number;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/**
+ * The fingerprints of the last converged pass per object UID. A deleted object's pass never reaches {@link memoized}
+ * (there is nothing to read), so with `live` the entries of objects gone are swept now and then: the memo is bounded by
+ * the objects that exist, not by every object the process ever met.
+ */
 export class ConvergedPasses implements PassMemo {
   private readonly last = new Map<string, string>();
   private readonly seen = new Set<string>();
+  private readonly now: () => number;
+  private swept: number;
+
+  constructor(private readonly options: ConvergedPassesOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.swept = this.now();
+  }
 
   /** Whether this is the first time the object is met (marks it met). */
   firstSight(uid: string): boolean {
@@ -24,7 +45,18 @@ export class ConvergedPasses implements PassMemo {
 
   /** Whether the object's inputs are exactly those of its last converged pass. */
   unchanged(uid: string, fingerprint: string): boolean {
+    this.sweep();
     return this.last.get(uid) === fingerprint;
+  }
+
+  /** Now and then: forgets the objects that no longer exist. */
+  private sweep(): void {
+    const live = this.options.live;
+    if (!live || this.now() - this.swept < (this.options.sweepMs ?? 60_000)) return;
+    this.swept = this.now();
+    const keep = new Set(live());
+    for (const uid of this.last.keys()) if (!keep.has(uid)) this.last.delete(uid);
+    for (const uid of this.seen) if (!keep.has(uid)) this.seen.delete(uid);
   }
 
   record(uid: string, fingerprint: string): void {
@@ -35,9 +67,14 @@ export class ConvergedPasses implements PassMemo {
     this.last.delete(uid);
   }
 
-  /** Objects remembered. */
+  /** Objects remembered (converged). */
   get size(): number {
     return this.last.size;
+  }
+
+  /** Objects met since they were last swept (converged or not). */
+  get met(): number {
+    return this.seen.size;
   }
 }
 

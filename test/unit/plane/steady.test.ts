@@ -99,3 +99,29 @@ describe('a steady plane', () => {
     expect(deps.memo.size).toBe(0);
   });
 });
+
+describe('the memo of converged passes', () => {
+  it('forgets, at a sweep, the objects that no longer exist, and keeps the others', async () => {
+    let now = 0;
+    let live = ['a', 'b'];
+    const memo = new ConvergedPasses({ live: () => live, sweepMs: 1_000, now: () => now });
+    for (const uid of ['a', 'b', 'gone']) {
+      memo.firstSight(uid);
+      memo.record(uid, `fp-${uid}`);
+    }
+    expect(memo.size).toBe(3);
+    now = 999;
+    expect(memo.unchanged('gone', 'fp-gone')).toBe(true); // before the sweep period: nothing swept
+    now = 1_000;
+    live = ['a', 'b', 'new'];
+    expect(memo.unchanged('a', 'fp-a')).toBe(true);
+    expect([memo.size, memo.met]).toEqual([2, 2]);
+    expect(memo.unchanged('gone', 'fp-gone')).toBe(false);
+    expect(memo.firstSight('b')).toBe(false);
+    // Without `live` nothing is ever swept.
+    const plain = new ConvergedPasses({ sweepMs: 0, now: () => now });
+    plain.record('x', 'fp');
+    now = 1_000_000;
+    expect(plain.unchanged('x', 'fp')).toBe(true);
+  });
+});
