@@ -7,7 +7,7 @@
  */
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
-import { KeystoneLimitDefaults, OperatorEnv, OperatorRuntimeEnv } from '../src/api/operator-env';
+import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, OperatorRuntimeEnv, ReconciledKinds, type ReconciledKind } from '../src/api/operator-env';
 import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
 
 /**
@@ -15,6 +15,7 @@ import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from './
  * command reads the same names without loading cdk8s.
  */
 export { OperatorEnv } from '../src/api/operator-env';
+export { ReconciledKinds, type ReconciledKind } from '../src/api/operator-env';
 
 /** Log in to OpenBao with the pod's service account token (Kubernetes auth method). */
 export interface OpenBaoKubernetesAuth {
@@ -91,6 +92,19 @@ export interface OperatorProps {
   readonly limits?: ResourceAmounts;
   /** @default "info" */
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Workers of every controller: how many objects of one kind are reconciled at once (controller-runtime's
+   * MaxConcurrentReconciles; `KAC_WORKERS`). One object is never reconciled by two workers at once. The per-Keystone
+   * rate limit, not this count, decides how many requests reach Keystone. 1 to 64.
+   * @default 4
+   */
+  readonly workers?: number;
+  /**
+   * Workers of single kinds, over `workers` (controller-runtime's GroupKindConcurrency; `KAC_WORKERS_PER_KIND`), e.g.
+   * `{ KeystoneApplicationCredential: 8 }`.
+   * @default every kind runs `workers`
+   */
+  readonly workersPerKind?: Readonly<Partial<Record<ReconciledKind, number>>>;
   /** The non-root user and group the process runs as (the `node` user of the official Node image). @default 1000 */
   readonly runAsUser?: number;
   /**
@@ -212,6 +226,8 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     requests: { cpu: '100m', memory: '256Mi' },
     limits: { cpu: '500m', memory: '512Mi' },
     logLevel: 'info',
+    workers: DEFAULT_WORKERS,
+    workersPerKind: {},
     runAsUser: 1000,
     consumerHandoff: false,
     keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
@@ -239,6 +255,13 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
   }
   if (!(Number.isFinite(p.keystoneRequestsPerSecond) && p.keystoneRequestsPerSecond >= 0)) fail('keystoneRequestsPerSecond', p.keystoneRequestsPerSecond, 'must be a number of requests per second, 0 or more (0: no limit)');
   if (!Number.isInteger(p.keystoneRequestsInFlight) || p.keystoneRequestsInFlight < 0) fail('keystoneRequestsInFlight', p.keystoneRequestsInFlight, 'must be a whole number of requests, 0 or more (0: no limit)');
+  const workerRule = `must be a whole number of workers from 1 to ${MAX_WORKERS}`;
+  const badWorkers = (n: unknown) => !Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_WORKERS;
+  if (badWorkers(p.workers)) fail('workers', p.workers, workerRule);
+  for (const [kind, n] of Object.entries(p.workersPerKind)) {
+    if (!(ReconciledKinds as readonly string[]).includes(kind)) fail(`workersPerKind.${kind}`, n, `names no kind the operator reconciles (${ReconciledKinds.join(', ')})`);
+    if (badWorkers(n)) fail(`workersPerKind.${kind}`, n, workerRule);
+  }
   if (!Number.isInteger(p.runAsUser) || p.runAsUser < 1) fail('runAsUser', p.runAsUser, 'must be a non-root user id (an integer of at least 1)');
   if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(p.openBao.address)) fail('openBao.address', p.openBao.address, 'must be an http or https URL');
   const auth = p.openBao.auth;
@@ -270,6 +293,12 @@ function policyRule(rule: JustifiedRule): k8s.PolicyRule {
 }
 
 const CA_DIR = '/etc/keystone-appcred/openbao-ca';
+
+/** `KAC_WORKERS_PER_KIND` (`Kind=N,…`), only when a kind is set apart. */
+function workersPerKindEnv(perKind: Readonly<Partial<Record<ReconciledKind, number>>>): k8s.EnvVar[] {
+  const pairs = Object.entries(perKind).filter(([, n]) => n !== undefined).map(([kind, n]) => `${kind}=${n}`);
+  return pairs.length > 0 ? [{ name: OperatorEnv.workersPerKind, value: pairs.join(',') }] : [];
+}
 
 function openBaoEnv(settings: OpenBaoSettings): k8s.EnvVar[] {
   const env: k8s.EnvVar[] = [
@@ -329,6 +358,8 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: OperatorEnv.logLevel, value: p.logLevel },
           { name: OperatorEnv.keystoneRate, value: String(p.keystoneRequestsPerSecond) },
           { name: OperatorEnv.keystoneInFlight, value: String(p.keystoneRequestsInFlight) },
+          { name: OperatorEnv.workers, value: String(p.workers) },
+          ...workersPerKindEnv(p.workersPerKind),
           ...openBaoEnv(p.openBao),
           ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),
           ...Object.entries(OperatorRuntimeEnv).map(([name, value]) => ({ name, value })),

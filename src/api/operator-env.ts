@@ -35,6 +35,10 @@ export const OperatorEnv = {
   keystoneRate: 'KAC_KEYSTONE_RATE',
   /** Requests in flight to one Keystone endpoint (0: no limit). */
   keystoneInFlight: 'KAC_KEYSTONE_IN_FLIGHT',
+  /** Workers of every controller: how many objects of one kind are reconciled at once. */
+  workers: 'KAC_WORKERS',
+  /** Workers of single kinds, overriding `KAC_WORKERS`: `Kind=N` pairs, comma-separated. */
+  workersPerKind: 'KAC_WORKERS_PER_KIND',
 } as const;
 
 /**
@@ -47,6 +51,31 @@ export const KeystoneLimitDefaults = {
   requestsPerSecond: 20,
   inFlight: 8,
 } as const;
+
+/** The kinds the operator runs a controller for, by kind name: the kinds `KAC_WORKERS_PER_KIND` may name. */
+export const ReconciledKinds = [
+  'ControlPlane',
+  'KeystoneProject',
+  'KeystoneUser',
+  'KeystoneRoleAssignment',
+  'KeystoneApplicationCredential',
+  'KeystoneClusterIdentity',
+] as const;
+
+/** A kind the operator runs a controller for. */
+export type ReconciledKind = (typeof ReconciledKinds)[number];
+
+/**
+ * Workers per controller when neither the construct nor a flag says otherwise (controller-runtime's
+ * MaxConcurrentReconciles). One key is never reconciled by two workers at once; different orders are. A new order's
+ * pass spends most of its time waiting on Keystone (bcrypt) and on the API server, so with one worker a burst of new
+ * orders or a mass rotation waits in one line while Keystone's own workers are idle; the per-Keystone rate limit, not
+ * the worker count, decides how much reaches Keystone.
+ */
+export const DEFAULT_WORKERS = 4;
+
+/** The most workers a controller may have: beyond a few dozen, more workers only wait on the rate limit. */
+export const MAX_WORKERS = 64;
 
 /**
  * The process settings the operator runs with, beside its own variables: the construct's Deployment sets them, and

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type * as Library from '../../constructs';
+import { DEFAULT_WORKERS } from '../api/operator-env';
 
 /** What {@link renderManifests} synthesizes. */
 export interface ManifestsOptions {
@@ -25,6 +26,8 @@ export interface ManifestsOptions {
   readonly openBaoTokenSecret?: string;
   /** The operator's namespace. @default "keystone-appcred-system" */
   readonly namespace?: string;
+  /** Workers of every controller (the construct's `workers`). @default the construct's default ({@link DEFAULT_WORKERS}) */
+  readonly workers?: number;
   /** Add the sample orders (ControlPlane `openstack/cp` assigning `tenant-a`, and a ServiceOwner `workflow` there). @default false */
   readonly sample?: boolean;
   /** Turn the consumer handoff on: the operator's `consumerHandoff` prop (its workload rules and `KAC_CONSUMER_HANDOFF`). @default false */
@@ -44,6 +47,7 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   image: '--image',
   tag: '--image',
   namespace: '--namespace',
+  workers: '--workers',
   'openBao.address': '--openbao-address',
   'openBao.auth.role': '--openbao-role',
   'openBao.auth.secretName': '--openbao-token-secret',
@@ -136,6 +140,7 @@ export function renderManifests(options: ManifestsOptions): string {
     tag: options.tag,
     ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
     ...(options.consumerHandoff ? { consumerHandoff: true } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
     openBao: {
       address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
       auth:
@@ -170,6 +175,7 @@ interface CommandOptions {
   readonly openbaoRole: string;
   readonly openbaoTokenSecret?: string;
   readonly namespace: string;
+  readonly workers?: string;
   readonly sample?: boolean;
   readonly consumerHandoff?: boolean;
 }
@@ -187,6 +193,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
     .option('--openbao-role <role>', 'the OpenBao role of the Kubernetes auth method', DEFAULT_OPENBAO_ROLE)
     .option('--openbao-token-secret <name>', "authenticate to OpenBao with the token in this Secret (key `token`) of the operator's namespace")
     .option('--namespace <name>', "the operator's namespace", 'keystone-appcred-system')
+    .option('--workers <n>', `objects of one kind the operator reconciles at once, 1 to 64 (default: the construct's, ${DEFAULT_WORKERS})`)
     .option('--sample', 'add sample orders: ControlPlane openstack/cp assigning tenant-a, and the ServiceOwner workflow there (apply the CRDs first)')
     .option('--consumer-handoff', 'let the operator roll the workloads annotated c5c3.io/rollout-on-credential-switch when their credential switches (adds get, list, watch and patch on deployments, statefulsets and daemonsets to its ClusterRole)')
     .action((opts: CommandOptions) => {
@@ -197,6 +204,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         openBaoRole: opts.openbaoRole,
         ...(opts.openbaoTokenSecret !== undefined ? { openBaoTokenSecret: opts.openbaoTokenSecret } : {}),
         namespace: opts.namespace,
+        ...(opts.workers !== undefined ? { workers: Number(opts.workers) } : {}),
         sample: opts.sample === true,
         consumerHandoff: opts.consumerHandoff === true,
       };
@@ -207,6 +215,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         throw asOptionError(error, {
           '--image': opts.image.given,
           '--namespace': opts.namespace,
+          '--workers': opts.workers,
           '--openbao-address': opts.openbaoAddress,
           '--openbao-role': opts.openbaoRole,
           '--openbao-token-secret': opts.openbaoTokenSecret,

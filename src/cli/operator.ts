@@ -67,6 +67,8 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     retryPeriodMs: config.retryPeriodMs,
     resyncPeriodMs: config.resyncPeriodMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    workers: config.workers,
+    workersPerKind: config.workersPerKind,
     logger,
     metrics,
   });

@@ -9,6 +9,11 @@
  *
  * Each client leases the pool and releases it on close. When the last lease is released the pool lingers a while,
  * for the next pass, and then closes, so a short-lived CLI or the Pulumi provider leaves no socket behind.
+ *
+ * Concurrent passes (several workers per controller) share a pool: the lease count is kept without an await between
+ * reading and writing it, and the linger timer checks the count again when it fires, so a pass that leases the pool
+ * while another releases it keeps it open. undici's Agent opens as many connections per origin as requests are in
+ * flight; how many that is, is the per-Keystone limit's business, not the pool's.
  */
 import { createHash } from 'node:crypto';
 import { createSecureContext } from 'node:tls';

@@ -141,7 +141,11 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
     for (const [key, object] of this.objects) add(values, fn(object), key);
   }
 
-  /** The index of a field path, built on first use over the current objects and kept up to date after. */
+  /**
+   * The index of a field path, built on first use over the current objects and kept up to date after. Building it is
+   * synchronous (no await between creating the map and filling it), so concurrent passes never see it half-built: the
+   * event loop runs one pass's synchronous code at a time, and informer updates apply between passes' steps.
+   */
   private fieldIndex(path: string): Map<string, Set<ObjectKey>> {
     let values = this.fieldIndexes.get(path);
     if (!values) {

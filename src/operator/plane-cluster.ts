@@ -180,8 +180,9 @@ export class PlaneCluster implements ClusterPort {
       return secretObject(created);
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
-      // The cache lags behind a create (ours or another's): the stored value wins, never the one generated now (a
-      // foreign Secret of that name is read as its metadata: it holds no value of ours).
+      // The cache lags behind a create: an earlier one of this order (a child's name is its order's own, and one order is
+      // never in two passes at once: one key, one worker), or another writer's. The stored value wins, never the one
+      // generated now (a foreign Secret of that name is read as its metadata: it holds no value of ours).
       const stored = await this.readSecret(manifest);
       if (!stored) throw error;
       return stored;

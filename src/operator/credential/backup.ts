@@ -36,7 +36,10 @@ export interface OpenBaoConfig {
   readonly fetch?: BackupFetch;
 }
 
-/** Logs in once and reuses the token until shortly before its lease ends; a refused token logs in again. */
+/**
+ * Logs in once and reuses the token until shortly before its lease ends; a refused token logs in again. Shared by every
+ * worker: concurrent passes wait for one login, and a token refused under several of them is replaced once.
+ */
 export class OpenBao {
   private token?: { value: string; until: number };
   private pending?: Promise<string>;
@@ -51,15 +54,17 @@ export class OpenBao {
     const slash = backingPath.indexOf('/');
     const mount = backingPath.slice(0, slash);
     const path = backingPath.slice(slash + 1);
-    const backup = async () =>
-      new OpenBaoBackup({ address: this.config.address, token: await this.currentToken(), mount, path, fetch: this.fetchImpl, timeoutMs: this.config.timeoutMs ?? 10_000 });
+    const backup = (token: string) => new OpenBaoBackup({ address: this.config.address, token, mount, path, fetch: this.fetchImpl, timeoutMs: this.config.timeoutMs ?? 10_000 });
     const retry = async <T>(call: (b: OpenBaoBackup) => Promise<T>): Promise<T> => {
+      const token = await this.currentToken();
       try {
-        return await call(await backup());
+        return await call(backup(token));
       } catch (error) {
         if (this.config.login.method !== 'kubernetes' || (error as { status?: number }).status !== 403) throw error;
-        this.token = undefined; // expired or revoked: log in again, once
-        return call(await backup());
+        // Expired or revoked: log in again, once. Only the refused token is dropped: concurrent passes refused with it
+        // too must not drop the one a pass before them has just logged in for.
+        if (this.token?.value === token) this.token = undefined;
+        return call(backup(await this.currentToken()));
       }
     };
     return {

@@ -51,6 +51,13 @@ export class ParkedSecrets implements SecretStore {
     return out.sort((a, b) => a.generation - b.generation);
   }
 
+  /**
+   * Creates generation N's secret. A 409 here never comes from a concurrent pass of the same order: the children's
+   * names carry the order's own prefix (its name and a hash of its location), so no other order creates them, and the
+   * work queue hands an order's key to one worker at a time, so no two passes of the order run at once, however many
+   * workers the controller has. A 409 means the cache has not yet seen this order's earlier park (a pass that crashed
+   * or failed after it); `createSecret` then returns the stored value, never the one generated now.
+   */
   async park(generation: number): Promise<void> {
     const created = await this.cluster.createSecret({ namespace: this.namespace, name: this.nameOf(generation), labels: this.labels, data: { [SECRET_VALUE_KEY]: this.newSecret() } });
     this.parked.set(generation, created);

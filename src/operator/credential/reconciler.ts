@@ -93,6 +93,10 @@ export interface CredentialOutcome {
 const KIND = 'KeystoneApplicationCredential';
 
 export class CredentialReconciler {
+  /**
+   * The last converged pass per order, by the work queue's key: one worker at a time holds a key, so an entry is
+   * never read or written by two passes at once, however many workers run (different orders' entries are independent).
+   */
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
   /** The orders this process has met: the first pass over an order may find it settled by the cache alone. */
   private readonly seen = new Set<string>();

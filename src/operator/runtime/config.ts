@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Duration } from '../../api/duration';
-import { KeystoneLimitDefaults, OperatorEnv } from '../../api/operator-env';
+import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, ReconciledKinds, type ReconciledKind } from '../../api/operator-env';
 import { LOG_LEVELS, type LogLevel } from './log';
 
 /** The environment variables the operator reads: the construct's contract (src/api/operator-env.ts). */
@@ -39,6 +39,10 @@ export interface OperatorConfig {
   readonly logLevel: LogLevel;
   readonly resyncPeriodMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Workers of every controller (controller-runtime's MaxConcurrentReconciles). */
+  readonly workers: number;
+  /** Workers of single kinds, overriding `workers` (controller-runtime's GroupKindConcurrency). */
+  readonly workersPerKind: Readonly<Partial<Record<ReconciledKind, number>>>;
   readonly openBao?: OpenBaoConfig;
   /** Roll the workloads that opted in when their delivered Secret switches (docs/operator.md, "The consumer handoff"). */
   readonly consumerHandoff: boolean;
@@ -76,6 +80,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', default: '20s', description: 'on SIGTERM, how long reconciles in flight may take before exit; the Lease is released only when they finished' },
   { key: 'keystoneRate', flag: '--keystone-rate <per-second>', env: OPERATOR_ENV.keystoneRate, default: String(KeystoneLimitDefaults.requestsPerSecond), description: 'requests per second to one Keystone endpoint, logins included, however many workers run (0: no limit); a 429 or 503 with Retry-After pauses the endpoint' },
   { key: 'keystoneInFlight', flag: '--keystone-in-flight <count>', env: OPERATOR_ENV.keystoneInFlight, default: String(KeystoneLimitDefaults.inFlight), description: 'requests in flight to one Keystone endpoint at once (0: no limit)' },
+  { key: 'workers', flag: '--workers <n>', env: OPERATOR_ENV.workers, default: String(DEFAULT_WORKERS), description: `objects of one kind reconciled at once, per kind (1 to ${MAX_WORKERS}); one object never by two workers` },
+  { key: 'workersPerKind', flag: '--workers-per-kind <kind=n,...>', env: OPERATOR_ENV.workersPerKind, description: 'workers of single kinds, overriding --workers, e.g. KeystoneApplicationCredential=8,ControlPlane=1' },
   { key: 'openbaoAddress', flag: '--openbao-address <url>', env: OPERATOR_ENV.openBaoAddress, description: 'OpenBao\'s address, for backups' },
   { key: 'openbaoAuthMethod', flag: '--openbao-auth-method <method>', env: OPERATOR_ENV.openBaoAuthMethod, default: 'kubernetes', description: 'kubernetes (the service account token) or token' },
   { key: 'openbaoAuthMount', flag: '--openbao-auth-mount <path>', env: OPERATOR_ENV.openBaoAuthMount, default: 'kubernetes', description: 'mount path of the Kubernetes auth method' },
@@ -153,6 +159,8 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     logLevel: level.value as LogLevel,
     resyncPeriodMs: duration('resyncPeriod'),
     shutdownTimeoutMs: duration('shutdownTimeout'),
+    workers: workerCount(read('workers') as { value: string; from: string }, fail),
+    workersPerKind: workersPerKind(read('workersPerKind'), fail),
     openBao: openBao(read, fail),
     consumerHandoff: flags.consumerHandoff === true || toggle(read('consumerHandoff') as { value: string; from: string }, fail),
     keystoneRate: count('keystoneRate', 'must be a number of requests per second, 0 or more (0: no limit)', false),
@@ -167,6 +175,28 @@ function toggle(got: { value: string; from: string }, fail: (got: { value: strin
   if (value === 'true') return true;
   if (value === 'false') return false;
   return fail(got, 'must be true or false');
+}
+
+type Got = { value: string; from: string };
+
+function workerCount(got: Got, fail: (got: Got, rule: string) => never, value = got.value): number {
+  const n = Number(value);
+  return /^\d+$/.test(value) && n >= 1 && n <= MAX_WORKERS ? n : fail(got, `must be a whole number of workers from 1 to ${MAX_WORKERS}`);
+}
+
+/** `Kind=N` pairs, comma-separated; a kind named twice, or one the operator does not reconcile, is refused. */
+function workersPerKind(got: Got | undefined, fail: (got: Got, rule: string) => never): Partial<Record<ReconciledKind, number>> {
+  const out: Partial<Record<ReconciledKind, number>> = {};
+  if (!got) return out;
+  for (const pair of got.value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z]+)=(.*)$/.exec(pair);
+    if (!match) fail(got, `must be a comma-separated list of Kind=N, e.g. KeystoneApplicationCredential=8 (got "${pair}")`);
+    const [, kind, count] = match as RegExpExecArray;
+    if (!(ReconciledKinds as readonly string[]).includes(kind)) fail(got, `names ${kind}, which is not a kind the operator reconciles (${ReconciledKinds.join(', ')})`);
+    if ((out as Record<string, number>)[kind] !== undefined) fail(got, `names ${kind} twice`);
+    out[kind as ReconciledKind] = workerCount(got, (g, rule) => fail(g, `${kind}: ${rule}`), count.trim());
+  }
+  return out;
 }
 
 function openBao(
@@ -194,9 +224,11 @@ function openBao(
 
 /** The configuration as a log line may show it: everything but the OpenBao token. */
 export function describeConfig(config: OperatorConfig): Record<string, string | number | boolean | undefined> {
-  const { openBao, ...rest } = config;
+  const { openBao, workersPerKind, ...rest } = config;
+  const perKind = Object.entries(workersPerKind).map(([kind, n]) => `${kind}=${n}`).join(',');
   return {
     ...rest,
+    ...(perKind ? { workersPerKind: perKind } : {}),
     openBaoAddress: openBao?.address,
     openBaoAuthMethod: openBao?.authMethod,
     openBaoToken: openBao?.token ? '(set)' : undefined,

@@ -46,7 +46,10 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
   readonly watches?: readonly WatchSpec[];
   /** Name in logs and metrics. @default kind.kind */
   readonly name?: string;
-  /** Workers; different keys are reconciled in parallel, one key never. @default 1 */
+  /**
+   * Workers (controller-runtime's MaxConcurrentReconciles): different keys are reconciled in parallel, one key never.
+   * @default the manager's `workers` for this controller's name, else 1
+   */
   readonly concurrency?: number;
   /** Backoff after a failed reconcile. @default 200 ms doubling to 5 min, +20 % jitter */
   readonly backoff?: BackoffOptions;
@@ -64,6 +67,9 @@ export class Controller {
   readonly queue: WorkQueue;
   private running = false;
   private workers: Promise<void>[] = [];
+  private active = 0;
+  /** Workers started (the spec's concurrency, at least 1). */
+  private size = 1;
 
   constructor(
     readonly spec: ControllerSpec,
@@ -83,9 +89,10 @@ export class Controller {
     if (this.running || this.queue.shuttingDown) return;
     this.running = true;
     for (const key of this.deps.keys()) this.queue.add(key);
-    const n = Math.max(1, this.spec.concurrency ?? 1);
-    this.workers = Array.from({ length: n }, () => this.work());
-    this.deps.logger.info('controller started', { controller: this.name, workers: n, queued: this.queue.depth });
+    this.size = Math.max(1, Math.floor(this.spec.concurrency ?? 1));
+    this.deps.metrics.workers(this.name, { max: this.size, active: 0 });
+    this.workers = Array.from({ length: this.size }, () => this.work());
+    this.deps.logger.info('controller started', { controller: this.name, workers: this.size, queued: this.queue.depth });
   }
 
   /** Stops handing out keys and waits for the reconciles in flight; false when `timeoutMs` passed first. */
@@ -96,16 +103,39 @@ export class Controller {
     return drained;
   }
 
+  /** Workers reconciling a key now. */
+  get activeWorkers(): number {
+    return this.active;
+  }
+
+  /**
+   * One worker: takes a key, reconciles it, marks it done. The queue hands a key to one worker at a time (a key added
+   * while it is reconciled waits for `done`), so whatever a pass keeps per key (the reconcilers' converged passes,
+   * parked children, status writes guarded by the resourceVersion the pass read) is touched by one pass at a time.
+   */
   private async work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      if (this.queue.shuttingDown) {
+        // Handed out just before the stop, and not started: a stopping controller (one that lost its Lease) starts
+        // nothing more. The key goes with the queue; the next leader queues every object when it starts.
+        this.queue.done(key);
+        return;
+      }
+      this.setActive(+1);
       try {
         await this.process(key);
       } finally {
+        this.setActive(-1);
         this.queue.done(key);
       }
     }
+  }
+
+  private setActive(delta: number): void {
+    this.active += delta;
+    this.deps.metrics.workers(this.name, { max: this.size, active: this.active });
   }
 
   private async process(key: ObjectKey): Promise<void> {

@@ -49,6 +49,13 @@ export interface ManagerOptions {
   readonly resyncPeriodMs?: number;
   /** How long shutdown waits for reconciles in flight. @default 20 s */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Workers of each controller that sets no `concurrency` of its own (controller-runtime's MaxConcurrentReconciles).
+   * @default 1
+   */
+  readonly workers?: number;
+  /** Workers by controller name (the kind), over `workers` (controller-runtime's GroupKindConcurrency). @default none */
+  readonly workersPerKind?: Readonly<Record<string, number>>;
   readonly logger?: Logger;
   readonly metrics?: OperatorMetrics;
   /** For tests: the list/watch of a kind and the election's Lease client. @default through `api` */
@@ -158,7 +165,8 @@ export class Manager {
     if (this.controllers.some((c) => c.name === name)) throw new Error(`a controller named ${name} is already registered`);
     this.informers(spec.kind);
     this.primaries.add(kindId(spec.kind));
-    const controller = new Controller(spec as unknown as ControllerSpec, {
+    const concurrency = spec.concurrency ?? this.options.workersPerKind?.[name] ?? this.options.workers ?? 1;
+    const controller = new Controller({ ...(spec as unknown as ControllerSpec), concurrency }, {
       metrics: this.metrics,
       logger: this.logger,
       keys: () => this.storeOf(spec.kind)?.keys() ?? [],

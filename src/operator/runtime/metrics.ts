@@ -7,6 +7,8 @@
  * | `keystone_appcred_reconcile_errors_total` | kind | failed reconciles (conflicts included) |
  * | `keystone_appcred_reconcile_duration_seconds` | kind | histogram of reconcile durations |
  * | `keystone_appcred_workqueue_depth` | kind | keys waiting for a worker |
+ * | `keystone_appcred_max_concurrent_reconciles` | kind | the controller's workers |
+ * | `keystone_appcred_active_workers` | kind | workers reconciling an object now |
  * | `keystone_appcred_leader` | | 1 while this process holds the Lease |
  * | `keystone_appcred_informer_synced` | kind | 1 once the kind's cache is filled |
  * | `keystone_appcred_informer_objects` | kind | objects in the kind's cache (`Secret/metadata`: the metadata-only one) |
@@ -36,6 +38,8 @@ export class OperatorMetrics {
   private readonly errors: Counter<'kind'>;
   private readonly duration: Histogram<'kind'>;
   private readonly depth: Gauge<'kind'>;
+  private readonly maxWorkers: Gauge<'kind'>;
+  private readonly activeWorkers: Gauge<'kind'>;
   private readonly leaderGauge: Gauge;
   private readonly synced: Gauge<'kind'>;
   private cacheSizes: () => Readonly<Record<string, number>> = () => ({});
@@ -56,6 +60,8 @@ export class OperatorMetrics {
       registers,
     });
     this.depth = new Gauge({ name: 'keystone_appcred_workqueue_depth', help: 'Keys waiting for a worker, by kind.', labelNames: ['kind'], registers });
+    this.maxWorkers = new Gauge({ name: 'keystone_appcred_max_concurrent_reconciles', help: 'Workers of the controller, by kind.', labelNames: ['kind'], registers });
+    this.activeWorkers = new Gauge({ name: 'keystone_appcred_active_workers', help: 'Workers reconciling an object now, by kind.', labelNames: ['kind'], registers });
     this.leaderGauge = new Gauge({ name: 'keystone_appcred_leader', help: '1 while this process holds the leader election Lease.', registers });
     this.synced = new Gauge({ name: 'keystone_appcred_informer_synced', help: '1 once the kind\'s cache is filled.', labelNames: ['kind'], registers });
     const sizes = () => this.cacheSizes();
@@ -110,6 +116,12 @@ export class OperatorMetrics {
 
   queueDepth(kind: string, depth: number): void {
     this.depth.set({ kind }, depth);
+  }
+
+  /** A controller's workers: how many it has, how many reconcile now. */
+  workers(kind: string, workers: { readonly max: number; readonly active: number }): void {
+    this.maxWorkers.set({ kind }, workers.max);
+    this.activeWorkers.set({ kind }, workers.active);
   }
 
   leader(isLeader: boolean): void {

@@ -24,6 +24,11 @@ export interface ConvergedPassesOptions {
  * The fingerprints of the last converged pass per object UID. A deleted object's pass never reaches {@link memoized}
  * (there is nothing to read), so with `live` the entries of objects gone are swept now and then: the memo is bounded by
  * the objects that exist, not by every object the process ever met.
+ *
+ * Shared by every worker of every plane controller; an entry is read and written only by a pass of its own object, and
+ * the work queue never runs two passes of one object at once, so `memoized`'s forget, pass and record of one UID cannot
+ * interleave with another pass of that UID. A sweep runs without an await and drops only UIDs gone from the caches; a
+ * pass of an object deleted meanwhile may record its entry after a sweep, and the next sweep drops it.
  */
 export class ConvergedPasses implements PassMemo {
   private readonly last = new Map<string, string>();

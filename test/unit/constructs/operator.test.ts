@@ -1,6 +1,8 @@
 import { Testing } from 'cdk8s';
 import { Operator, type OperatorProps } from '../../../constructs/operator';
 import { CLUSTER_RULES, HANDOFF_RULES } from '../../../constructs/operator-rbac';
+import { DEFAULT_WORKERS } from '../../../src/api/operator-env';
+import { resolveConfig } from '../../../src/operator/runtime/config';
 
 type Json = Record<string, unknown>;
 const base: OperatorProps = {
@@ -127,8 +129,27 @@ describe('Operator', () => {
     expect(tokenEnv).toContainEqual({ name: 'KAC_OPENBAO_CA_FILE', value: '/etc/keystone-appcred/openbao-ca/ca.crt' });
   });
 
+  it('gives every controller the default workers, and single kinds theirs', () => {
+    const env = container.env as Json[];
+    expect(env).toContainEqual({ name: 'KAC_WORKERS', value: String(DEFAULT_WORKERS) });
+    expect(env.some((e) => e.name === 'KAC_WORKERS_PER_KIND')).toBe(false);
+    const tuned = synth({ workers: 8, workersPerKind: { KeystoneApplicationCredential: 16, ControlPlane: 1 } });
+    const tunedEnv = ((((find(tuned, 'Deployment')[0].spec as Json).template as Json).spec as Json).containers as Json[])[0].env as Json[];
+    expect(tunedEnv).toContainEqual({ name: 'KAC_WORKERS', value: '8' });
+    expect(tunedEnv).toContainEqual({ name: 'KAC_WORKERS_PER_KIND', value: 'KeystoneApplicationCredential=16,ControlPlane=1' });
+    // What the construct sets, the operator reads back.
+    expect(resolveConfig({}, Object.fromEntries(tunedEnv.filter((e) => typeof e.value === 'string' && e.name !== 'KAC_OPENBAO_ADDRESS').map((e) => [e.name, e.value as string])))).toMatchObject({
+      workers: 8,
+      workersPerKind: { KeystoneApplicationCredential: 16, ControlPlane: 1 },
+    });
+  });
+
   it.each([
     [{ replicas: 0 }, 'replicas (0) must be an integer of at least 1'],
+    [{ workers: 0 }, 'workers (0) must be a whole number of workers from 1 to 64'],
+    [{ workers: 1.5 }, 'workers (1.5) must be a whole number of workers from 1 to 64'],
+    [{ workersPerKind: { KeystoneUser: 100 } }, 'workersPerKind.KeystoneUser (100) must be a whole number of workers from 1 to 64'],
+    [{ workersPerKind: { Secret: 2 } as never }, 'workersPerKind.Secret (2) names no kind the operator reconciles'],
     [{ image: 'keystone-appcred:1.0' }, 'image ("keystone-appcred:1.0") must be an image repository without tag or digest'],
     [{ tag: 'bad tag' }, 'tag ("bad tag") must be a Docker tag'],
     [{ healthPort: 80 }, 'healthPort (80) must be an unprivileged port'],

@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OpenBao } from '../../../src/operator/credential/backup';
 
-function fakeBao() {
+/** A fake OpenBao; `delayMs` delays each KV reply by that many ms (by the number of KV calls so far), logins answer at once. */
+function fakeBao(delayMs: (kvCalls: number) => number = () => 0) {
   const calls: { url: string; token?: string; body?: string }[] = [];
+  let kvCalls = 0;
   let issued = 0;
   let valid = new Set<string>();
   const fetch = async (url: string, init: RequestInit): Promise<Response> => {
@@ -21,6 +23,8 @@ function fakeBao() {
       valid.add(token);
       return new Response(JSON.stringify({ auth: { client_token: token, lease_duration: 3600 } }), { status: 200 });
     }
+    const wait = delayMs(kvCalls++);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (!valid.has(headers['x-vault-token'])) return new Response(JSON.stringify({ errors: ['permission denied'] }), { status: 403 });
     return new Response(JSON.stringify({ data: { data: { application_credential_id: 'cred-1' } } }), { status: 200 });
   };
@@ -79,4 +83,17 @@ describe('OpenBao login for the backup', () => {
       "OpenBao's Kubernetes auth needs the service account token at /nonexistent/token, which cannot be read (ENOENT): run the operator with its service account token mounted (automountServiceAccountToken: true), or use token auth",
     );
   });
+
+  it('concurrent passes share one login, and a token refused under several of them is replaced once', async () => {
+    // The refusals come back one after the other, some after the new token is in hand: those must not drop it.
+    const bao = fakeBao((n) => (n >= 8 && n < 16 ? (n - 8) * 3 : 0));
+    const openBao = new OpenBao({ address: 'http://bao:8200', login: { method: 'kubernetes', role: 'kac', jwtFile }, fetch: bao.fetch });
+    const orders = Array.from({ length: 8 }, (_, i) => openBao.at(`openstack/order-${i}/application-credential`));
+    expect(await Promise.all(orders.map((b) => b.read()))).toEqual(orders.map(() => 'cred-1'));
+    expect(bao.calls.filter((c) => c.url.endsWith('/login'))).toHaveLength(1);
+    bao.revokeAll();
+    expect(await Promise.all(orders.map((b) => b.write({ 'clouds.yaml': '', application_credential_id: 'cred-1', application_credential_secret: 's' })))).toHaveLength(8);
+    expect(bao.calls.filter((c) => c.url.endsWith('/login'))).toHaveLength(2);
+  });
 });
+

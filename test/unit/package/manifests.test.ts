@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { CommanderError } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { program } from '../../../src/cli/main';
+import { DEFAULT_WORKERS } from '../../../src/api/operator-env';
 import { manifestsCommand, packageVersion, parseImage } from '../../../src/cli/manifests';
 
 const REPO = resolve(__dirname, '..', '..', '..');
@@ -105,6 +106,11 @@ describe('keystone-appcred manifests', () => {
     expect(container(on)?.env).toEqual(expect.arrayContaining([{ name: 'KAC_CONSUMER_HANDOFF', value: 'true' }]));
   });
 
+  it('gives the operator the construct\'s workers, or --workers', async () => {
+    expect(container(await run('--image', 'kac'))?.env).toContainEqual({ name: 'KAC_WORKERS', value: String(DEFAULT_WORKERS) });
+    expect(container(await run('--image', 'kac', '--workers', '12'))?.env).toContainEqual({ name: 'KAC_WORKERS', value: '12' });
+  });
+
   it('defaults the tag to the package version', () => {
     expect(packageVersion()).toBe((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
     expect(parseImage('kac')).toEqual({ image: 'kac', tag: packageVersion(), given: 'kac' });
@@ -121,6 +127,8 @@ describe('keystone-appcred manifests', () => {
     [['--image', 'kac', '--namespace', 'Platform'], '--namespace ("Platform"): namespace must be a DNS label of at most 63 characters'],
     [['--image', 'kac', '--openbao-address', 'bao:8200'], '--openbao-address ("bao:8200"): openBao.address must be an http or https URL'],
     [['--image', 'kac', '--openbao-token-secret', 'Bao_Token'], '--openbao-token-secret ("Bao_Token"): openBao.auth.secretName must name a Secret in the operator\'s namespace'],
+    [['--image', 'kac', '--workers', 'many'], '--workers ("many"): workers must be a whole number of workers from 1 to 64'],
+    [['--image', 'kac', '--workers', '0'], '--workers ("0"): workers must be a whole number of workers from 1 to 64'],
     [['--image', 'kac', '--openbao-role', ''], '--openbao-role (""): openBao.auth.role must name the OpenBao role bound to the operator\'s service account'],
   ])('refuses %j naming the option and the value', async (args, message) => {
     await expect(run(...args)).rejects.toThrow(message);

@@ -27,6 +27,8 @@ describe('operator configuration', () => {
       logLevel: 'info',
       resyncPeriodMs: 3_600_000,
       shutdownTimeoutMs: 20_000,
+      workers: 4,
+      workersPerKind: {},
       openBao: undefined,
       consumerHandoff: false,
       keystoneRate: 20,
@@ -47,6 +49,30 @@ describe('operator configuration', () => {
     expect(resolveConfig({ keystoneRate: '0', keystoneInFlight: '0' }, {}, defaults)).toMatchObject({ keystoneRate: 0, keystoneInFlight: 0 });
     expect(() => resolveConfig({ keystoneRate: '-1' }, {}, defaults)).toThrow('--keystone-rate (-1) must be a number of requests per second, 0 or more (0: no limit)');
     expect(() => resolveConfig({}, { KAC_KEYSTONE_IN_FLIGHT: '2.5' }, defaults)).toThrow('KAC_KEYSTONE_IN_FLIGHT (2.5) must be a whole number of requests, 0 or more (0: no limit)');
+  });
+
+  it('takes the workers of every kind and of single kinds from the environment or the flags', () => {
+    expect(resolveConfig({}, { KAC_WORKERS: '8', KAC_WORKERS_PER_KIND: 'KeystoneApplicationCredential=16, ControlPlane=1' }, defaults)).toMatchObject({
+      workers: 8,
+      workersPerKind: { KeystoneApplicationCredential: 16, ControlPlane: 1 },
+    });
+    expect(resolveConfig({ workers: '2', workersPerKind: 'KeystoneUser=3' }, { KAC_WORKERS: '8', KAC_WORKERS_PER_KIND: 'ControlPlane=1' }, defaults)).toMatchObject({
+      workers: 2,
+      workersPerKind: { KeystoneUser: 3 },
+    });
+    expect(describeConfig(resolveConfig({ workersPerKind: 'KeystoneUser=3,ControlPlane=2' }, {}, defaults))).toMatchObject({ workers: 4, workersPerKind: 'KeystoneUser=3,ControlPlane=2' });
+  });
+
+  it.each([
+    [{ workers: '0' }, {}, '--workers (0) must be a whole number of workers from 1 to 64'],
+    [{}, { KAC_WORKERS: '65' }, 'KAC_WORKERS (65) must be a whole number of workers from 1 to 64'],
+    [{ workers: '2.5' }, {}, '--workers (2.5) must be a whole number of workers from 1 to 64'],
+    [{ workersPerKind: 'KeystoneUser' }, {}, '--workers-per-kind (KeystoneUser) must be a comma-separated list of Kind=N, e.g. KeystoneApplicationCredential=8 (got "KeystoneUser")'],
+    [{}, { KAC_WORKERS_PER_KIND: 'Secret=2' }, 'KAC_WORKERS_PER_KIND (Secret=2) names Secret, which is not a kind the operator reconciles (ControlPlane, KeystoneProject, KeystoneUser, KeystoneRoleAssignment, KeystoneApplicationCredential, KeystoneClusterIdentity)'],
+    [{ workersPerKind: 'KeystoneUser=2,KeystoneUser=3' }, {}, '--workers-per-kind (KeystoneUser=2,KeystoneUser=3) names KeystoneUser twice'],
+    [{ workersPerKind: 'KeystoneUser=none' }, {}, '--workers-per-kind (KeystoneUser=none) KeystoneUser: must be a whole number of workers from 1 to 64'],
+  ])('refuses the workers %j %j: %s', (flags, env, message) => {
+    expect(() => resolveConfig(flags, env, defaults)).toThrow(message);
   });
 
   it('reads the Deployment\'s environment, and flags win over it', () => {

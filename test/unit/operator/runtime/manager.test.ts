@@ -119,4 +119,40 @@ describe('Manager', () => {
     running.push(manager);
     expect(() => manager.controller({ kind: Kinds.KeystoneUser, reconcile: async () => undefined })).toThrow('before the manager starts');
   });
+
+  it('gives each controller the workers of its kind, else the manager\'s, and runs that many objects of a kind at once', async () => {
+    const server = new FakeApiServer();
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) server.seed(CP, cp(name));
+    const manager = new Manager(new KubeApi(server, 'kac-test'), {
+      identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }), workers: 3, workersPerKind: { KeystoneUser: 2 },
+    });
+    let inFlight = 0;
+    let peak = 0;
+    const done: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    manager.controller({
+      kind: Kinds.ControlPlane,
+      reconcile: async ({ name }) => {
+        peak = Math.max(peak, ++inFlight);
+        await gate;
+        inFlight--;
+        done.push(name);
+      },
+    });
+    manager.controller({ kind: Kinds.KeystoneUser, reconcile: async () => undefined });
+    manager.controller({ kind: Kinds.KeystoneProject, reconcile: async () => undefined, concurrency: 1 });
+    manager.start();
+    running.push(manager);
+    await until(() => inFlight === 3);
+    const text = await manager.metrics.text();
+    expect(text).toContain('keystone_appcred_max_concurrent_reconciles{kind="ControlPlane"} 3');
+    expect(text).toContain('keystone_appcred_max_concurrent_reconciles{kind="KeystoneUser"} 2');
+    expect(text).toContain('keystone_appcred_max_concurrent_reconciles{kind="KeystoneProject"} 1');
+    expect(text).toContain('keystone_appcred_active_workers{kind="ControlPlane"} 3');
+    release();
+    await until(() => done.length === 6);
+    expect(peak).toBe(3);
+    expect(await manager.metrics.text()).toContain('keystone_appcred_active_workers{kind="ControlPlane"} 0');
+  });
 });
