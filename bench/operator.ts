@@ -5,12 +5,16 @@
  * 1. Rotation latency: from "due" (the PATCH raising `spec.credentialGeneration`, as `keystone-appcred rotate` does) to
  *    the delivered Secret carrying the new credential, with OpenBao backups on; goal ≤ a bare Keystone create + a bare
  *    OpenBao write + 1 s, measured in the same run.
- * 2. Convergence: R rounds of C new orders (created through the API, 8 requests in flight) until every one is Ready,
- *    interleaved with a bare script making the same Keystone calls (a login per user, as the operator keeps its tokens;
- *    per order a list of the user's credentials and a create) at the operator's concurrency (1 worker per kind); goal
- *    ≤ 1.15×. Backups off here, as the bare script makes Keystone calls only. The API writes per new order (the
- *    operator's `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20 orders of one user are
- *    created and rotated together, the user's logins counted at the proxy; goal one per token lifetime.
+ * 2. Convergence, at each worker count W (`--workers`, e.g. 1 and the default): R rounds of C new orders (created
+ *    through the API, 8 requests in flight) until every one is Ready, interleaved with a bare script making the same
+ *    Keystone calls (per order a list of the user's credentials and a create, and a login per user as the operator
+ *    keeps its tokens, or per order when the proxy counted one per order) with as many requests in flight as the
+ *    operator may have: W, or the per-Keystone limit (`--keystone-in-flight`, default 8) when that is lower; goal
+ *    ≤ 1.15×. Keystone's requests in flight over each convergence, counted at the proxy: the peak and the share of the
+ *    time at each count, next to the limit. Backups off here, as the bare script makes Keystone calls only. The API
+ *    writes per new order (the operator's `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20
+ *    orders of one user are created and rotated together, the user's logins counted at the proxy; goal one per token
+ *    lifetime.
  * 3a. A burst of up to 500 new orders with the operator at a Keystone limit (KAC_BENCH_LIMIT=rate,inFlight, default
  *    10,2): the peak requests in flight and per second at the proxy against the limit.
  * 3. Steady state at each size (e.g. 500, 1000, 2000, 5000 converged orders, topped up in batches of at most 500): one
@@ -27,8 +31,10 @@
  *    peaks while it lists and passes every order, then settles: the table has the peak and the idle RSS (the median of
  *    the last 20 s of 30 s quiet). Goal: the idle RSS with 2,000 unrelated Secrets of 100 KiB ≤ the RSS without + 64 MB.
  *
- *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000] [rounds=2] [convergeCount=200] [bcryptRounds=4]
- *     [--unrelated 2000x100KiB,10000x10KiB] [--memory-only]   (--memory-only: parts 3 and 6 only)
+ *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000|none] [rounds=2] [convergeCount=200] [bcryptRounds=4]
+ *     [workers=1,8] [--unrelated 2000x100KiB,10000x10KiB] [--memory-only]   (--memory-only: parts 3 and 6 only)
+ *
+ * `none` for the sizes runs only 1 and 2 (the rotation and the convergence at each worker count).
  *
  * KAC_BENCH_OPERATOR_NODE_ARGS adds Node flags to the operator's command line, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
  * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`. KAC_BENCH_HEAP_DIR=/tmp/h writes a
@@ -40,13 +46,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { OperatorRuntimeEnv } from '../src/api/operator-env';
+import { DEFAULT_WORKERS, KeystoneLimitDefaults, OperatorRuntimeEnv } from '../src/api/operator-env';
 import { startLocalKeystone } from '../src/testbed/keystone';
 import { startKube } from '../test/support/kube';
 import { kubeRequest, type KubeObject } from '../test/support/kubectl';
 import { startOpenBao } from '../test/support/openbao';
 import { installCrds, metricsText, startOperator, waitReady, type OperatorProcess } from '../test/support/operator';
-import { peakRate, startRecordingProxy, type RecordedCall, type RecordingProxy } from '../test/support/recording-proxy';
+import { describeInFlight, inFlightProfile, peakRate, startRecordingProxy, type RecordedCall, type RecordingProxy } from '../test/support/recording-proxy';
 import { synthesizeManifests } from '../test/support/synth';
 import { conditions, median, ms, printTable, type Figure } from './report';
 
@@ -65,6 +71,16 @@ const RESYNC_S = 20;
 const CLK_TCK = 100;
 /** Where the unrelated Secrets of part 6 live. */
 const UNRELATED_NS = 'bench-unrelated';
+
+/**
+ * The operator's limit of requests in flight per Keystone (its default, which the bench does not change outside 3a):
+ * the bare script runs that many lanes when the operator has more workers, as the limit, not the worker count,
+ * decides what reaches Keystone.
+ */
+const KEYSTONE_IN_FLIGHT_LIMIT = KeystoneLimitDefaults.inFlight;
+
+/** Requests the operator may have in flight at Keystone with `workers` workers per kind. */
+const keystoneLanes = (workers: number): number => Math.min(workers, KEYSTONE_IN_FLIGHT_LIMIT > 0 ? KEYSTONE_IN_FLIGHT_LIMIT : workers);
 
 const sleep = (msecs: number) => new Promise((done) => setTimeout(done, msecs));
 
@@ -213,10 +229,11 @@ async function passwordOf(name: string): Promise<string> {
 }
 
 /**
- * The bare script, serially (the operator's one worker), as `fetch` calls: per order a list and a create, and a login
- * per order (`login: true`) or once per user (`login: false`, as the operator with its tokens kept).
+ * The bare script, as `fetch` calls: per order a list and a create, and a login per order (`login: true`) or once per
+ * user (`login: false`, shared by the lanes, as the operator with its tokens kept); in `parallel` lanes (one per
+ * request the operator may have in flight), each taking the next order when its last one is done.
  */
-async function bareRound(env: Env, users: readonly string[], count: number, calls: { login: boolean; list: boolean }): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
+async function bareRound(env: Env, users: readonly string[], count: number, calls: { login: boolean; list: boolean }, parallel = 1): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
   const passwords = new Map<string, string>();
   for (const u of new Set(users)) passwords.set(u, await passwordOf(u));
   const url = env.keystoneUrl;
@@ -229,13 +246,15 @@ async function bareRound(env: Env, users: readonly string[], count: number, call
     const body = (await res.json()) as { token: { user: { id: string } } };
     return { token: res.headers.get('x-subject-token') ?? '', userId: body.token.user.id };
   };
-  const tokens = new Map<string, { token: string; userId: string }>();
+  const tokens = new Map<string, Promise<{ token: string; userId: string }>>();
   const created: { user: string; token: string; id: string }[] = [];
   const t0 = performance.now();
-  for (let i = 0; i < count; i++) {
+  let next = 0;
+  const order = async (i: number) => {
     const u = users[i];
-    let t = tokens.get(u);
-    if (calls.login || !t) tokens.set(u, (t = await login(u)));
+    let pending = tokens.get(u);
+    if (calls.login || !pending) tokens.set(u, (pending = login(u)));
+    const t = await pending;
     const base = `${url}/users/${t.userId}/application_credentials`;
     if (calls.list) await (await fetch(base, { headers: { 'x-auth-token': t.token } })).text();
     const res = await fetch(base, {
@@ -245,7 +264,12 @@ async function bareRound(env: Env, users: readonly string[], count: number, call
     });
     const { application_credential: c } = (await res.json()) as { application_credential: { id: string } };
     created.push({ user: t.userId, token: t.token, id: c.id });
-  }
+  };
+  await Promise.all(
+    Array.from({ length: Math.max(1, parallel) }, async () => {
+      while (next < count) await order(next++);
+    }),
+  );
   return { ms: performance.now() - t0, created };
 }
 
@@ -428,10 +452,13 @@ async function main(): Promise<void> {
   const unrelatedAt = process.argv.indexOf('--unrelated');
   const unrelated = unrelatedAt > 0 ? (process.argv[unrelatedAt + 1] ?? '').split(',').filter(Boolean).map(parseUnrelated) : [];
   const memoryOnly = flags.includes('--memory-only');
-  const sizes = (positional[0] ?? '500,1000,2000,5000').split(',').map(Number);
+  const sizes = positional[0] === 'none' ? [] : (positional[0] ?? '500,1000,2000,5000').split(',').map(Number);
   const rounds = Number(positional[1] ?? 2);
   const convergeCount = Number(positional[2] ?? 200);
   const bcryptRounds = Number(positional[3] ?? 4);
+  const workerCounts = (positional[4] ?? `1,${DEFAULT_WORKERS}`).split(',').map(Number);
+  if (workerCounts.length === 0 || workerCounts.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`workers (${positional[4]}) must be a comma-separated list of worker counts`);
+  const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${KeystoneLimitDefaults.requestsPerSecond}/s (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
   const stops: (() => Promise<void>)[] = [async () => void (await Promise.all([...fresh].map((op) => op.server.stop(10_000))))];
   // Ctrl-C or a timeout: stop what was started (the servers run in process groups of their own) before leaving.
@@ -533,48 +560,77 @@ async function main(): Promise<void> {
       await sleep(3_000);
       await op.server.stop(10_000);
 
-      // 2. Convergence of new orders, interleaved with the bare script; backups off.
-      op = await launch(env, 'bench-steady', false);
-      await waitReady(op);
+      // 2. Convergence of new orders at each worker count, interleaved with the bare script at the same number of
+      // requests in flight; backups off. The operator of the last worker count stays for what follows.
+      const writesPerOrder: number[] = [];
+      for (const [i, workers] of workerCounts.entries()) {
+        if (i > 0) await op.server.stop(10_000); // the rotation's operator is stopped already
+        op = await launch(env, `bench-w${workers}`, false, ['--workers', String(workers)]);
+        await waitReady(op);
+        await ensureUsers(rounds * convergeCount * workerCounts.length, users); // the first time only: they stay
+        const lanes = keystoneLanes(workers);
+        const nWorkers = `${workers} worker${workers > 1 ? 's' : ''}`;
       const opMs: number[] = [];
       const bareMs: number[] = [];
       const bareMinMs: number[] = [];
       let callMix = '';
-      const writesPerOrder: number[] = [];
-      await ensureUsers(rounds * convergeCount, users);
+      let loginPerOrder = false;
+      const flightTime: number[] = [];
+      let flightPeak = 0;
       for (let r = 0; r < rounds; r++) {
         await quiet(op, proxy);
         const names = Array.from({ length: convergeCount }, (_, k) => total + k);
         const mark = proxy.calls.length;
         const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
         const t0 = performance.now();
-        await createAll(names.map((i) => order(`o${i}`, userOf(i), `c${r}`)));
-        await untilReady('keystoneapplicationcredentials', `bench/batch=c${r}`, convergeCount, 900_000, 100);
-        opMs.push(performance.now() - t0);
-        callMix = mix(proxy.since(mark), convergeCount);
+        await createAll(names.map((k) => order(`o${k}`, userOf(k), `c${workers}-${r}`)));
+        await untilReady('keystoneapplicationcredentials', `bench/batch=c${workers}-${r}`, convergeCount, 3_600_000, 100);
+        const t1 = performance.now();
+        opMs.push(t1 - t0);
+        const calls = proxy.since(mark);
+        callMix = mix(calls, convergeCount);
+        // The same Keystone calls: a login per order if the operator made one per order, else one per user.
+        loginPerOrder = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length >= convergeCount / 2;
+        const flight = inFlightProfile(proxy.spans, t0, t1);
+        flightPeak = Math.max(flightPeak, flight.peak);
+        flight.share.forEach((x, n) => (flightTime[n] = (flightTime[n] ?? 0) + x * (t1 - t0)));
         total += convergeCount;
         await quiet(op, proxy);
         writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
         const who = names.map(userOf);
-        const bare = await bareRound(env, who, convergeCount, { login: false, list: true });
+        const bare = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes);
         bareMs.push(bare.ms);
         await bareCleanup(env, bare.created);
-        const minimal = await bareRound(env, who, convergeCount, { login: false, list: false });
+        const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
         bareMinMs.push(minimal.ms);
         await bareCleanup(env, minimal.created);
-        process.stderr.write(`[bench] round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare login+create ${bareMinMs[r].toFixed(0)} ms (${callMix})\n`);
+        process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix}); Keystone requests in flight: ${describeInFlight(flight)}\n`);
       }
       const cr = median(opMs) / median(bareMs);
-      figures.push({ figure: `converge ${convergeCount} new orders (1 worker)`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (a login per user, list + create per order, serial)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
-      figures.push({ figure: `converge ${convergeCount} new orders, against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
-      figures.push({ figure: 'Keystone calls per new order (operator)', value: callMix });
+      const all = flightTime.reduce((a, b) => a + b, 0);
+      const logins = loginPerOrder ? 'a login per order' : 'a login per user';
+      figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers} per kind`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (${logins}, list + create per order, ${lanes} in flight)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+      figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
+      figures.push({ figure: `Keystone calls per new order (operator, ${nWorkers})`, value: callMix });
+      figures.push({
+        figure: `Keystone requests in flight while ${nWorkers} converge (at the proxy)`,
+        value: describeInFlight({ peak: flightPeak, share: flightTime.map((t) => t / Math.max(1e-9, all)) }),
+        goal: KEYSTONE_IN_FLIGHT_LIMIT > 0 ? `≤ ${KEYSTONE_IN_FLIGHT_LIMIT} (--keystone-in-flight)` : 'no limit configured',
+        ...(KEYSTONE_IN_FLIGHT_LIMIT > 0 ? { met: flightPeak <= KEYSTONE_IN_FLIGHT_LIMIT } : {}),
+      });
+    }
       const wpo = Math.max(...writesPerOrder);
       figures.push({ figure: 'API writes per new order, Events included (operator metric)', value: wpo.toFixed(2), goal: '≤ 6', met: wpo <= 6 });
+    if (sizes.length === 0) {
+      printTable('The operator: rotation latency, convergence', context, figures);
+      return;
+    }
 
       // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
       {
-        await ensureUsers(rounds * convergeCount + PER_USER * 3, users); // a user of its own beyond the others
-        const solo = `u${Math.ceil((rounds * convergeCount) / PER_USER) + 2}`;
+      const converged = rounds * convergeCount * workerCounts.length;
+      await ensureUsers(converged + PER_USER * 3, users); // a user of its own beyond the others
+      const solo = `u${Math.ceil(converged / PER_USER) + 2}`;
         if (!users.has(solo)) {
           users.add(solo);
           await createAll([user(solo), assignment(solo)].map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
@@ -613,7 +669,7 @@ async function main(): Promise<void> {
       op = await launch(env, 'bench-limited', false, ['--keystone-rate', String(limitRate), '--keystone-in-flight', String(limitInFlight)]);
       await waitReady(op);
       {
-        const burst = Math.min(500, Math.max(0, sizes[0] - total));
+      const burst = Math.min(500, Math.max(0, (sizes[0] ?? 0) - total));
         if (burst > 0) {
           await ensureUsers(total + burst, users);
           await quiet(op, proxy);
@@ -722,11 +778,7 @@ async function main(): Promise<void> {
       const head = ['converged orders', 'no unrelated Secrets', ...unrelated.map((u) => `${u.count.toLocaleString('en')} unrelated of ${u.label.split('x')[1]}`)];
       process.stdout.write(`\n## The operator's RSS by orders × unrelated Secrets (MiB, idle after 30 s quiet; peak from spawn)\n\n${[head, head.map(() => '---'), ...memoryRows].map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
     }
-    printTable(
-      'The operator: rotation latency, convergence, steady state',
-      `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), 1 worker per kind, --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`,
-      figures,
-    );
+    printTable('The operator: rotation latency, convergence, steady state', context, figures);
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     // KAC_BENCH_KEEP=1 keeps the work dir (the operators' logs) for a look after the run.

@@ -5,25 +5,34 @@
 import { generationOf } from '../../src/api';
 import type { CredentialPort, KeystoneCredential } from '../../src/lifecycle';
 
-interface Stored {
+export interface Stored {
   id: string;
   name: string;
   secret: string;
   expiresAt?: Date;
 }
 
-export class FakeKeystone implements CredentialPort {
+/** One user's credentials in Keystone: what several orders of the user (each a {@link FakeKeystone} of its prefix) share. */
+export class FakeUser {
   readonly credentials = new Map<string, Stored>();
+  next = 1;
+}
+
+export class FakeKeystone implements CredentialPort {
+  /** The user's credentials: this order's and, with a shared {@link FakeUser}, the other orders'. */
+  readonly credentials: Map<string, Stored>;
   /** Every create and delete, for counting write calls. */
   readonly writes: string[] = [];
-  private next = 1;
   /** Called before each call; may throw to simulate a crash or an outage. */
   fault: (call: 'list' | 'create' | 'create-after' | 'delete') => void = () => undefined;
 
   constructor(
     private readonly prefix: string,
     private readonly clock: () => Date,
-  ) {}
+    private readonly user: FakeUser = new FakeUser(),
+  ) {
+    this.credentials = user.credentials;
+  }
 
   async list(): Promise<KeystoneCredential[]> {
     this.fault('list');
@@ -39,7 +48,7 @@ export class FakeKeystone implements CredentialPort {
     this.fault('create');
     if ([...this.credentials.values()].some((c) => c.name === request.name)) throw Object.assign(new Error(`409 name ${request.name} exists`), { status: 409 });
     if (request.expiresAt && request.expiresAt <= this.clock()) throw Object.assign(new Error("400 The 'expires_at' must not be before now."), { status: 400 });
-    const id = `id-${this.next++}`;
+    const id = `id-${this.user.next++}`;
     this.credentials.set(id, { id, name: request.name, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
     this.writes.push(`create ${request.name}`);
     this.fault('create-after');

@@ -5,6 +5,7 @@
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 export interface RecordedCall {
   readonly method: string;
@@ -20,6 +21,11 @@ export interface RecordingProxy {
   /** `http://127.0.0.1:<port>` plus the upstream's path (e.g. `/v3`). */
   readonly url: string;
   readonly calls: RecordedCall[];
+  /**
+   * When each call (same index as `calls`) arrived and when its reply was sent (`performance.now()` ms): the requests
+   * the caller had in flight at Keystone at any moment (see {@link inFlightProfile}).
+   */
+  readonly spans: { readonly start: number; end?: number }[];
   /** Calls since `mark` (an index into `calls`). */
   since(mark: number): RecordedCall[];
   /**
@@ -75,6 +81,7 @@ export function isWrite(call: RecordedCall): boolean {
 export async function startRecordingProxy(upstreamUrl: string): Promise<RecordingProxy> {
   const upstream = new URL(upstreamUrl);
   const calls: RecordedCall[] = [];
+  const spans: { start: number; end?: number }[] = [];
   // eslint-disable-next-line prefer-const -- assigned once the server listens; the handler reads it per request
   let proxy: RecordingProxy;
   let inFlight = 0;
@@ -84,7 +91,12 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
     calls.push(call);
     inFlight++;
     peak = Math.max(peak, inFlight);
-    res.on('close', () => inFlight--);
+    const span: { start: number; end?: number } = { start: performance.now() };
+    spans.push(span);
+    res.on('close', () => {
+      inFlight--;
+      span.end = performance.now();
+    });
     const answer = (status: number) => {
       call.status = status;
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -137,6 +149,7 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
   proxy = {
     url: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}`,
     calls,
+    spans,
     since: (mark) => calls.slice(mark),
     get inFlight() {
       return inFlight;
@@ -150,4 +163,42 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return proxy;
+}
+
+/** How many requests were in flight over a time window: the peak, and the share of the window at each count. */
+export interface InFlightProfile {
+  readonly peak: number;
+  /** `share[n]`: the fraction of the window with exactly n requests in flight. */
+  readonly share: readonly number[];
+}
+
+/** The requests in flight between `from` and `to` (`performance.now()` ms) of a proxy's spans. */
+export function inFlightProfile(spans: readonly { readonly start: number; readonly end?: number }[], from: number, to: number): InFlightProfile {
+  const events: [number, number][] = [];
+  for (const span of spans) {
+    const end = span.end ?? to;
+    if (end <= from || span.start >= to) continue;
+    events.push([Math.max(from, span.start), +1], [Math.min(to, end), -1]);
+  }
+  // At one instant, ends before starts: a request answered as the next one arrives was never in flight beside it.
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const time: number[] = [];
+  let level = 0;
+  let peak = 0;
+  let at = from;
+  for (const [t, delta] of events) {
+    time[level] = (time[level] ?? 0) + (t - at);
+    at = t;
+    level += delta;
+    peak = Math.max(peak, level);
+  }
+  time[level] = (time[level] ?? 0) + (to - at);
+  const total = Math.max(1e-9, to - from);
+  return { peak, share: Array.from({ length: time.length }, (_, n) => (time[n] ?? 0) / total) };
+}
+
+/** `peak 4; 0: 3%, 1: 12%, …` for a report. */
+export function describeInFlight(flight: InFlightProfile): string {
+  const shares = flight.share.map((x, n) => (x >= 0.005 ? `${n}: ${Math.round(x * 100)}%` : '')).filter(Boolean);
+  return `peak ${flight.peak}; share of the time at each count: ${shares.join(', ')}`;
 }

@@ -9,7 +9,10 @@ import { CredentialReconciler } from '../../../src/operator/credential/reconcile
 import { PlaneCluster } from '../../../src/operator/plane-cluster';
 import { EventRecorder } from '../../../src/operator/runtime/events';
 import { passwordSecretName } from '../../../src/plane/naming';
-import { FakeKeystone } from '../../support/fake-keystone';
+import { Controller } from '../../../src/operator/runtime/controller';
+import { silentLogger } from '../../../src/operator/runtime/log';
+import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
+import { FakeKeystone, FakeUser } from '../../support/fake-keystone';
 
 const NS = 'team-a';
 const CP_NS = 'cp';
@@ -344,3 +347,74 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(JSON.stringify(w.get().status)).not.toContain('user-password');
   });
 });
+
+describe('KeystoneApplicationCredential reconciler under several workers', () => {
+  it('the orders of one user, reconciled four at a time, each converge on a credential of their own; no park meets a 409', async () => {
+    const w = world();
+    w.assignment();
+    const user = new FakeUser();
+    const clock = () => T0;
+    const names = Array.from({ length: 10 }, (_, i) => `app${i}`);
+    for (const name of names) {
+      w.cluster.put(Kinds.KeystoneApplicationCredential, {
+        apiVersion: 'c5c3.io/v1alpha1',
+        kind: 'KeystoneApplicationCredential',
+        metadata: { name, namespace: NS },
+        spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '1h', gracePeriod: '10m' } },
+      } as KeystoneApplicationCredential);
+    }
+    // Keystone answers after a moment, so that the passes overlap.
+    const slow = <T>(call: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => call().then(resolve, reject), 1 + Math.floor(Math.random() * 3)));
+    const reconciler = new CredentialReconciler({
+      cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)),
+      keystone: (_connection, prefix) => {
+        const keystone = new FakeKeystone(prefix, clock, user);
+        return { list: () => slow(() => keystone.list()), create: (r) => slow(() => keystone.create(r)), delete: (id) => slow(() => keystone.delete(id)) };
+      },
+      clock,
+    });
+    let inFlight = 0;
+    let peak = 0;
+    const controller = new Controller(
+      {
+        kind: Kinds.KeystoneApplicationCredential,
+        concurrency: 4,
+        reconcile: async ({ namespace, name }) => {
+          peak = Math.max(peak, ++inFlight);
+          try {
+            const outcome = await reconciler.reconcile({ namespace: namespace ?? '', name });
+            return outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {};
+          } finally {
+            inFlight--;
+          }
+        },
+      },
+      { metrics: new OperatorMetrics({ defaultMetrics: false }), logger: silentLogger, keys: () => names.map((n) => `${NS}/${n}`) },
+    );
+    // The informer's part: a changed order is queued again.
+    w.cluster.onChange((change) => {
+      if (change.kind.kind === 'KeystoneApplicationCredential' && change.object.metadata.name !== 'app') controller.enqueue(`${NS}/${change.object.metadata.name}`);
+    });
+    w.cluster.clear();
+    controller.start();
+    const order = (name: string) => w.cluster.get(Kinds.KeystoneApplicationCredential, NS, name) as KeystoneApplicationCredential;
+    const ready = () => names.every((n) => order(n).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    for (let i = 0; i < 400 && !(ready() && controller.queue.depth === 0 && inFlight === 0); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await controller.stop(5_000)).toBe(true);
+    expect(ready()).toBe(true);
+    expect(peak).toBe(4);
+    // One credential per order in Keystone, each delivered by its own order and no other.
+    expect(user.credentials.size).toBe(names.length);
+    const delivered = names.map((n) => Buffer.from(w.cluster.get(Kinds.Secret, NS, `${n}-credentials`)?.data?.application_credential_id ?? '', 'base64').toString());
+    expect(new Set(delivered).size).toBe(names.length);
+    for (const [i, n] of names.entries()) {
+      expect(order(n).status?.credentialID).toBe(delivered[i]);
+      expect(user.credentials.get(delivered[i])?.name.startsWith(childPrefix({ namespace: NS, name: n }))).toBe(true);
+    }
+    // Every parked secret was created once: no create of one order's child ever met another pass's.
+    const creates = w.cluster.writes.filter((x) => x.verb === 'create' && x.kind === 'Secret').map((x) => x.key);
+    expect(creates).toHaveLength(names.length);
+    expect(new Set(creates).size).toBe(names.length);
+  });
+});
+
