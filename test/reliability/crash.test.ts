@@ -12,6 +12,9 @@
  * generation is skipped and every credential in Keystone has its `secret-v<N>`), failed probe authentications (0), and
  * the time from the restart to convergence.
  *
+ * The operator runs as many workers per kind as there are orders (`--workers 3`), so the three orders' passes run side
+ * by side and a kill lands among several passes in flight, as on a cluster that rotates many orders at once.
+ *
  * Rounds per kill point: `KAC_RELIABILITY_ROUNDS` (CI's `npm test`: 2; `npm run test:reliability`: 20).
  */
 import { randomInt } from 'node:crypto';
@@ -54,7 +57,7 @@ const launch = async () => {
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
+    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', '--workers', String(ORDERS.length)],
     env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
   });
   return waitReady(operator);
@@ -330,6 +333,19 @@ describe('the operator killed with SIGKILL right after each kind of action, then
     expect(figures.parkedLost).toBe(0);
     expect(figures.maxPerOrder).toBeLessThanOrEqual(2);
     expect(consumers.failures().slice(probeBefore)).toEqual([]);
+  });
+
+  it('ran the orders\' passes side by side, one worker per order', () => {
+    const lines = readFileSync(operator.server.log, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const started = lines.filter((l) => l.msg === 'controller started' && l.controller === 'KeystoneApplicationCredential');
+    expect(started.length).toBeGreaterThan(0);
+    for (const l of started) expect(l.workers).toBe(ORDERS.length);
+    // Reconciles of different orders whose spans (end time minus duration) overlapped: passes that ran at once.
+    const spans = lines
+      .filter((l) => l.msg === 'reconcile' && l.controller === 'KeystoneApplicationCredential' && l.reason !== 'Unchanged')
+      .map((l) => ({ key: String(l.key), end: Date.parse(String(l.time)), start: Date.parse(String(l.time)) - Number(l.durationMs) }));
+    const overlapping = spans.filter((a) => spans.some((b) => b.key !== a.key && b.start < a.end && a.start < b.end));
+    expect(overlapping.length).toBeGreaterThan(0);
   });
 
   it('no minted secret or password appears in any log line, Event or status read', async () => {
