@@ -54,7 +54,10 @@ export interface ManagerOptions {
    * @default 1
    */
   readonly workers?: number;
-  /** Workers by controller name (the kind), over `workers` (controller-runtime's GroupKindConcurrency). @default none */
+  /**
+   * Workers by kind, over `workers`, for every controller of that kind (controller-runtime's GroupKindConcurrency).
+   * @default none
+   */
   readonly workersPerKind?: Readonly<Record<string, number>>;
   readonly logger?: Logger;
   readonly metrics?: OperatorMetrics;
@@ -165,7 +168,7 @@ export class Manager {
     if (this.controllers.some((c) => c.name === name)) throw new Error(`a controller named ${name} is already registered`);
     this.informers(spec.kind);
     this.primaries.add(kindId(spec.kind));
-    const concurrency = spec.concurrency ?? this.options.workersPerKind?.[name] ?? this.options.workers ?? 1;
+    const concurrency = spec.concurrency ?? this.options.workersPerKind?.[spec.kind.kind] ?? this.options.workers ?? 1;
     const controller = new Controller({ ...(spec as unknown as ControllerSpec), concurrency }, {
       metrics: this.metrics,
       logger: this.logger,
