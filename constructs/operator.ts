@@ -96,7 +96,7 @@ export interface OperatorProps {
    * Workers of every controller: how many objects of one kind are reconciled at once (controller-runtime's
    * MaxConcurrentReconciles; `KAC_WORKERS`). One object is never reconciled by two workers at once. The per-Keystone
    * rate limit, not this count, decides how many requests reach Keystone. 1 to 64.
-   * @default 4
+   * @default 8
    */
   readonly workers?: number;
   /**

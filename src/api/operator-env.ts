@@ -69,10 +69,11 @@ export type ReconciledKind = (typeof ReconciledKinds)[number];
  * Workers per controller when neither the construct nor a flag says otherwise (controller-runtime's
  * MaxConcurrentReconciles). One key is never reconciled by two workers at once; different orders are. A new order's
  * pass spends most of its time waiting on Keystone (bcrypt) and on the API server, so with one worker a burst of new
- * orders or a mass rotation waits in one line while Keystone's own workers are idle; the per-Keystone rate limit, not
- * the worker count, decides how much reaches Keystone.
+ * orders or a mass rotation waits in one line while Keystone's own workers are idle. A pass has at most one Keystone
+ * request in flight, so 8 workers can keep 8 Keystone workers busy (a Keystone of a few cores); what reaches Keystone
+ * beyond that is the per-Keystone limit's to decide, not the worker count's.
  */
-export const DEFAULT_WORKERS = 4;
+export const DEFAULT_WORKERS = 8;
 
 /** The most workers a controller may have: beyond a few dozen, more workers only wait on the rate limit. */
 export const MAX_WORKERS = 64;

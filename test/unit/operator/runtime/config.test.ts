@@ -27,7 +27,7 @@ describe('operator configuration', () => {
       logLevel: 'info',
       resyncPeriodMs: 3_600_000,
       shutdownTimeoutMs: 20_000,
-      workers: 4,
+      workers: 8,
       workersPerKind: {},
       openBao: undefined,
       consumerHandoff: false,
@@ -60,7 +60,7 @@ describe('operator configuration', () => {
       workers: 2,
       workersPerKind: { KeystoneUser: 3 },
     });
-    expect(describeConfig(resolveConfig({ workersPerKind: 'KeystoneUser=3,ControlPlane=2' }, {}, defaults))).toMatchObject({ workers: 4, workersPerKind: 'KeystoneUser=3,ControlPlane=2' });
+    expect(describeConfig(resolveConfig({ workersPerKind: 'KeystoneUser=3,ControlPlane=2' }, {}, defaults))).toMatchObject({ workers: 8, workersPerKind: 'KeystoneUser=3,ControlPlane=2' });
   });
 
   it.each([
