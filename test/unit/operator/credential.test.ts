@@ -12,7 +12,9 @@ import { passwordSecretName } from '../../../src/plane/naming';
 import { Controller } from '../../../src/operator/runtime/controller';
 import { silentLogger } from '../../../src/operator/runtime/log';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
+import { KeystoneLimits, KeystoneSessions } from '../../../src/keystone';
 import { FakeKeystone, FakeUser } from '../../support/fake-keystone';
+import { FakeKeystone as FakeKeystoneHttp, json, tokenReply } from '../keystone/fake-keystone';
 
 const NS = 'team-a';
 const CP_NS = 'cp';
@@ -415,6 +417,79 @@ describe('KeystoneApplicationCredential reconciler under several workers', () =>
     const creates = w.cluster.writes.filter((x) => x.verb === 'create' && x.kind === 'Secret').map((x) => x.key);
     expect(creates).toHaveLength(names.length);
     expect(new Set(creates).size).toBe(names.length);
+  });
+
+  it('eight workers, twenty orders of one user, a limit of 2 in flight: one login, never more than 2 requests at Keystone', async () => {
+    const w = world();
+    w.assignment();
+    const names = Array.from({ length: 20 }, (_, i) => `burst${i}`);
+    for (const name of names) {
+      w.cluster.put(Kinds.KeystoneApplicationCredential, {
+        apiVersion: 'c5c3.io/v1alpha1',
+        kind: 'KeystoneApplicationCredential',
+        metadata: { name, namespace: NS },
+        spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '1h', gracePeriod: '10m' } },
+      } as KeystoneApplicationCredential);
+    }
+    // Keystone over HTTP (the real client, sessions and limit in front of it), each request taking 25 ms: Keystone, not
+    // the passes' own work, is what they wait on, as with bcrypt.
+    const held: { id: string; name: string; expires_at: string | null }[] = [];
+    let inFlight = 0;
+    let peak = 0;
+    let ids = 0;
+    const slowly = async (answer: () => Response): Promise<Response> => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((r) => setTimeout(r, 25));
+      inFlight--;
+      return answer();
+    };
+    const record = (c: { id: string; name: string; expires_at: string | null }) => ({ ...c, user_id: 'u1', project_id: 'p1', roles: [{ id: 'r1', name: 'member' }], unrestricted: false });
+    const keystone = new FakeKeystoneHttp()
+      .on('POST', /^\/v3\/auth\/tokens$/, () => slowly(() => tokenReply(`tok-${ids}`, new Date(T0.getTime() + 3600_000))))
+      .on('GET', /^\/v3\/users\/u1\/application_credentials/, () => slowly(() => json(200, { application_credentials: held.map(record) })))
+      .on('POST', /^\/v3\/users\/u1\/application_credentials$/, (request) =>
+        slowly(() => {
+          const body = (request.body as { application_credential: { name: string; expires_at?: string } }).application_credential;
+          const created = { id: `ac-${++ids}`, name: body.name, expires_at: body.expires_at ?? null };
+          held.push(created);
+          return json(201, { application_credential: record(created) });
+        }),
+      );
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 2 });
+    let busiest = 0;
+    const reconciler = new CredentialReconciler({
+      cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)),
+      sessions: new KeystoneSessions({ limits, fetch: keystone.fetch, now: () => T0.getTime() }),
+      clock: () => T0,
+    });
+    const controller = new Controller(
+      {
+        kind: Kinds.KeystoneApplicationCredential,
+        concurrency: 8,
+        reconcile: async ({ namespace, name }) => {
+          busiest = Math.max(busiest, controller.activeWorkers);
+          const outcome = await reconciler.reconcile({ namespace: namespace ?? '', name });
+          return outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {};
+        },
+      },
+      { metrics: new OperatorMetrics({ defaultMetrics: false }), logger: silentLogger, keys: () => names.map((n) => `${NS}/${n}`) },
+    );
+    w.cluster.onChange((change) => {
+      if (change.kind.kind === 'KeystoneApplicationCredential' && names.includes(change.object.metadata.name)) controller.enqueue(`${NS}/${change.object.metadata.name}`);
+    });
+    controller.start();
+    const order = (name: string) => w.cluster.get(Kinds.KeystoneApplicationCredential, NS, name) as KeystoneApplicationCredential;
+    const ready = () => names.every((n) => order(n).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    for (let i = 0; i < 1_000 && !(ready() && controller.queue.depth === 0 && controller.activeWorkers === 0); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await controller.stop(5_000)).toBe(true);
+    expect(ready()).toBe(true);
+    expect(held).toHaveLength(names.length);
+    // One login for the user's twenty orders, though eight passes began at once.
+    expect(keystone.calls('POST', /auth\/tokens/)).toHaveLength(1);
+    // The limit, not the eight workers (all of them busy at once), decided what reached Keystone.
+    expect(busiest).toBe(8);
+    expect(peak).toBe(2);
+    expect(limits.all().map((l) => l.peakInFlight)).toEqual([2]);
   });
 });
 
