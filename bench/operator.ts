@@ -578,8 +578,11 @@ async function main(): Promise<void> {
       const flightTime: number[] = [];
       let flightPeak = 0;
       for (let r = 0; r < rounds; r++) {
-        await quiet(op, proxy);
         const names = Array.from({ length: convergeCount }, (_, k) => total + k);
+        const who = names.map(userOf);
+        let flight = inFlightProfile([], 0, 1);
+        const operatorRun = async () => {
+          await quiet(op, proxy);
         const mark = proxy.calls.length;
         const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
         const t0 = performance.now();
@@ -591,19 +594,29 @@ async function main(): Promise<void> {
         callMix = mix(calls, convergeCount);
         // The same Keystone calls: a login per order if the operator made one per order, else one per user.
         loginPerOrder = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length >= convergeCount / 2;
-        const flight = inFlightProfile(proxy.spans, t0, t1);
+          flight = inFlightProfile(proxy.spans, t0, t1);
         flightPeak = Math.max(flightPeak, flight.peak);
         flight.share.forEach((x, n) => (flightTime[n] = (flightTime[n] ?? 0) + x * (t1 - t0)));
-        total += convergeCount;
         await quiet(op, proxy);
         writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
-        const who = names.map(userOf);
+        };
+        const bareRun = async () => {
         const bare = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes);
         bareMs.push(bare.ms);
         await bareCleanup(env, bare.created);
         const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
         bareMinMs.push(minimal.ms);
         await bareCleanup(env, minimal.created);
+        };
+        // Operator first in even rounds, the bare script first in odd ones (its logins as the round before counted them).
+        if (r % 2 === 0) {
+          await operatorRun();
+          await bareRun();
+        } else {
+          await bareRun();
+          await operatorRun();
+        }
+        total += convergeCount;
         process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix}); Keystone requests in flight: ${describeInFlight(flight)}\n`);
       }
       const cr = median(opMs) / median(bareMs);
