@@ -351,12 +351,8 @@ describe('KeystoneApplicationCredential reconciler', () => {
 });
 
 describe('KeystoneApplicationCredential reconciler under several workers', () => {
-  it('the orders of one user, reconciled four at a time, each converge on a credential of their own; no park meets a 409', async () => {
-    const w = world();
-    w.assignment();
-    const user = new FakeUser();
-    const clock = () => T0;
-    const names = Array.from({ length: 10 }, (_, i) => `app${i}`);
+  /** Orders of the one user `svc` in project `proj`, one per name. */
+  const putOrders = (w: ReturnType<typeof world>, names: readonly string[]) => {
     for (const name of names) {
       w.cluster.put(Kinds.KeystoneApplicationCredential, {
         apiVersion: 'c5c3.io/v1alpha1',
@@ -365,6 +361,15 @@ describe('KeystoneApplicationCredential reconciler under several workers', () =>
         spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '1h', gracePeriod: '10m' } },
       } as KeystoneApplicationCredential);
     }
+  };
+
+  it('the orders of one user, reconciled four at a time, each converge on a credential of their own; no park meets a 409', async () => {
+    const w = world();
+    w.assignment();
+    const user = new FakeUser();
+    const clock = () => T0;
+    const names = Array.from({ length: 10 }, (_, i) => `app${i}`);
+    putOrders(w, names);
     // Keystone answers after a moment, so that the passes overlap.
     const slow = <T>(call: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => call().then(resolve, reject), 1 + Math.floor(Math.random() * 3)));
     const reconciler = new CredentialReconciler({
@@ -423,14 +428,7 @@ describe('KeystoneApplicationCredential reconciler under several workers', () =>
     const w = world();
     w.assignment();
     const names = Array.from({ length: 20 }, (_, i) => `burst${i}`);
-    for (const name of names) {
-      w.cluster.put(Kinds.KeystoneApplicationCredential, {
-        apiVersion: 'c5c3.io/v1alpha1',
-        kind: 'KeystoneApplicationCredential',
-        metadata: { name, namespace: NS },
-        spec: { ...ref, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, rotation: { interval: '1h', gracePeriod: '10m' } },
-      } as KeystoneApplicationCredential);
-    }
+    putOrders(w, names);
     // Keystone over HTTP (the real client, sessions and limit in front of it), each request taking 25 ms: Keystone, not
     // the passes' own work, is what they wait on, as with bcrypt.
     const held: { id: string; name: string; expires_at: string | null }[] = [];
