@@ -10,11 +10,15 @@
  *    Keystone calls (per order a list of the user's credentials and a create, and a login per user as the operator
  *    keeps its tokens, or per order when the proxy counted one per order) with as many requests in flight as the
  *    operator may have: W, or the per-Keystone limit (`--keystone-in-flight`, default 8) when that is lower; goal
- *    ≤ 1.15×. Keystone's requests in flight over each convergence, counted at the proxy: the peak and the share of the
- *    time at each count, next to the limit. Backups off here, as the bare script makes Keystone calls only. The API
- *    writes per new order (the operator's `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20
- *    orders of one user are created and rotated together, the user's logins counted at the proxy; goal one per token
- *    lifetime.
+ *    ≤ 1.15×. Operator first in even rounds, the bare script first in odd ones. Keystone's requests in flight over each
+ *    convergence, counted at the proxy: the peak and the share of the time at each count, next to the limit; requests
+ *    per second (the most in any 1 s, the mean) next to `--keystone-rate`; the CPU seconds of the operator and of
+ *    Keystone (one process, one thread: its CPU over the wall time is how busy it was) in the operator's runs and the
+ *    bare script's. With KAC_BENCH_BEFORE=<checkout with lib/ compiled> each round at one worker also converges a batch
+ *    of its own with that build's operator (e.g. main's), for "one worker is no worse than before" in the same run.
+ *    Backups off here, as the bare script makes Keystone calls only. The API writes per new order (the operator's
+ *    `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20 orders of one user are created and
+ *    rotated together, the user's logins counted at the proxy; goal one per token lifetime.
  * 3a. A burst of up to 500 new orders with the operator at a Keystone limit (KAC_BENCH_LIMIT=rate,inFlight, default
  *    10,2): the peak requests in flight and per second at the proxy against the limit.
  * 3. Steady state at each size (e.g. 500, 1000, 2000, 5000 converged orders, topped up in batches of at most 500): one
@@ -169,9 +173,9 @@ interface Env {
   readonly bao: { readonly addr: string; readonly token: string };
 }
 
-function launch(env: Env, name: string, backups: boolean, extra: readonly string[] = [], elect = false): Promise<OperatorProcess> {
-  const compiled = join(REPO, 'lib', 'src', 'cli', 'main.js');
-  if (!existsSync(compiled)) throw new Error('lib/ is missing: run `npm run build` first');
+function launch(env: Env, name: string, backups: boolean, extra: readonly string[] = [], elect = false, repo = REPO): Promise<OperatorProcess> {
+  const compiled = join(repo, 'lib', 'src', 'cli', 'main.js');
+  if (!existsSync(compiled)) throw new Error(`${repo}/lib/ is missing: run \`npm run build\` (or \`npx tsc\`) there first`);
   return startOperator({
     name,
     kubeconfig: process.env.KAC_KUBECONFIG as string,
@@ -458,6 +462,8 @@ async function main(): Promise<void> {
   const bcryptRounds = Number(positional[3] ?? 4);
   const workerCounts = (positional[4] ?? `1,${DEFAULT_WORKERS}`).split(',').map(Number);
   if (workerCounts.length === 0 || workerCounts.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`workers (${positional[4]}) must be a comma-separated list of worker counts`);
+  // A checkout of an earlier build with its lib/ compiled, whose operator converges a batch of its own in each round at one worker.
+  const before = process.env.KAC_BENCH_BEFORE ? resolve(process.env.KAC_BENCH_BEFORE) : undefined;
   const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${KeystoneLimitDefaults.requestsPerSecond}/s (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
   const stops: (() => Promise<void>)[] = [async () => void (await Promise.all([...fresh].map((op) => op.server.stop(10_000))))];
@@ -567,7 +573,7 @@ async function main(): Promise<void> {
         if (i > 0) await op.server.stop(10_000); // the rotation's operator is stopped already
         op = await launch(env, `bench-w${workers}`, false, ['--workers', String(workers)]);
         await waitReady(op);
-        await ensureUsers(rounds * convergeCount * workerCounts.length, users); // the first time only: they stay
+      await ensureUsers(rounds * convergeCount * (workerCounts.length + (before && workerCounts.includes(1) ? 1 : 0)), users); // the first time only: they stay
         const lanes = keystoneLanes(workers);
         const nWorkers = `${workers} worker${workers > 1 ? 's' : ''}`;
       const opMs: number[] = [];
@@ -577,6 +583,11 @@ async function main(): Promise<void> {
       let loginPerOrder = false;
       const flightTime: number[] = [];
       let flightPeak = 0;
+      // CPU seconds (utime + stime) of the operator and of Keystone (one process, one thread) over each timed run.
+      const opCpu: { operator: number; keystone: number }[] = [];
+      const bareKeystoneCpu: number[] = [];
+      const beforeMs: number[] = []; // KAC_BENCH_BEFORE's operator, at one worker
+      const perSecond: { peak: number; mean: number }[] = []; // Keystone requests per second at the proxy
       for (let r = 0; r < rounds; r++) {
         const names = Array.from({ length: convergeCount }, (_, k) => total + k);
         const who = names.map(userOf);
@@ -585,13 +596,16 @@ async function main(): Promise<void> {
           await quiet(op, proxy);
         const mark = proxy.calls.length;
         const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
+          const cpu0 = { operator: cpuTicks(op.server.process.pid as number), keystone: cpuTicks(keystone.pid) };
         const t0 = performance.now();
         await createAll(names.map((k) => order(`o${k}`, userOf(k), `c${workers}-${r}`)));
         await untilReady('keystoneapplicationcredentials', `bench/batch=c${workers}-${r}`, convergeCount, 3_600_000, 100);
         const t1 = performance.now();
         opMs.push(t1 - t0);
+          opCpu.push({ operator: (cpuTicks(op.server.process.pid as number) - cpu0.operator) / CLK_TCK, keystone: (cpuTicks(keystone.pid) - cpu0.keystone) / CLK_TCK });
         const calls = proxy.since(mark);
         callMix = mix(calls, convergeCount);
+          perSecond.push({ peak: peakRate(calls), mean: calls.length / ((t1 - t0) / 1000) });
         // The same Keystone calls: a login per order if the operator made one per order, else one per user.
         loginPerOrder = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length >= convergeCount / 2;
           flight = inFlightProfile(proxy.spans, t0, t1);
@@ -601,23 +615,45 @@ async function main(): Promise<void> {
         writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
         };
         const bareRun = async () => {
+          const keystoneCpu0 = cpuTicks(keystone.pid);
         const bare = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes);
         bareMs.push(bare.ms);
+          bareKeystoneCpu.push((cpuTicks(keystone.pid) - keystoneCpu0) / CLK_TCK);
         await bareCleanup(env, bare.created);
         const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
         bareMinMs.push(minimal.ms);
         await bareCleanup(env, minimal.created);
         };
+        // The build before (KAC_BENCH_BEFORE, with one worker: it has no --workers) on a batch of its own, the same size
+        // and as many orders per user, in place of this build's operator (two operators would both reconcile).
+        const beforeRun = async () => {
+          if (!before || workers !== 1) return;
+          await quiet(op, proxy);
+          await op.server.stop(10_000);
+          const old = await launch(env, `bench-before-${r}`, false, [], false, before);
+          await waitReady(old);
+          await quiet(old, proxy);
+          const t0 = performance.now();
+          await createAll(Array.from({ length: convergeCount }, (_, k) => total + convergeCount + k).map((k) => order(`o${k}`, userOf(k), `b${r}`)));
+          await untilReady('keystoneapplicationcredentials', `bench/batch=b${r}`, convergeCount, 3_600_000, 100);
+          beforeMs.push(performance.now() - t0);
+          await quiet(old, proxy);
+          await old.server.stop(10_000);
+          op = await launch(env, `bench-w${workers}-${r}`, false, ['--workers', String(workers)]);
+          await waitReady(op);
+        };
         // Operator first in even rounds, the bare script first in odd ones (its logins as the round before counted them).
         if (r % 2 === 0) {
           await operatorRun();
           await bareRun();
+          await beforeRun();
         } else {
+          await beforeRun();
           await bareRun();
           await operatorRun();
         }
-        total += convergeCount;
-        process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix}); Keystone requests in flight: ${describeInFlight(flight)}\n`);
+        total += convergeCount * (before && workers === 1 ? 2 : 1);
+        process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix})${beforeMs[r] === undefined ? '' : `, the build before ${beforeMs[r].toFixed(0)} ms`}; Keystone requests in flight: ${describeInFlight(flight)}\n`);
       }
       const cr = median(opMs) / median(bareMs);
       const all = flightTime.reduce((a, b) => a + b, 0);
@@ -625,11 +661,27 @@ async function main(): Promise<void> {
       figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers} per kind`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (${logins}, list + create per order, ${lanes} in flight)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
       figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
       figures.push({ figure: `Keystone calls per new order (operator, ${nWorkers})`, value: callMix });
+      if (beforeMs.length > 0) {
+        const b = median(beforeMs) / median(bareMs);
+        figures.push({ figure: `converge ${convergeCount} new orders, the build before (${before}), 1 worker`, value: ms(median(beforeMs)), baseline: ms(median(bareMs)), ratio: b, goal: `this build's ${cr.toFixed(2)}× not above it`, met: cr <= b });
+      }
+      // Keystone is busy (its CPU over the wall time) as long as it has work: what the operator leaves idle shows here.
+      const busy = (cpu: number, wallMs: number) => `${((100 * cpu) / (wallMs / 1000)).toFixed(0)} %`;
+      figures.push({
+        figure: `CPU while ${nWorkers} converge (median round): operator, Keystone (its busy share of the wall time)`,
+        value: `${median(opCpu.map((c) => c.operator)).toFixed(1)} s (${((1000 * median(opCpu.map((c) => c.operator))) / convergeCount).toFixed(1)} ms per order), ${median(opCpu.map((c) => c.keystone)).toFixed(1)} s (${busy(median(opCpu.map((c) => c.keystone)), median(opMs))})`,
+        baseline: `Keystone ${median(bareKeystoneCpu).toFixed(1)} s (${busy(median(bareKeystoneCpu), median(bareMs))}) under the bare script`,
+      });
       figures.push({
         figure: `Keystone requests in flight while ${nWorkers} converge (at the proxy)`,
         value: describeInFlight({ peak: flightPeak, share: flightTime.map((t) => t / Math.max(1e-9, all)) }),
         goal: KEYSTONE_IN_FLIGHT_LIMIT > 0 ? `≤ ${KEYSTONE_IN_FLIGHT_LIMIT} (--keystone-in-flight)` : 'no limit configured',
         ...(KEYSTONE_IN_FLIGHT_LIMIT > 0 ? { met: flightPeak <= KEYSTONE_IN_FLIGHT_LIMIT } : {}),
+      });
+      figures.push({
+        figure: `Keystone requests per second while ${nWorkers} converge (at the proxy): the most in any 1 s, the mean`,
+        value: `${Math.max(...perSecond.map((x) => x.peak))}, ${median(perSecond.map((x) => x.mean)).toFixed(1)}`,
+        goal: KeystoneLimitDefaults.requestsPerSecond > 0 ? `≤ ${KeystoneLimitDefaults.requestsPerSecond + 1} (--keystone-rate ${KeystoneLimitDefaults.requestsPerSecond})` : 'no limit configured',
       });
     }
       const wpo = Math.max(...writesPerOrder);
@@ -641,7 +693,7 @@ async function main(): Promise<void> {
 
       // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
       {
-      const converged = rounds * convergeCount * workerCounts.length;
+      const converged = total;
       await ensureUsers(converged + PER_USER * 3, users); // a user of its own beyond the others
       const solo = `u${Math.ceil(converged / PER_USER) + 2}`;
         if (!users.has(solo)) {
