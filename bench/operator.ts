@@ -573,129 +573,129 @@ async function main(): Promise<void> {
         if (i > 0) await op.server.stop(10_000); // the rotation's operator is stopped already
         op = await launch(env, `bench-w${workers}`, false, ['--workers', String(workers)]);
         await waitReady(op);
-      await ensureUsers(rounds * convergeCount * (workerCounts.length + (before && workerCounts.includes(1) ? 1 : 0)), users); // the first time only: they stay
+        await ensureUsers(rounds * convergeCount * (workerCounts.length + (before && workerCounts.includes(1) ? 1 : 0)), users); // the first time only: they stay
         const lanes = keystoneLanes(workers);
         const nWorkers = `${workers} worker${workers > 1 ? 's' : ''}`;
-      const opMs: number[] = [];
-      const bareMs: number[] = [];
-      const bareMinMs: number[] = [];
-      let callMix = '';
-      let loginPerOrder = false;
-      const flightTime: number[] = [];
-      let flightPeak = 0;
-      // CPU seconds (utime + stime) of the operator and of Keystone (one process, one thread) over each timed run.
-      const opCpu: { operator: number; keystone: number }[] = [];
-      const bareKeystoneCpu: number[] = [];
-      const beforeMs: number[] = []; // KAC_BENCH_BEFORE's operator, at one worker
-      const perSecond: { peak: number; mean: number }[] = []; // Keystone requests per second at the proxy
-      for (let r = 0; r < rounds; r++) {
-        const names = Array.from({ length: convergeCount }, (_, k) => total + k);
-        const who = names.map(userOf);
-        let flight = inFlightProfile([], 0, 1);
-        const operatorRun = async () => {
-          await quiet(op, proxy);
-        const mark = proxy.calls.length;
-        const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
-          const cpu0 = { operator: cpuTicks(op.server.process.pid as number), keystone: cpuTicks(keystone.pid) };
-        const t0 = performance.now();
-        await createAll(names.map((k) => order(`o${k}`, userOf(k), `c${workers}-${r}`)));
-        await untilReady('keystoneapplicationcredentials', `bench/batch=c${workers}-${r}`, convergeCount, 3_600_000, 100);
-        const t1 = performance.now();
-        opMs.push(t1 - t0);
-          opCpu.push({ operator: (cpuTicks(op.server.process.pid as number) - cpu0.operator) / CLK_TCK, keystone: (cpuTicks(keystone.pid) - cpu0.keystone) / CLK_TCK });
-        const calls = proxy.since(mark);
-        callMix = mix(calls, convergeCount);
-          perSecond.push({ peak: peakRate(calls), mean: calls.length / ((t1 - t0) / 1000) });
-        // The same Keystone calls: a login per order if the operator made one per order, else one per user.
-        loginPerOrder = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length >= convergeCount / 2;
-          flight = inFlightProfile(proxy.spans, t0, t1);
-        flightPeak = Math.max(flightPeak, flight.peak);
-        flight.share.forEach((x, n) => (flightTime[n] = (flightTime[n] ?? 0) + x * (t1 - t0)));
-        await quiet(op, proxy);
-        writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
-        };
-        const bareRun = async () => {
-          const keystoneCpu0 = cpuTicks(keystone.pid);
-        const bare = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes);
-        bareMs.push(bare.ms);
-          bareKeystoneCpu.push((cpuTicks(keystone.pid) - keystoneCpu0) / CLK_TCK);
-        await bareCleanup(env, bare.created);
-        const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
-        bareMinMs.push(minimal.ms);
-        await bareCleanup(env, minimal.created);
-        };
-        // The build before (KAC_BENCH_BEFORE, with one worker: it has no --workers) on a batch of its own, the same size
-        // and as many orders per user, in place of this build's operator (two operators would both reconcile).
-        const beforeRun = async () => {
-          if (!before || workers !== 1) return;
-          await quiet(op, proxy);
-          await op.server.stop(10_000);
-          const old = await launch(env, `bench-before-${r}`, false, [], false, before);
-          await waitReady(old);
-          await quiet(old, proxy);
-          const t0 = performance.now();
-          await createAll(Array.from({ length: convergeCount }, (_, k) => total + convergeCount + k).map((k) => order(`o${k}`, userOf(k), `b${r}`)));
-          await untilReady('keystoneapplicationcredentials', `bench/batch=b${r}`, convergeCount, 3_600_000, 100);
-          beforeMs.push(performance.now() - t0);
-          await quiet(old, proxy);
-          await old.server.stop(10_000);
-          op = await launch(env, `bench-w${workers}-${r}`, false, ['--workers', String(workers)]);
-          await waitReady(op);
-        };
-        // Operator first in even rounds, the bare script first in odd ones (its logins as the round before counted them).
-        if (r % 2 === 0) {
-          await operatorRun();
-          await bareRun();
-          await beforeRun();
-        } else {
-          await beforeRun();
-          await bareRun();
-          await operatorRun();
+        const opMs: number[] = [];
+        const bareMs: number[] = [];
+        const bareMinMs: number[] = [];
+        let callMix = '';
+        let loginPerOrder = false;
+        const flightTime: number[] = [];
+        let flightPeak = 0;
+        // CPU seconds (utime + stime) of the operator and of Keystone (one process, one thread) over each timed run.
+        const opCpu: { operator: number; keystone: number }[] = [];
+        const bareKeystoneCpu: number[] = [];
+        const beforeMs: number[] = []; // KAC_BENCH_BEFORE's operator, at one worker
+        const perSecond: { peak: number; mean: number }[] = []; // Keystone requests per second at the proxy
+        for (let r = 0; r < rounds; r++) {
+          const names = Array.from({ length: convergeCount }, (_, k) => total + k);
+          const who = names.map(userOf);
+          let flight = inFlightProfile([], 0, 1);
+          const operatorRun = async () => {
+            await quiet(op, proxy);
+            const mark = proxy.calls.length;
+            const writesBefore = metricSum(await metricsText(op), 'keystone_appcred_api_writes_total');
+            const cpu0 = { operator: cpuTicks(op.server.process.pid as number), keystone: cpuTicks(keystone.pid) };
+            const t0 = performance.now();
+            await createAll(names.map((k) => order(`o${k}`, userOf(k), `c${workers}-${r}`)));
+            await untilReady('keystoneapplicationcredentials', `bench/batch=c${workers}-${r}`, convergeCount, 3_600_000, 100);
+            const t1 = performance.now();
+            opMs.push(t1 - t0);
+            opCpu.push({ operator: (cpuTicks(op.server.process.pid as number) - cpu0.operator) / CLK_TCK, keystone: (cpuTicks(keystone.pid) - cpu0.keystone) / CLK_TCK });
+            const calls = proxy.since(mark);
+            callMix = mix(calls, convergeCount);
+            perSecond.push({ peak: peakRate(calls), mean: calls.length / ((t1 - t0) / 1000) });
+            // The same Keystone calls: a login per order if the operator made one per order, else one per user.
+            loginPerOrder = calls.filter((c) => c.method === 'POST' && c.path.includes('/auth/tokens')).length >= convergeCount / 2;
+            flight = inFlightProfile(proxy.spans, t0, t1);
+            flightPeak = Math.max(flightPeak, flight.peak);
+            flight.share.forEach((x, n) => (flightTime[n] = (flightTime[n] ?? 0) + x * (t1 - t0)));
+            await quiet(op, proxy);
+            writesPerOrder.push((metricSum(await metricsText(op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
+          };
+          const bareRun = async () => {
+            const keystoneCpu0 = cpuTicks(keystone.pid);
+            const bare = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes);
+            bareMs.push(bare.ms);
+            bareKeystoneCpu.push((cpuTicks(keystone.pid) - keystoneCpu0) / CLK_TCK);
+            await bareCleanup(env, bare.created);
+            const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
+            bareMinMs.push(minimal.ms);
+            await bareCleanup(env, minimal.created);
+          };
+          // The build before (KAC_BENCH_BEFORE, with one worker: it has no --workers) on a batch of its own, the same size
+          // and as many orders per user, in place of this build's operator (two operators would both reconcile).
+          const beforeRun = async () => {
+            if (!before || workers !== 1) return;
+            await quiet(op, proxy);
+            await op.server.stop(10_000);
+            const old = await launch(env, `bench-before-${r}`, false, [], false, before);
+            await waitReady(old);
+            await quiet(old, proxy);
+            const t0 = performance.now();
+            await createAll(Array.from({ length: convergeCount }, (_, k) => total + convergeCount + k).map((k) => order(`o${k}`, userOf(k), `b${r}`)));
+            await untilReady('keystoneapplicationcredentials', `bench/batch=b${r}`, convergeCount, 3_600_000, 100);
+            beforeMs.push(performance.now() - t0);
+            await quiet(old, proxy);
+            await old.server.stop(10_000);
+            op = await launch(env, `bench-w${workers}-${r}`, false, ['--workers', String(workers)]);
+            await waitReady(op);
+          };
+          // Operator first in even rounds, the bare script first in odd ones (its logins as the round before counted them).
+          if (r % 2 === 0) {
+            await operatorRun();
+            await bareRun();
+            await beforeRun();
+          } else {
+            await beforeRun();
+            await bareRun();
+            await operatorRun();
+          }
+          total += convergeCount * (before && workers === 1 ? 2 : 1);
+          process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix})${beforeMs[r] === undefined ? '' : `, the build before ${beforeMs[r].toFixed(0)} ms`}; Keystone requests in flight: ${describeInFlight(flight)}\n`);
         }
-        total += convergeCount * (before && workers === 1 ? 2 : 1);
-        process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix})${beforeMs[r] === undefined ? '' : `, the build before ${beforeMs[r].toFixed(0)} ms`}; Keystone requests in flight: ${describeInFlight(flight)}\n`);
+        const cr = median(opMs) / median(bareMs);
+        const all = flightTime.reduce((a, b) => a + b, 0);
+        const logins = loginPerOrder ? 'a login per order' : 'a login per user';
+        figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers} per kind`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (${logins}, list + create per order, ${lanes} in flight)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+        figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
+        figures.push({ figure: `Keystone calls per new order (operator, ${nWorkers})`, value: callMix });
+        if (beforeMs.length > 0) {
+          const b = median(beforeMs) / median(bareMs);
+          figures.push({ figure: `converge ${convergeCount} new orders, the build before (${before}), 1 worker`, value: ms(median(beforeMs)), baseline: ms(median(bareMs)), ratio: b, goal: `this build's ${cr.toFixed(2)}× not above it`, met: cr <= b });
+        }
+        // Keystone is busy (its CPU over the wall time) as long as it has work: what the operator leaves idle shows here.
+        const busy = (cpu: number, wallMs: number) => `${((100 * cpu) / (wallMs / 1000)).toFixed(0)} %`;
+        figures.push({
+          figure: `CPU while ${nWorkers} converge (median round): operator, Keystone (its busy share of the wall time)`,
+          value: `${median(opCpu.map((c) => c.operator)).toFixed(1)} s (${((1000 * median(opCpu.map((c) => c.operator))) / convergeCount).toFixed(1)} ms per order), ${median(opCpu.map((c) => c.keystone)).toFixed(1)} s (${busy(median(opCpu.map((c) => c.keystone)), median(opMs))})`,
+          baseline: `Keystone ${median(bareKeystoneCpu).toFixed(1)} s (${busy(median(bareKeystoneCpu), median(bareMs))}) under the bare script`,
+        });
+        figures.push({
+          figure: `Keystone requests in flight while ${nWorkers} converge (at the proxy)`,
+          value: describeInFlight({ peak: flightPeak, share: flightTime.map((t) => t / Math.max(1e-9, all)) }),
+          goal: KEYSTONE_IN_FLIGHT_LIMIT > 0 ? `≤ ${KEYSTONE_IN_FLIGHT_LIMIT} (--keystone-in-flight)` : 'no limit configured',
+          ...(KEYSTONE_IN_FLIGHT_LIMIT > 0 ? { met: flightPeak <= KEYSTONE_IN_FLIGHT_LIMIT } : {}),
+        });
+        figures.push({
+          figure: `Keystone requests per second while ${nWorkers} converge (at the proxy): the most in any 1 s, the mean`,
+          value: `${Math.max(...perSecond.map((x) => x.peak))}, ${median(perSecond.map((x) => x.mean)).toFixed(1)}`,
+          goal: KeystoneLimitDefaults.requestsPerSecond > 0 ? `≤ ${KeystoneLimitDefaults.requestsPerSecond + 1} (--keystone-rate ${KeystoneLimitDefaults.requestsPerSecond})` : 'no limit configured',
+        });
       }
-      const cr = median(opMs) / median(bareMs);
-      const all = flightTime.reduce((a, b) => a + b, 0);
-      const logins = loginPerOrder ? 'a login per order' : 'a login per user';
-      figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers} per kind`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (${logins}, list + create per order, ${lanes} in flight)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
-      figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
-      figures.push({ figure: `Keystone calls per new order (operator, ${nWorkers})`, value: callMix });
-      if (beforeMs.length > 0) {
-        const b = median(beforeMs) / median(bareMs);
-        figures.push({ figure: `converge ${convergeCount} new orders, the build before (${before}), 1 worker`, value: ms(median(beforeMs)), baseline: ms(median(bareMs)), ratio: b, goal: `this build's ${cr.toFixed(2)}× not above it`, met: cr <= b });
-      }
-      // Keystone is busy (its CPU over the wall time) as long as it has work: what the operator leaves idle shows here.
-      const busy = (cpu: number, wallMs: number) => `${((100 * cpu) / (wallMs / 1000)).toFixed(0)} %`;
-      figures.push({
-        figure: `CPU while ${nWorkers} converge (median round): operator, Keystone (its busy share of the wall time)`,
-        value: `${median(opCpu.map((c) => c.operator)).toFixed(1)} s (${((1000 * median(opCpu.map((c) => c.operator))) / convergeCount).toFixed(1)} ms per order), ${median(opCpu.map((c) => c.keystone)).toFixed(1)} s (${busy(median(opCpu.map((c) => c.keystone)), median(opMs))})`,
-        baseline: `Keystone ${median(bareKeystoneCpu).toFixed(1)} s (${busy(median(bareKeystoneCpu), median(bareMs))}) under the bare script`,
-      });
-      figures.push({
-        figure: `Keystone requests in flight while ${nWorkers} converge (at the proxy)`,
-        value: describeInFlight({ peak: flightPeak, share: flightTime.map((t) => t / Math.max(1e-9, all)) }),
-        goal: KEYSTONE_IN_FLIGHT_LIMIT > 0 ? `≤ ${KEYSTONE_IN_FLIGHT_LIMIT} (--keystone-in-flight)` : 'no limit configured',
-        ...(KEYSTONE_IN_FLIGHT_LIMIT > 0 ? { met: flightPeak <= KEYSTONE_IN_FLIGHT_LIMIT } : {}),
-      });
-      figures.push({
-        figure: `Keystone requests per second while ${nWorkers} converge (at the proxy): the most in any 1 s, the mean`,
-        value: `${Math.max(...perSecond.map((x) => x.peak))}, ${median(perSecond.map((x) => x.mean)).toFixed(1)}`,
-        goal: KeystoneLimitDefaults.requestsPerSecond > 0 ? `≤ ${KeystoneLimitDefaults.requestsPerSecond + 1} (--keystone-rate ${KeystoneLimitDefaults.requestsPerSecond})` : 'no limit configured',
-      });
-    }
       const wpo = Math.max(...writesPerOrder);
       figures.push({ figure: 'API writes per new order, Events included (operator metric)', value: wpo.toFixed(2), goal: '≤ 6', met: wpo <= 6 });
-    if (sizes.length === 0) {
-      printTable('The operator: rotation latency, convergence', context, figures);
-      return;
-    }
+      if (sizes.length === 0) {
+        printTable('The operator: rotation latency, convergence', context, figures);
+        return;
+      }
 
       // 2b. 20 orders of one user rotating together: the user's logins, counted at the proxy (not estimated).
       {
-      const converged = total;
-      await ensureUsers(converged + PER_USER * 3, users); // a user of its own beyond the others
-      const solo = `u${Math.ceil(converged / PER_USER) + 2}`;
+        const converged = total;
+        await ensureUsers(converged + PER_USER * 3, users); // a user of its own beyond the others
+        const solo = `u${Math.ceil(converged / PER_USER) + 2}`;
         if (!users.has(solo)) {
           users.add(solo);
           await createAll([user(solo), assignment(solo)].map((o) => ({ ...o, metadata: { ...o.metadata, labels: { 'bench/plane': 'yes' } } })));
@@ -734,7 +734,7 @@ async function main(): Promise<void> {
       op = await launch(env, 'bench-limited', false, ['--keystone-rate', String(limitRate), '--keystone-in-flight', String(limitInFlight)]);
       await waitReady(op);
       {
-      const burst = Math.min(500, Math.max(0, (sizes[0] ?? 0) - total));
+        const burst = Math.min(500, Math.max(0, (sizes[0] ?? 0) - total));
         if (burst > 0) {
           await ensureUsers(total + burst, users);
           await quiet(op, proxy);
