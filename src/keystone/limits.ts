@@ -5,9 +5,11 @@
  * workers reconcile at once. A `Retry-After` that Keystone (or a proxy in front of it) sends with a 429 or 503 pauses
  * the whole endpoint, not just the one request.
  *
- * The scheduling is bottleneck's (`maxConcurrent` for the requests in flight, `minTime` = 1/rate for the spacing, so
- * the rate holds over any window, bursts included); this module adds the per-endpoint registry, the pause and the
- * measurement of the time requests waited for their turn.
+ * The queueing is bottleneck's (`maxConcurrent` for the requests in flight, `minTime` = 1/rate for the spacing of the
+ * planned starts); this module adds the per-endpoint registry, the pause, the measurement of the time requests waited
+ * for their turn, and a check of the real starts: bottleneck plans its starts on timers, and after the event loop
+ * stalls (a long collection, a burst of decoding) the timers that fell behind fire together. So a request also starts
+ * no sooner than 1/rate after the one before it really started, and the rate holds over any window, stalls included.
  */
 import Bottleneck from 'bottleneck';
 
@@ -25,6 +27,9 @@ export interface KeystoneLimitOptions {
 export class EndpointLimit {
   private readonly limiter: Bottleneck;
   private pausedUntil = 0;
+  /** `performance.now()` of the last real start; -Infinity before the first. */
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly spacingMs: number;
   private running = 0;
   private peak = 0;
 
@@ -36,9 +41,10 @@ export class EndpointLimit {
     if (!(options.requestsPerSecond >= 0) || !(options.inFlight >= 0) || !Number.isInteger(options.inFlight)) {
       throw new Error(`Keystone limits (${options.requestsPerSecond} per second, ${options.inFlight} in flight) must be 0 (no limit) or positive; in flight a whole number`);
     }
+    this.spacingMs = options.requestsPerSecond > 0 ? 1000 / options.requestsPerSecond : 0;
     this.limiter = new Bottleneck({
       maxConcurrent: options.inFlight > 0 ? options.inFlight : null,
-      minTime: options.requestsPerSecond > 0 ? 1000 / options.requestsPerSecond : 0,
+      minTime: this.spacingMs,
     });
   }
 
@@ -59,8 +65,14 @@ export class EndpointLimit {
   async schedule<T>(exchange: () => Promise<T>): Promise<T> {
     const queued = performance.now();
     return this.limiter.schedule(async () => {
-      const pause = this.pausedUntil - Date.now();
-      if (pause > 0) await sleep(pause); // holding the slot: nothing else starts during a pause either
+      // Holding the slot: nothing else starts during a pause either. Checked again after every sleep, since several
+      // requests whose timers fired together wake together and only the first of them may start.
+      for (;;) {
+        const wait = Math.max(this.pausedUntil - Date.now(), this.lastStart + this.spacingMs - performance.now());
+        if (wait <= 0) break;
+        await sleep(wait);
+      }
+      this.lastStart = performance.now();
       this.options.onWait?.(this.endpoint, (performance.now() - queued) / 1000);
       this.running++;
       this.peak = Math.max(this.peak, this.running);

@@ -47,6 +47,21 @@ describe('KeystoneLimits', () => {
     expect(Math.max(...waits)).toBeGreaterThanOrEqual(0.19);
   });
 
+  test('requests per second hold across an event-loop stall: the requests held back by it do not start together', async () => {
+    const { fake, load } = slow(1);
+    const limits = new KeystoneLimits({ requestsPerSecond: 50, inFlight: 0 });
+    const client = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits });
+    const sent = Promise.all(Array.from({ length: 8 }, () => client.send({ method: 'GET', path: 'x' })));
+    await sleep(25);
+    // the loop blocked for 150 ms: every planned start of the burst falls inside it
+    const until = Date.now() + 150;
+    while (Date.now() < until) { /* stall */ }
+    await sent;
+    // 20 ms apart when started; a few ms lost between the start and the fake's handler on a loaded machine
+    const gaps = load.starts.slice(1).map((at, i) => at - load.starts[i]);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(12);
+  });
+
   test('another endpoint has a limit of its own', async () => {
     const limits = new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1 });
     expect(limits.of(AUTH_URL)).toBe(limits.of(AUTH_URL));
