@@ -130,7 +130,9 @@ class Step {
       // The delivered credential is repaired before anything that needs Keystone, so a failing mint cannot keep a
       // deleted Secret absent; a switch in this step rewrites the Secret anyway.
       const next = this.successor;
-      if (next && this.switchable(next)) this.switchTo(next);
+      if (this.world.undeliverable) {
+        // Nothing to hand a credential to where the order lives: none is created, switched to, delivered or repaired.
+      } else if (next && this.switchable(next)) this.switchTo(next);
       else {
         this.repair();
         if (!this.keystoneKnown) {
@@ -355,7 +357,7 @@ class Step {
     );
     this.status.conditions = conditions;
     // spec, Status: secretName and secretKeys appear once the Secret carries the current credential, and only then.
-    if (this.secretCarriesLive && this.order.secretName !== undefined && this.world.delivery.state !== 'foreign') {
+    if (this.secretCarriesLive && this.order.secretName !== undefined && this.world.delivery.state !== 'foreign' && !this.world.undeliverable) {
       this.status.secretName = this.order.secretName;
       this.status.secretKeys = [...SECRET_KEYS];
     } else {
@@ -388,7 +390,11 @@ class Step {
       const message = pending !== undefined ? `generation ${live} is delivered; generation ${pending} is being created` : `generation ${live} exists in Keystone`;
       return { status: 'True', reason: CredentialReason.CredentialMinted, message };
     }
-    const message = live === 0 ? `waiting for the first credential (generation ${pending ?? this.order.spec.credentialGeneration})` : `generation ${live} is gone from Keystone${pending !== undefined ? `; generation ${pending} is being created` : ''}`;
+    const undeliverable = this.world.undeliverable ? `; none is created while it cannot be delivered: ${this.world.undeliverable.message}` : '';
+    const message =
+      live === 0
+        ? `waiting for the first credential (generation ${pending ?? this.order.spec.credentialGeneration})${undeliverable}`
+        : `generation ${live} is gone from Keystone${pending !== undefined ? `; generation ${pending} is being created` : ''}${undeliverable}`;
     return { status: 'False', reason: CredentialReason.WaitingForCredential, message };
   }
 
@@ -398,6 +404,7 @@ class Step {
       const name = this.order.secretName !== undefined ? `a Secret ${this.order.secretName}` : 'a Secret of the delivered name';
       return { status: 'False', reason: DeliveryReason.DeliveryRefused, message: `${name} exists that this order does not own; it is never taken over` };
     }
+    if (this.world.undeliverable) return { status: 'False', ...this.world.undeliverable };
     const failure = this.failure;
     if (failure && (failure.action.type === 'backup' || failure.action.type === 'remove-backup')) {
       return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: failure.message };

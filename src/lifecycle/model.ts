@@ -3,7 +3,7 @@
  * Nothing here carries a secret: actions name generations, and the runner fetches a parked secret only when it executes
  * one, so a plan can be logged, diffed and shown as it is.
  */
-import type { AdmissionReason, CredentialReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
+import type { AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
 
 /** The order, as every face hands it to the lifecycle. */
 export interface LifecycleOrder {
@@ -52,12 +52,26 @@ export interface Gate {
   readonly message: string;
 }
 
+/**
+ * Why the order's document cannot be delivered where the order lives (spec, Delivered Secret contract: an order on
+ * another cluster whose ControlPlane publishes no endpoint reports `DeliveryReady=False/KeystoneNotPublished`).
+ */
+export interface Undeliverable {
+  readonly reason: typeof DeliveryReason.KeystoneNotPublished;
+  readonly message: string;
+}
+
 /** Everything one pass observed. */
 export interface Observations {
   /** Set when the order is not admitted; the order is frozen. */
   readonly admission?: Admission;
   /** Set when a gate refuses; the schedule pauses and the delivered credential is kept. */
   readonly gate?: Gate;
+  /**
+   * Set when no document can be delivered where the order lives: nothing is created, switched, delivered or repaired
+   * (a credential nobody can be handed is not minted), and what the Secret carries stays.
+   */
+  readonly undeliverable?: Undeliverable;
   /**
    * Every generation that has a parked secret, a recorded failure or a Keystone credential. While `keystoneError` is
    * set the records carry no `credential`: what Keystone holds is unknown, not empty.

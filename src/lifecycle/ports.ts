@@ -4,7 +4,7 @@
  * demo against Keystone and a directory.
  */
 import type { KeystoneApplicationCredentialStatus, SecretKey } from '../api';
-import type { Admission, Gate } from './model';
+import type { Admission, Gate, Undeliverable } from './model';
 
 /** A credential of the order's prefix as Keystone holds it. */
 export interface KeystoneCredential {
@@ -73,6 +73,8 @@ export interface Ports {
   admission?(): Promise<Admission | undefined>;
   /** The gates (user, project, role) as observed this pass; undefined when open. */
   gate?(): Promise<Gate | undefined>;
+  /** Why no document can be delivered where the order lives, as observed this pass; undefined when it can. */
+  undeliverable?(): Promise<Undeliverable | undefined>;
   writeStatus(status: KeystoneApplicationCredentialStatus): Promise<void>;
   /** Teardown is done. */
   release(): Promise<void>;

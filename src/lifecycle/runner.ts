@@ -47,7 +47,7 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
  * credential id to its generation while Keystone cannot be listed.
  */
 export async function observe(ports: Ports, status: KeystoneApplicationCredentialStatus = {}): Promise<Observations> {
-  const [listed, parked, backupRead, delivered, admission, gate] = await Promise.all([
+  const [listed, parked, backupRead, delivered, admission, gate, undeliverable] = await Promise.all([
     ports.keystone.list().then(
       (credentials) => ({ credentials }),
       (error: unknown) => ({ error: reason(error) }),
@@ -60,6 +60,7 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
     ports.delivery.read(),
     ports.admission?.(),
     ports.gate?.(),
+    ports.undeliverable?.(),
   ]);
   const records = new Map<number, GenerationRecord>();
   for (const p of parked) records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}) });
@@ -75,6 +76,7 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
     ...(backupRead !== undefined ? { backup: backupRead } : {}),
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
+    ...(undeliverable ? { undeliverable } : {}),
   };
 }
 

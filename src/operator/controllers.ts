@@ -152,8 +152,8 @@ export function registerControllers(manager: Manager, options: ControllerOptions
 }
 
 /** The keys of the objects of `kind` among `refs`. */
-function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string }[]): ObjectKey[] {
-  return refs.filter((r) => r.kind === kind).map((r) => objectKey(r.namespace, r.name));
+function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string; cluster?: string }[]): ObjectKey[] {
+  return refs.filter((r) => r.kind === kind && !r.cluster).map((r) => objectKey(r.namespace, r.name));
 }
 
 /**

@@ -12,8 +12,9 @@ import {
   type KeystoneRoleAssignment,
   type KeystoneUser,
 } from '../api';
-import type { Admission, Gate } from '../lifecycle/model';
+import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { consentOf, controlPlaneKey, locationOf } from './consent';
+import { notPublished } from './delivery';
 import { checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
 
@@ -40,18 +41,22 @@ export interface CredentialReferences {
 export interface CredentialAdmission {
   readonly admission?: Admission;
   readonly gate?: Gate;
+  /** An admitted order whose document cannot be delivered where it lives (KeystoneNotPublished). */
+  readonly undeliverable?: Undeliverable;
 }
 
 /** Computes the order's admission, then (when admitted) its gate, in the spec's order. */
 export function credentialAdmission(order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
   const consent = consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane);
   if (consent.state === 'refused') return { admission: { reason: consent.reason, message: consent.message } };
+  const unpublished = notPublished(consent.controlPlane, refs.cluster);
+  const undeliverable = unpublished ? { undeliverable: unpublished } : {};
   if (consent.wait?.reason === AdminCredentialReason.WaitingForCABundle) {
-    return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message } };
+    return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message }, ...undeliverable };
   }
   if (consent.wait) return { admission: { reason: consent.wait.reason, message: consent.wait.message } };
   const gate = gateOf(order, refs);
-  return gate ? { gate } : {};
+  return { ...(gate ? { gate } : {}), ...undeliverable };
 }
 
 function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences): Gate | undefined {

@@ -4,15 +4,35 @@
  * `password`. Its auth URL is the ControlPlane's `authURL` for an order on the management cluster and its
  * `publicEndpoint` for one on another cluster (none: `KeystoneNotPublished`).
  */
-import { API_VERSION, PlaneDefaults, type ControlPlane, type KeystoneUser } from '../api';
+import { API_VERSION, DeliveryReason, PlaneDefaults, type ControlPlane, type KeystoneUser } from '../api';
 import { renderPasswordCloudsYaml } from '../keystone';
 import { deliveredLabels, deliveredSecretName, PASSWORD_KEY } from './naming';
 import type { OwnerReference, SecretManifest, SecretObject } from './ports';
 
-/** The auth URL written into documents for an order on `cluster`, or undefined when the ControlPlane publishes none. */
+/**
+ * The auth URL written into documents for an order on `cluster`: `external.authURL` on the management cluster,
+ * `services.keystone.publicEndpoint` on a target cluster (which cannot reach the in-cluster Keystone); undefined when the
+ * ControlPlane publishes none.
+ */
 export function deliveredAuthUrl(controlPlane: ControlPlane, cluster?: string): string | undefined {
   const keystone = controlPlane.spec.services.keystone;
-  return cluster ? keystone.publicEndpoint : keystone.external.authURL;
+  return cluster ? keystone.publicEndpoint || undefined : keystone.external.authURL;
+}
+
+/** Why nothing can be delivered to an order on `cluster` (spec, Conditions: DeliveryReady=False/KeystoneNotPublished). */
+export interface NotPublished {
+  readonly reason: typeof DeliveryReason.KeystoneNotPublished;
+  readonly message: string;
+}
+
+/** `KeystoneNotPublished` when the ControlPlane publishes no auth URL for an order on `cluster`; undefined when it does. */
+export function notPublished(controlPlane: ControlPlane, cluster?: string): NotPublished | undefined {
+  if (deliveredAuthUrl(controlPlane, cluster) !== undefined) return undefined;
+  const cp = `${controlPlane.metadata.namespace ?? ''}/${controlPlane.metadata.name}`;
+  return {
+    reason: DeliveryReason.KeystoneNotPublished,
+    message: `the order lives on cluster ${cluster}, which cannot reach the in-cluster Keystone, and ControlPlane ${cp} publishes no services.keystone.publicEndpoint`,
+  };
 }
 
 /** The controller owner reference a delivered Secret carries. */

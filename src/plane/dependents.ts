@@ -14,6 +14,11 @@ export interface ObjectRef {
   readonly kind: ObjectKind;
   readonly namespace: string;
   readonly name: string;
+  /**
+   * The cluster it lives on, when another than the changed object's: a child in the ControlPlane's namespace (on the
+   * management cluster) names the target cluster of its order in its cluster label. Absent: the changed object's cluster.
+   */
+  readonly cluster?: string;
 }
 
 /** The orders (and ControlPlanes) the cache holds; pass those of the changed object's namespace, or all. */
@@ -32,7 +37,7 @@ const same = (namespace: string | undefined) => (o: { metadata: { namespace?: st
 function unique(refs: ObjectRef[]): ObjectRef[] {
   const seen = new Set<string>();
   return refs.filter((r) => {
-    const k = `${r.kind}/${r.namespace}/${r.name}`;
+    const k = `${r.cluster ?? ''}:${r.kind}/${r.namespace}/${r.name}`;
     if (seen.has(k)) return false;
     seen.add(k);
     return true;
@@ -98,9 +103,10 @@ export function dependents(kind: ObjectKind, object: { metadata: { namespace?: s
 }
 
 /**
- * The objects a changed or deleted Secret concerns: the order controlling it (a delivered Secret), the order whose
- * child it is (by the three labels; a target cluster's children concern an order the runtime of that cluster
- * reconciles), and the ControlPlanes whose admin `clouds.yaml` or CA bundle it is.
+ * The objects a changed or deleted Secret concerns: the order controlling it (a delivered Secret, on the order's own
+ * cluster), the order whose child it is (by the three labels; a child with a cluster label concerns the order of that
+ * name and namespace on that target cluster), and the ControlPlanes whose admin `clouds.yaml` or CA bundle it is (pass
+ * `controlPlanes` only for a Secret of the management cluster).
  */
 export function secretDependents(secret: SecretObject, cache: CachedObjects): ObjectRef[] {
   const out: ObjectRef[] = [];
@@ -114,7 +120,8 @@ export function secretDependents(secret: SecretObject, cache: CachedObjects): Ob
     const keys = labelKeys(kind);
     const name = labels[keys.name];
     const namespace = labels[keys.namespace];
-    if (name && namespace && !labels[keys.cluster]) out.push({ kind, namespace, name });
+    const cluster = labels[keys.cluster];
+    if (name && namespace) out.push({ kind, namespace, name, ...(cluster ? { cluster } : {}) });
   }
   // A Secret of an order's delivered name, whoever's it is: a foreign one created, changed or deleted decides whether the
   // order may deliver (refused while it stands, delivered once it is gone), and it carries neither owner nor labels.

@@ -25,3 +25,20 @@ export type FinalizerAction =
 export const RECHECK_MS = 5 * 60_000;
 /** How long a Keystone outage is looked at again. */
 export const UNREACHABLE_RECHECK_MS = 30_000;
+
+/**
+ * An order on a target cluster is reconciled again every 10 minutes at the latest (spec, Conditions: "An order on a
+ * target cluster is reconciled again every 10 minutes at the latest"). Its cluster's watches normally wake it within
+ * seconds; this bound is the floor under a watch of a remote API server that stalls without an error.
+ */
+export const TARGET_CLUSTER_RECHECK_MS = 10 * 60_000;
+
+/**
+ * When an order on `cluster` (empty or absent: the management cluster) is looked at again, given the wake-up its own
+ * pass asks for (absent: none): unchanged on the management cluster, no later than {@link TARGET_CLUSTER_RECHECK_MS} on a
+ * target cluster.
+ */
+export function requeueOn(cluster: string | undefined, requeueAfter: number | undefined): number | undefined {
+  if (!cluster) return requeueAfter;
+  return requeueAfter === undefined ? TARGET_CLUSTER_RECHECK_MS : Math.min(requeueAfter, TARGET_CLUSTER_RECHECK_MS);
+}

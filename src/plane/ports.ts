@@ -159,6 +159,20 @@ export interface KeystoneAdmins {
   connect(connection: AdminConnection): KeystoneAdmin;
 }
 
+/**
+ * Where an order lives (spec: "on the cluster that namespace is assigned on: the management cluster or a registered
+ * target cluster"): the cluster's name and the port of that cluster. The order, the orders it references, its status
+ * and finalizer, and its delivered Secret are read and written through `orders`; the ControlPlane, its Secrets and the
+ * children are on the management cluster, `PlaneDeps.cluster`. A target cluster is one more dimension of where a pass
+ * reads and writes, not a rule of its own.
+ */
+export interface OrderSite {
+  /** The cluster's name; empty or absent for the management cluster. */
+  readonly cluster?: string;
+  /** The port of the order's cluster. @default `PlaneDeps.cluster` (the management cluster) */
+  readonly orders?: ClusterPort;
+}
+
 /** What a driver remembers of an object's last converged pass (see driver/memo.ts: `ConvergedPasses`). */
 export interface PassMemo {
   /** Whether the object is met for the first time since the process started (marks it met). @default never */

@@ -33,6 +33,8 @@ export interface ProjectObservations {
     /** The project of `projectName` in that domain. */
     readonly project?: KeystoneRecord;
   };
+  /** The cluster the order lives on. @default the management cluster */
+  readonly cluster?: string;
   /** Observing or acting failed: reported as ProjectFailed, retried. */
   readonly failure?: string;
 }
@@ -68,7 +70,7 @@ export function decideProject(project: KeystoneProject, world: ProjectObservatio
       type: 'create-project',
       name,
       domainId: keystone.domainId,
-      description: ownedDescription('KeystoneProject', locationOf(project), uid),
+      description: ownedDescription('KeystoneProject', locationOf(project, world.cluster), uid),
       tags: [ownerMarker(uid)],
       why: `no project ${name} in domain ${domainName}`,
     });

@@ -12,7 +12,7 @@
 import { DeliveryReason, PlaneConditionType, PlaneDefaults, formatTime, type KeystoneUser, type KeystoneUserStatus } from '../api';
 import { report, type Verdict } from './conditions';
 import { locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
-import { deliveredAuthUrl } from './delivery';
+import { notPublished } from './delivery';
 import type { Hold } from './holds';
 import { carriesMarker, deliveredSecretName, ownedDescription, ownerMarker, teardownFinalizer, USER_SECRET_KEYS } from './naming';
 import { allFalse, observed, override } from './order-status';
@@ -141,9 +141,8 @@ export function decideUser(user: KeystoneUser, world: UserObservations, now: Dat
 function deliver(user: KeystoneUser, world: UserObservations, generation: number, actions: UserAction[]): Verdict {
   const name = deliveredSecretName(user.metadata.name);
   const { consent } = world;
-  if (consent.state === 'assigned' && !deliveredAuthUrl(consent.controlPlane, world.cluster)) {
-    return { status: 'False', reason: DeliveryReason.KeystoneNotPublished, message: `cluster ${world.cluster} cannot reach Keystone and the ControlPlane publishes no services.keystone.publicEndpoint` };
-  }
+  const unpublished = consent.state === 'assigned' ? notPublished(consent.controlPlane, world.cluster) : undefined;
+  if (unpublished) return { status: 'False', ...unpublished };
   const delivery = world.delivery;
   if (delivery.state === 'foreign') {
     return { status: 'False', reason: DeliveryReason.DeliveryRefused, message: `a Secret ${name} exists that this order does not own; it is never taken over` };

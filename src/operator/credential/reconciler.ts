@@ -28,11 +28,12 @@ import { observeCached, reconcile as runLifecycle, type ActionEvent } from '../.
 import { settled } from '../../lifecycle/settled';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { credentialAdmission } from '../../plane/credential-admission';
+import { deliveredAuthUrl } from '../../plane/delivery';
 import { fingerprintOf } from '../../plane/driver/memo';
 import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath } from '../../plane/consent';
 import { PASSWORD_KEY, childLabels, passwordSecretName } from '../../plane/naming';
 import { assignmentSelector } from '../../plane/references';
-import type { ClusterPort } from '../../plane/ports';
+import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
 
@@ -58,6 +59,7 @@ export interface CredentialEvent {
 
 /** What the reconciler runs with. */
 export interface CredentialReconcilerDeps {
+  /** The management cluster: the ControlPlane, its Secrets, the user's parked passwords and the children. */
   readonly cluster: ClusterPort;
   /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
   readonly backup?: (path: string) => BackupPort;
@@ -70,12 +72,12 @@ export interface CredentialReconcilerDeps {
   readonly sessions?: KeystoneSessions;
   /** The clock. @default () => new Date() */
   readonly clock?: () => Date;
-  /** Records an Event about the order. @default none */
-  readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent) => Promise<void>;
+  /** Records an Event about the order, on the order's cluster (`cluster`: its name, undefined for the management cluster). @default none */
+  readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent, cluster?: string) => Promise<void>;
   /** Called after each lifecycle action (logs, metrics). @default none */
-  readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent) => void;
+  readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent, cluster?: string) => void;
   /** Called after each status write (logs): the recorded status, which never carries a secret. @default none */
-  readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus) => void;
+  readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus, cluster?: string) => void;
 }
 
 /** The outcome of one reconcile. */
@@ -110,11 +112,16 @@ export class CredentialReconciler {
     this.sessions = deps.sessions ?? new KeystoneSessions();
   }
 
-  /** Reconciles the order `namespace/name`. Throws when a pass failed (the conditions say why); the queue backs off. */
-  async reconcile(key: { readonly namespace: string; readonly name: string }): Promise<CredentialOutcome> {
+  /**
+   * Reconciles the order `namespace/name` on the site's cluster (the management cluster by default). Throws when a pass
+   * failed (the conditions say why); the queue backs off.
+   */
+  async reconcile(key: { readonly namespace: string; readonly name: string }, site: OrderSite = {}): Promise<CredentialOutcome> {
     const { cluster } = this.deps;
-    const id = `${key.namespace}/${key.name}`;
-    const order = await cluster.get(KIND, key);
+    const orders = site.orders ?? cluster;
+    const where = site.cluster || undefined;
+    const id = convergedId(key, where);
+    const order = await orders.get(KIND, key);
     if (!order) {
       this.converged.delete(id);
       this.seen.delete(id);
@@ -125,17 +132,17 @@ export class CredentialReconciler {
     const finalizers = order.metadata.finalizers ?? [];
     if (deleting && !finalizers.includes(TEARDOWN_FINALIZER)) return {};
 
-    const location = locationOf(order);
+    const location = locationOf(order, where);
     const prefix = childPrefix(location);
     const cpKey = controlPlaneKey(order);
     const controlPlane = await cluster.get('ControlPlane', cpKey);
-    const user = await cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name });
-    const project = await cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name });
-    const assignments = await cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name));
+    const user = await orders.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name });
+    const project = await orders.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name });
+    const assignments = await orders.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name));
     const passwordGeneration = user?.status?.passwordGeneration;
     const passwordSecret =
       controlPlane && user && passwordGeneration !== undefined
-        ? await cluster.getSecret({ namespace: cpKey.namespace, name: passwordSecretName(locationOf(user), passwordGeneration) })
+        ? await cluster.getSecret({ namespace: cpKey.namespace, name: passwordSecretName(locationOf(user, where), passwordGeneration) })
         : undefined;
     const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
     const caSecret = caRef ? await cluster.getSecret({ namespace: cpKey.namespace, name: caRef.name }) : undefined;
@@ -143,7 +150,7 @@ export class CredentialReconciler {
     // The steady state: nothing read changed since a converged pass, and no deadline has come. Checked before anything
     // is decoded or decided, as a resync runs it for every order.
     const children = await cluster.listSecrets(cpKey.namespace, childLabels(KIND, location));
-    const delivered = await cluster.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
+    const delivered = await orders.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
     // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
@@ -159,12 +166,13 @@ export class CredentialReconciler {
     const caBundle = caRef ? caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
 
     const consent = consentOf(location, cpKey, controlPlane);
-    const { admission, gate: referenceGate } = credentialAdmission(order, {
+    const { admission, gate: referenceGate, undeliverable } = credentialAdmission(order, {
       ...(controlPlane ? { controlPlane } : {}),
       ...(user ? { user } : {}),
       ...(project ? { project } : {}),
       assignments,
       userPasswordAvailable: password !== undefined && password !== '',
+      ...(where ? { cluster: where } : {}),
     });
     const gate =
       referenceGate ??
@@ -173,7 +181,7 @@ export class CredentialReconciler {
         : undefined);
 
     if (needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER)) {
-      await cluster.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
+      await orders.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
       return { requeueAfterMs: 0 };
     }
 
@@ -198,14 +206,18 @@ export class CredentialReconciler {
     const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
-      delivery: new DeliveredSecret(cluster, order),
-      // With the ControlPlane gone (teardown only) no document can be rendered; the delivered one is withdrawn anyway.
-      render: (credentialId: string, secret: string) =>
-        controlPlane
-          ? deliveredData({ authUrl: controlPlane.spec.services.keystone.external.authURL, regionName: controlPlane.spec.region || PlaneDefaults.region }, credentialId, secret)
-          : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
+      delivery: new DeliveredSecret(orders, order),
+      // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract). With the ControlPlane
+      // gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
+      render: (credentialId: string, secret: string) => {
+        const authUrl = controlPlane && deliveredAuthUrl(controlPlane, where);
+        return authUrl && controlPlane
+          ? deliveredData({ authUrl, regionName: controlPlane.spec.region || PlaneDefaults.region }, credentialId, secret)
+          : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret };
+      },
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
+      undeliverable: async () => (deleting ? undefined : undeliverable),
     };
 
     // The first pass of this process over the order (a restart, a failover): an order its cache shows settled costs
@@ -228,12 +240,12 @@ export class CredentialReconciler {
       ...cachedPorts,
       ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix)) } : {}),
       writeStatus: async (status) => {
-        await cluster.writeStatus(KIND, key, status); // the port records an Event per condition transition
+        await orders.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
-        this.deps.onStatus?.(order, status);
+        this.deps.onStatus?.(order, status, where);
       },
       release: async () => {
-        await cluster.removeFinalizer(KIND, key, TEARDOWN_FINALIZER);
+        await orders.removeFinalizer(KIND, key, TEARDOWN_FINALIZER);
       },
       isTerminal: isTerminalCreateError,
     };
@@ -242,12 +254,12 @@ export class CredentialReconciler {
       clock: this.clock,
       onAction: (e) => {
         actions++;
-        this.deps.onAction?.(order, e);
-        void this.announce(order, e);
+        this.deps.onAction?.(order, e, where);
+        void this.announce(order, e, where);
       },
     });
     if (result.released) {
-      await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' });
+      await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' }, where);
       this.converged.delete(id);
       return {};
     }
@@ -257,9 +269,9 @@ export class CredentialReconciler {
     return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
   }
 
-  /** Forgets what the reconciler remembers of an order (e.g. when it is deleted). */
-  forget(key: { readonly namespace: string; readonly name: string }): void {
-    this.converged.delete(`${key.namespace}/${key.name}`);
+  /** Forgets what the reconciler remembers of an order (e.g. when it is deleted), on `cluster` (absent: the management cluster). */
+  forget(key: { readonly namespace: string; readonly name: string }, cluster?: string): void {
+    this.converged.delete(convergedId(key, cluster || undefined));
   }
 
   /** Keystone as the ordered user, through the user's shared session (its token outlives the pass). */
@@ -275,18 +287,23 @@ export class CredentialReconciler {
   }
 
   /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */
-  private async announce(order: KeystoneApplicationCredential, e: ActionEvent): Promise<void> {
+  private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined): Promise<void> {
     const a = e.action;
     if (e.outcome === 'failed') return;
-    if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` });
-    else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` });
-    else if (a.type === 'deliver' && a.why === 'switch') await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` });
-    else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` });
+    if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);
+    else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` }, cluster);
+    else if (a.type === 'deliver' && a.why === 'switch') await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
+    else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` }, cluster);
   }
 
-  private async emit(order: KeystoneApplicationCredential, event: CredentialEvent): Promise<void> {
-    await this.deps.event?.(order, event).catch(() => undefined); // an Event is best effort
+  private async emit(order: KeystoneApplicationCredential, event: CredentialEvent, cluster: string | undefined): Promise<void> {
+    await this.deps.event?.(order, event, cluster).catch(() => undefined); // an Event is best effort
   }
+}
+
+/** What the reconciler remembers an order by: its cluster (absent: the management cluster), namespace and name. */
+function convergedId(key: { readonly namespace: string; readonly name: string }, cluster: string | undefined): string {
+  return `${cluster ?? ''}/${key.namespace}/${key.name}`;
 }
 
 /** A Keystone port that cannot be reached: every call fails with the reason, so the pass repairs what needs no Keystone. */

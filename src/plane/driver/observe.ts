@@ -6,7 +6,7 @@ import { ClusterIdentityDefaults, type ControlPlane } from '../../api';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { consentOf, controlPlaneKey, locationOf, type Consent, type OrderObject } from '../consent';
 import type { Holders } from '../holds';
-import type { KeystoneAdmin, PlaneDeps } from '../ports';
+import type { ClusterPort, KeystoneAdmin, OrderSite, PlaneDeps } from '../ports';
 
 /** The consent of an order, from the cache. */
 export async function observeConsent(deps: PlaneDeps, order: OrderObject, cluster?: string): Promise<Consent> {
@@ -40,13 +40,15 @@ export async function adminOf(deps: PlaneDeps, controlPlane: ControlPlane): Prom
   return deps.keystone.connect(check.connection);
 }
 
-/** The orders of a namespace that may hold others. */
-export async function observeHolders(deps: PlaneDeps, namespace: string): Promise<Holders> {
-  const [assignments, credentials] = await Promise.all([
-    deps.cluster.list('KeystoneRoleAssignment', namespace),
-    deps.cluster.list('KeystoneApplicationCredential', namespace),
-  ]);
+/** The orders of a namespace (on the order's cluster) that may hold others. */
+export async function observeHolders(orders: ClusterPort, namespace: string): Promise<Holders> {
+  const [assignments, credentials] = await Promise.all([orders.list('KeystoneRoleAssignment', namespace), orders.list('KeystoneApplicationCredential', namespace)]);
   return { assignments, credentials };
+}
+
+/** The port of the order's cluster and the cluster's name as the rules read it (undefined: the management cluster). */
+export function siteOf(deps: PlaneDeps, site: OrderSite): { readonly orders: ClusterPort; readonly cluster?: string } {
+  return { orders: site.orders ?? deps.cluster, ...(site.cluster ? { cluster: site.cluster } : {}) };
 }
 
 /** The ControlPlane a teardown or an admitted order reaches Keystone through, if the consent allows it. */

@@ -7,33 +7,35 @@ import { controlPlaneKey, teardownPath } from '../consent';
 import { holdOnProject } from '../holds';
 import { teardownFinalizer } from '../naming';
 import { messageOf } from '../order-status';
-import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
+import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps } from '../ports';
 import { decideProject, projectNameOf, type ProjectAction, type ProjectObservations } from '../project';
-import { adminOf, observeConsent, observeHolders } from './observe';
+import { adminOf, observeConsent, observeHolders, siteOf } from './observe';
 import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneProject. */
-export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options: { readonly cluster?: string } = {}): Promise<PassResult> {
-  const project = await deps.cluster.get('KeystoneProject', key);
+export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, site: OrderSite = {}): Promise<PassResult> {
+  const { orders, cluster } = siteOf(deps, site);
+  const project = await orders.get('KeystoneProject', key);
   if (!project) return { steps: 0, actions: [] };
   let admin: KeystoneAdmin | undefined;
 
   const observe = async (order: KeystoneProject): Promise<ProjectObservations> => {
-    const consent = await observeConsent(deps, order, options.cluster);
+    const consent = await observeConsent(deps, order, cluster);
     const deleting = !!order.metadata.deletionTimestamp;
-    const hold = deleting ? holdOnProject(order, await observeHolders(deps, key.namespace)) : undefined;
+    const hold = deleting ? holdOnProject(order, await observeHolders(orders, key.namespace)) : undefined;
     const path = teardownPath(consent);
     const reach = deleting ? !hold && path.path === 'proceed' : consent.state === 'assigned' && !consent.wait;
-    if (!reach || !consent.controlPlane) return { consent, ...(hold ? { hold } : {}) };
+    const base = { consent, ...(cluster ? { cluster } : {}) };
+    if (!reach || !consent.controlPlane) return { ...base, ...(hold ? { hold } : {}) };
     try {
       admin = await adminOf(deps, consent.controlPlane);
       const domainId = await admin.domainId(consent.controlPlane.spec.adminCredential.domainName || PlaneDefaults.domainName);
       const found = domainId !== undefined ? await admin.findProject(projectNameOf(order), domainId) : undefined;
-      return { consent, keystone: { ...(domainId !== undefined ? { domainId } : {}), ...(found ? { project: found } : {}) } };
+      return { ...base, keystone: { ...(domainId !== undefined ? { domainId } : {}), ...(found ? { project: found } : {}) } };
     } catch (error) {
-      return { consent, failure: messageOf(error) };
+      return { ...base, failure: messageOf(error) };
     }
   };
 
@@ -41,7 +43,7 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options:
     const finalizer = teardownFinalizer('KeystoneProject');
     switch (action.type) {
       case 'add-finalizer':
-        await deps.cluster.addFinalizer('KeystoneProject', key, finalizer);
+        await orders.addFinalizer('KeystoneProject', key, finalizer);
         return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
       case 'create-project':
         await (admin as KeystoneAdmin).createProject({ name: action.name, domainId: action.domainId, description: action.description, tags: action.tags });
@@ -50,7 +52,7 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options:
         await (admin as KeystoneAdmin).deleteProject(action.id);
         return order;
       case 'release':
-        await deps.cluster.removeFinalizer('KeystoneProject', key, finalizer);
+        await orders.removeFinalizer('KeystoneProject', key, finalizer);
         return order;
     }
   };
@@ -67,11 +69,11 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, options:
       execute,
       failureOf: (world) => world.failure,
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-      writeStatus: (status) => deps.cluster.writeStatus('KeystoneProject', key, status),
+      writeStatus: (status) => orders.writeStatus('KeystoneProject', key, status),
     });
   const settled = async () =>
     planeSettled(project, {
-      consent: await observeConsent(deps, project, options.cluster),
+      consent: await observeConsent(deps, project, cluster),
       finalizer: teardownFinalizer('KeystoneProject'),
       ...(project.status?.projectID ? {} : { agrees: 'no project id recorded' }),
     });

@@ -8,27 +8,28 @@ import { holdOnAssignment } from '../holds';
 import { teardownFinalizer } from '../naming';
 import { assignmentSelector } from '../references';
 import { messageOf } from '../order-status';
-import type { KeystoneAdmin, ObjectKey, PlaneDeps } from '../ports';
+import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps } from '../ports';
 import { decideAssignment, type AssignmentAction, type AssignmentObservations } from '../role-assignment';
-import { adminOf, observeConsent } from './observe';
+import { adminOf, observeConsent, siteOf } from './observe';
 import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneRoleAssignment. */
-export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, options: { readonly cluster?: string } = {}): Promise<PassResult> {
-  const assignment = await deps.cluster.get('KeystoneRoleAssignment', key);
+export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, site: OrderSite = {}): Promise<PassResult> {
+  const { orders, cluster } = siteOf(deps, site);
+  const assignment = await orders.get('KeystoneRoleAssignment', key);
   if (!assignment) return { steps: 0, actions: [] };
   let admin: KeystoneAdmin | undefined;
 
   const observe = async (order: KeystoneRoleAssignment): Promise<AssignmentObservations> => {
-    const consent = await observeConsent(deps, order, options.cluster);
+    const consent = await observeConsent(deps, order, cluster);
     const deleting = !!order.metadata.deletionTimestamp;
     const [user, project, peers, credentials] = await Promise.all([
-      deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name }),
-      deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name }),
-      deps.cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name)),
-      deleting ? deps.cluster.list('KeystoneApplicationCredential', key.namespace) : Promise.resolve([]),
+      orders.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name }),
+      orders.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name }),
+      orders.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name)),
+      deleting ? orders.list('KeystoneApplicationCredential', key.namespace) : Promise.resolve([]),
     ]);
     const hold = deleting ? holdOnAssignment(order, { credentials }) : undefined;
     const base = { consent, peers, ...(hold ? { hold } : {}), ...(user ? { user } : {}), ...(project ? { project } : {}) };
@@ -51,7 +52,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
     const finalizer = teardownFinalizer('KeystoneRoleAssignment');
     switch (action.type) {
       case 'add-finalizer':
-        await deps.cluster.addFinalizer('KeystoneRoleAssignment', key, finalizer);
+        await orders.addFinalizer('KeystoneRoleAssignment', key, finalizer);
         return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
       case 'grant':
         await (admin as KeystoneAdmin).grantRole(action.grant);
@@ -60,7 +61,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
         await (admin as KeystoneAdmin).revokeRole(action.grant);
         return order;
       case 'release':
-        await deps.cluster.removeFinalizer('KeystoneRoleAssignment', key, finalizer);
+        await orders.removeFinalizer('KeystoneRoleAssignment', key, finalizer);
         return order;
     }
   };
@@ -70,9 +71,9 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
     : fingerprintOf([
         assignment,
         await deps.cluster.get('ControlPlane', controlPlaneKey(assignment)),
-        await deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
-        await deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
-        [...(await deps.cluster.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(assignment.spec.userRef.name, assignment.spec.projectRef.name)))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+        await orders.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
+        await orders.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
+        [...(await orders.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(assignment.spec.userRef.name, assignment.spec.projectRef.name)))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
       ]);
   const pass = (): Promise<PassResult> =>
     runPass({
@@ -85,16 +86,16 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, optio
       execute,
       failureOf: (world) => world.failure,
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-      writeStatus: (status) => deps.cluster.writeStatus('KeystoneRoleAssignment', key, status),
+      writeStatus: (status) => orders.writeStatus('KeystoneRoleAssignment', key, status),
     });
   const settled = async () => {
     const [user, project] = await Promise.all([
-      deps.cluster.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
-      deps.cluster.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
+      orders.get('KeystoneUser', { namespace: key.namespace, name: assignment.spec.userRef.name }),
+      orders.get('KeystoneProject', { namespace: key.namespace, name: assignment.spec.projectRef.name }),
     ]);
     const status = assignment.status;
     const agrees = status?.roleID && status.userID && status.userID === user?.status?.userID && status.projectID && status.projectID === project?.status?.projectID ? undefined : 'the user or project it grants on is not the one recorded';
-    return planeSettled(assignment, { consent: await observeConsent(deps, assignment, options.cluster), finalizer: teardownFinalizer('KeystoneRoleAssignment'), ...(agrees ? { agrees } : {}) });
+    return planeSettled(assignment, { consent: await observeConsent(deps, assignment, cluster), finalizer: teardownFinalizer('KeystoneRoleAssignment'), ...(agrees ? { agrees } : {}) });
   };
   return memoized(deps, assignment.metadata.uid, fingerprint, pass, settled);
 }

@@ -12,10 +12,10 @@ import { ownedBy, userCloudOf, userSecretData, userSecretManifest } from '../del
 import { holdOnUser } from '../holds';
 import { childLabels, deliveredSecretName, PASSWORD_KEY, passwordGenerationOf, passwordSecretName, teardownFinalizer, USER_SECRET_KEYS } from '../naming';
 import { messageOf } from '../order-status';
-import type { KeystoneAdmin, ObjectKey, PlaneDeps, SecretObject } from '../ports';
+import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps, SecretObject } from '../ports';
 import { planeSettled } from '../settled';
 import { decideUser, orderedGeneration, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
-import { adminOf, observeConsent, observeHolders } from './observe';
+import { adminOf, observeConsent, observeHolders, siteOf } from './observe';
 import { fingerprintOf, memoized } from './memo';
 import { runPass, type PassResult } from './run';
 
@@ -32,10 +32,11 @@ export async function parkedPassword(deps: Pick<PlaneDeps, 'cluster'>, user: Key
 }
 
 /** Reconciles one KeystoneUser. */
-export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { readonly cluster?: string } = {}): Promise<PassResult> {
-  const user = await deps.cluster.get('KeystoneUser', key);
+export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, site: OrderSite = {}): Promise<PassResult> {
+  const { orders, cluster } = siteOf(deps, site);
+  const user = await orders.get('KeystoneUser', key);
   if (!user) return { steps: 0, actions: [] };
-  const location = locationOf(user, options.cluster);
+  const location = locationOf(user, cluster);
   const childNamespace = controlPlaneKey(user).namespace;
   const labels = childLabels('KeystoneUser', location);
   const deliveredName = deliveredSecretName(user.metadata.name);
@@ -61,11 +62,11 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
   const observeDelivery = async (order: KeystoneUser): Promise<UserDelivery> => {
     if (delivered?.state === 'withdrawn') return { state: 'absent' };
     if (delivered?.state === 'written') return { state: 'owned', carries: delivered.generation };
-    const secret = await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName });
+    const secret = await orders.getSecret({ namespace: key.namespace, name: deliveredName });
     if (!secret) return { state: 'absent' };
     if (!ownedBy(secret, order.metadata.uid)) return { state: 'foreign' };
     deliveredUid = secret.metadata.uid;
-    const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), options.cluster);
+    const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), cluster);
     if (!cloud) return { state: 'owned' };
     for (const [g, password] of passwords) {
       const expected = userSecretData(cloud, password);
@@ -75,11 +76,11 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
   };
 
   const observe = async (order: KeystoneUser): Promise<UserObservations> => {
-    const consent = await observeConsent(deps, order, options.cluster);
+    const consent = await observeConsent(deps, order, cluster);
     controlPlane = consent.controlPlane;
     const deleting = !!order.metadata.deletionTimestamp;
-    const hold = deleting ? holdOnUser(order, await observeHolders(deps, key.namespace)) : undefined;
-    const base = { consent, ...(hold ? { hold } : {}), ...(options.cluster ? { cluster: options.cluster } : {}) };
+    const hold = deleting ? holdOnUser(order, await observeHolders(orders, key.namespace)) : undefined;
+    const base = { consent, ...(hold ? { hold } : {}), ...(cluster ? { cluster } : {}) };
     let parked: number[];
     let delivery: UserDelivery;
     try {
@@ -110,7 +111,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
     const finalizer = teardownFinalizer('KeystoneUser');
     switch (action.type) {
       case 'add-finalizer':
-        await deps.cluster.addFinalizer('KeystoneUser', key, finalizer);
+        await orders.addFinalizer('KeystoneUser', key, finalizer);
         return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
       case 'park': {
         const stored = await deps.cluster.createSecret({
@@ -132,9 +133,9 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
         await (admin as KeystoneAdmin).setPassword(action.userId, passwordOf(action.generation));
         return order;
       case 'deliver': {
-        const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), options.cluster);
+        const cloud = controlPlane && userCloudOf(controlPlane, userNameOf(order), cluster);
         if (!cloud) throw new Error('no auth URL to deliver');
-        await deps.cluster.applySecret(userSecretManifest(order, cloud, passwordOf(action.generation)));
+        await orders.applySecret(userSecretManifest(order, cloud, passwordOf(action.generation)));
         delivered = { state: 'written', generation: action.generation };
         return order;
       }
@@ -146,29 +147,29 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
         await (admin as KeystoneAdmin).deleteUser(action.id);
         return order;
       case 'withdraw':
-        await deps.cluster.deleteSecret({ namespace: key.namespace, name: deliveredName }, deliveredUid ? { uid: deliveredUid } : undefined);
+        await orders.deleteSecret({ namespace: key.namespace, name: deliveredName }, deliveredUid ? { uid: deliveredUid } : undefined);
         delivered = { state: 'withdrawn' };
         return order;
       case 'release':
-        await deps.cluster.removeFinalizer('KeystoneUser', key, finalizer);
+        await orders.removeFinalizer('KeystoneUser', key, finalizer);
         return order;
     }
   };
 
   const cachedControlPlane = await deps.cluster.get('ControlPlane', controlPlaneKey(user));
   const cachedChildren = [...(await deps.cluster.listSecrets(childNamespace, labels))].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
-  const cachedDelivered = await deps.cluster.getSecret({ namespace: key.namespace, name: deliveredName });
+  const cachedDelivered = await orders.getSecret({ namespace: key.namespace, name: deliveredName });
   const fingerprint = user.metadata.deletionTimestamp ? undefined : fingerprintOf([user, cachedControlPlane, cachedChildren, cachedDelivered]);
   // Settled by the cache: the ordered generation is the recorded one, it alone is parked, and the Secret carries it.
   const settled = async () => {
     const generation = orderedGeneration(user);
     const parked = cachedChildren.map((c) => ({ generation: passwordGenerationOf(location, c.metadata.name), password: c.data[PASSWORD_KEY] }));
     const password = parked.length === 1 && parked[0].generation === generation ? parked[0].password : undefined;
-    const cloud = cachedControlPlane && userCloudOf(cachedControlPlane, userNameOf(user), options.cluster);
+    const cloud = cachedControlPlane && userCloudOf(cachedControlPlane, userNameOf(user), cluster);
     const expected = cloud && password ? userSecretData(cloud, password) : undefined;
     const carries = expected !== undefined && cachedDelivered !== undefined && ownedBy(cachedDelivered, user.metadata.uid) && USER_SECRET_KEYS.every((k) => cachedDelivered.data[k] === expected[k]);
     const agrees = user.status?.userID && user.status.passwordGeneration === generation && carries ? undefined : 'the parked password or the delivered Secret does not agree with the status';
-    return planeSettled(user, { consent: await observeConsent(deps, user, options.cluster), finalizer: teardownFinalizer('KeystoneUser'), ...(agrees ? { agrees } : {}) });
+    return planeSettled(user, { consent: await observeConsent(deps, user, cluster), finalizer: teardownFinalizer('KeystoneUser'), ...(agrees ? { agrees } : {}) });
   };
   const pass = (): Promise<PassResult> =>
     runPass({
@@ -184,7 +185,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, options: { 
         ...world,
         failure: { where: action.type === 'deliver' || action.type === 'withdraw' ? ('delivery' as const) : ('keystone' as const), message: `${action.type}: ${messageOf(error)}` },
       }),
-      writeStatus: (status) => deps.cluster.writeStatus('KeystoneUser', key, status),
+      writeStatus: (status) => orders.writeStatus('KeystoneUser', key, status),
     });
   return memoized(deps, user.metadata.uid, fingerprint, pass, settled);
 }

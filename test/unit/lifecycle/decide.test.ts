@@ -281,6 +281,35 @@ describe('delivery repair', () => {
   });
 });
 
+describe('KeystoneNotPublished: an order on a cluster its ControlPlane publishes no endpoint for', () => {
+  const undeliverable = { reason: DeliveryReason.KeystoneNotPublished, message: 'cluster edge-1 cannot reach Keystone and the ControlPlane publishes no services.keystone.publicEndpoint' } as const;
+
+  it('mints nothing: no credential is created that nobody can be handed', () => {
+    const plan = decide(order(), world([], { undeliverable }), T0);
+    expect(kinds(plan)).toEqual([]);
+    expect(condition(plan, 'DeliveryReady')).toMatchObject({ status: 'False', reason: DeliveryReason.KeystoneNotPublished, message: undeliverable.message });
+    expect(condition(plan, 'CredentialReady')).toMatchObject({ status: 'False', reason: CredentialReason.WaitingForCredential, message: expect.stringContaining('cannot be delivered') });
+    expect(condition(plan, 'Ready')).toMatchObject({ status: 'False', reason: 'NotAllReady' });
+  });
+
+  it('delivers, repairs and switches nothing; the Secret keeps what it carries and secretName is withdrawn from the status', () => {
+    const now = plus(NEXT1, 5000);
+    const edited = decide(converged(), world([held(1, EXP1)], { undeliverable, delivery: { state: 'delivered', credentialId: 'cred-1', intact: false } }), plus(T0, 1000));
+    expect(kinds(edited)).toEqual([]);
+    expect(edited.status.secretName).toBeUndefined();
+    expect(condition(edited, 'CredentialReady')).toMatchObject({ status: 'True', reason: CredentialReason.CredentialMinted });
+    const successor = decide(converged(), world([held(1, EXP1), held(2)], { undeliverable }), now);
+    expect(kinds(successor)).toEqual([]);
+    expect(successor.status.credentialGeneration).toBe(1);
+    expect(kinds(decide(converged(), world([held(1, EXP1)], { undeliverable }), now))).toEqual([]);
+  });
+
+  it('a teardown still removes everything', () => {
+    const plan = decide(order(liveStatus(1, T0, EXP1, NEXT1), {}, { deleting: true }), world([held(1, EXP1)], { undeliverable }), T0);
+    expect(kinds(plan)).toEqual(['delete:1', 'discard:1', 'withdraw', 'release']);
+  });
+});
+
 describe('teardown', () => {
   it('deletes every generation in Keystone, then the backup, the parked secrets and the Secret, then releases', () => {
     const o = order({ ...liveStatus(2, T0), previousCredentialID: 'cred-1', previousCredentialGeneration: 1 }, {}, { deleting: true });

@@ -45,6 +45,34 @@ describe('admission', () => {
   });
 });
 
+describe('on a target cluster', () => {
+  const edge = { ...cp, spec: { ...cp.spec, namespaceAssignments: [{ namespace: 'tenant-a', targetClusterRef: { name: 'edge-1' } }], services: { keystone: { external: { authURL: 'https://keystone.internal/v3' }, publicEndpoint: 'https://keystone.example.com/v3' } } } };
+  it('consent is the entry for the namespace with targetClusterRef.name = the cluster; the management entry does not count', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: edge, cluster: 'edge-1' })).toEqual({});
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: edge, cluster: 'edge-2' }).admission?.reason).toBe('NamespaceNotAssigned');
+    expect(credentialAdmission(credential(), { ...refs, cluster: 'edge-1' }).admission?.reason).toBe('NamespaceNotAssigned');
+  });
+  it('an unresolved controlPlaneRef is NamespaceNotAssigned (frozen), not ControlPlaneNotFound', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: undefined, cluster: 'edge-1' }).admission).toEqual({ reason: 'NamespaceNotAssigned', message: expect.stringContaining('edge-1') });
+  });
+  it('ClusterNameTooLong above 63 characters, before anything else', () => {
+    const long = 'e'.repeat(64);
+    const assigned = { ...edge, spec: { ...edge.spec, namespaceAssignments: [{ namespace: 'tenant-a', targetClusterRef: { name: long } }] } };
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: assigned, cluster: long }).admission).toEqual({ reason: 'ClusterNameTooLong', message: expect.stringContaining('64') });
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: undefined, cluster: long }).admission?.reason).toBe('ClusterNameTooLong');
+  });
+  it('KeystoneNotPublished when the ControlPlane publishes no public endpoint: admitted, nothing deliverable', () => {
+    const unpublished = { ...edge, spec: { ...edge.spec, services: { keystone: { external: { authURL: 'https://keystone.internal/v3' } } } } };
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: unpublished, cluster: 'edge-1' })).toEqual({
+      undeliverable: { reason: 'KeystoneNotPublished', message: expect.stringContaining('publicEndpoint') },
+    });
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: unpublished, cluster: 'edge-1', user: undefined })).toMatchObject({ gate: { reason: 'UserNotFound' }, undeliverable: { reason: 'KeystoneNotPublished' } });
+  });
+  it('the management cluster never reports KeystoneNotPublished: its documents carry external.authURL', () => {
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: { ...cp, spec: { ...cp.spec, services: { keystone: { external: { authURL: 'https://keystone.internal/v3' } } } } } })).toEqual({});
+  });
+});
+
 describe('gates', () => {
   it('UserNotFound', () => {
     expect(credentialAdmission(credential(), { ...refs, user: undefined }).gate?.reason).toBe('UserNotFound');

@@ -1,7 +1,7 @@
 /**
  * What a watched change requeues, from the references the rules read.
  */
-import { dependents, secretDependents, passwordSecretName, childLabels } from '../../../src/plane';
+import { TARGET_CLUSTER_RECHECK_MS, childLabels, dependents, passwordSecretName, requeueOn, secretDependents } from '../../../src/plane';
 import { CP_NS, NS, adminReady, assignment, controlPlane, credential, project, user } from './fakes';
 
 const cache = {
@@ -49,5 +49,29 @@ describe('dependents', () => {
     const foreign = { metadata: { name: 'app-credentials', namespace: NS }, data: {} };
     expect(secretDependents(foreign, cache)).toEqual([{ kind: 'KeystoneApplicationCredential', namespace: NS, name: 'app' }]);
     expect(secretDependents({ ...foreign, metadata: { ...foreign.metadata, namespace: CP_NS } }, cache)).toEqual([]);
+  });
+
+  it('a child on the management cluster with a cluster label concerns the order of that name and namespace on that cluster', () => {
+    const loc = { cluster: 'edge-1', namespace: NS, name: 'alice' };
+    const child = { metadata: { name: passwordSecretName(loc, 1), namespace: CP_NS, labels: childLabels('KeystoneUser', loc) }, data: {} };
+    expect(secretDependents(child, cache)).toEqual([{ kind: 'KeystoneUser', namespace: NS, name: 'alice', cluster: 'edge-1' }]);
+    const credentialChild = { metadata: { name: 'app-0-applicationcredential-secret-v1', namespace: CP_NS, labels: childLabels('KeystoneApplicationCredential', { ...loc, name: 'app' }) }, data: {} };
+    expect(secretDependents(credentialChild, cache)).toEqual([{ kind: 'KeystoneApplicationCredential', namespace: NS, name: 'app', cluster: 'edge-1' }]);
+  });
+
+  it('a delivered Secret on a target cluster (no cluster label) concerns the order on its own cluster', () => {
+    const delivered = { metadata: { name: 'app-credentials', namespace: NS, labels: { 'c5c3.io/keystoneapplicationcredential-name': 'app', 'c5c3.io/keystoneapplicationcredential-namespace': NS } }, data: {} };
+    expect(secretDependents(delivered, { credentials: cache.credentials })).toEqual([{ kind: 'KeystoneApplicationCredential', namespace: NS, name: 'app' }]);
+  });
+});
+
+describe('wake-ups on a target cluster', () => {
+  it('every 10 minutes at the latest on a target cluster, as the pass asks on the management cluster', () => {
+    expect(TARGET_CLUSTER_RECHECK_MS).toBe(600_000);
+    expect(requeueOn(undefined, undefined)).toBeUndefined();
+    expect(requeueOn('', 3_600_000)).toBe(3_600_000);
+    expect(requeueOn('edge-1', undefined)).toBe(600_000);
+    expect(requeueOn('edge-1', 3_600_000)).toBe(600_000);
+    expect(requeueOn('edge-1', 5_000)).toBe(5_000);
   });
 });
