@@ -14,5 +14,6 @@ export * from './orders/keystone-role-assignment';
 export * from './orders/keystone-user';
 export * from './orders/order';
 export * from './orders/service-owner';
+export * from './target-cluster';
 export * from './schema';
 export { Duration, type DurationInput } from '../src/api/duration';

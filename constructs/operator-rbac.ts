@@ -5,6 +5,7 @@
 import { ClusterIdentityKind } from '../src/api/cluster-identity';
 import { GROUP, PLURAL } from '../src/api/types';
 import { PlaneKinds } from '../src/api/identity-plane';
+import { KUBECONFIG_SECRET_LABEL } from '../src/api/target-cluster';
 
 /** A `rbac.authorization.k8s.io/v1` PolicyRule with the reason it is granted. */
 export interface JustifiedRule {
@@ -118,6 +119,80 @@ export const HANDOFF_RULES: readonly JustifiedRule[] = [
     verbs: ['patch'],
     reason:
       'consumer handoff: write the delivered generation into an opted-in workload\'s pod-template annotation c5c3.io/credential-generations (a server-side apply of that one field), which rolls it; nothing else of a workload is written',
+  },
+];
+
+/**
+ * The rules in the operator's own namespace for registering target clusters: the Secrets labelled
+ * `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"` there, each holding a target cluster's kubeconfig under the key
+ * `kubeconfig` (the cluster's name is the Secret's name). RBAC cannot select by label: the operator's informer does
+ * (`labelSelector=sigs.k8s.io/multicluster-runtime-kubeconfig=true` in this namespace only), and the rule names the
+ * namespace, so nothing else is read for this purpose.
+ */
+export const REGISTRATION_RULES: readonly JustifiedRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch'],
+    reason:
+      `register target clusters: list and watch the Secrets labelled ${KUBECONFIG_SECRET_LABEL}=true in the operator's own namespace (a new one registers a cluster, a changed one reconnects, a deleted one deregisters); never written`,
+  },
+];
+
+/**
+ * The cluster-wide rules on a registered target cluster, for the identity the operator's kubeconfig authenticates as
+ * there: the four order kinds (no ControlPlane and no KeystoneClusterIdentity: those live on the management cluster),
+ * their status and finalizers, the delivered Secrets beside them, and Events on them. Nothing else: no namespaces, no
+ * workloads, no write to any spec.
+ */
+export const TARGET_CLUSTER_RULES: readonly JustifiedRule[] = [
+  {
+    apiGroups: [GROUP],
+    resources: ORDER_RESOURCES,
+    verbs: ['get', 'list', 'watch'],
+    reason: 'reconcile the orders of the target cluster: informers list and watch the four order kinds, a pass reads the referenced ones',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: ORDER_RESOURCES,
+    verbs: ['patch'],
+    reason: 'install and release each order kind\'s teardown finalizer (a merge patch of metadata.finalizers); the spec is never written',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: ORDER_RESOURCES.map((r) => `${r}/status`),
+    verbs: ['get', 'patch', 'update'],
+    reason: 'write the orders\' status on the cluster they live on',
+  },
+  {
+    apiGroups: [GROUP],
+    resources: [`${PLURAL}/finalizers`, `${PlaneKinds.KeystoneUser.plural}/finalizers`],
+    verbs: ['update'],
+    reason: 'set blockOwnerDeletion on the controller owner reference of a delivered Secret (OwnerReferencesPermissionEnforcement allows it only with update on the owner\'s finalizers)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch'],
+    reason: 'watch the delivered Secrets beside the orders (and any Secret of a delivered name, which the order must never take over) so an edited or deleted one is repaired',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['create', 'patch'],
+    reason: 'deliver <name>-credentials beside the order by server-side apply (an apply that creates needs create); the children stay on the management cluster',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['delete'],
+    reason: 'teardown: withdraw the delivered Secret (only the order\'s own, with a uid precondition)',
+  },
+  {
+    apiGroups: ['events.k8s.io'],
+    resources: ['events'],
+    verbs: ['create', 'patch'],
+    reason: 'record condition transitions, rotations and teardown steps as Events on the orders of the target cluster',
   },
 ];
 

@@ -8,7 +8,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, OperatorRuntimeEnv, ReconciledKinds, type ReconciledKind } from '../src/api/operator-env';
-import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
+import { CLUSTER_RULES, HANDOFF_RULES, REGISTRATION_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
 
 /**
  * The environment variables the operator process reads (its configuration contract). Defined in src/api so the operator
@@ -136,7 +136,10 @@ export const OPERATOR_COMMAND: readonly string[] = ['node', 'lib/src/cli/main.js
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 
-/** The operator: namespace, ServiceAccount, RBAC, Deployment, metrics Service and PodDisruptionBudget. */
+/**
+ * The operator: namespace, ServiceAccount, RBAC (the ClusterRole, the Lease Role and the Role that reads the kubeconfig
+ * Secrets registering target clusters), Deployment, metrics Service and PodDisruptionBudget.
+ */
 export class Operator extends Construct {
   /** The namespace the operator runs in. */
   readonly namespace: string;
@@ -146,6 +149,8 @@ export class Operator extends Construct {
   readonly leaseName: string;
   /** The cluster-wide rules granted, with their reasons (`CLUSTER_RULES`, plus `HANDOFF_RULES` with `consumerHandoff`). */
   readonly clusterRules: readonly JustifiedRule[];
+  /** The rules in the operator's namespace for registering target clusters (the labelled kubeconfig Secrets). */
+  readonly registrationRules: readonly JustifiedRule[] = REGISTRATION_RULES;
   /** The Deployment. */
   readonly deployment: k8s.KubeDeployment;
 
@@ -177,6 +182,12 @@ export class Operator extends Construct {
     new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
       metadata: meta(`${p.name}-leader-election`),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${p.name}-leader-election` },
+      subjects,
+    });
+    new k8s.KubeRole(this, 'RegistrationRole', { metadata: meta(`${p.name}-cluster-registration`), rules: REGISTRATION_RULES.map(policyRule) });
+    new k8s.KubeRoleBinding(this, 'RegistrationRoleBinding', {
+      metadata: meta(`${p.name}-cluster-registration`),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${p.name}-cluster-registration` },
       subjects,
     });
 
@@ -283,7 +294,8 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function policyRule(rule: JustifiedRule): k8s.PolicyRule {
+/** The RBAC PolicyRule of a justified rule (its reason stays in the code and the docs). */
+export function policyRule(rule: JustifiedRule): k8s.PolicyRule {
   return {
     apiGroups: [...rule.apiGroups],
     resources: [...rule.resources],

@@ -11,3 +11,4 @@ export * from './identity-plane-rules';
 export * from './label-selector';
 export * from './cluster-identity';
 export * from './cluster-identity-rules';
+export * from './target-cluster';

@@ -1,14 +1,15 @@
 /**
  * `keystone-appcred manifests`: the CRDs, the operator and (with `--sample`) a sample set of orders as multi-document
  * YAML on stdout, synthesized from the construct library (`keystone-appcred/cdk8s`), for `kubectl apply -f -` without a
- * cdk8s app of one's own.
+ * cdk8s app of one's own. With `--target-cluster`, what a registered target cluster needs instead: the four order CRDs
+ * and the ClusterRole and binding of the identity the operator's kubeconfig uses there (the `TargetCluster` construct).
  *
  * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
  * command runs, so the rest of the command line works without them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type * as Library from '../../constructs';
 import { DEFAULT_WORKERS } from '../api/operator-env';
 
@@ -33,6 +34,17 @@ export interface ManifestsOptions {
   /** Turn the consumer handoff on: the operator's `consumerHandoff` prop (its workload rules and `KAC_CONSUMER_HANDOFF`). @default false */
   readonly consumerHandoff?: boolean;
 }
+
+/** What {@link renderTargetClusterManifests} synthesizes. */
+export interface TargetClusterManifestsOptions {
+  /** The service account the operator's kubeconfig for the target cluster authenticates as, `NAMESPACE/NAME`. @default "keystone-appcred-system/keystone-appcred-operator" */
+  readonly serviceAccount?: string;
+  /** A user (a client certificate's CN, an OIDC user) to bind instead of a service account. @default none */
+  readonly user?: string;
+}
+
+/** The service account bound on a target cluster when neither `--target-service-account` nor `--target-user` is given. */
+export const DEFAULT_TARGET_SERVICE_ACCOUNT = 'keystone-appcred-system/keystone-appcred-operator';
 
 /** OpenBao's address when `--openbao-address` is not given. */
 export const DEFAULT_OPENBAO_ADDRESS = 'https://openbao.openbao.svc:8200';
@@ -107,10 +119,10 @@ function loadLibrary(): typeof Library {
  * Rewrites a construct's prop error (`<path>: openBao.address ("x") must be ...`) to name the command-line option and
  * the value given there; any other error is returned as it is.
  */
-export function asOptionError(error: unknown, given: Readonly<Record<string, string | undefined>>): Error {
+export function asOptionError(error: unknown, given: Readonly<Record<string, string | undefined>>, optionOf: Readonly<Record<string, string>> = {}): Error {
   const message = error instanceof Error ? error.message : String(error);
   const match = /^\S+: (\S+) \((.*)\) (.*)$/s.exec(message);
-  const option = match ? OPTION_OF[match[1]] : undefined;
+  const option = match ? (optionOf[match[1]] ?? OPTION_OF[match[1]]) : undefined;
   if (!match || option === undefined) return error instanceof Error ? error : new Error(message);
   const [, prop, value, rule] = match;
   // The construct's hint about its separate `tag` prop means nothing on the command line.
@@ -163,6 +175,28 @@ export function renderManifests(options: ManifestsOptions): string {
   return app.synthYaml();
 }
 
+/**
+ * What a registered target cluster needs, as multi-document YAML: the CRDs of KeystoneProject, KeystoneUser,
+ * KeystoneRoleAssignment and KeystoneApplicationCredential, then the ClusterRole and ClusterRoleBinding of the operator's
+ * identity there. A refused value throws the construct's error.
+ */
+export function renderTargetClusterManifests(options: TargetClusterManifestsOptions = {}): string {
+  const lib = loadLibrary();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cdk8s = require('cdk8s') as typeof import('cdk8s');
+  const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
+  const chart = new cdk8s.Chart(app, 'target-cluster');
+  let subject: Library.TargetClusterSubject;
+  if (options.user !== undefined) subject = { kind: 'User', name: options.user };
+  else {
+    const given = options.serviceAccount ?? DEFAULT_TARGET_SERVICE_ACCOUNT;
+    const slash = given.indexOf('/');
+    subject = { kind: 'ServiceAccount', namespace: slash < 0 ? '' : given.slice(0, slash), name: slash < 0 ? given : given.slice(slash + 1) };
+  }
+  new lib.TargetCluster(chart, 'TargetCluster', { subject });
+  return app.synthYaml();
+}
+
 /** Where {@link manifestsCommand} writes. */
 export interface ManifestsIo {
   /** Receives the YAML. @default process.stdout.write */
@@ -170,7 +204,7 @@ export interface ManifestsIo {
 }
 
 interface CommandOptions {
-  readonly image: ParsedImage;
+  readonly image?: ParsedImage;
   readonly openbaoAddress: string;
   readonly openbaoRole: string;
   readonly openbaoTokenSecret?: string;
@@ -178,6 +212,9 @@ interface CommandOptions {
   readonly workers?: string;
   readonly sample?: boolean;
   readonly consumerHandoff?: boolean;
+  readonly targetCluster?: boolean;
+  readonly targetServiceAccount?: string;
+  readonly targetUser?: string;
 }
 
 /**
@@ -186,9 +223,9 @@ interface CommandOptions {
  */
 export function manifestsCommand(io: ManifestsIo = {}): Command {
   const write = io.write ?? ((text: string): void => void process.stdout.write(text));
-  return new Command('manifests')
+  const command: Command = new Command('manifests')
     .description('print the CRDs, the operator and optionally sample orders as multi-document YAML, for `kubectl apply --server-side -f -`')
-    .requiredOption('--image <IMAGE[:TAG]>', "the operator's image; the tag defaults to this package's version", parseImage)
+    .option('--image <IMAGE[:TAG]>', "the operator's image; the tag defaults to this package's version (required unless --target-cluster)", parseImage)
     .option('--openbao-address <url>', 'the OpenBao address the operator backs credentials up to', DEFAULT_OPENBAO_ADDRESS)
     .option('--openbao-role <role>', 'the OpenBao role of the Kubernetes auth method', DEFAULT_OPENBAO_ROLE)
     .option('--openbao-token-secret <name>', "authenticate to OpenBao with the token in this Secret (key `token`) of the operator's namespace")
@@ -196,10 +233,36 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
     .option('--workers <n>', `objects of one kind the operator reconciles at once, 1 to 64 (default: the construct's, ${DEFAULT_WORKERS})`)
     .option('--sample', 'add sample orders: ControlPlane openstack/cp assigning tenant-a, and the ServiceOwner workflow there (apply the CRDs first)')
     .option('--consumer-handoff', 'let the operator roll the workloads annotated c5c3.io/rollout-on-credential-switch when their credential switches (adds get, list, watch and patch on deployments, statefulsets and daemonsets to its ClusterRole)')
+    .addOption(
+      new Option('--target-cluster', 'print what a registered target cluster needs instead: the four order CRDs and the ClusterRole and binding of the identity the operator uses there').conflicts(['sample', 'consumerHandoff']),
+    )
+    .addOption(new Option('--target-service-account <namespace/name>', `with --target-cluster: the service account to bind (default ${DEFAULT_TARGET_SERVICE_ACCOUNT})`).conflicts('targetUser'))
+    .option('--target-user <name>', 'with --target-cluster: bind this user instead of a service account')
     .action((opts: CommandOptions) => {
+      if (opts.targetCluster) {
+        let yaml: string;
+        try {
+          yaml = renderTargetClusterManifests({
+            ...(opts.targetServiceAccount !== undefined ? { serviceAccount: opts.targetServiceAccount } : {}),
+            ...(opts.targetUser !== undefined ? { user: opts.targetUser } : {}),
+          });
+        } catch (error) {
+          const option = opts.targetUser !== undefined ? '--target-user' : '--target-service-account';
+          throw asOptionError(error, { [option]: opts.targetUser ?? opts.targetServiceAccount ?? DEFAULT_TARGET_SERVICE_ACCOUNT }, { 'subject.name': option, 'subject.namespace': option });
+        }
+        write(yaml);
+        return;
+      }
+      if (opts.targetServiceAccount !== undefined || opts.targetUser !== undefined) {
+        command.error(`error: ${opts.targetUser !== undefined ? '--target-user' : '--target-service-account'} applies only with --target-cluster`, { code: 'commander.invalidArgument' });
+      }
+      const image = opts.image;
+      if (image === undefined) {
+        command.error("error: required option '--image <IMAGE[:TAG]>' not specified", { code: 'commander.missingMandatoryOptionValue' });
+      }
       const options: ManifestsOptions = {
-        image: opts.image.image,
-        tag: opts.image.tag,
+        image: image.image,
+        tag: image.tag,
         openBaoAddress: opts.openbaoAddress,
         openBaoRole: opts.openbaoRole,
         ...(opts.openbaoTokenSecret !== undefined ? { openBaoTokenSecret: opts.openbaoTokenSecret } : {}),
@@ -213,7 +276,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         yaml = renderManifests(options);
       } catch (error) {
         throw asOptionError(error, {
-          '--image': opts.image.given,
+          '--image': image.given,
           '--namespace': opts.namespace,
           '--workers': opts.workers,
           '--openbao-address': opts.openbaoAddress,
@@ -223,4 +286,5 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
       }
       write(yaml);
     });
+  return command;
 }

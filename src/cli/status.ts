@@ -1,7 +1,9 @@
 /**
  * `keystone-appcred status`: every order of the cluster (KeystoneApplicationCredential, KeystoneUser, KeystoneProject,
  * KeystoneRoleAssignment) and every ControlPlane, with its readiness and reason, its generation, its next rotation and,
- * for a KeystoneApplicationCredential, whether a grace period runs; as a kubectl-style table or as JSON or YAML.
+ * for a KeystoneApplicationCredential, whether a grace period runs; as a kubectl-style table or as JSON or YAML. The
+ * orders of every registered target cluster too (the kubeconfig Secrets in the operator's namespace), with a CLUSTER
+ * column; `--cluster NAME` shows one of them.
  *
  * It also holds what `status` and `rotate` share: the `--kubeconfig`/`--context` options, the connection through the
  * project's Kubernetes adapter (src/kube; `@kubernetes/client-node` is loaded only there), and the translation of API
@@ -9,12 +11,20 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { stringify } from 'yaml';
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_INTERVAL, Duration, type Condition, type KeystoneApplicationCredential } from '../api';
+import {
+  DEFAULT_CREDENTIAL_GENERATION,
+  DEFAULT_INTERVAL,
+  Duration,
+  KUBECONFIG_SECRET_KEY,
+  KUBECONFIG_SECRET_SELECTOR,
+  type Condition,
+  type KeystoneApplicationCredential,
+} from '../api';
 import { PlaneDefaults, type ControlPlane, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api/identity-plane';
 import { KubeApi } from '../kube/api';
 import { connect, type ConnectOptions, type Connection } from '../kube/client-node';
 import { KubeApiError } from '../kube/errors';
-import { Kinds } from '../kube/kinds';
+import { Kinds, type Secret } from '../kube/kinds';
 import type { KubeObject, ResourceKind } from '../kube/object';
 import type { HttpRequest, HttpResponse, Query, Transport, WatchEvent, WatchStream } from '../kube/transport';
 
@@ -212,6 +222,8 @@ export const READINESS_CONDITION: Readonly<Record<StatusKind, string>> = {
 
 /** One row of `status`: what `-o json` and `-o yaml` print for each object. Absent values are null. */
 export interface OrderStatus {
+  /** The registered target cluster the object lives on; absent for the management cluster. */
+  readonly cluster?: string;
   readonly kind: StatusKind;
   readonly namespace: string;
   readonly name: string;
@@ -277,10 +289,12 @@ export function orderStatus(object: AnyOrder): OrderStatus {
   return { ...none, ...base };
 }
 
-/** Rows in the order `status` prints them: by namespace, then kind (ControlPlane first), then name. */
+/** Rows in the order `status` prints them: the management cluster's first, then by cluster, namespace, kind (ControlPlane first), name. */
 export function sortRows(rows: readonly OrderStatus[]): OrderStatus[] {
   const rank = (kind: StatusKind) => STATUS_KINDS.findIndex((k) => k.kind === kind);
-  return [...rows].sort((a, b) => a.namespace.localeCompare(b.namespace) || rank(a.kind) - rank(b.kind) || a.name.localeCompare(b.name));
+  return [...rows].sort(
+    (a, b) => (a.cluster ?? '').localeCompare(b.cluster ?? '') || a.namespace.localeCompare(b.namespace) || rank(a.kind) - rank(b.kind) || a.name.localeCompare(b.name),
+  );
 }
 
 /** A kind that could not be listed, and why. */
@@ -305,12 +319,14 @@ export interface StatusReading {
  * {@link KindFailure} (a 404 on the list: its CRD is not installed), the others still give their rows; an
  * {@link UnreachableError} is thrown at once.
  */
-export async function readStatus(cluster: Cluster, namespace: string | undefined): Promise<StatusReading> {
+export async function readStatus(cluster: Cluster, namespace: string | undefined, target?: string): Promise<StatusReading> {
+  // A target cluster holds the four order kinds; its ControlPlanes are on the management cluster.
+  const kinds = target === undefined ? STATUS_KINDS : STATUS_KINDS.filter((k) => k !== Kinds.ControlPlane);
   const results = await Promise.all(
-    STATUS_KINDS.map(async (kind) => {
+    kinds.map(async (kind) => {
       try {
         const { items } = await cluster.api.list<AnyOrder>(kind, namespace === undefined ? {} : { namespace });
-        return { rows: items.map((item) => orderStatus(item)) };
+        return { rows: items.map((item) => (target === undefined ? orderStatus(item) : { cluster: target, ...orderStatus(item) })) };
       } catch (error) {
         if (!(error instanceof KubeApiError)) throw error;
         const cause = error.status === 404 ? 'missing' : error.status === 403 ? 'forbidden' : 'other';
@@ -415,12 +431,18 @@ export function alignColumns(rows: readonly (readonly string[])[]): string {
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + 3))).join('').trimEnd() + '\n').join('');
 }
 
-/** The kubectl-style table; a NAMESPACE column first when `allNamespaces`. */
-export function formatTable(rows: readonly OrderStatus[], options: { allNamespaces: boolean; now: Date }): string {
+/** The CLUSTER cell of a row of the management cluster (a Secret's name, a cluster's, never has parentheses). */
+export const MANAGEMENT_CLUSTER = '(management)';
+
+/**
+ * The kubectl-style table; a NAMESPACE column first when `allNamespaces`, and before it a CLUSTER column when `clusters`
+ * (target clusters are registered).
+ */
+export function formatTable(rows: readonly OrderStatus[], options: { allNamespaces: boolean; now: Date; clusters?: boolean }): string {
   const header = ['KIND', 'NAME', 'READY', 'REASON', 'GENERATION', 'NEXT ROTATION', 'GRACE PERIOD'];
-  const body = rows.map((row) => cells(row, options.now));
-  if (!options.allNamespaces) return alignColumns([header, ...body]);
-  return alignColumns([['NAMESPACE', ...header], ...rows.map((row, i) => [row.namespace, ...body[i]])]);
+  const lead = (row: OrderStatus): string[] => [...(options.clusters ? [row.cluster ?? MANAGEMENT_CLUSTER] : []), ...(options.allNamespaces ? [row.namespace] : [])];
+  const head = [...(options.clusters ? ['CLUSTER'] : []), ...(options.allNamespaces ? ['NAMESPACE'] : [])];
+  return alignColumns([[...head, ...header], ...rows.map((row) => [...lead(row), ...cells(row, options.now)])]);
 }
 
 /** The output formats of `-o`. */
@@ -454,6 +476,69 @@ interface StatusFlags extends ClusterFlags {
   readonly namespace?: string;
   readonly allNamespaces?: boolean;
   readonly output?: OutputFormat;
+  readonly cluster?: string;
+  readonly operatorNamespace: string;
+}
+
+/** The operator's namespace when `--operator-namespace` is not given (the construct's default). */
+export const DEFAULT_OPERATOR_NAMESPACE = 'keystone-appcred-system';
+
+/** A registered target cluster: the name of its registration Secret and the kubeconfig it holds. */
+export interface Registration {
+  readonly name: string;
+  readonly kubeconfig: string;
+}
+
+/** The target clusters registered in the operator's namespace, or why they could not be read. */
+export interface RegistrationReading {
+  readonly registrations: Registration[];
+  /** The registration Secrets could not be listed (RBAC): the target clusters are not shown. */
+  readonly unreadable?: string;
+}
+
+/**
+ * The target clusters registered with the operator: the Secrets labelled `sigs.k8s.io/multicluster-runtime-kubeconfig=true`
+ * in its namespace on the management cluster, sorted by name. A Secret without a `kubeconfig` key registers a cluster the
+ * operator cannot reach; it is listed with an empty kubeconfig, so its failure is shown.
+ */
+export async function readRegistrations(cluster: Cluster, operatorNamespace: string): Promise<RegistrationReading> {
+  try {
+    const { items } = await cluster.api.list<Secret>(Kinds.Secret, { namespace: operatorNamespace, labelSelector: KUBECONFIG_SECRET_SELECTOR });
+    const registrations = items
+      .map((secret) => ({ name: secret.metadata.name, kubeconfig: Buffer.from(secret.data?.[KUBECONFIG_SECRET_KEY] ?? '', 'base64').toString('utf8') }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { registrations };
+  } catch (error) {
+    if (!(error instanceof KubeApiError) || error.status !== 403) throw explain(error, { verb: 'list', kind: Kinds.Secret, namespace: operatorNamespace }, cluster);
+    return {
+      registrations: [],
+      unreadable: `target clusters not shown: not allowed to list secrets in namespace ${operatorNamespace}, where their kubeconfig Secrets register them (${serverMessage(error)}); pass --operator-namespace if the operator runs elsewhere\n`,
+    };
+  }
+}
+
+/** The rows of one registered target cluster, or the message of what failed there (its name first). */
+async function readTarget(registration: Registration, namespace: string | undefined, connector: Connector, operatorNamespace: string): Promise<{ rows: OrderStatus[]; failure?: string }> {
+  const where = `cluster ${registration.name}`;
+  let target: Cluster;
+  try {
+    if (registration.kubeconfig.trim() === '') throw new Error(`the Secret has no ${KUBECONFIG_SECRET_KEY} key`);
+    target = openCluster({}, () => connector({ kubeconfigText: { text: registration.kubeconfig, source: `the kubeconfig Secret ${operatorNamespace}/${registration.name}` } }));
+  } catch (error) {
+    return { rows: [], failure: `${where}: its kubeconfig Secret ${operatorNamespace}/${registration.name} is not usable: ${errorText(error)}` };
+  }
+  try {
+    const { rows, failures } = await readStatus(target, namespace, registration.name);
+    if (failures.length === 0) return { rows };
+    const missing = failures.filter((f) => f.cause === 'missing');
+    const message = [
+      ...(missing.length > 0 ? [missingCrdMessage(missing.map((f) => f.kind), target.server).replace(INSTALL_HINT, 'run `keystone-appcred manifests --target-cluster | kubectl apply --server-side -f -` against it')] : []),
+      ...(failures.length > missing.length ? [failureMessage(failures.filter((f) => f.cause !== 'missing'), target.server, namespace)] : []),
+    ].join('; ');
+    return { rows, failure: `${where}: ${message}` };
+  } catch (error) {
+    return { rows: [], failure: `${where}: ${errorText(error)}` };
+  }
 }
 
 function outputFormat(value: string): OutputFormat {
@@ -464,7 +549,7 @@ function outputFormat(value: string): OutputFormat {
 /**
  * The `status` subcommand, for `program().addCommand(...)`. Prints the rows it could read; when a kind could not be
  * listed (its CRD is missing, RBAC refuses it) it fails after printing, with one message naming every such kind and
- * what to do. An unreachable API server fails at once.
+ * what to do. An unreachable API server fails at once; an unreachable target cluster is named after the rows.
  */
 export function statusCommand(io: StatusIo = {}): Command {
   const write = io.write ?? ((text: string): void => void process.stdout.write(text));
@@ -473,15 +558,33 @@ export function statusCommand(io: StatusIo = {}): Command {
     .description('show every order and ControlPlane: Ready and reason, generation, next rotation, grace period')
     .addOption(new Option('-n, --namespace <namespace>', "the namespace; default: the context's namespace").conflicts('allNamespaces'))
     .option('-A, --all-namespaces', 'every namespace')
-    .option('-o, --output <format>', 'json or yaml instead of the table', outputFormat);
+    .option('-o, --output <format>', 'json or yaml instead of the table', outputFormat)
+    .option('--cluster <name>', 'only the orders of this registered target cluster (the name of its kubeconfig Secret)')
+    .option('--operator-namespace <namespace>', "the operator's namespace, where kubeconfig Secrets register target clusters", DEFAULT_OPERATOR_NAMESPACE);
   return clusterOptions(command).action(async (flags: StatusFlags) => {
     const cluster = openCluster(flags, io.connect);
     const namespace = flags.allNamespaces ? undefined : (flags.namespace ?? cluster.defaultNamespace);
-    const { rows, failures } = await readStatus(cluster, namespace);
-    if (failures.length === STATUS_KINDS.length) throw new Error(failureMessage(failures, cluster.server, namespace));
+    const management = flags.cluster === undefined ? await readStatus(cluster, namespace) : { rows: [], failures: [] };
+    const registered = await readRegistrations(cluster, flags.operatorNamespace);
+    const selected = flags.cluster === undefined ? registered.registrations : registered.registrations.filter((r) => r.name === flags.cluster);
+    if (flags.cluster !== undefined && selected.length === 0) {
+      throw new Error(
+        registered.unreadable !== undefined
+          ? registered.unreadable.trim()
+          : `cluster ${flags.cluster} is not registered: no Secret ${flags.cluster} labelled ${KUBECONFIG_SECRET_SELECTOR} in namespace ${flags.operatorNamespace}`,
+      );
+    }
+    const targets = await Promise.all(selected.map((r) => readTarget(r, namespace, io.connect ?? connect, flags.operatorNamespace)));
+    const rows = sortRows([...management.rows, ...targets.flatMap((t) => t.rows)]);
+    const failures = [
+      ...(management.failures.length > 0 ? [failureMessage(management.failures, cluster.server, namespace)] : []),
+      ...targets.flatMap((t) => (t.failure !== undefined ? [t.failure] : [])),
+    ];
+    if (selected.length === 0 && management.failures.length === STATUS_KINDS.length) throw new Error(failures[0]);
     if (flags.output !== undefined) write(formatMachine(rows, flags.output));
-    else if (rows.length > 0) write(formatTable(rows, { allNamespaces: namespace === undefined, now: (io.now ?? (() => new Date()))() }));
+    else if (rows.length > 0) write(formatTable(rows, { allNamespaces: namespace === undefined, clusters: selected.length > 0, now: (io.now ?? (() => new Date()))() }));
     else note(namespace === undefined ? 'No orders found.\n' : `No orders found in namespace ${namespace}.\n`);
-    if (failures.length > 0) throw new Error(failureMessage(failures, cluster.server, namespace));
+    if (registered.unreadable !== undefined) note(registered.unreadable);
+    if (failures.length > 0) throw new Error(failures.join('; '));
   });
 }

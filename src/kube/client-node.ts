@@ -59,7 +59,12 @@ function library(): Library {
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface ConnectOptions {
-  /** A kubeconfig file; wins over everything else. */
+  /**
+   * A kubeconfig's content (YAML or JSON), e.g. a target cluster's from its registration Secret; wins over everything
+   * else. @default none
+   */
+  readonly kubeconfigText?: { readonly text: string; readonly source: string };
+  /** A kubeconfig file; wins over everything else but `kubeconfigText`. */
   readonly kubeconfig?: string;
   /** A context of the kubeconfig. @default its current context */
   readonly context?: string;
@@ -86,8 +91,8 @@ export interface Connection {
 }
 
 /**
- * Loads the configuration, in this order (as controller-runtime does): `options.kubeconfig`, `KUBECONFIG`, the pod's
- * service account when `KUBERNETES_SERVICE_HOST` is set, `~/.kube/config`.
+ * Loads the configuration, in this order (as controller-runtime does): `options.kubeconfigText`, `options.kubeconfig`,
+ * `KUBECONFIG`, the pod's service account when `KUBERNETES_SERVICE_HOST` is set, `~/.kube/config`.
  */
 export function connect(options: ConnectOptions = {}): Connection {
   const env = options.env ?? process.env;
@@ -96,7 +101,10 @@ export function connect(options: ConnectOptions = {}): Connection {
   const kc = new k8s.KubeConfig();
   let source: string;
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  if (options.kubeconfig) {
+  if (options.kubeconfigText) {
+    kc.loadFromString(options.kubeconfigText.text);
+    source = options.kubeconfigText.source;
+  } else if (options.kubeconfig) {
     kc.loadFromFile(options.kubeconfig);
     source = `--kubeconfig ${options.kubeconfig}`;
   } else if (env.KUBECONFIG) {

@@ -1,19 +1,21 @@
 /**
  * The real components the test suite can start. Each starter brings one component up on 127.0.0.1 with free ports and
  * a temp dir, and returns the environment variables the tests read to reach it plus a stop function. Starters live in
- * their own files (image.ts, keystone.ts, kube.ts, openbao.ts, pulumi.ts); a run starts only what its test files need,
- * so a run that needs only Keystone never touches the Go toolchain.
+ * their own files (image.ts, keystone.ts, kube.ts, target-kube.ts, openbao.ts, pulumi.ts); a run starts only what its test
+ * files need, so a run that needs only Keystone never touches the Go toolchain.
  */
 import { startImage } from './image';
 import { startKeystone } from './keystone';
 import { startKube } from './kube';
 import { startOpenBao } from './openbao';
 import { preparePulumi } from './pulumi';
+import { startTargetKube } from './target-kube';
 
-export type Component = 'image' | 'keystone' | 'kube' | 'openbao' | 'pulumi';
+/** `target-kube` is a second API server, a registered target cluster (test/support/target-kube.ts). */
+export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao' | 'pulumi';
 
 /** In start order: the image first (a cold build is the longest step, and needs none of the others). */
-export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'openbao', 'pulumi'];
+export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi'];
 
 /** A started component. */
 export interface Started {
@@ -27,7 +29,14 @@ export interface Started {
 
 export type Starter = (workDir: string) => Promise<Started>;
 
-const STARTERS: Record<Component, Starter> = { image: startImage, keystone: startKeystone, kube: startKube, openbao: startOpenBao, pulumi: preparePulumi };
+const STARTERS: Record<Component, Starter> = {
+  image: startImage,
+  keystone: startKeystone,
+  kube: startKube,
+  'target-kube': startTargetKube,
+  openbao: startOpenBao,
+  pulumi: preparePulumi,
+};
 
 export async function starterFor(component: Component): Promise<Starter> {
   return STARTERS[component];

@@ -1,7 +1,7 @@
 /**
  * Jest global setup: starts one shared instance of each real component the selected test files need, for the whole run.
  *
- * A test file declares what it needs in a comment line `@needs keystone kube openbao pulumi` (any subset). The setup reads
+ * A test file declares what it needs in a comment line `@needs keystone kube target-kube openbao pulumi` (any subset). The setup reads
  * the test files Jest will run (the `test/` tree filtered by the command line's path patterns), starts the union, and puts
  * the components' variables into `process.env`, which the test workers inherit. `KAC_NEEDS` (comma-separated) overrides
  * the scan. Everything is stopped by the global teardown, on SIGINT/SIGTERM, and on a failed start.
@@ -45,7 +45,7 @@ export function neededComponents(config: GlobalConfigLike): Component[] {
   const files = walk(resolve(config.rootDir, 'test')).filter((f) => patterns.length === 0 || patterns.some((p) => p.test(f)));
   const needed = new Set<Component>();
   for (const file of files) {
-    const match = /@needs\s+([a-z ,]+)/.exec(readFileSync(file, 'utf8'));
+    const match = /@needs\s+([a-z ,-]+)/.exec(readFileSync(file, 'utf8'));
     for (const word of match?.[1].split(/[\s,]+/) ?? []) {
       if ((COMPONENTS as string[]).includes(word)) needed.add(word as Component);
     }

@@ -19,7 +19,7 @@ import { freePort, progress, type Server, startServer, waitUntil } from './proc'
 export const LIMITED_USER = 'kac-limited';
 export const ADMIN_USER = 'kac-admin';
 
-interface Pki {
+export interface Pki {
   readonly dir: string;
   readonly ca: string;
   readonly caKey: string;
@@ -148,26 +148,53 @@ function withController(): boolean {
   return process.env.KAC_KUBE_CONTROLLER_MANAGER !== '0';
 }
 
-export const startKube: Starter = async (workDir: string): Promise<Started> => {
+/** A Kubernetes control plane of the test run: etcd, kube-apiserver and (optionally) kube-controller-manager. */
+export interface KubeCluster {
+  /** `https://127.0.0.1:<port>`. */
+  readonly server: string;
+  readonly pki: Pki;
+  /** The admin kubeconfig (group system:masters). */
+  readonly kubeconfig: string;
+  /** The kubeconfig of the limited identity (bound to nothing). */
+  readonly kubeconfigLimited: string;
+  readonly kubectl: string;
+  /** Whether kube-controller-manager runs. */
+  readonly controllerManager: boolean;
+  readonly logs: readonly string[];
+  /** Stops kube-apiserver (SIGTERM; etcd and the controller manager keep running). */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again as it was (same port, certificates and etcd) and waits until it is ready. */
+  startApiServer(): Promise<void>;
+  /** Stops everything; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one control plane in `workDir`: its own certificates, etcd and kube-apiserver on free ports, and, when
+ * `controllerManager`, kube-controller-manager with the garbage-collector, namespace and service-account controllers.
+ * `name` prefixes the progress lines (`kube`, `target-kube`).
+ */
+export async function startKubeCluster(workDir: string, options: { readonly name: string; readonly controllerManager: boolean }): Promise<KubeCluster> {
   mkdirSync(workDir, { recursive: true });
   const names: BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];
-  if (withController()) names.push('kube-controller-manager');
+  if (options.controllerManager) names.push('kube-controller-manager');
   const bins = resolveBinaries(names);
-  for (const n of names) progress(`kube: ${n} from ${bins[n].source}: ${bins[n].path}`);
+  for (const n of names) progress(`${options.name}: ${n} from ${bins[n].source}: ${bins[n].path}`);
 
   const pki = makePki(join(workDir, 'pki'));
   const servers: Server[] = [];
   const logs: string[] = [];
+  let apiserver: Server | undefined;
   let stopped = false;
+  const rss: string[] = [];
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    const rss: string[] = [];
     for (const s of [...servers].reverse()) {
       await s.stop();
       rss.push(`${s.name}=${Math.round(s.peakRssKiB() / 1024)}MiB`);
     }
-    progress(`kube stopped; peak RSS ${rss.join(' ')}`);
+    progress(`${options.name} stopped; peak RSS ${rss.join(' ')}`);
     writeFileSync(join(workDir, 'peak-rss.txt'), `${rss.join('\n')}\n`);
   };
 
@@ -198,27 +225,30 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
     const server = `https://127.0.0.1:${port}`;
     const apiLog = join(workDir, 'kube-apiserver.log');
     logs.push(apiLog);
-    const apiserver = startServer(
-      'kube-apiserver',
-      bins['kube-apiserver'].path,
-      [
-        `--etcd-servers=${etcdUrl}`, '--etcd-prefix=/kac-registry',
-        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
-        `--cert-dir=${join(workDir, 'apiserver-certs')}`,
-        `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`,
-        `--client-ca-file=${pki.ca}`,
-        '--authorization-mode=RBAC',
-        `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-        '--endpoint-reconciler-type=none', '--v=1',
-      ],
-      apiLog,
-    );
-    servers.push(apiserver);
+    const apiArgs = [
+      `--etcd-servers=${etcdUrl}`, '--etcd-prefix=/kac-registry',
+      '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
+      `--cert-dir=${join(workDir, 'apiserver-certs')}`,
+      `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`,
+      `--client-ca-file=${pki.ca}`,
+      '--authorization-mode=RBAC',
+      `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      '--endpoint-reconciler-type=none', '--v=1',
+    ];
     const admin = { ca: pki.ca, cert: pki.adminCert, key: pki.adminKey };
-    await waitUntil(apiserver, 'readyz', async () => (await httpsStatus(`${server}/readyz`, admin)) === 200, 120_000);
-    await waitUntil(apiserver, 'the default namespace', async () => (await httpsStatus(`${server}/api/v1/namespaces/default`, admin)) === 200, 60_000);
+    const startApiServer = async (): Promise<void> => {
+      if (apiserver && apiserver.exited() === undefined) return;
+      const previous = apiserver;
+      apiserver = startServer('kube-apiserver', bins['kube-apiserver'].path, apiArgs, apiLog);
+      // Stopped before the controller manager, started after etcd: keep the stop order of a cluster.
+      if (previous) servers.splice(servers.indexOf(previous), 1, apiserver);
+      else servers.push(apiserver);
+      await waitUntil(apiserver, 'readyz', async () => (await httpsStatus(`${server}/readyz`, admin)) === 200, 120_000);
+    };
+    await startApiServer();
+    await waitUntil(apiserver as Server, 'the default namespace', async () => (await httpsStatus(`${server}/api/v1/namespaces/default`, admin)) === 200, 60_000);
 
     const kubeconfig = join(workDir, 'admin.kubeconfig');
     const kubeconfigLimited = join(workDir, 'limited.kubeconfig');
@@ -226,7 +256,7 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
     writeKubeconfig(kubeconfigLimited, server, pki.ca, LIMITED_USER, pki.limitedCert, pki.limitedKey);
 
     // kube-controller-manager: owner-reference garbage collection, namespace deletion, service accounts.
-    if (withController()) {
+    if (options.controllerManager) {
       const kcmPort = await freePort();
       const kcmLog = join(workDir, 'kube-controller-manager.log');
       logs.push(kcmLog);
@@ -247,25 +277,44 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
     }
 
     return {
-      env: {
-        KAC_KUBECONFIG: kubeconfig,
-        KAC_KUBECONFIG_LIMITED: kubeconfigLimited,
-        KAC_KUBECTL: bins.kubectl.path,
-        KAC_KUBE_SERVER: server,
-        KAC_KUBE_CA_FILE: pki.ca,
-        KAC_KUBE_ADMIN_CERT_FILE: pki.adminCert,
-        KAC_KUBE_ADMIN_KEY_FILE: pki.adminKey,
-        KAC_KUBE_LIMITED_CERT_FILE: pki.limitedCert,
-        KAC_KUBE_LIMITED_KEY_FILE: pki.limitedKey,
-        KAC_KUBE_LIMITED_USER: LIMITED_USER,
-        KAC_KUBE_VERSION: PINNED_VERSIONS.kubernetes,
-        KAC_KUBE_GC: withController() ? '1' : '0',
-      },
+      server,
+      pki,
+      kubeconfig,
+      kubeconfigLimited,
+      kubectl: bins.kubectl.path,
+      controllerManager: options.controllerManager,
       logs,
+      stopApiServer: async () => {
+        await apiserver?.stop();
+      },
+      startApiServer,
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+export const startKube: Starter = async (workDir: string): Promise<Started> => {
+  const cluster = await startKubeCluster(workDir, { name: 'kube', controllerManager: withController() });
+  const { pki } = cluster;
+  return {
+    env: {
+      KAC_KUBECONFIG: cluster.kubeconfig,
+      KAC_KUBECONFIG_LIMITED: cluster.kubeconfigLimited,
+      KAC_KUBECTL: cluster.kubectl,
+      KAC_KUBE_SERVER: cluster.server,
+      KAC_KUBE_CA_FILE: pki.ca,
+      KAC_KUBE_ADMIN_CERT_FILE: pki.adminCert,
+      KAC_KUBE_ADMIN_KEY_FILE: pki.adminKey,
+      KAC_KUBE_LIMITED_CERT_FILE: pki.limitedCert,
+      KAC_KUBE_LIMITED_KEY_FILE: pki.limitedKey,
+      KAC_KUBE_LIMITED_USER: LIMITED_USER,
+      KAC_KUBE_VERSION: PINNED_VERSIONS.kubernetes,
+      KAC_KUBE_GC: cluster.controllerManager ? '1' : '0',
+    },
+    logs: cluster.logs,
+    stop: cluster.stop,
+  };
 };

@@ -9,8 +9,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 
-/** Which kubeconfig to use: `admin` (group system:masters) or `limited` (user kac-limited, bound to nothing by default). */
-export type Identity = 'admin' | 'limited';
+/**
+ * Which kubeconfig to use: `admin` (group system:masters) or `limited` (user kac-limited, bound to nothing by default)
+ * of the API server, or `target` (the admin of the second API server, `@needs target-kube`: a registered target cluster).
+ */
+export type Identity = 'admin' | 'limited' | 'target';
 
 /** The minimum every Kubernetes object has. */
 export interface KubeObject {
@@ -67,13 +70,13 @@ export interface KubectlOptions {
 
 function required(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: declare \`@needs kube\` in the test file`);
+  if (!value) throw new Error(`${name} is not set: declare \`@needs ${name.startsWith('KAC_TARGET_') ? 'target-kube' : 'kube'}\` in the test file`);
   return value;
 }
 
 /** The kubeconfig path of an identity. */
 export function kubeconfigFor(as: Identity = 'admin'): string {
-  return required(as === 'admin' ? 'KAC_KUBECONFIG' : 'KAC_KUBECONFIG_LIMITED');
+  return required({ admin: 'KAC_KUBECONFIG', limited: 'KAC_KUBECONFIG_LIMITED', target: 'KAC_TARGET_KUBECONFIG' }[as]);
 }
 
 /** Runs kubectl with the identity's kubeconfig; resolves with the exit code and output (never rejects on exit code). */
@@ -165,18 +168,19 @@ export interface KubeRequestOptions {
 /** An HTTPS request to the test API server (path like `/apis/apiextensions.k8s.io/v1/customresourcedefinitions`). */
 export function kubeRequest(method: string, path: string, options: KubeRequestOptions = {}): Promise<KubeResponse> {
   const as = options.as ?? 'admin';
-  const cert = required(as === 'admin' ? 'KAC_KUBE_ADMIN_CERT_FILE' : 'KAC_KUBE_LIMITED_CERT_FILE');
-  const key = required(as === 'admin' ? 'KAC_KUBE_ADMIN_KEY_FILE' : 'KAC_KUBE_LIMITED_KEY_FILE');
+  const prefix = as === 'target' ? 'KAC_TARGET_KUBE' : 'KAC_KUBE';
+  const cert = required(as === 'limited' ? 'KAC_KUBE_LIMITED_CERT_FILE' : `${prefix}_ADMIN_CERT_FILE`);
+  const key = required(as === 'limited' ? 'KAC_KUBE_LIMITED_KEY_FILE' : `${prefix}_ADMIN_KEY_FILE`);
   const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
   if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
   return new Promise((resolve, reject) => {
     const req = request(
-      new URL(path, required('KAC_KUBE_SERVER')),
+      new URL(path, required(`${prefix}_SERVER`)),
       {
         method,
         headers,
-        ca: readFileSync(required('KAC_KUBE_CA_FILE')),
+        ca: readFileSync(required(`${prefix}_CA_FILE`)),
         cert: readFileSync(cert),
         key: readFileSync(key),
         timeout: options.timeoutMs ?? 30_000,

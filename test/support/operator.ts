@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applyOk, eventually, kubectl, kubectlOk, type KubeObject } from './kubectl';
 import { freePort, startServer, tail, type Server } from './proc';
+import { renderTargetClusterManifests } from '../../src/cli/manifests';
 import { synthesizeManifests } from './synth';
 
 const REPO = resolve(__dirname, '..', '..');
@@ -45,21 +46,62 @@ export async function installCrds(manifests: string = synthesizeManifests()): Pr
   return manifests;
 }
 
-/** The construct's ClusterRole and Lease Role, as synthesized, bound to the identity's service account. */
+/**
+ * The construct's ClusterRole and its Roles in the operator's namespace (the election Lease, the kubeconfig Secrets that
+ * register target clusters), as synthesized, bound to the identity's service account.
+ */
 export function operatorRbac(manifests: string, identity: OperatorIdentity): KubeObject[] {
   const docs = manifestObjects(manifests, 'operator') as (KubeObject & { rules?: unknown[] })[];
   const clusterRole = docs.find((d) => d.kind === 'ClusterRole') as KubeObject & { rules: unknown[] };
-  const leaseRole = docs.find((d) => d.kind === 'Role') as KubeObject & { rules: unknown[] };
+  const roles = docs.filter((d) => d.kind === 'Role') as (KubeObject & { rules: unknown[] })[];
   const { namespace, binding } = identity;
   const sa = identity.serviceAccount ?? 'operator';
   const subjects = [{ kind: 'ServiceAccount', name: sa, namespace }];
+  // The Roles keep the construct's name without its `keystone-appcred-operator-` base: `leader-election`, `cluster-registration`.
+  const roleName = (role: KubeObject) => role.metadata.name.replace(/^keystone-appcred-operator-/, '');
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: binding }, rules: clusterRole.rules },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: binding }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: binding }, subjects },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'leader-election', namespace }, rules: leaseRole.rules },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'leader-election', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' }, subjects },
+    ...roles.flatMap((role) => [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName(role), namespace }, rules: role.rules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: roleName(role), namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName(role) }, subjects },
+    ]),
   ];
+}
+
+/**
+ * The operator's identity on the target cluster (`@needs target-kube`), as a platform team makes it: what
+ * `keystone-appcred manifests --target-cluster --target-service-account <namespace>/<name>` prints (the four order CRDs,
+ * the ClusterRole and its binding) applied there, the service account and a token for it; returns the kubeconfig (CA
+ * embedded, so the registration Secret is all the operator needs) that authenticates as it.
+ */
+export async function targetClusterKubeconfig(identity: { readonly namespace: string; readonly serviceAccount?: string }): Promise<string> {
+  const sa = identity.serviceAccount ?? 'operator';
+  const yaml = renderTargetClusterManifests({ serviceAccount: `${identity.namespace}/${sa}` });
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', '-'], { as: 'target', input: yaml });
+  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as: 'target' });
+  await kubectl(['create', 'namespace', identity.namespace], { as: 'target' });
+  await kubectl(['create', 'serviceaccount', sa, '-n', identity.namespace], { as: 'target' });
+  const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=4h'], { as: 'target' })).trim();
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'operator',
+    clusters: [{ name: 'target', cluster: { server: process.env.KAC_TARGET_KUBE_SERVER, 'certificate-authority-data': readFileSync(process.env.KAC_TARGET_KUBE_CA_FILE as string).toString('base64') } }],
+    users: [{ name: sa, user: { token } }],
+    contexts: [{ name: 'operator', context: { cluster: 'target', user: sa } }],
+  });
+}
+
+/** The Secret that registers a target cluster named `name` with the operator running in `namespace`. */
+export function registrationSecret(name: string, namespace: string, kubeconfig: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+    stringData: { kubeconfig },
+  } as KubeObject;
 }
 
 /**

@@ -120,9 +120,11 @@ describe('status formatting', () => {
 });
 
 describe('keystone-appcred status', () => {
-  it('is a subcommand of the CLI, with -n, -A, -o, --kubeconfig and --context', () => {
+  it('is a subcommand of the CLI, with -n, -A, -o, --cluster, --operator-namespace, --kubeconfig and --context', () => {
     const command = program().commands.find((c) => c.name() === 'status');
-    expect(command?.options.map((o) => o.flags)).toEqual(['-n, --namespace <namespace>', '-A, --all-namespaces', '-o, --output <format>', '--kubeconfig <file>', '--context <name>']);
+    expect(command?.options.map((o) => o.flags)).toEqual([
+      '-n, --namespace <namespace>', '-A, --all-namespaces', '-o, --output <format>', '--cluster <name>', '--operator-namespace <namespace>', '--kubeconfig <file>', '--context <name>',
+    ]);
   });
 
   it('prints the table of the context\'s namespace, referenced kinds first', async () => {
@@ -142,7 +144,10 @@ describe('keystone-appcred status', () => {
         '',
       ].join('\n'),
     );
-    expect(server.requests.map((r) => r.path).sort()).toEqual(Object.values(PATHS).map((p) => p.replace('/apis/c5c3.io/v1alpha1/', '/apis/c5c3.io/v1alpha1/namespaces/tenant-a/')).sort());
+    // The five kinds in the namespace, and the kubeconfig Secrets that register target clusters (none here).
+    expect(server.requests.map((r) => r.path).sort()).toEqual(
+      [...Object.values(PATHS).map((p) => p.replace('/apis/c5c3.io/v1alpha1/', '/apis/c5c3.io/v1alpha1/namespaces/tenant-a/')), '/api/v1/namespaces/keystone-appcred-system/secrets'].sort(),
+    );
   });
 
   it('-n picks the namespace; -A lists every namespace with a NAMESPACE column', async () => {
@@ -161,7 +166,7 @@ describe('keystone-appcred status', () => {
       'tenant-a KeystoneApplicationCredential pending',
       'tenant-b KeystoneApplicationCredential other',
     ]);
-    expect(server.requests.filter((r) => r.path.includes('/namespaces/')).length).toBe(5);
+    expect(server.requests.filter((r) => r.path.includes('/namespaces/') && !r.path.includes('/secrets')).length).toBe(5);
   });
 
   it('-n and -A together are refused', async () => {
@@ -293,3 +298,130 @@ describe('explain', () => {
     );
   });
 });
+
+describe('keystone-appcred status with registered target clusters', () => {
+  const SECRETS = '/api/v1/secrets';
+  /** A registration Secret in the operator's namespace: the kubeconfig's text names the fake server it stands for. */
+  const register = (server: FakeApiServer, name: string, kubeconfig: string | undefined, namespace = 'keystone-appcred-system') =>
+    server.seed(SECRETS, {
+      apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels: { 'sigs.k8s.io/multicluster-runtime-kubeconfig': 'true' } },
+      data: kubeconfig === undefined ? {} : { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+    });
+
+  /** Runs status with a connector that hands out `targets[text]` for a kubeconfig's text, the management server otherwise. */
+  async function fleetStatus(management: FakeApiServer, targets: Record<string, Transport>, ...args: string[]): Promise<Ran & { connected: unknown[] }> {
+    const connected: unknown[] = [];
+    const connect = (options: { kubeconfigText?: { text: string; source: string } }) => {
+      connected.push(options.kubeconfigText?.source ?? 'management');
+      if (options.kubeconfigText === undefined) return { transport: management, source: '--kubeconfig test.kubeconfig', server: management.server, context: 'test', namespace: 'tenant-a' };
+      const transport = targets[options.kubeconfigText.text];
+      if (!transport) throw new Error('invalid kubeconfig: no current context');
+      return { transport, source: options.kubeconfigText.source, server: transport.server, context: 'edge', namespace: 'default' };
+    };
+    const sink = { out: '', err: '' };
+    const ran = await runCommand(statusCommand({ write: (t) => (sink.out += t), note: (t) => (sink.err += t), connect, now: () => NOW }), args, sink);
+    return { ...ran, connected };
+  }
+
+  const edge = () => {
+    const server = new FakeApiServer();
+    server.seed(PATHS.KeystoneApplicationCredential, credential('tenant-a', 'edge-app', {}, { conditions: [condition('CredentialReady', 'False', 'NamespaceNotAssigned'), condition('DeliveryReady', 'False', 'NamespaceNotAssigned'), condition('Ready', 'False', 'NamespaceNotAssigned')], credentialGeneration: 1 }));
+    server.seed(PATHS.KeystoneUser, { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', metadata: { name: 'svc', namespace: 'tenant-a' }, spec: { controlPlaneRef: { name: 'cp' } }, status: { passwordGeneration: 1, conditions: [condition('Ready', 'True', 'AllReady')] } });
+    return server;
+  };
+
+  it('lists every registered cluster\'s orders after the management cluster\'s, with a CLUSTER column; no ControlPlane is asked of a target cluster', async () => {
+    const management = new FakeApiServer();
+    seedCluster(management);
+    const target = edge();
+    register(management, 'edge-1', 'kubeconfig of edge-1');
+    const result = await fleetStatus(management, { 'kubeconfig of edge-1': target });
+    expect(result.error).toBeUndefined();
+    const lines = result.out.split('\n').slice(0, -1);
+    expect(lines[0]).toMatch(/^CLUSTER {8}KIND {3,}NAME/);
+    expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 3).join(' '))).toEqual([
+      '(management) KeystoneProject svc-project',
+      '(management) KeystoneUser svc',
+      '(management) KeystoneRoleAssignment svc-member',
+      '(management) KeystoneApplicationCredential app',
+      '(management) KeystoneApplicationCredential manual',
+      '(management) KeystoneApplicationCredential pending',
+      'edge-1 KeystoneUser svc',
+      'edge-1 KeystoneApplicationCredential edge-app',
+    ]);
+    expect(result.connected).toEqual(['management', 'the kubeconfig Secret keystone-appcred-system/edge-1']);
+    expect(target.requests.map((r) => r.path).filter((p) => p.includes('controlplanes'))).toEqual([]);
+    expect(target.requests.every((r) => r.path.includes('/namespaces/tenant-a/'))).toBe(true);
+  });
+
+  it('-A adds the NAMESPACE column after CLUSTER; -o json carries `cluster` on a target cluster\'s rows only', async () => {
+    const management = new FakeApiServer();
+    seedCluster(management);
+    register(management, 'edge-1', 'k');
+    const all = await fleetStatus(management, { k: edge() }, '-A');
+    expect(all.out.split('\n')[0]).toMatch(/^CLUSTER {8}NAMESPACE {3}KIND/);
+    expect(all.out.split('\n')[1]).toMatch(/^\(management\) {3}openstack {3}ControlPlane/);
+    const json = JSON.parse((await fleetStatus(management, { k: edge() }, '-o', 'json')).out) as { items: OrderStatus[] };
+    expect(json.items.filter((i) => i.cluster === 'edge-1').map((i) => i.name)).toEqual(['svc', 'edge-app']);
+    expect(json.items.filter((i) => i.cluster === undefined)).toHaveLength(6);
+    expect(Object.keys(json.items[0])).not.toContain('cluster');
+  });
+
+  it('--cluster NAME shows that cluster only, without asking the management cluster for its orders; an unknown name fails', async () => {
+    const management = new FakeApiServer();
+    seedCluster(management);
+    register(management, 'edge-1', 'k1');
+    register(management, 'edge-2', 'k2');
+    const other = edge();
+    const result = await fleetStatus(management, { k1: edge(), k2: other }, '--cluster', 'edge-1');
+    expect(result.out.split('\n').slice(1, -1).map((l) => l.split(/ +/).slice(0, 3).join(' '))).toEqual(['edge-1 KeystoneUser svc', 'edge-1 KeystoneApplicationCredential edge-app']);
+    expect(management.requests.map((r) => r.path)).toEqual(['/api/v1/namespaces/keystone-appcred-system/secrets']);
+    expect(other.requests).toEqual([]);
+    const unknown = await fleetStatus(management, {}, '--cluster', 'edge-9');
+    expect(unknown.error).toBe('cluster edge-9 is not registered: no Secret edge-9 labelled sigs.k8s.io/multicluster-runtime-kubeconfig=true in namespace keystone-appcred-system');
+  });
+
+  it('--operator-namespace reads the registrations where the operator runs', async () => {
+    const management = new FakeApiServer();
+    register(management, 'edge-1', 'k', 'platform');
+    const result = await fleetStatus(management, { k: edge() }, '--operator-namespace', 'platform');
+    expect(result.out).toMatch(/\nedge-1 +KeystoneUser +svc /);
+  });
+
+  it('a target cluster that cannot be reached, an unusable kubeconfig and a missing CRD there are each named after the rows of the others', async () => {
+    const management = new FakeApiServer();
+    seedCluster(management);
+    const down: Transport = {
+      server: 'https://10.9.9.9:6443',
+      request: () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 10.9.9.9:6443'), { code: 'ECONNREFUSED' }) })),
+      watch: () => Promise.reject(new Error('no watch')),
+    };
+    const noCrd = edge();
+    for (const plural of ['keystoneprojects', 'keystoneusers', 'keystoneroleassignments', 'keystoneapplicationcredentials']) refuseKind(noCrd, plural, 404, 'NotFound');
+    register(management, 'edge-down', 'down');
+    register(management, 'edge-garbage', 'garbage');
+    register(management, 'edge-empty', undefined);
+    register(management, 'edge-no-crd', 'nocrd');
+    const result = await fleetStatus(management, { down, nocrd: noCrd });
+    expect(result.out).toContain('(management)   KeystoneApplicationCredential   app');
+    expect(result.error).toBe(
+      [
+        'cluster edge-down: cannot reach the API server https://10.9.9.9:6443 (context edge of the kubeconfig Secret keystone-appcred-system/edge-down): connect ECONNREFUSED 10.9.9.9:6443; check that the cluster is up and that --kubeconfig, --context or KUBECONFIG select it',
+        'cluster edge-empty: its kubeconfig Secret keystone-appcred-system/edge-empty is not usable: the Secret has no kubeconfig key',
+        'cluster edge-garbage: its kubeconfig Secret keystone-appcred-system/edge-garbage is not usable: invalid kubeconfig: no current context',
+        'cluster edge-no-crd: the KeystoneProject, KeystoneUser, KeystoneRoleAssignment and KeystoneApplicationCredential CRDs are not installed on https://fake.invalid: run `keystone-appcred manifests --target-cluster | kubectl apply --server-side -f -` against it',
+      ].join('; '),
+    );
+  });
+
+  it('without permission to list the registrations, the management cluster\'s orders and a note', async () => {
+    const management = new FakeApiServer();
+    seedCluster(management);
+    management.failNext((r) => r.path.endsWith('/secrets'), 403, 'Forbidden');
+    const result = await fleetStatus(management, {});
+    expect(result.error).toBeUndefined();
+    expect(result.out.split('\n')[0]).toMatch(/^KIND /);
+    expect(result.err).toBe('target clusters not shown: not allowed to list secrets in namespace keystone-appcred-system, where their kubeconfig Secrets register them (injected); pass --operator-namespace if the operator runs elsewhere\n');
+  });
+});
+

@@ -30,7 +30,7 @@ describe('Operator', () => {
 
   it('emits the namespace, service account, RBAC, deployment, metrics service and PDB', () => {
     expect(objects.map((o) => o.kind).sort()).toEqual(
-      ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
+      ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'PodDisruptionBudget', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount'].sort(),
     );
     expect(synth({ createNamespace: false }).some((o) => o.kind === 'Namespace')).toBe(false);
   });
@@ -42,8 +42,13 @@ describe('Operator', () => {
         expect((rule[field] as string[] | undefined) ?? []).not.toContain('*');
       }
     }
-    const secretVerbs = rules.filter((r) => (r.resources as string[]).includes('secrets')).flatMap((r) => r.verbs as string[]);
+    const secretVerbs = find(objects, 'ClusterRole').flatMap((r) => r.rules as Json[]).filter((r) => (r.resources as string[]).includes('secrets')).flatMap((r) => r.verbs as string[]);
     expect(secretVerbs.sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
+    // The registration Role: reads Secrets in the operator's own namespace (the labelled kubeconfig Secrets), never writes.
+    const registration = find(objects, 'Role').find((r) => (r.metadata as Json).name === 'keystone-appcred-operator-cluster-registration') as Json;
+    expect(registration.metadata).toMatchObject({ namespace: 'keystone-appcred-system' });
+    expect(registration.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
+    expect(find(objects, 'RoleBinding').map((b) => (b.roleRef as Json).name).sort()).toEqual(['keystone-appcred-operator-cluster-registration', 'keystone-appcred-operator-leader-election']);
     const lease = rules.filter((r) => (r.resources as string[]).includes('leases'));
     expect(lease).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },

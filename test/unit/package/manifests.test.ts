@@ -40,6 +40,31 @@ const names = (docs: readonly Doc[]): string[] => docs.map((d) => `${d.kind}/${d
 const container = (docs: readonly Doc[]) => docs.find((d) => d.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0];
 
 describe('keystone-appcred manifests', () => {
+  it('--target-cluster prints what a target cluster needs: the four order CRDs, then the ClusterRole and binding of the given identity', async () => {
+    const docs = await run('--target-cluster');
+    expect(names(docs)).toEqual([
+      'CustomResourceDefinition//keystoneprojects.c5c3.io',
+      'CustomResourceDefinition//keystoneusers.c5c3.io',
+      'CustomResourceDefinition//keystoneroleassignments.c5c3.io',
+      'CustomResourceDefinition//keystoneapplicationcredentials.c5c3.io',
+      'ClusterRole//keystone-appcred-operator',
+      'ClusterRoleBinding//keystone-appcred-operator',
+    ]);
+    const subjects = (d: readonly Doc[]) => (d.find((x) => x.kind === 'ClusterRoleBinding') as unknown as { subjects: unknown[] }).subjects;
+    expect(subjects(docs)).toEqual([{ kind: 'ServiceAccount', name: 'keystone-appcred-operator', namespace: 'keystone-appcred-system' }]);
+    expect(subjects(await run('--target-cluster', '--target-service-account', 'platform/kac'))).toEqual([{ kind: 'ServiceAccount', name: 'kac', namespace: 'platform' }]);
+    expect(subjects(await run('--target-cluster', '--target-user', 'kac-operator'))).toEqual([{ kind: 'User', name: 'kac-operator', apiGroup: 'rbac.authorization.k8s.io' }]);
+  });
+
+  it.each([
+    [['--target-cluster', '--target-service-account', 'Platform/kac'], '--target-service-account ("Platform/kac"): subject.namespace must be a DNS label of at most 63 characters'],
+    [['--target-cluster', '--target-service-account', 'kac'], '--target-service-account ("kac"): subject.namespace must be a DNS label of at most 63 characters'],
+    [['--target-cluster', '--sample'], "error: option '--target-cluster' cannot be used with option '--sample'"],
+    [['--image', 'kac', '--target-user', 'bob'], 'error: --target-user applies only with --target-cluster'],
+  ])('--target-cluster refuses %j: %s', async (args, message) => {
+    await expect(run(...args)).rejects.toThrow(message);
+  });
+
   it('is a subcommand of the CLI', () => {
     expect(program().commands.map((c) => c.name())).toContain('manifests');
   });
@@ -67,6 +92,8 @@ describe('keystone-appcred manifests', () => {
       'ClusterRoleBinding//keystone-appcred-operator',
       'Role/keystone-appcred-system/keystone-appcred-operator-leader-election',
       'RoleBinding/keystone-appcred-system/keystone-appcred-operator-leader-election',
+      'Role/keystone-appcred-system/keystone-appcred-operator-cluster-registration',
+      'RoleBinding/keystone-appcred-system/keystone-appcred-operator-cluster-registration',
       'Deployment/keystone-appcred-system/keystone-appcred-operator',
       'Service/keystone-appcred-system/keystone-appcred-operator-metrics',
       'PodDisruptionBudget/keystone-appcred-system/keystone-appcred-operator',
