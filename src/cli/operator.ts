@@ -6,11 +6,13 @@
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
+import { connect } from '../kube/client-node';
 import { registerControllers as registerKindControllers } from '../operator/controllers';
 import { reportHandoffOff } from '../operator/handoff/off';
 import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
 import { serve } from '../operator/runtime/http';
 import { jsonLogger, errorMessage } from '../operator/runtime/log';
+import { KubeconfigProvider } from '../operator/runtime/kubeconfig-provider';
 import { Manager } from '../operator/runtime/manager';
 import { OperatorMetrics } from '../operator/runtime/metrics';
 import { connectChecked, EXIT_CONFIGURATION, StartupError, type Started } from './operator-start';
@@ -73,6 +75,11 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     metrics,
   });
   registerControllers(manager, config);
+  // Target clusters: the kubeconfig Secrets in the operator's namespace (docs/operator.md, "Target clusters").
+  const provider = new KubeconfigProvider(manager, api, {
+    namespace: config.namespace,
+    connect: (kubeconfig, source) => new KubeApi(connect({ kubeconfigText: { text: kubeconfig, source } }).transport, FIELD_MANAGER),
+  });
   const serving = await serve(
     { unsynced: () => manager.unsynced(), metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }) },
     { host: config.bindAddress, healthPort: config.healthPort, metricsPort: config.metricsPort },
@@ -80,6 +87,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   logger.info('serving', { address: config.bindAddress, healthPort: serving.healthPort, metricsPort: serving.metricsPort });
   manager.start();
   if (!config.consumerHandoff) void reportHandoffOff(api, logger);
+  provider.start();
   void manager.waitForCacheSync().then(() => logger.info('ready: caches synced', { sinceProcessStartMs: Math.round(performance.now()) }));
 
   const code = await new Promise<number>((resolve) => {
@@ -95,6 +103,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     process.once('SIGINT', onSignal);
     void manager.lostLeadership.then(() => resolve(1));
   });
+  await provider.stop();
   await manager.shutdown();
   await serving.close();
   return code;

@@ -1,9 +1,14 @@
 /**
  * The operator's controllers: one per kind (ControlPlane, KeystoneProject, KeystoneUser, KeystoneRoleAssignment,
- * KeystoneApplicationCredential), each a thin driver (src/plane/driver, src/operator/credential) over one shared
- * `ClusterPort` on the manager's caches. Which change requeues which object is the identity plane's `dependents` /
+ * KeystoneApplicationCredential), each a thin driver (src/plane/driver, src/operator/credential) over a `ClusterPort`
+ * per cluster on the manager's caches. Which change requeues which object is the identity plane's `dependents` /
  * `secretDependents`, written once: a ControlPlane change requeues its orders, a changed reference requeues the orders
  * that read it, a changed or deleted child or delivered Secret requeues its owner.
+ *
+ * The four order kinds are reconciled on every registered target cluster too: a request carries its cluster, the
+ * driver reads and writes the order through that cluster's port and the ControlPlane and children through the
+ * management cluster's (`OrderSite`), a ControlPlane change requeues its orders on every cluster, a child's cluster
+ * label names its order's cluster, and an order on a target cluster is looked at again every 10 minutes at the latest.
  */
 import {
   secretName,
@@ -21,7 +26,8 @@ import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileP
 import { KeystoneLimitDefaults } from '../api/operator-env';
 import { KeystoneLimits, KeystoneSessions } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
-import type { ObjectKind, PlaneDeps } from '../plane/ports';
+import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
+import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
 import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
@@ -32,8 +38,11 @@ import { withoutAnnotations } from './runtime/partition';
 import { cacheSecrets, secretWatches } from './secret-cache';
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
+import type { Cluster } from '../kube/cluster';
+import { MANAGEMENT, type ClusterObjectKey } from './runtime/clusters';
 import type { Manager } from './runtime/manager';
-import type { Result } from './runtime/controller';
+import type { MapContext } from './runtime/mapper';
+import type { Request, Result } from './runtime/controller';
 
 /** The kinds the controllers reconcile, by the plane's kind name. */
 const KINDS: Readonly<Record<ObjectKind, ResourceKind<KubeObject>>> = {
@@ -69,24 +78,48 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   const limits = new KeystoneLimits({ ...(options.keystone ?? KeystoneLimitDefaults), onWait: (endpoint, seconds) => manager.metrics.keystoneWaited(endpoint, seconds) });
   manager.metrics.keystoneLoad(() => limits.all());
   const sessions = new KeystoneSessions({ limits });
-  // The memo of converged passes forgets the plane objects that are gone from the caches (once a minute).
+  // The memo of converged passes forgets the plane objects that are gone from the caches (once a minute): the
+  // management cluster's ControlPlanes and orders, and the orders of every engaged target cluster.
   const planeKinds = [Kinds.ControlPlane, Kinds.KeystoneProject, Kinds.KeystoneUser, Kinds.KeystoneRoleAssignment] as const;
-  const live = () => planeKinds.flatMap((kind) => manager.cluster.list<KubeObject>(kind).map((o) => o.metadata.uid));
+  const live = () => [
+    ...planeKinds.flatMap((kind) => manager.cluster.list<KubeObject>(kind).map((o) => o.metadata.uid)),
+    ...manager.targetClusters().flatMap((name) => planeKinds.slice(1).flatMap((kind) => manager.clusterNamed(name)?.list<KubeObject>(kind).map((o) => o.metadata.uid) ?? [])),
+  ];
   const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses({ live }) };
   const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
   const metrics = new CredentialMetrics(manager.metrics.registry);
+
+  // One port per engaged cluster (a re-engaged cluster is a new Cluster, so a new port): its caches, its writes, its Events.
+  const ports = new WeakMap<Cluster, PlaneCluster>();
+  const portOf = (name: string): ClusterPort | undefined => {
+    if (name === MANAGEMENT) return cluster;
+    const target = manager.clusterNamed(name);
+    if (!target) return undefined;
+    let port = ports.get(target);
+    if (!port) ports.set(target, (port = new PlaneCluster(target, new EventRecorder(target, { logger: manager.logger.child({ cluster: name }) }), { references: false })));
+    return port;
+  };
+  const siteOf = (name: string): OrderSite | undefined => {
+    const orders = portOf(name);
+    return orders ? { ...(name ? { cluster: name } : {}), orders } : undefined;
+  };
+  const where = (order: KubeObject, name?: string) => ({ ...(name ? { cluster: name } : {}), key: objectKey(order.metadata.namespace, order.metadata.name) });
+
   const credentials = new CredentialReconciler({
     cluster,
     sessions,
     ...(openBao ? { backup: (path: string) => openBao.at(path) } : {}),
     clock,
-    event: (order, event) => manager.cluster.event(order, event),
-    onAction: (order, e) => {
+    event: async (order, event, name) => {
+      const target = manager.clusterNamed(name ?? MANAGEMENT);
+      if (target) await target.event(order, event);
+    },
+    onAction: (order, e, name) => {
       const a = e.action;
       // The action log line: what the operator did, never a secret (actions carry generations and ids only).
       manager.logger.info('action', {
         kind: 'KeystoneApplicationCredential',
-        key: objectKey(order.metadata.namespace, order.metadata.name),
+        ...where(order, name),
         action: a.type,
         ...('generation' in a ? { generation: a.generation } : {}),
         why: a.why,
@@ -94,77 +127,124 @@ export function registerControllers(manager: Manager, options: ControllerOptions
         ms: Math.round(e.ms),
         ...(e.error ? { error: e.error } : {}),
       });
-      if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(order.metadata.namespace ?? '', order.metadata.name);
+      if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(order.metadata.namespace ?? '', order.metadata.name, name);
     },
     // The status log line: the status was recorded (generations and the Ready reason; ids and secrets stay out).
-    onStatus: (order, status) =>
+    onStatus: (order, status, name) =>
       manager.logger.info('status', {
         kind: 'KeystoneApplicationCredential',
-        key: objectKey(order.metadata.namespace, order.metadata.name),
+        ...where(order, name),
         ...(status.credentialGeneration !== undefined ? { generation: status.credentialGeneration } : {}),
         ready: status.conditions?.find((c) => c.type === 'Ready')?.reason,
       }),
   });
 
   // The operator's own Secrets whole (children, delivered Secrets, mirrors), every other Secret as metadata only
-  // (./secret-cache.ts); the Namespaces as metadata only (their labels are all an identity's consent reads).
-  cacheSecrets(manager);
+  // (./secret-cache.ts), on the management cluster and on every target cluster (its delivered Secrets, and a foreign
+  // Secret of a delivered name); the Namespaces as metadata only (their labels are all an identity's consent reads).
+  cacheSecrets(manager, { clusters: 'all' });
   manager.cache(MetadataKinds.Namespace, { transform: withoutAnnotations });
   const planeResult = (result: PassResult): Result => ({ ...(result.requeueAfter !== undefined ? { requeueAfter: result.requeueAfter } : {}), reason: result.skipped ? 'Unchanged' : result.actions.length > 0 ? 'Acted' : 'Converged' });
   const key = (request: { namespace?: string; name: string }) => ({ namespace: request.namespace ?? '', name: request.name });
 
-  const reconcilers: Record<ObjectKind, (request: { namespace?: string; name: string }) => Promise<Result>> = {
+  /**
+   * The site of a request's order, or the result when there is none to reconcile: a cluster deregistered since the key
+   * was queued (nothing to do), or one whose API server does not answer (nothing can be read or written there; its
+   * orders are queued again when it answers).
+   */
+  const served = async (request: Request, reconcile: (site: OrderSite) => Promise<Result>): Promise<Result> => {
+    const site = siteOf(request.cluster);
+    if (!site) return { reason: 'ClusterNotRegistered' };
+    if (!manager.connected(request.cluster)) return { requeueAfter: TARGET_CLUSTER_RECHECK_MS, reason: 'ClusterUnreachable' };
+    const result = await reconcile(site);
+    const requeueAfter = requeueOn(request.cluster, result.requeueAfter);
+    return { ...result, ...(requeueAfter !== undefined ? { requeueAfter } : {}) };
+  };
+
+  const reconcilers: Record<ObjectKind, (request: Request) => Promise<Result>> = {
     ControlPlane: async (r) => planeResult(await reconcileControlPlane(key(r), plane)),
-    KeystoneProject: async (r) => planeResult(await reconcileProject(key(r), plane)),
-    KeystoneUser: async (r) => planeResult(await reconcileUser(key(r), plane)),
-    KeystoneRoleAssignment: async (r) => planeResult(await reconcileAssignment(key(r), plane)),
-    KeystoneApplicationCredential: async (r) => {
-      const k = key(r);
-      try {
-        const outcome = await credentials.reconcile(k);
-        // A skipped pass found the status its last full pass recorded in the metrics: nothing to set, unless this
-        // process meets the order for the first time (settled by the cache) and has recorded nothing yet.
-        if (!outcome.skipped || outcome.settled) metrics.observed(k.namespace, k.name, outcome.status);
-        if (!outcome.skipped && !outcome.status) metrics.forget(k.namespace, k.name);
-        return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
-      } catch (error) {
-        const order = manager.cluster.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
-        const reason = order?.status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error';
-        metrics.failed(k.namespace, k.name, reason);
-        throw error;
-      }
-    },
+    KeystoneProject: (r) => served(r, async (site) => planeResult(await reconcileProject(key(r), plane, site))),
+    KeystoneUser: (r) => served(r, async (site) => planeResult(await reconcileUser(key(r), plane, site))),
+    KeystoneRoleAssignment: (r) => served(r, async (site) => planeResult(await reconcileAssignment(key(r), plane, site))),
+    KeystoneApplicationCredential: (r) =>
+      served(r, async (site) => {
+        const k = key(r);
+        const name = r.cluster || undefined;
+        try {
+          const outcome = await credentials.reconcile(k, site);
+          // A skipped pass found the status its last full pass recorded in the metrics: nothing to set, unless this
+          // process meets the order for the first time (settled by the cache) and has recorded nothing yet.
+          if (!outcome.skipped || outcome.settled) metrics.observed(k.namespace, k.name, outcome.status, name);
+          if (!outcome.skipped && !outcome.status) metrics.forget(k.namespace, k.name, name);
+          return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
+        } catch (error) {
+          const order = manager.clusterNamed(r.cluster)?.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
+          const reason = order?.status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error';
+          metrics.failed(k.namespace, k.name, reason, name);
+          throw error;
+        }
+      }),
   };
 
   registerClusterIdentityController(manager, cluster, clock);
   if (options.consumerHandoff) registerHandoff(manager, { clock });
   for (const kind of Object.keys(KINDS) as ObjectKind[]) {
+    const order = kind !== 'ControlPlane';
     manager.controller({
       kind: KINDS[kind],
       reconcile: reconcilers[kind],
+      // The orders live on every cluster; the ControlPlanes on the management cluster only.
+      ...(order ? { clusters: 'all' as const } : {}),
       watches: [
-        ...(Object.keys(KINDS) as ObjectKind[]).filter((k) => k !== kind).map((watched) => ({ kind: KINDS[watched], map: (object: KubeObject, reads: ClusterReader) => keysOf(kind, dependents(watched, object, cached(reads, object, watched))) })),
-        ...secretWatches((secret: KubeObject, reads: ClusterReader) => keysOf(kind, secretDependents(secretRefOf(secret as Secret), secretNeighbours(reads, secret)))),
+        ...(Object.keys(KINDS) as ObjectKind[])
+          .filter((k) => k !== kind)
+          .map((watched) => ({
+            kind: KINDS[watched],
+            ...(order && watched !== 'ControlPlane' ? { clusters: 'all' as const } : {}),
+            map: (object: KubeObject, reads: ClusterReader, context?: MapContext) => objectDependents(kind, watched, object, reads, context),
+          })),
+        ...secretWatches((secret: KubeObject, reads: ClusterReader, context?: MapContext) => secretDependentKeys(kind, secret as Secret, reads, context), order ? { clusters: 'all' } : {}),
         ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
     });
   }
 }
 
-/** The keys of the objects of `kind` among `refs`. */
-function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string; cluster?: string }[]): ObjectKey[] {
-  return refs.filter((r) => r.kind === kind && !r.cluster).map((r) => objectKey(r.namespace, r.name));
+/**
+ * The objects of `kind` a change of `watched` requeues: on the changed object's own cluster, and for a ControlPlane (on
+ * the management cluster) its orders on every cluster.
+ */
+export function objectDependents(kind: ObjectKind, watched: ObjectKind, object: KubeObject, reads: ClusterReader, context?: MapContext): (ObjectKey | ClusterObjectKey)[] {
+  const own = keysOf(kind, dependents(watched, object, cached(reads, object, watched, context?.cluster ?? MANAGEMENT)));
+  if (watched !== 'ControlPlane' || kind === 'ControlPlane' || !context) return own;
+  const elsewhere = context.fleet.targets().flatMap((target) => {
+    const there = context.fleet.readsOf(target);
+    if (!there) return [];
+    return keysOf(kind, dependents(watched, object, cached(there, object, watched, target))).map((k) => ({ cluster: target, key: k as ObjectKey }));
+  });
+  return [...own, ...elsewhere];
+}
+
+/** The objects of `kind` a changed Secret requeues: on its own cluster, and for a child its order on the cluster its label names. */
+export function secretDependentKeys(kind: ObjectKind, secret: Secret, reads: ClusterReader, context?: MapContext): (ObjectKey | ClusterObjectKey)[] {
+  return keysOf(kind, secretDependents(secretRefOf(secret), secretNeighbours(reads, secret, context?.cluster ?? MANAGEMENT)));
+}
+
+/** The keys of the objects of `kind` among `refs`: plain on the changed object's cluster, qualified on another. */
+function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string; cluster?: string }[]): (ObjectKey | ClusterObjectKey)[] {
+  return refs.filter((r) => r.kind === kind).map((r) => (r.cluster ? { cluster: r.cluster, key: objectKey(r.namespace, r.name) } : objectKey(r.namespace, r.name)));
 }
 
 /**
- * The cached objects `dependents` reads: a ControlPlane's orders anywhere; for an order, only the role assignments and
- * credentials of its namespace that name its user (and project), selected by the store's field indexes. Listing the
- * whole namespace for every event of every order made a relist of 5,000 orders cost minutes of CPU.
+ * The cached objects `dependents` reads on `cluster`: a ControlPlane's orders anywhere (and, on the management cluster,
+ * the ControlPlanes; a target cluster has none); for an order, only the role assignments and credentials of its
+ * namespace that name its user (and project), selected by the store's field indexes. Listing the whole namespace for
+ * every event of every order made a relist of 5,000 orders cost minutes of CPU.
  */
-function cached(reads: ClusterReader, object: KubeObject, changed: ObjectKind): CachedObjects {
+function cached(reads: ClusterReader, object: KubeObject, changed: ObjectKind, cluster: string): CachedObjects {
   if (changed === 'ControlPlane' || object.metadata.namespace === undefined) {
     return {
-      controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[],
+      ...(cluster === MANAGEMENT ? { controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[] } : {}),
       users: reads.list(Kinds.KeystoneUser) as KeystoneUser[],
       projects: reads.list(Kinds.KeystoneProject) as KeystoneProject[],
       assignments: reads.list(Kinds.KeystoneRoleAssignment) as KeystoneRoleAssignment[],
@@ -185,15 +265,16 @@ function cached(reads: ClusterReader, object: KubeObject, changed: ObjectKind): 
 const DELIVERED_SUFFIX = secretName('');
 
 /**
- * The cached objects `secretDependents` reads: the ControlPlanes of the Secret's namespace and the credential order
- * whose delivered name the Secret has (found by name: a namespace may hold thousands of orders and Secrets).
+ * The cached objects `secretDependents` reads: the credential order whose delivered name the Secret has (found by
+ * name: a namespace may hold thousands of orders and Secrets), and on the management cluster the ControlPlanes of the
+ * Secret's namespace (a target cluster has none).
  */
-function secretNeighbours(reads: ClusterReader, secret: KubeObject): CachedObjects {
+function secretNeighbours(reads: ClusterReader, secret: KubeObject, cluster: string): CachedObjects {
   const namespace = secret.metadata.namespace ?? '';
   const name = secret.metadata.name;
   const order = name.endsWith(DELIVERED_SUFFIX) ? reads.get(Kinds.KeystoneApplicationCredential, namespace, name.slice(0, -DELIVERED_SUFFIX.length)) : undefined;
   return {
-    controlPlanes: reads.list(Kinds.ControlPlane, { namespace }) as ControlPlane[],
+    ...(cluster === MANAGEMENT ? { controlPlanes: reads.list(Kinds.ControlPlane, { namespace }) as ControlPlane[] } : {}),
     credentials: order ? [order as KeystoneApplicationCredential] : [],
   };
 }

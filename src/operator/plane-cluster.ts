@@ -81,9 +81,14 @@ export class PlaneCluster implements ClusterPort {
   private swept = Date.now();
 
   /** `events`: records an Event per condition transition a status write makes (steady objects write none). */
+  /**
+   * `options.references`: whether the cluster holds the ControlPlanes and identities that reference Secrets (the
+   * management cluster; false for a target cluster). @default true
+   */
   constructor(
     private readonly cluster: Cluster,
     private readonly events?: EventRecorder,
+    private readonly options: { readonly references?: boolean } = {},
   ) {
     this.copies = new ReadThrough(cluster, Kinds.Secret);
   }
@@ -131,7 +136,7 @@ export class PlaneCluster implements ClusterPort {
   async readSecret(key: ObjectKey): Promise<SecretObject | undefined> {
     const metadata = await this.cluster.read(MetadataKinds.Secret, key.namespace, key.name);
     if (!metadata) return undefined;
-    if (!readsWhole(this.cluster, metadata)) return metadataSecretObject(metadata);
+    if (!readsWhole(this.cluster, metadata, this.options.references ?? true)) return metadataSecretObject(metadata);
     const secret = await this.cluster.read(Kinds.Secret, key.namespace, key.name);
     return secret ? secretObject(secret) : undefined;
   }
@@ -150,7 +155,7 @@ export class PlaneCluster implements ClusterPort {
     this.sweep();
     const copy = this.copies.current(metadata);
     if (copy) return secretObject(copy);
-    if (!readsWhole(this.cluster, metadata)) return metadataSecretObject(metadata);
+    if (!readsWhole(this.cluster, metadata, this.options.references ?? true)) return metadataSecretObject(metadata);
     const secret = await this.copies.get(metadata);
     return secret ? secretObject(secret) : undefined;
   }
@@ -162,7 +167,7 @@ export class PlaneCluster implements ClusterPort {
     this.copies.retain((key) => {
       const { namespace, name } = parseKey(key);
       const metadata = this.cluster.get(MetadataKinds.Secret, namespace, name);
-      return metadata !== undefined && readsWhole(this.cluster, metadata);
+      return metadata !== undefined && readsWhole(this.cluster, metadata, this.options.references ?? true);
     });
   }
 

@@ -23,6 +23,7 @@ import type { KubeObject } from '../kube/object';
 import { adminSecretNames } from '../plane/admin-credential';
 import { labelKeys } from '../plane/naming';
 import type { ObjectKey } from '../plane/ports';
+import type { ClusterScope } from './runtime/clusters';
 import type { WatchSpec } from './runtime/controller';
 import type { Manager } from './runtime/manager';
 import type { MapFunction } from './runtime/mapper';
@@ -31,19 +32,22 @@ import { cacheByLabels } from './runtime/partition';
 /** The label keys of the Secrets the operator writes: a Secret carrying one is cached whole. */
 export const OWN_SECRET_LABELS: readonly string[] = [labelKeys('KeystoneApplicationCredential').name, labelKeys('KeystoneUser').name, MIRRORED_LABEL];
 
-/** Declares the operator's Secret caches: whole for its own Secrets (by label), metadata only for every other. */
-export function cacheSecrets(manager: Manager): void {
-  cacheByLabels(manager, Kinds.Secret, OWN_SECRET_LABELS, { others: 'metadata' });
+/**
+ * Declares the operator's Secret caches: whole for its own Secrets (by label), metadata only for every other; with
+ * `clusters: 'all'` on every engaged target cluster too (its delivered Secrets, and a foreign Secret of a delivered name).
+ */
+export function cacheSecrets(manager: Manager, options: { readonly clusters?: ClusterScope } = {}): void {
+  cacheByLabels(manager, Kinds.Secret, OWN_SECRET_LABELS, { others: 'metadata', ...options });
 }
 
 /**
  * A watch of every Secret: of the whole cache and of the metadata cache, with one `map` (which reads the metadata
  * only: names, labels, owners).
  */
-export function secretWatches(map: MapFunction): WatchSpec[] {
+export function secretWatches(map: MapFunction, options: { readonly clusters?: ClusterScope } = {}): WatchSpec[] {
   return [
-    { kind: Kinds.Secret, map },
-    { kind: MetadataKinds.Secret, map },
+    { kind: Kinds.Secret, map, ...options },
+    { kind: MetadataKinds.Secret, map, ...options },
   ];
 }
 
@@ -67,7 +71,10 @@ export function isReferenced(reads: ClusterReader, key: ObjectKey): boolean {
   return (reads.list(Kinds.KeystoneClusterIdentity) as KeystoneClusterIdentity[]).some((i) => i.spec.secretRef.namespace === key.namespace && i.spec.secretRef.name === key.name);
 }
 
-/** Whether the operator reads the data of this Secret (known by its cached metadata). */
-export function readsWhole(reads: ClusterReader, secret: KubeObject): boolean {
-  return carriesOwnLabel(secret) || controlledByOrder(secret) || isReferenced(reads, { namespace: secret.metadata.namespace ?? '', name: secret.metadata.name });
+/**
+ * Whether the operator reads the data of this Secret (known by its cached metadata). `references: false` on a target
+ * cluster, which holds no ControlPlane or KeystoneClusterIdentity to reference one.
+ */
+export function readsWhole(reads: ClusterReader, secret: KubeObject, references = true): boolean {
+  return carriesOwnLabel(secret) || controlledByOrder(secret) || (references && isReferenced(reads, { namespace: secret.metadata.namespace ?? '', name: secret.metadata.name }));
 }

@@ -1,52 +1,60 @@
 /**
  * Per-order metrics of the KeystoneApplicationCredential reconciler, in the operator's registry: when each order rotates
  * next, how old its delivered credential is, and how many rotations and failures (by reason) it has seen. Labels are the
- * order's namespace and name; nothing else (no id, never a secret).
+ * order's namespace and name, and `cluster` for an order on a registered target cluster (absent on the management
+ * cluster's series); nothing else (no id, never a secret).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { KeystoneApplicationCredentialStatus } from '../../api';
 
+type Labels = 'namespace' | 'name' | 'cluster';
+
+/** The labels of an order's series: `cluster` only for a target cluster's. */
+const labelsOf = (namespace: string, name: string, cluster?: string) => ({ namespace, name, ...(cluster ? { cluster } : {}) });
+
 export class CredentialMetrics {
-  private readonly nextRotation: Gauge<'namespace' | 'name'>;
-  private readonly lastRotation: Gauge<'namespace' | 'name'>;
-  private readonly rotations: Counter<'namespace' | 'name'>;
-  private readonly failures: Counter<'namespace' | 'name' | 'reason'>;
+  private readonly nextRotation: Gauge<Labels>;
+  private readonly lastRotation: Gauge<Labels>;
+  private readonly rotations: Counter<Labels>;
+  private readonly failures: Counter<Labels | 'reason'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.nextRotation = new Gauge({ name: 'kac_credential_next_rotation_timestamp_seconds', help: 'When the order rotates next (status.nextRotation), Unix seconds', labelNames: ['namespace', 'name'], registers });
+    const labelNames = ['namespace', 'name', 'cluster'] as const;
+    this.nextRotation = new Gauge({ name: 'kac_credential_next_rotation_timestamp_seconds', help: 'When the order rotates next (status.nextRotation), Unix seconds', labelNames, registers });
     this.lastRotation = new Gauge({
       name: 'kac_credential_delivered_since_timestamp_seconds',
       help: 'When the delivered credential became the delivered one (status.lastRotation), Unix seconds; its age is time() minus this',
-      labelNames: ['namespace', 'name'],
+      labelNames,
       registers,
     });
-    this.rotations = new Counter({ name: 'kac_credential_rotations_total', help: 'Switches to a new generation', labelNames: ['namespace', 'name'], registers });
-    this.failures = new Counter({ name: 'kac_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: ['namespace', 'name', 'reason'], registers });
+    this.rotations = new Counter({ name: 'kac_credential_rotations_total', help: 'Switches to a new generation', labelNames, registers });
+    this.failures = new Counter({ name: 'kac_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers });
   }
 
-  /** Records the order's status after a pass. */
-  observed(namespace: string, name: string, status: KeystoneApplicationCredentialStatus | undefined): void {
+  /** Records the order's status after a pass (`cluster`: a target cluster's name, absent on the management cluster). */
+  observed(namespace: string, name: string, status: KeystoneApplicationCredentialStatus | undefined, cluster?: string): void {
     const seconds = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t) / 1000);
     const next = seconds(status?.nextRotation);
     const last = seconds(status?.lastRotation);
-    if (next === undefined) this.nextRotation.remove({ namespace, name });
-    else this.nextRotation.set({ namespace, name }, next);
-    if (last === undefined) this.lastRotation.remove({ namespace, name });
-    else this.lastRotation.set({ namespace, name }, last);
+    const labels = labelsOf(namespace, name, cluster);
+    if (next === undefined) this.nextRotation.remove(labels);
+    else this.nextRotation.set(labels, next);
+    if (last === undefined) this.lastRotation.remove(labels);
+    else this.lastRotation.set(labels, last);
   }
 
-  rotated(namespace: string, name: string): void {
-    this.rotations.inc({ namespace, name });
+  rotated(namespace: string, name: string, cluster?: string): void {
+    this.rotations.inc(labelsOf(namespace, name, cluster));
   }
 
-  failed(namespace: string, name: string, reason: string): void {
-    this.failures.inc({ namespace, name, reason });
+  failed(namespace: string, name: string, reason: string, cluster?: string): void {
+    this.failures.inc({ ...labelsOf(namespace, name, cluster), reason });
   }
 
   /** Drops an order's series (deleted). */
-  forget(namespace: string, name: string): void {
-    this.nextRotation.remove({ namespace, name });
-    this.lastRotation.remove({ namespace, name });
+  forget(namespace: string, name: string, cluster?: string): void {
+    this.nextRotation.remove(labelsOf(namespace, name, cluster));
+    this.lastRotation.remove(labelsOf(namespace, name, cluster));
   }
 }

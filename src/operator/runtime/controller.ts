@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { isConflict } from '../../kube/errors';
 import { parseKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
 import type { BackoffOptions } from './backoff';
+import { MANAGEMENT, parseClusterKey, type ClusterScope } from './clusters';
 import { errorMessage, type Logger } from './log';
 import type { MapFunction, Mapper } from './mapper';
 import type { OperatorMetrics, ReconcileOutcome } from './metrics';
@@ -18,6 +19,11 @@ export interface Request {
   readonly key: ObjectKey;
   readonly namespace?: string;
   readonly name: string;
+  /**
+   * The cluster it lives on: {@link MANAGEMENT} (`''`) for the management cluster, else a registered target cluster's
+   * name (only for a controller whose `clusters` is `all`).
+   */
+  readonly cluster: string;
 }
 
 /** What a successful reconcile asks for. */
@@ -36,6 +42,8 @@ export interface WatchSpec<W extends KubeObject = KubeObject> {
   readonly kind: ResourceKind<W>;
   /** The keys of the primary objects a changed object affects (see mapper.ts: byOwner, byLabels, byIndex). */
   readonly map: Mapper<W> | MapFunction<W>;
+  /** Watch the kind on every registered target cluster too (`all`), or on the management cluster only. @default "management" */
+  readonly clusters?: ClusterScope;
 }
 
 export interface ControllerSpec<T extends KubeObject = KubeObject> {
@@ -53,13 +61,18 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
   readonly concurrency?: number;
   /** Backoff after a failed reconcile. @default 200 ms doubling to 5 min, +20 % jitter */
   readonly backoff?: BackoffOptions;
+  /**
+   * Reconcile the primary kind's objects on every registered target cluster too (`all`; requests carry the cluster), or
+   * on the management cluster only. @default "management"
+   */
+  readonly clusters?: ClusterScope;
 }
 
 export interface ControllerDeps {
   readonly metrics: OperatorMetrics;
   readonly logger: Logger;
-  /** The keys of every cached primary object (queued when the controller starts). */
-  readonly keys: () => readonly ObjectKey[];
+  /** The work-queue keys of every cached primary object (queued when the controller starts). */
+  readonly keys: () => readonly string[];
 }
 
 export class Controller {
@@ -79,8 +92,8 @@ export class Controller {
     this.queue = new WorkQueue({ backoff: spec.backoff, onDepth: (depth) => deps.metrics.queueDepth(this.name, depth) });
   }
 
-  /** Queues a key (ignored until the controller runs: it queues every object when it starts). */
-  enqueue(key: ObjectKey): void {
+  /** Queues a work-queue key (ignored until the controller runs: it queues every object when it starts). */
+  enqueue(key: string): void {
     if (this.running) this.queue.add(key);
   }
 
@@ -138,17 +151,18 @@ export class Controller {
     this.deps.metrics.workers(this.name, { max: this.size, active: this.active });
   }
 
-  private async process(key: ObjectKey): Promise<void> {
+  private async process(queued: string): Promise<void> {
+    const { cluster, key } = parseClusterKey(queued);
     const { namespace, name } = parseKey(key);
     const started = performance.now();
     let outcome: ReconcileOutcome;
-    const fields: Record<string, string | number | undefined> = { controller: this.name, key };
+    const fields: Record<string, string | number | undefined> = { controller: this.name, ...(cluster !== MANAGEMENT ? { cluster } : {}), key };
     try {
-      const result = (await this.spec.reconcile({ key, namespace, name })) ?? {};
-      this.queue.forget(key);
+      const result = (await this.spec.reconcile({ key, namespace, name, cluster })) ?? {};
+      this.queue.forget(queued);
       const after = result.requeueAfter;
       if (after !== undefined && Number.isFinite(after) && after >= 0) {
-        this.queue.addAfter(key, after);
+        this.queue.addAfter(queued, after);
         fields.requeueAfterMs = Math.round(after);
         outcome = 'requeue';
       } else {
@@ -157,8 +171,8 @@ export class Controller {
       fields.reason = result.reason;
     } catch (error) {
       outcome = isConflict(error) ? 'conflict' : 'error';
-      fields.retries = this.queue.retries(key) + 1;
-      fields.retryInMs = this.queue.addRateLimited(key);
+      fields.retries = this.queue.retries(queued) + 1;
+      fields.retryInMs = this.queue.addRateLimited(queued);
       fields.error = errorMessage(error);
     }
     const seconds = (performance.now() - started) / 1000;

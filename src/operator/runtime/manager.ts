@@ -15,12 +15,19 @@
  *   ],
  * });
  * ```
+ *
+ * Registered target clusters are engaged and disengaged at run time ({@link Manager.engage}, as multicluster-runtime's
+ * providers engage clusters): each gets its own informers for the kinds declared with `clusters: 'all'` (a controller's
+ * primary kind, a watch, a cache; every partition of it), its objects are reconciled by the same controllers once its caches have synced, with
+ * the cluster in the request and in the work-queue key (clusters.ts), and its writes go to its own API server. Leader
+ * election stays on the management cluster: one leader serves every cluster.
  */
 import type { KubeApi, Selection } from '../../kube/api';
 import type { Cluster } from '../../kube/cluster';
 import { LiveCluster } from '../../kube/live-cluster';
 import type { KubeObject, ResourceKind } from '../../kube/object';
 import { MergedStore, type IndexFunction, type StoreReader } from '../../kube/store';
+import { MANAGEMENT, clusterKey, type ClusterScope, type FleetReader } from './clusters';
 import { Controller, type ControllerSpec } from './controller';
 import { EventRecorder, type EventRecorderOptions } from './events';
 import { Informer, listWatchOf, type ListWatch } from './informer';
@@ -72,6 +79,8 @@ export interface ManagerOptions {
 export interface CacheOptions<T extends KubeObject = KubeObject> extends Selection {
   /** What the cache keeps of each object (see {@link InformerOptions.transform}). @default the whole object */
   readonly transform?: (object: T) => T;
+  /** `all`: the same share is cached on every engaged target cluster too. @default 'management' */
+  readonly clusters?: ClusterScope;
 }
 
 /** A kind's informer and the selection it lists. */
@@ -96,6 +105,33 @@ export interface ShutdownResult {
   readonly released: boolean;
 }
 
+/** A registered target cluster the manager serves (see {@link Manager.engage}). */
+interface Engagement {
+  readonly name: string;
+  /** Each kind's informers on the cluster, one per partition of the kind on the management cluster. */
+  readonly informers: Map<string, Informer[]>;
+  readonly stores: Map<string, StoreReader>;
+  readonly cluster: Cluster;
+  /** Every cache has synced: its objects are reconciled and its changes mapped. */
+  ready: boolean;
+  stopped: boolean;
+  /** False while a list or watch of its API server fails (its orders are not reconciled then). */
+  connected: boolean;
+  /** Resolves once the cluster is disengaged. */
+  readonly stoppedSignal: Promise<void>;
+  readonly stop: () => void;
+}
+
+/** What {@link Manager.engage} reports about a target cluster's connection. */
+export interface EngageOptions {
+  /**
+   * Called when the cluster's API server answers for the first time or again (`connected` true: every informer's last
+   * list succeeded) and when it stops answering (false, with the error's text: an informer's list or watch failed).
+   * @default none
+   */
+  readonly onHealth?: (connected: boolean, error?: string) => void;
+}
+
 export class Manager {
   readonly cluster: Cluster;
   readonly metrics: OperatorMetrics;
@@ -107,8 +143,14 @@ export class Manager {
   private readonly stores = new Map<string, StoreReader>();
   /** The kinds some controller reconciles: only their informers resync. */
   private readonly primaries = new Set<string>();
+  /** The kinds cached on every engaged target cluster too, and the named indexes of every kind. */
+  private readonly everyCluster = new Set<string>();
+  private readonly indexes = new Map<string, { readonly name: string; readonly fn: IndexFunction }[]>();
+  private readonly targets = new Map<string, Engagement>();
   private readonly controllers: Controller[] = [];
   private readonly registry: MapperRegistry;
+  /** The controllers whose primary kind is reconciled on every cluster, with that kind. */
+  private readonly multiClusterControllers = new Map<Controller, ResourceKind<KubeObject>>();
   private readonly elector: LeaderElector | undefined;
   private signalLost: () => void = () => undefined;
   private started = false;
@@ -129,7 +171,7 @@ export class Manager {
         reportingInstance: options.identity,
         onWrite: (verb, kind) => this.metrics.wrote(kind, verb),
       });
-    this.registry = new MapperRegistry(this.cluster, this.logger);
+    this.registry = new MapperRegistry(this.fleet(), this.logger);
     this.metrics.cacheSizesFrom(() => {
       const sizes: Record<string, number> = {};
       for (const parts of this.partitions.values()) {
@@ -168,20 +210,24 @@ export class Manager {
     if (this.controllers.some((c) => c.name === name)) throw new Error(`a controller named ${name} is already registered`);
     this.informers(spec.kind);
     this.primaries.add(kindId(spec.kind));
+    const scope: ClusterScope = spec.clusters ?? 'management';
+    if (scope === 'all') this.everyCluster.add(kindId(spec.kind));
     const concurrency = spec.concurrency ?? this.options.workersPerKind?.[spec.kind.kind] ?? this.options.workers ?? 1;
     const controller = new Controller({ ...(spec as unknown as ControllerSpec), concurrency }, {
       metrics: this.metrics,
       logger: this.logger,
-      keys: () => this.storeOf(spec.kind)?.keys() ?? [],
+      keys: () => [...(this.storeOf(spec.kind)?.keys() ?? []), ...(scope === 'all' ? this.readyTargets().flatMap((t) => this.targetKeys(t, spec.kind)) : [])],
     });
     const target = (key: string) => controller.enqueue(key);
-    this.registry.register(spec.kind, { target, mapper: self(), controller: name, resync: true });
+    this.registry.register(spec.kind, { target, mapper: self(), controller: name, resync: true, clusters: scope });
     for (const watch of spec.watches ?? []) {
       this.informers(watch.kind);
+      if (watch.clusters === 'all') this.everyCluster.add(kindId(watch.kind));
       const mapper: Mapper = typeof watch.map === 'function' ? { map: watch.map as Mapper['map'] } : (watch.map as Mapper);
       for (const index of mapper.indexes ?? []) this.index(index.kind, index.name, index.fn);
-      this.registry.register(watch.kind, { target, mapper, controller: name, resync: false });
+      this.registry.register(watch.kind, { target, mapper, controller: name, resync: false, clusters: watch.clusters ?? 'management' });
     }
+    if (scope === 'all') this.multiClusterControllers.set(controller, spec.kind);
     this.controllers.push(controller);
     return controller;
   }
@@ -201,7 +247,8 @@ export class Manager {
    */
   cache<T extends KubeObject>(kind: ResourceKind<T>, options: CacheOptions<T> = {}): void {
     const id = kindId(kind);
-    const { transform, ...selection } = options;
+    const { transform, clusters, ...selection } = options;
+    if (clusters === 'all') this.everyCluster.add(id);
     const existing = this.partitions.get(id) ?? [];
     const same = existing.find((p) => selectionText(p.selection) === selectionText(selection));
     if (same) {
@@ -218,6 +265,8 @@ export class Manager {
   /** Adds a named index to a kind's cache (every partition), for `cluster.list(kind, { index })` and `byIndex` mappers. */
   index<T extends KubeObject>(kind: ResourceKind<T>, name: string, fn: IndexFunction<T>): void {
     for (const informer of this.informers(kind)) informer.store.addIndex(name, fn as IndexFunction);
+    const id = kindId(kind);
+    this.indexes.set(id, [...(this.indexes.get(id) ?? []), { name, fn: fn as IndexFunction }]);
   }
 
   /** The cache of a kind (its partitions read as one), or undefined when nothing caches it. */
@@ -231,6 +280,124 @@ export class Manager {
       this.stores.set(id, store);
     }
     return store as unknown as StoreReader<T>;
+  }
+
+  /**
+   * Serves a registered target cluster through `api` (its kubeconfig's connection): starts its informers of the kinds
+   * declared for every cluster and, once every one of them has synced, reconciles its objects with the controllers
+   * whose `clusters` is `all` and maps its changes. A cluster of that name already engaged is disengaged first (a
+   * changed kubeconfig reconnects). Resolves once its caches have synced; rejects when it is disengaged before.
+   * An unreachable API server never fails it: its informers retry with backoff, and `onHealth` says how it goes.
+   */
+  async engage(name: string, api: KubeApi, options: EngageOptions = {}): Promise<void> {
+    if (name === MANAGEMENT || name.includes(':')) throw new Error(`a target cluster needs a name without ":": ${JSON.stringify(name)}`);
+    if (this.stopping) throw new Error(`cluster ${name}: the manager is shutting down`);
+    // Replaced at once (calls take effect in the order they are made); the old informers stop before the new ones start.
+    const previous = this.targets.get(name);
+    const informers = new Map<string, Informer[]>();
+    const stores = new Map<string, StoreReader>();
+    const caches = {
+      storeOf: <T extends KubeObject>(kind: ResourceKind<T>) => {
+        const id = kindId(kind);
+        let store = stores.get(id);
+        const parts = informers.get(id);
+        if (!store && parts) stores.set(id, (store = parts.length === 1 ? parts[0].store : new MergedStore(parts.map((i) => i.store))));
+        return store as unknown as StoreReader<T> | undefined;
+      },
+    };
+    let stop: () => void = () => undefined;
+    const stoppedSignal = new Promise<void>((resolve) => (stop = resolve));
+    const engagement: Engagement = {
+      name,
+      informers,
+      stores,
+      stoppedSignal,
+      stop: () => stop(),
+      cluster: new LiveCluster(api, caches, { reportingController: REPORTING_CONTROLLER, reportingInstance: this.options.identity, onWrite: (verb, kind) => this.metrics.wrote(kind, verb) }),
+      ready: false,
+      stopped: false,
+      connected: true,
+    };
+    const logger = this.logger.child({ cluster: name });
+    // The cluster's connection, from its informers: down while any of them fails, up again once all of them listed.
+    const failing = new Map<string, string>();
+    let reported: boolean | undefined;
+    const health = (kind: string) => (ok: boolean, error?: string) => {
+      if (engagement.stopped) return;
+      if (ok) failing.delete(kind);
+      else failing.set(kind, error ?? 'list or watch failed');
+      const connected = failing.size === 0;
+      if (connected === reported) return;
+      const before = reported;
+      reported = connected;
+      engagement.connected = connected;
+      options.onHealth?.(connected, connected ? undefined : [...failing.values()][0]);
+      // Back after an outage: its orders are looked at again at once (their changes meanwhile relisted as updates).
+      if (connected && before === false && engagement.ready) this.enqueueAll(engagement);
+    };
+    for (const id of this.everyCluster) {
+      // The same partitions as on the management cluster: each selection, with what its cache keeps of an object.
+      for (const part of this.partitions.get(id) ?? []) {
+        const kind = part.informer.kind;
+        const informer = new Informer(kind, listWatchOf(api, kind, part.selection), {
+          resyncPeriodMs: this.options.resyncPeriodMs ?? 3_600_000,
+          logger,
+          onRelist: (reason) => this.metrics.relisted(cacheName(kind), reason),
+          onHealth: health(`${cacheName(kind)} ${selectionText(part.selection)}`),
+          ...(part.transform ? { transform: part.transform } : {}),
+        });
+        for (const index of this.indexes.get(id) ?? []) informer.store.addIndex(index.name, index.fn);
+        informer.addHandler(this.registry.handlerFor(kind, name));
+        informers.set(id, [...(informers.get(id) ?? []), informer]);
+      }
+    }
+    this.targets.set(name, engagement);
+    if (previous) await this.stopEngagement(previous);
+    if (engagement.stopped) throw new Error(`cluster ${name} was disengaged before its caches synced`);
+    for (const informer of [...informers.values()].flat()) informer.start({ resync: this.primaries.has(kindId(informer.kind)) });
+    logger.info('cluster engaged', { kinds: [...informers.values()].flat().map((i) => cacheName(i.kind)).join(',') });
+    await Promise.race([Promise.all([...informers.values()].flat().map((i) => i.waitForSync())), engagement.stoppedSignal]);
+    if (engagement.stopped) throw new Error(`cluster ${name} was disengaged before its caches synced`);
+    engagement.ready = true;
+    logger.info('cluster caches synced', { objects: [...informers.values()].flat().reduce((n, i) => n + i.store.size, 0) });
+    // Its objects are reconciled as the management cluster's are when the controllers start.
+    this.enqueueAll(engagement);
+  }
+
+  /** Whether a target cluster's API server answers (as its informers last found); true for the management cluster. */
+  connected(name: string): boolean {
+    return name === MANAGEMENT || this.targets.get(name)?.connected === true;
+  }
+
+  /**
+   * Stops serving a target cluster: its informers stop and its caches are dropped; keys of it still queued reconcile
+   * nothing. What its orders made on the management cluster stays (spec, Deletion Semantics).
+   */
+  async disengage(name: string): Promise<void> {
+    const engagement = this.targets.get(name);
+    if (!engagement) return;
+    this.targets.delete(name);
+    await this.stopEngagement(engagement);
+  }
+
+  private async stopEngagement(engagement: Engagement): Promise<void> {
+    engagement.stopped = true;
+    engagement.ready = false;
+    engagement.stop();
+    await Promise.all([...engagement.informers.values()].flat().map((i) => i.stop()));
+    this.logger.info('cluster disengaged', { cluster: engagement.name });
+  }
+
+  /** The cluster of that name: the management cluster for {@link MANAGEMENT}, else an engaged target cluster whose caches synced. */
+  clusterNamed(name: string): Cluster | undefined {
+    if (name === MANAGEMENT) return this.cluster;
+    const engagement = this.targets.get(name);
+    return engagement?.ready ? engagement.cluster : undefined;
+  }
+
+  /** The engaged target clusters whose caches have synced, sorted by name. */
+  targetClusters(): string[] {
+    return this.readyTargets().map((t) => t.name);
   }
 
   /** A StatusWriter that records Events on condition transitions. */
@@ -289,6 +456,7 @@ export class Manager {
     if (!drained) this.logger.warn('reconciles still in flight at the shutdown deadline; the lease is left to expire', { shutdownTimeoutMs: timeout });
     else if (this.elector) released = await this.elector.release();
     this.metrics.leader(false);
+    await Promise.all([...this.targets.keys()].map((name) => this.disengage(name)));
     await Promise.all(this.allInformers().map((i) => i.stop()));
     this.logger.info('manager stopped', { drained, released });
     return { drained, released };
@@ -333,6 +501,30 @@ export class Manager {
     });
     informer.addHandler(this.registry.handlerFor(kind));
     return partition;
+  }
+
+  /** Every cluster's caches, for the mappers. */
+  private fleet(): FleetReader {
+    return {
+      readsOf: (cluster) => (cluster === MANAGEMENT ? this.cluster : this.clusterNamed(cluster)),
+      targets: () => this.targetClusters(),
+    };
+  }
+
+  private readyTargets(): Engagement[] {
+    return [...this.targets.values()].filter((t) => t.ready).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Queues every object of a target cluster for the controllers that reconcile its kinds. */
+  private enqueueAll(engagement: Engagement): void {
+    for (const [controller, kind] of this.multiClusterControllers) for (const key of this.targetKeys(engagement, kind)) controller.enqueue(key);
+  }
+
+  /** The work-queue keys of a target cluster's cached objects of `kind`. */
+  private targetKeys(engagement: Engagement, kind: ResourceKind<KubeObject>): string[] {
+    const parts = engagement.informers.get(kindId(kind)) ?? [];
+    const keys = parts.length === 1 ? parts[0].store.keys() : [...new Set(parts.flatMap((i) => i.store.keys()))];
+    return keys.map((key) => clusterKey(engagement.name, key));
   }
 
   private requireApi(): KubeApi {

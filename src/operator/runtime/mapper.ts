@@ -7,11 +7,23 @@
 import type { ClusterReader } from '../../kube/cluster';
 import { groupOf, keyOf, objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
 import type { IndexFunction } from '../../kube/store';
+import { MANAGEMENT, clusterKey, managementOnly, type ClusterObjectKey, type ClusterScope, type FleetReader } from './clusters';
 import type { InformerHandler } from './informer';
 import { errorMessage, silentLogger, type Logger } from './log';
 
-/** The keys of the primary objects a watched object affects. */
-export type MapFunction<W extends KubeObject = KubeObject> = (object: W, reads: ClusterReader) => readonly ObjectKey[];
+/** Where a changed object lives, for a mapper that reaches across clusters. */
+export interface MapContext {
+  /** The changed object's cluster ({@link MANAGEMENT} for the management cluster). */
+  readonly cluster: string;
+  /** Every cluster's caches. */
+  readonly fleet: FleetReader;
+}
+
+/**
+ * The keys of the primary objects a watched object affects: a plain key names an object on the changed object's own
+ * cluster (`reads` are that cluster's caches), a {@link ClusterObjectKey} one on another cluster.
+ */
+export type MapFunction<W extends KubeObject = KubeObject> = (object: W, reads: ClusterReader, context?: MapContext) => readonly (ObjectKey | ClusterObjectKey)[];
 
 /** An index the mapper needs on a kind's cache. */
 export interface IndexSpec {
@@ -70,20 +82,27 @@ export function byIndex<P extends KubeObject, W extends KubeObject = KubeObject>
 }
 
 interface Entry {
-  readonly target: (key: ObjectKey) => void;
+  /** Receives work-queue keys (see clusters.ts: `clusterKey`). */
+  readonly target: (key: string) => void;
   readonly mapper: Mapper;
   readonly controller: string;
   /** Whether resyncs go through (only for the primary kind: its resync already covers every order). */
   readonly resync: boolean;
+  /** Whether changes on target clusters go through too. @default "management" */
+  readonly clusters?: ClusterScope;
 }
 
 export class MapperRegistry {
   private readonly entries = new Map<string, Entry[]>();
+  private readonly fleet: FleetReader;
 
+  /** `reads`: the management cluster's caches, or a {@link FleetReader} of every cluster's. */
   constructor(
-    private readonly reads: ClusterReader,
+    reads: ClusterReader | FleetReader,
     private readonly logger: Logger = silentLogger,
-  ) {}
+  ) {
+    this.fleet = 'readsOf' in reads ? reads : managementOnly(reads);
+  }
 
   /** Sends the keys `mapper` maps a change of `kind` to into `target`. */
   register(kind: ResourceKind<KubeObject>, entry: Entry): void {
@@ -91,18 +110,22 @@ export class MapperRegistry {
     this.entries.set(id, [...(this.entries.get(id) ?? []), entry]);
   }
 
-  /** The informer handler of `kind`. */
-  handlerFor(kind: ResourceKind<KubeObject>): InformerHandler {
+  /** The informer handler of `kind` on `cluster` (the management cluster by default). */
+  handlerFor(kind: ResourceKind<KubeObject>, cluster: string = MANAGEMENT): InformerHandler {
     const id = kindId(kind);
+    const context: MapContext = { cluster, fleet: this.fleet };
     const dispatch = (objects: readonly KubeObject[], resync: boolean) => {
+      const reads = this.fleet.readsOf(cluster);
+      if (!reads) return; // a target cluster whose caches have not synced (or are gone): its engagement queues its objects
       for (const entry of this.entries.get(id) ?? []) {
         if (resync && !entry.resync) continue;
-        const keys = new Set<ObjectKey>();
+        if (cluster !== MANAGEMENT && entry.clusters !== 'all') continue;
+        const keys = new Set<string>();
         for (const object of objects) {
           try {
-            for (const key of entry.mapper.map(object, this.reads)) keys.add(key);
+            for (const key of entry.mapper.map(object, reads, context)) keys.add(typeof key === 'string' ? clusterKey(cluster, key) : clusterKey(key.cluster, key.key));
           } catch (error) {
-            this.logger.error('a mapper failed', { controller: entry.controller, kind: kind.kind, key: keyOf(object), error: errorMessage(error) });
+            this.logger.error('a mapper failed', { controller: entry.controller, kind: kind.kind, ...(cluster ? { cluster } : {}), key: keyOf(object), error: errorMessage(error) });
           }
         }
         for (const key of keys) entry.target(key);

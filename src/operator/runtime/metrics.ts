@@ -17,6 +17,7 @@
  * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
  * | `keystone_appcred_keystone_in_flight` | endpoint | Keystone requests in flight now |
  * | `keystone_appcred_keystone_in_flight_peak` | endpoint | the most Keystone requests in flight at once since the start |
+ * | `keystone_appcred_target_cluster_connected` | cluster | 1 while a registered target cluster's API server answers, 0 while it does not or its kubeconfig is unusable |
  *
  * plus prom-client's default process metrics (`process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, ...).
  */
@@ -47,6 +48,7 @@ export class OperatorMetrics {
   private readonly writes: Counter<'kind' | 'verb'>;
   private readonly keystoneWait: Histogram<'endpoint'>;
   private keystoneEndpoints: () => readonly KeystoneEndpointLoad[] = () => [];
+  private readonly targets: Gauge<'cluster'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -104,6 +106,12 @@ export class OperatorMetrics {
         for (const e of endpoints()) this.set({ endpoint: e.endpoint }, e.peakInFlight);
       },
     });
+    this.targets = new Gauge({
+      name: 'keystone_appcred_target_cluster_connected',
+      help: '1 while a registered target cluster\'s API server answers; 0 while it does not, or its kubeconfig cannot be used.',
+      labelNames: ['cluster'],
+      registers,
+    });
     this.leaderGauge.set(0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
@@ -153,6 +161,16 @@ export class OperatorMetrics {
   /** Where the in-flight gauges read the load of each Keystone endpoint. */
   keystoneLoad(endpoints: () => readonly KeystoneEndpointLoad[]): void {
     this.keystoneEndpoints = endpoints;
+  }
+
+  /** A registered target cluster's connection. */
+  targetCluster(cluster: string, connected: boolean): void {
+    this.targets.set({ cluster }, connected ? 1 : 0);
+  }
+
+  /** A target cluster was deregistered: its series goes. */
+  forgetTargetCluster(cluster: string): void {
+    this.targets.remove({ cluster });
   }
 
   /** The text exposition format. */

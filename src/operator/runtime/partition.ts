@@ -8,6 +8,7 @@
  */
 import type { Selection } from '../../kube/api';
 import { metadataOf, without, type KubeObject, type PartialObjectMetadata, type ResourceKind } from '../../kube/object';
+import type { ClusterScope } from './clusters';
 import type { Manager } from './manager';
 
 /** The selections of a kind cached by label keys. */
@@ -49,9 +50,10 @@ export function cacheByLabels(
   manager: Manager,
   kind: ResourceKind<KubeObject>,
   keys: readonly string[],
-  options: { readonly namespace?: string; readonly others?: 'metadata' | 'none' } = {},
+  options: { readonly namespace?: string; readonly others?: 'metadata' | 'none'; readonly clusters?: ClusterScope } = {},
 ): void {
   const partitions = labelPartitions(keys, options.namespace);
-  for (const selection of partitions.whole) manager.cache(kind, selection);
-  if ((options.others ?? 'metadata') === 'metadata') manager.cache<PartialObjectMetadata>(metadataOf(kind), { ...partitions.others, transform: withoutAnnotations });
+  const clusters = options.clusters ? { clusters: options.clusters } : {};
+  for (const selection of partitions.whole) manager.cache(kind, { ...selection, ...clusters });
+  if ((options.others ?? 'metadata') === 'metadata') manager.cache<PartialObjectMetadata>(metadataOf(kind), { ...partitions.others, transform: withoutAnnotations, ...clusters });
 }

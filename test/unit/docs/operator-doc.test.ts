@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { CLUSTER_RULES, HANDOFF_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
+import { CLUSTER_RULES, HANDOFF_RULES, REGISTRATION_RULES, TARGET_CLUSTER_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
 import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
@@ -68,7 +68,7 @@ describe('docs/operator.md: configuration', () => {
 
 describe('docs/operator.md: RBAC', () => {
   const table = rows(section('## RBAC: every rule and why')).slice(1);
-  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader')];
+  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader'), ...REGISTRATION_RULES];
   const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
   const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim());
 
@@ -87,6 +87,21 @@ describe('docs/operator.md: RBAC', () => {
 
   it('has no row for a rule the construct does not grant', () => {
     expect(table).toHaveLength(rules.length);
+  });
+});
+
+describe('docs/operator.md: RBAC on a target cluster', () => {
+  const table = rows(section('### On the target cluster: the CRDs and the operator\'s identity')).slice(1);
+  const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
+  const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim()).sort();
+
+  it.each(TARGET_CLUSTER_RULES.map((r) => [`${r.apiGroups.join(',') || 'core'} ${r.resources.join(',')} ${r.verbs.join(',')}`, r] as const))('%s has a row', (_, rule) => {
+    const row = table.find((cells) => groupOf(cells[0]) === rule.apiGroups[0] && JSON.stringify(verbsOf(cells[2])) === JSON.stringify(sorted(rule.verbs)) && rule.resources.every((r) => cells[1].includes(r.split('/')[0])));
+    expect(row).toBeDefined();
+  });
+
+  it('has a row per rule, no more', () => {
+    expect(table).toHaveLength(TARGET_CLUSTER_RULES.length);
   });
 });
 
