@@ -10,7 +10,7 @@
 import { childPrefix } from '../../src/api';
 import { Users, authenticateApplicationCredential } from '../../src/keystone';
 import { adminSession, keystoneTestEnv, type KeystoneTestEnv } from './keystone-fixtures';
-import { kubeRequest, kubectlOk, type KubeObject } from './kubectl';
+import { kubeRequest, kubectlOk, type Identity, type KubeObject } from './kubectl';
 
 export const GROUP = '/apis/c5c3.io/v1alpha1';
 
@@ -50,6 +50,11 @@ export interface CredentialFixtureOptions {
   readonly consumerAuthUrl?: string;
   /** The ControlPlane's name. @default "cp" */
   readonly controlPlane?: string;
+  /**
+   * Where the orders live: a registered target cluster's name and the identity that reaches its API server (`@needs
+   * target-kube`). @default the management cluster (the API server of `@needs kube`)
+   */
+  readonly orderCluster?: { readonly name: string; readonly as: Identity };
 }
 
 /** A probe failure: when, which credential id it read (or why it had none). */
@@ -78,10 +83,12 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
   const secretsSeen = new Set<string>();
   const statusesRead: { source: string; text: string }[] = [];
   const ref = { controlPlaneRef: { name: CP, namespace: CP_NS } };
+  /** The identity that reaches the orders' API server. */
+  const as: Identity = options.orderCluster?.as ?? 'admin';
 
   /** An order as read now (recorded for the scan). */
   async function order(name: string, kind = 'keystoneapplicationcredentials'): Promise<Order> {
-    const res = await kubeRequest('GET', `${GROUP}/namespaces/${NS}/${kind}/${name}`, { timeoutMs: 10_000 });
+    const res = await kubeRequest('GET', `${GROUP}/namespaces/${NS}/${kind}/${name}`, { timeoutMs: 10_000, as });
     if (res.status !== 200) throw new Error(`GET ${kind} ${NS}/${name}: ${res.status} ${res.body.slice(0, 300)}`);
     const o = res.json<Order>();
     statusesRead.push({ source: `status ${kind} ${NS}/${name} @${new Date().toISOString()}`, text: JSON.stringify(o.status ?? {}) });
@@ -97,14 +104,15 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
     return o;
   }
 
-  const merge = (resource: string, name: string, patch: unknown, namespace = NS) => kubectlOk(['patch', resource, name, '-n', namespace, '--type=merge', '-p', JSON.stringify(patch)]);
+  /** A merge patch of an object on the orders' cluster. */
+  const merge = (resource: string, name: string, patch: unknown, namespace = NS) => kubectlOk(['patch', resource, name, '-n', namespace, '--type=merge', '-p', JSON.stringify(patch)], { as });
 
   /**
    * The delivered Secret's keys, decoded; undefined while there is none (404). Rejects when the API server does not
    * answer (the probe then keeps the last Secret it read, as a mounted Secret volume does).
    */
   async function delivered(name: string, secretName = `${name}-credentials`): Promise<Record<string, string> | undefined> {
-    const res = await kubeRequest('GET', `/api/v1/namespaces/${NS}/secrets/${secretName}`, { timeoutMs: 10_000 });
+    const res = await kubeRequest('GET', `/api/v1/namespaces/${NS}/secrets/${secretName}`, { timeoutMs: 10_000, as });
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw new Error(`GET secret ${NS}/${secretName}: ${res.status}`);
     const data = res.json<{ data?: Record<string, string> }>().data ?? {};
@@ -123,7 +131,7 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
     }
   }
 
-  const prefixOf = (name: string) => childPrefix({ namespace: NS, name });
+  const prefixOf = (name: string) => childPrefix({ namespace: NS, name, ...(options.orderCluster ? { cluster: options.orderCluster.name } : {}) });
 
   /** The credential names of the ordered user in Keystone starting with `prefix` (as the admin sees them, directly). */
   async function userCredentials(prefix: string): Promise<string[]> {
@@ -191,15 +199,29 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
   const adminSecret = (name = 'keystone-admin', cloudsYaml = adminCloudsYaml()) =>
     ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: CP_NS }, stringData: { 'clouds.yaml': cloudsYaml } }) as KubeObject;
 
-  const controlPlane = (spec: { assigned?: boolean; authUrl?: string; caBundleSecretRef?: { name: string; key?: string } } = {}) =>
+  /**
+   * The ControlPlane: its namespace assignment for the orders' namespace on the orders' cluster (none with `assigned:
+   * false`), plus `assignments` (e.g. the same namespace on the management cluster), and a `publicEndpoint` if given.
+   */
+  const controlPlane = (
+    spec: { assigned?: boolean; authUrl?: string; caBundleSecretRef?: { name: string; key?: string }; publicEndpoint?: string; assignments?: readonly { namespace: string; targetClusterRef?: { name: string } }[] } = {},
+  ) =>
     ({
       apiVersion: 'c5c3.io/v1alpha1',
       kind: 'ControlPlane',
       metadata: { name: CP, namespace: CP_NS },
       spec: {
-        services: { keystone: { external: { authURL: spec.authUrl ?? env.authUrl, ...(spec.caBundleSecretRef ? { caBundleSecretRef: spec.caBundleSecretRef } : {}) } } },
+        services: {
+          keystone: {
+            external: { authURL: spec.authUrl ?? env.authUrl, ...(spec.caBundleSecretRef ? { caBundleSecretRef: spec.caBundleSecretRef } : {}) },
+            ...(spec.publicEndpoint ? { publicEndpoint: spec.publicEndpoint } : {}),
+          },
+        },
         adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
-        namespaceAssignments: spec.assigned === false ? [] : [{ namespace: NS, allowedRoles: ['member'] }],
+        namespaceAssignments: [
+          ...(spec.assigned === false ? [] : [{ namespace: NS, ...(options.orderCluster ? { targetClusterRef: { name: options.orderCluster.name } } : {}), allowedRoles: ['member'] }]),
+          ...(spec.assignments ?? []).map((a) => ({ ...a, allowedRoles: ['member'] })),
+        ],
       },
     }) as KubeObject;
 

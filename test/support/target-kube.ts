@@ -72,3 +72,11 @@ export const startTargetKube: Starter = async (workDir: string): Promise<Started
     throw error;
   }
 };
+
+/** Stops or starts the target cluster's API server (from a test worker, through the control endpoint of the run). */
+export async function targetApiServer(action: 'stop' | 'start'): Promise<void> {
+  const control = process.env.KAC_TARGET_KUBE_CONTROL;
+  if (!control) throw new Error('KAC_TARGET_KUBE_CONTROL is not set: declare `@needs target-kube` in the test file');
+  const res = await fetch(`${control}/apiserver/${action}`, { method: 'POST', signal: AbortSignal.timeout(180_000) });
+  if (!res.ok) throw new Error(`the target API server did not ${action}: ${res.status} ${await res.text()}`);
+}
