@@ -204,7 +204,7 @@ describe('an order on a registered target cluster', () => {
     expect((await fx.delivered('app'))?.application_credential_id).toBe(o.status?.credentialID);
     expect(await fx.userCredentials(fx.prefixOf('app'))).toEqual(expect.arrayContaining([`${fx.prefixOf('app')}-credential-v2`]));
     // A longer schedule from here on, and a generation that outlives the outages below.
-    await fx.merge('keystoneapplicationcredential', 'app', { spec: { rotation: { interval: '30m', gracePeriod: '1m' }, credentialGeneration: 3 } });
+    await fx.merge('keystoneapplicationcredential', 'app', { spec: { rotation: { interval: '30m', gracePeriod: '20s' }, credentialGeneration: 3 } });
     await eventually(async () => {
       const now = await fx.order('app');
       return now.status?.credentialGeneration === 3 && now.status.secretName === 'app-credentials' && ready(now) && now;

@@ -29,7 +29,16 @@ export interface JsonLoggerOptions {
 
 /** The message of an error, for a log line (never a stack, at most 500 characters). */
 export function errorMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  let message = error instanceof Error ? error.message : String(error);
+  // A transport error says little on its own (`fetch failed`, `terminated`): its causes say what failed (a refused
+  // connection, a reset), so they are appended.
+  let cause: unknown = error instanceof Error ? error.cause : undefined;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    const said = cause.message || (typeof code === 'string' ? code : '');
+    if (said && !message.includes(said)) message += `: ${said}`;
+    cause = cause.cause;
+  }
   return message.length > 500 ? `${message.slice(0, 497)}...` : message;
 }
 
