@@ -6,31 +6,17 @@
  * not answer it is not reconciled, and when it answers again it is.
  */
 import { KubeApi } from '../../../src/kube/api';
-import type { HttpRequest, Query, Transport, WatchEvent } from '../../../src/kube/transport';
 import { registerControllers } from '../../../src/operator/controllers';
 import { jsonLogger } from '../../../src/operator/runtime/log';
 import { Manager } from '../../../src/operator/runtime/manager';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
 import { FakeApiServer } from '../kube/fake-api-server';
+import { Switchable } from './runtime/switchable';
 import { until } from './runtime/until';
 
 const GROUP = '/apis/c5c3.io/v1alpha1';
 const PROJECTS = `${GROUP}/keystoneprojects`;
 const CPS = `${GROUP}/controlplanes`;
-
-class Switchable implements Transport {
-  down = false;
-  constructor(readonly inner: FakeApiServer) {}
-  get server(): string {
-    return this.inner.server;
-  }
-  request(request: HttpRequest) {
-    return this.down ? Promise.reject(new Error('connect ECONNREFUSED')) : this.inner.request(request);
-  }
-  watch(path: string, query: Query, onEvent: (e: WatchEvent) => void, onDone: (error?: Error) => void) {
-    return this.down ? Promise.reject(new Error('connect ECONNREFUSED')) : this.inner.watch(path, query, onEvent, onDone);
-  }
-}
 
 const project = { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneProject', metadata: { name: 'proj', namespace: 'tenant-a' }, spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' } } };
 const controlPlane = (assignments: object[]) => ({
@@ -75,8 +61,7 @@ it('a target cluster\'s order: judged by the management cluster\'s ControlPlane,
   expect((target.inner.object(PROJECTS, 'tenant-a', 'proj') as unknown as Conditioned).metadata.finalizers).toEqual(['c5c3.io/keystoneproject-teardown']);
 
   // Its API server goes away: the order is not reconciled (nothing could be read or written), and nothing fails.
-  target.down = true;
-  target.inner.closeWatches(new Error('connection reset'));
+  target.cut();
   await until(() => !manager?.connected('edge-1'), 5000, 'the outage noticed');
   const before = lines.length;
   management.seed(CPS, controlPlane([{ namespace: 'tenant-a', targetClusterRef: { name: 'edge-2' } }]));

@@ -9,40 +9,20 @@
 import type { KeystoneUser } from '../../../../src/api/identity-plane';
 import { KubeApi } from '../../../../src/kube/api';
 import { Kinds } from '../../../../src/kube/kinds';
-import type { HttpRequest, Query, Transport, WatchEvent } from '../../../../src/kube/transport';
+import type { Transport } from '../../../../src/kube/transport';
 import { clusterKey, parseClusterKey } from '../../../../src/operator/runtime/clusters';
 import { KubeconfigProvider } from '../../../../src/operator/runtime/kubeconfig-provider';
 import { Manager } from '../../../../src/operator/runtime/manager';
 import { byOwner } from '../../../../src/operator/runtime/mapper';
 import { OperatorMetrics } from '../../../../src/operator/runtime/metrics';
 import { FakeApiServer } from '../../kube/fake-api-server';
+import { Switchable } from './switchable';
 import { until } from './until';
 
 const USERS = '/apis/c5c3.io/v1alpha1/keystoneusers';
 const CP = '/apis/c5c3.io/v1alpha1/controlplanes';
 const SECRETS = '/api/v1/secrets';
 const user = (name: string, namespace = 'tenant-a') => ({ apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneUser', metadata: { name, namespace }, spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' } } });
-
-/** A transport that can be taken down: every request then fails as a refused connection, and open watches end. */
-class Switchable implements Transport {
-  down = false;
-  constructor(readonly inner: FakeApiServer) {}
-  get server(): string {
-    return this.inner.server;
-  }
-  request(request: HttpRequest) {
-    if (this.down) return Promise.reject(Object.assign(new Error(`connect ECONNREFUSED ${this.inner.server}`), { code: 'ECONNREFUSED' }));
-    return this.inner.request(request);
-  }
-  watch(path: string, query: Query, onEvent: (e: WatchEvent) => void, onDone: (error?: Error) => void) {
-    if (this.down) return Promise.reject(new Error('connect ECONNREFUSED'));
-    return this.inner.watch(path, query, onEvent, onDone);
-  }
-  cut(): void {
-    this.down = true;
-    this.inner.closeWatches(new Error('connection reset'));
-  }
-}
 
 const running: Manager[] = [];
 afterEach(async () => {
