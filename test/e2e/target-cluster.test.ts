@@ -148,6 +148,16 @@ describe('an order on a registered target cluster', () => {
     expect(operatorLog(operator).some((l) => l.msg === 'target cluster registered' && l.cluster === EDGE)).toBe(true);
   });
 
+  it('a kubeconfig that does not parse: a Warning Event on its Secret, a log line naming it, the gauge at 0; edge-1 carries on', async () => {
+    await applyOk(registrationSecret('broken', IDENTITY.namespace, 'this is no kubeconfig'), onManagement);
+    await eventually(async () => (await registrationEvents('broken')).includes('Warning KubeconfigInvalid'), 30_000);
+    expect(await connected('broken')).toBe('0');
+    expect(operatorLog(operator).find((l) => l.msg === 'target cluster not registered' && l.cluster === 'broken')).toMatchObject({ secret: `${IDENTITY.namespace}/broken` });
+    expect(await connected(EDGE)).toBe('1');
+    await kubectlOk(['delete', 'secret', 'broken', '-n', IDENTITY.namespace]);
+    await eventually(async () => (await connected('broken')) === undefined, 30_000);
+  });
+
   it('the four kinds on the target cluster reach Ready; the delivered clouds.yaml carries the public endpoint and openstack token issue works with it', async () => {
     const [project, user, assignment] = fx.identityOrders();
     await applyOk([project, user, assignment, fx.credentialOrder('app', { interval: '1m', gracePeriod: '20s' })], onTarget);
