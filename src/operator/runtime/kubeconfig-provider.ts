@@ -14,7 +14,7 @@ import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_SELECTOR } from '../../api/tar
 import type { KubeApi } from '../../kube/api';
 import type { EventSpec } from '../../kube/cluster';
 import { Kinds, type Secret } from '../../kube/kinds';
-import { Informer, listWatchOf, type ListWatch } from './informer';
+import { Informer, listWatchOf } from './informer';
 import { errorMessage } from './log';
 import type { Manager } from './manager';
 
@@ -33,8 +33,6 @@ export interface KubeconfigProviderOptions {
   readonly namespace: string;
   /** A connection to the cluster a kubeconfig names; throws when the kubeconfig cannot be used. */
   readonly connect: (kubeconfig: string, source: string) => KubeApi;
-  /** For tests: the list/watch of the registration Secrets. @default through `api`, in `namespace`, by the label */
-  readonly listWatch?: ListWatch<Secret>;
 }
 
 /** A registration as the provider last acted on it. */
@@ -50,15 +48,14 @@ export class KubeconfigProvider {
   private readonly informer: Informer<Secret>;
   private readonly registrations = new Map<string, Registration>();
 
+  /** `api`: the management cluster's, where the registration Secrets are. */
   constructor(
     private readonly manager: Manager,
-    api: KubeApi | undefined,
+    api: KubeApi,
     private readonly options: KubeconfigProviderOptions,
   ) {
     const selection = { namespace: options.namespace, labelSelector: KUBECONFIG_SECRET_SELECTOR };
-    const listWatch = options.listWatch ?? (api ? listWatchOf(api, Kinds.Secret, selection) : undefined);
-    if (!listWatch) throw new Error('the kubeconfig provider needs a KubeApi or a listWatch');
-    this.informer = new Informer(Kinds.Secret, listWatch, { logger: manager.logger.child({ provider: 'kubeconfig' }), resyncPeriodMs: 600_000 });
+    this.informer = new Informer(Kinds.Secret, listWatchOf(api, Kinds.Secret, selection), { logger: manager.logger.child({ provider: 'kubeconfig' }), resyncPeriodMs: 600_000 });
     this.informer.addHandler({
       added: (secret) => this.sync(secret),
       updated: (_old, secret) => this.sync(secret),
@@ -75,11 +72,6 @@ export class KubeconfigProvider {
   /** Watches the registration Secrets (on every replica, so a standby's caches of the target clusters are warm too). */
   start(): void {
     this.informer.start();
-  }
-
-  /** Resolves once the registration Secrets have been listed. */
-  waitForSync(): Promise<void> {
-    return this.informer.waitForSync();
   }
 
   async stop(): Promise<void> {
