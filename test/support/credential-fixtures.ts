@@ -148,7 +148,8 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
     const res = await kubeRequest('GET', `/api/v1/namespaces/${CP_NS}/secrets?labelSelector=${encodeURIComponent(`c5c3.io/keystoneapplicationcredential-name=${name},c5c3.io/keystoneapplicationcredential-namespace=${NS}`)}`);
     if (res.status !== 200) throw new Error(`list parked secrets of ${name}: ${res.status}`);
     const out = new Map<number, string>();
-    for (const s of res.json<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>().items) {
+    // The same name and namespace on another cluster is another order: its children carry another prefix.
+    for (const s of res.json<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>().items.filter((i) => i.metadata.name.startsWith(`${prefixOf(name)}-`))) {
       const g = /-secret-v(\d+)$/.exec(s.metadata.name);
       if (g && s.data?.value) out.set(Number(g[1]), Buffer.from(s.data.value, 'base64').toString());
     }
