@@ -22,7 +22,8 @@ import { passwordSecretName } from '../../src/plane/naming';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { applyOk, eventually, getJson, kubeconfigFor, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { run } from '../support/package';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import {
   installCrds,
@@ -98,6 +99,16 @@ async function childrenOf(cluster: string): Promise<string[]> {
     ['keystoneapplicationcredential', 'keystoneuser'].map((kind) => kubectlOk(['get', 'secrets', '-n', CP_NS, '-l', `c5c3.io/${kind}-cluster=${cluster}`, '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\n"}{end}'])),
   );
   return names.join('').split('\n').filter(Boolean).sort();
+}
+
+/** `keystone-appcred status` from the sources, as a user on the management cluster runs it (admin kubeconfig). */
+function status(args: readonly string[]) {
+  const repo = join(__dirname, '..', '..');
+  return run(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/main.ts'), 'status', '--kubeconfig', kubeconfigFor('admin'), ...args], {
+    cwd: repo,
+    env: { ...process.env, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' },
+    timeoutMs: 120_000,
+  });
 }
 
 const ready = (o: Order | undefined, type = 'Ready') => condition(o, type)?.status === 'True';
@@ -203,6 +214,19 @@ describe('an order on a registered target cluster', () => {
     expect(parse((await mgmt.delivered('app'))?.['clouds.yaml'] as string).clouds.openstack.auth.auth_url).toBe(env.authUrl);
     expect((await mgmt.parkedSecrets('app')).size).toBe(1);
     expect((await fx.order('app')).status?.credentialID).not.toBe(o.status?.credentialID);
+  });
+
+  it('keystone-appcred status lists both clusters\' orders with a CLUSTER column; --cluster edge-1 only that cluster\'s', async () => {
+    const all = await status(['-n', NS, '--operator-namespace', IDENTITY.namespace]);
+    expect([all.code, all.stderr]).toEqual([0, '']);
+    const rows = all.stdout.split('\n').filter(Boolean).map((l) => l.split(/ {3,}/).slice(0, 4));
+    expect(rows[0]).toEqual(['CLUSTER', 'KIND', 'NAME', 'READY']);
+    const kinds = ['KeystoneProject proj', 'KeystoneUser svc', 'KeystoneRoleAssignment member', 'KeystoneApplicationCredential app'];
+    expect(rows.slice(1).map((r) => `${r[0]} ${r[1]} ${r[2]}`)).toEqual([...kinds.map((k) => `(management) ${k}`), ...kinds.map((k) => `${EDGE} ${k}`)]);
+    const edge = await status(['-n', NS, '--operator-namespace', IDENTITY.namespace, '--cluster', EDGE, '-o', 'json']);
+    expect(edge.code).toBe(0);
+    const items = (JSON.parse(edge.stdout) as { items: { cluster?: string; kind: string; name: string; ready: string }[] }).items;
+    expect(items.map((i) => `${i.cluster} ${i.kind} ${i.name} ${i.ready}`)).toEqual(kinds.map((k) => `${EDGE} ${k} True`));
   });
 
   it('rotates on schedule on the target cluster: generation 2 delivered there, generation 1 valid through its grace period', async () => {
