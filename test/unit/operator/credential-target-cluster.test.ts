@@ -104,7 +104,7 @@ describe('KeystoneApplicationCredential on a target cluster', () => {
     expect(w.reason('Ready')).toBe('AllReady');
     expect(w.get().metadata.finalizers).toEqual([TEARDOWN_FINALIZER]);
     expect(w.get().status).toMatchObject({ credentialGeneration: 1, secretName: 'app-credentials' });
-    expect(w.connections[0]).toEqual({ authUrl: 'http://keystone.cp.svc:5000/v3', userId: 'u-1', password: 'user-password', projectId: 'p-1' });
+    expect(w.connections[0]).toEqual({ authUrl: 'http://keystone.cp.svc:5000/v3', userId: 'u-1', password: 'user-password', passwordGeneration: 1, projectId: 'p-1' });
 
     expect(w.prefix).toBe(childPrefix(location));
     expect(w.prefix).not.toBe(childPrefix({ namespace: NS, name: 'app' }));
@@ -125,7 +125,7 @@ describe('KeystoneApplicationCredential on a target cluster', () => {
     expect(w.management.get(Kinds.KeystoneApplicationCredential, NS, 'app')).toBeUndefined();
 
     expect(w.events).toContain(`${EDGE}:Minted`);
-    expect(w.target.events.map((e) => e.reason)).toEqual(expect.arrayContaining(['Minted', 'AllReady']));
+    expect(w.target.events.map((e) => e.reason)).toEqual(expect.arrayContaining(['Minted', 'Switched']));
     expect(w.management.events).toEqual([]);
   });
 
