@@ -163,4 +163,29 @@ describe('KeystoneApplicationCredential on a target cluster', () => {
     expect(w.target.get(Kinds.Secret, NS, 'app-credentials')).toBeUndefined();
     expect(w.target.get(Kinds.KeystoneApplicationCredential, NS, 'app')).toBeUndefined();
   });
+
+  it('a new order takes 6 API writes: on the target cluster the finalizer, the delivered Secret, one status and the Events Minted and Switched; on the management cluster the parked secret', async () => {
+    const w = fleet();
+    w.management.clear();
+    w.target.clear();
+    await w.converge();
+    expect(w.target.writes.map((x) => `${x.verb} ${x.kind}`).sort()).toEqual(['addFinalizer KeystoneApplicationCredential', 'apply Secret', 'event Event', 'event Event', 'patchStatus KeystoneApplicationCredential']);
+    expect(w.management.writes.map((x) => `${x.verb} ${x.kind}`)).toEqual(['create Secret']);
+  });
+
+  it('after a restart (a new reconciler) a settled order on a target cluster costs no Keystone call and no write on either cluster until its wake-up', async () => {
+    const w = fleet();
+    await w.converge();
+    const later = new Date(T0.getTime() + 60_000);
+    const restarted = new CredentialReconciler({ cluster: new PlaneCluster(w.management, new EventRecorder(w.management)), keystone: () => w.keystone, clock: () => later });
+    w.management.clear();
+    w.target.clear();
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const first = await restarted.reconcile({ namespace: NS, name: 'app' }, w.site);
+    expect(first).toMatchObject({ skipped: true, settled: true, requeueAfterMs: 3_600_000 - 60_000 });
+    expect((await restarted.reconcile({ namespace: NS, name: 'app' }, w.site)).skipped).toBe(true);
+    expect(calls).toEqual([]);
+    expect([...w.management.writes, ...w.target.writes]).toEqual([]);
+  });
 });

@@ -7,7 +7,7 @@
  */
 import { parse } from 'yaml';
 import { orderHash, type ControlPlane, type KeystoneUser } from '../../../src/api';
-import { passwordSecretName, planePrefix, reconcileAssignment, reconcileProject, reconcileUser } from '../../../src/plane';
+import { ConvergedPasses, passwordSecretName, planePrefix, reconcileAssignment, reconcileProject, reconcileUser, type PlaneDeps } from '../../../src/plane';
 import { CP_NS, FakeCluster, NS, adminReady, assignment, condition, controlPlane, plane, project, user } from './fakes';
 
 const EDGE = 'edge-1';
@@ -145,5 +145,50 @@ describe('KeystoneProject and KeystoneRoleAssignment on a target cluster', () =>
     await reconcileProject({ namespace: NS, name: 'proj' }, deps, { cluster: 'p'.repeat(64), orders: target });
     expect(condition(target.object('KeystoneProject', { namespace: NS, name: 'proj' }), 'ProjectReady')).toMatchObject({ reason: 'ClusterNameTooLong' });
     expect(keystone.projects.size).toBe(0);
+  });
+});
+
+describe('the Keystone economy on a target cluster', () => {
+  const keys = { project: { namespace: NS, name: 'proj' }, user: userKey, assignment: { namespace: NS, name: 'alice-member' } };
+  const all = async (deps: PlaneDeps, site: { cluster: string; orders: FakeCluster }) => [
+    await reconcileProject(keys.project, deps, site),
+    await reconcileUser(keys.user, deps, site),
+    await reconcileAssignment(keys.assignment, deps, site),
+  ];
+
+  it('each pass records the status at most once, on the target cluster', async () => {
+    const { management, target, deps, site } = fleet();
+    target.put('KeystoneProject', project());
+    target.put('KeystoneUser', user());
+    target.put('KeystoneRoleAssignment', assignment());
+    for (let i = 0; i < 3; i++) {
+      for (const pass of [() => reconcileProject(keys.project, deps, site), () => reconcileUser(keys.user, deps, site), () => reconcileAssignment(keys.assignment, deps, site)]) {
+        const before = target.writes.length;
+        await pass();
+        expect(target.writes.slice(before).filter((w) => w.startsWith('status:')).length).toBeLessThanOrEqual(1);
+      }
+    }
+    expect(management.writes.filter((w) => w.startsWith('status:'))).toEqual([]);
+    expect(target.writes.filter((w) => w.startsWith('status:')).sort()).toEqual(['status:KeystoneProject/proj', 'status:KeystoneRoleAssignment/alice-member', 'status:KeystoneUser/alice']);
+  });
+
+  it('after a restart (a new memo), orders on a target cluster settled by the cache make 0 Keystone calls and 0 writes on either cluster', async () => {
+    const { management, target, keystone, deps: base, site } = fleet();
+    target.put('KeystoneProject', project());
+    target.put('KeystoneUser', user());
+    target.put('KeystoneRoleAssignment', assignment());
+    const before = { ...base, memo: new ConvergedPasses() };
+    for (let i = 0; i < 3; i++) await all(before, site);
+    expect(condition(target.object('KeystoneRoleAssignment', keys.assignment), 'Ready')).toMatchObject({ status: 'True' });
+    keystone.calls.length = 0;
+    const writes = { management: management.writes.length, target: target.writes.length };
+    const restarted = { ...base, memo: new ConvergedPasses() };
+    expect((await all(restarted, site)).map((r) => r.skipped)).toEqual([true, true, true]);
+    expect((await all(restarted, site)).map((r) => r.skipped)).toEqual([true, true, true]);
+    expect(keystone.calls).toEqual([]);
+    expect({ management: management.writes.length, target: target.writes.length }).toEqual(writes);
+    // What the cache does not show settled gets its full pass: the delivered Secret gone from the target cluster.
+    target.secrets.delete(`${NS}/alice-credentials`);
+    expect((await reconcileUser(keys.user, { ...base, memo: new ConvergedPasses() }, site)).actions).toEqual(['deliver']);
   });
 });
