@@ -26,6 +26,7 @@ import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-f
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeList, type KubeObject } from '../support/kubectl';
 import {
   installCrds,
+  metricSum,
   metricsText,
   operatorLog,
   operatorKubeconfig,
@@ -113,17 +114,6 @@ const assignment = (namespace: string, name: string, userRef: string, projectRef
   metadata: { name, namespace },
   spec: { controlPlaneRef: CP_REF, userRef: { name: userRef }, projectRef: { name: projectRef }, role },
 });
-
-/** The sum of a metric's samples whose labels include `labels` (0 when there is none). */
-function metricSum(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
-  let sum = 0;
-  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/gm)) {
-    if (m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
-  }
-  return sum;
-}
 
 const conditionOf = (o: Order, type: string): Condition | undefined => o.status?.conditions?.find((c) => c.type === type);
 const get = (resource: string, name: string, namespace = T1) => getJson<Order>(resource, name, { namespace });

@@ -186,6 +186,17 @@ export async function metricsText(op: OperatorProcess): Promise<string> {
   return (await httpGet(`http://127.0.0.1:${op.metrics}/metrics`))?.body ?? '';
 }
 
+/** The sum of a metric's samples whose labels include `labels` (0 when there is none). */
+export function metricSum(text: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
+  let sum = 0;
+  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/gm)) {
+    if (m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
 /** Whether the operator leads (its leader gauge). */
 export async function isLeader(op: OperatorProcess): Promise<boolean> {
   return /^keystone_appcred_leader 1$/m.test(await metricsText(op));
