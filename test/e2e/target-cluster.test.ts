@@ -5,18 +5,22 @@
  * Keystone and OpenBao, and the operator as a child process under the construct's RBAC on the management cluster and
  * under `manifests --target-cluster`'s ClusterRole on the target cluster (its identity there is a service account whose
  * token kubeconfig registers the cluster):
- * register; the four kinds on the target cluster reach Ready; the credential delivered there authenticates with
+ * register (a labelled Secret elsewhere or an unlabelled one registers nothing; a changed kubeconfig reconnects); the
+ * four kinds on the target cluster reach Ready; the credential delivered there authenticates with
  * `openstack token issue` and its `clouds.yaml` carries the public endpoint; the children are on the management cluster
  * with the cluster label; the scheduled rotation with a consumer probe that never fails; consent removed → frozen; no
  * public endpoint → KeystoneNotPublished; the target API server stopped and started → the management cluster's orders
  * carry on, the target's resume; deregister → the children stay; a 64-character cluster name → ClusterNameTooLong;
- * register again → resumed with nothing minted; teardown; no secret in any log, Event or status.
+ * register again → resumed with nothing minted; a restart of the operator: every order of both clusters settled by the
+ * cache (no Keystone call, no write to an order or a Secret: Keystone is reached through a recording proxy); teardown;
+ * no secret in any log, Event or status.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parse } from 'yaml';
+import { childPrefix } from '../../src/api';
 import { OpenBaoBackup } from '../../src/backup/openbao';
 import { passwordSecretName } from '../../src/plane/naming';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
@@ -27,6 +31,7 @@ import { run } from '../support/package';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import {
   installCrds,
+  metricSum,
   metricsText,
   operatorKubeconfig,
   operatorLog,
@@ -38,6 +43,7 @@ import {
   waitReady,
   type OperatorProcess,
 } from '../support/operator';
+import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 import { synthesizeManifests } from '../support/synth';
 import { targetApiServer } from '../support/target-kube';
 import { Projects } from '../../src/keystone';
@@ -55,12 +61,20 @@ const mgmt = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: u
 const env = fx.env;
 /** The auth URL documents for orders on other clusters carry: the same Keystone under another name, so the tests can tell. */
 const PUBLIC = env.authUrl.replace('//127.0.0.1:', '//localhost:');
-const controlPlane = (spec: { assigned?: boolean } = {}) => fx.controlPlane({ ...spec, publicEndpoint: PUBLIC, assignments: [{ namespace: NS }] });
+/** The operator reaches Keystone through a recording proxy (the ControlPlane's authURL and the admin clouds.yaml), so the test counts its calls. */
+let proxy: RecordingProxy;
+const controlPlane = (spec: { assigned?: boolean } = {}) => fx.controlPlane({ ...spec, authUrl: proxy.url, publicEndpoint: PUBLIC, assignments: [{ namespace: NS }] });
+const adminSecret = () => {
+  const secret = fx.adminSecret() as KubeObject & { stringData: Record<string, string> };
+  return { ...secret, stringData: { 'clouds.yaml': secret.stringData['clouds.yaml'].replace(env.authUrl, proxy.url) } } as KubeObject;
+};
 const onTarget = { fieldManager: 'kac-test', as: 'target' as const };
 const onManagement = { fieldManager: 'kac-test' };
 
 let unlock: (() => void) | undefined;
 let operator: OperatorProcess;
+/** The log files of every operator process the test started (the secret scan reads them all). */
+const logs: string[] = [];
 let workDir = '';
 let targetKubeconfig = '';
 let consumer: ReturnType<typeof fx.probe> | undefined;
@@ -121,18 +135,20 @@ const launch = async (name: string) => {
     args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
     env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
   });
+  logs.push(operator.server.log);
   await waitReady(operator);
 };
 
 beforeAll(async () => {
   unlock = await lockCluster('target-cluster.test.ts');
   workDir = process.env.KAC_TEST_WORKDIR as string;
+  proxy = await startRecordingProxy(env.authUrl);
   const manifests = await installCrds(synthesizeManifests());
   await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'target-cluster.kubeconfig'));
   targetKubeconfig = await targetClusterKubeconfig({ namespace: IDENTITY.namespace });
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
   await kubectl(['create', 'namespace', NS], { as: 'target' });
-  await applyOk(fx.adminSecret(), { fieldManager: 'kac-test' });
+  await applyOk(adminSecret(), { fieldManager: 'kac-test' });
   await applyOk(controlPlane(), { fieldManager: 'kac-test' });
   await launch('mc-a');
 }, LOCKED_SETUP_MS);
@@ -141,11 +157,12 @@ afterAll(async () => {
   await consumer?.stop();
   await targetApiServer('start').catch(() => undefined); // whatever a failed test left
   await operator?.server.stop(5_000);
-  if (process.env.KAC_KEEP_LOGS) cpSync(join(workDir, 'mc-a.log'), join(process.env.KAC_KEEP_LOGS, 'mc-a.log'), { force: true });
+  if (process.env.KAC_KEEP_LOGS) for (const log of logs) cpSync(log, join(process.env.KAC_KEEP_LOGS, basename(log)), { force: true });
   await releaseLeftovers([NS, CP_NS]);
   for (const ns of [NS, CP_NS]) await kubectl(['delete', 'namespace', ns, '--wait=false']);
   await kubectl(['delete', 'namespace', IDENTITY.namespace, '--wait=false']);
   await removeOperatorRbac(IDENTITY);
+  await proxy?.close();
   unlock?.();
 }, 120_000);
 
@@ -157,14 +174,32 @@ describe('an order on a registered target cluster', () => {
     await eventually(async () => (await connected(EDGE)) === '1', 60_000);
     await eventually(async () => (await registrationEvents(EDGE)).includes('Normal ClusterConnected'), 30_000);
     expect(operatorLog(operator).some((l) => l.msg === 'target cluster registered' && l.cluster === EDGE)).toBe(true);
+    // A changed kubeconfig (here: its context renamed) reconnects.
+    const renamed = JSON.parse(targetKubeconfig) as { contexts: { name: string }[]; 'current-context': string };
+    renamed.contexts[0].name = renamed['current-context'] = 'edge-1-renamed';
+    await applyOk(registrationSecret(EDGE, IDENTITY.namespace, JSON.stringify(renamed)), onManagement);
+    await eventually(async () => operatorLog(operator).some((l) => String(l.msg).startsWith('target cluster reconnecting') && l.cluster === EDGE), 30_000);
+    await eventually(async () => operatorLog(operator).filter((l) => l.msg === 'target cluster connected' && l.cluster === EDGE).length >= 2, 60_000);
+    expect(await connected(EDGE)).toBe('1');
   });
 
-  it('a kubeconfig that does not parse: a Warning Event on its Secret, a log line naming it, the gauge at 0; edge-1 carries on', async () => {
+  it('a kubeconfig that does not parse: a Warning Event on its Secret, a log line naming it, the gauge at 0; edge-1 carries on; a labelled Secret in another namespace and an unlabelled one register nothing', async () => {
+    // Neither is read for registration: the operator lists only the labelled Secrets of its own namespace.
+    await applyOk(registrationSecret('elsewhere', NS, targetKubeconfig), onManagement);
+    const unlabelled = registrationSecret('unlabelled', IDENTITY.namespace, targetKubeconfig);
+    await applyOk({ ...unlabelled, metadata: { ...unlabelled.metadata, labels: { 'example.com/not-the-label': 'true' } } } as KubeObject, onManagement);
     await applyOk(registrationSecret('broken', IDENTITY.namespace, 'this is no kubeconfig'), onManagement);
     await eventually(async () => (await registrationEvents('broken')).includes('Warning KubeconfigInvalid'), 30_000);
     expect(await connected('broken')).toBe('0');
     expect(operatorLog(operator).find((l) => l.msg === 'target cluster not registered' && l.cluster === 'broken')).toMatchObject({ secret: `${IDENTITY.namespace}/broken` });
     expect(await connected(EDGE)).toBe('1');
+    for (const name of ['elsewhere', 'unlabelled']) {
+      expect(await connected(name)).toBeUndefined();
+      expect(operatorLog(operator).filter((l) => l.cluster === name)).toEqual([]);
+    }
+    expect(await registrationEvents('unlabelled')).toEqual([]);
+    await kubectlOk(['delete', 'secret', 'elsewhere', '-n', NS]);
+    await kubectlOk(['delete', 'secret', 'unlabelled', '-n', IDENTITY.namespace]);
     await kubectlOk(['delete', 'secret', 'broken', '-n', IDENTITY.namespace]);
     await eventually(async () => (await connected('broken')) === undefined, 30_000);
   });
@@ -211,7 +246,7 @@ describe('an order on a registered target cluster', () => {
       return o.status?.credentialGeneration === 1 && ready(o) && o;
     }, 120_000);
     expect(mgmt.prefixOf('app')).not.toBe(fx.prefixOf('app'));
-    expect(parse((await mgmt.delivered('app'))?.['clouds.yaml'] as string).clouds.openstack.auth.auth_url).toBe(env.authUrl);
+    expect(parse((await mgmt.delivered('app'))?.['clouds.yaml'] as string).clouds.openstack.auth.auth_url).toBe(proxy.url);
     expect((await mgmt.parkedSecrets('app')).size).toBe(1);
     expect((await fx.order('app')).status?.credentialID).not.toBe(o.status?.credentialID);
   });
@@ -343,6 +378,11 @@ describe('an order on a registered target cluster', () => {
     expect(condition(project, 'ProjectReady')?.message).toContain('64 characters');
     expect(project.metadata.finalizers ?? []).toEqual([]);
     await eventually(async () => condition(await fx.order('app'), 'CredentialReady')?.reason === 'ClusterNameTooLong', 60_000);
+    expect(condition(await fx.order('svc', 'keystoneusers'), 'UserReady')?.reason).toBe('ClusterNameTooLong');
+    // No child under the long name (a label value of 64 characters could not even select them).
+    const secrets = (await kubectlOk(['get', 'secrets', '-n', CP_NS, '-o', 'name'])).split('\n');
+    const longChildren = [childPrefix({ cluster: LONG, namespace: NS, name: 'app' }), passwordSecretName({ cluster: LONG, namespace: NS, name: 'svc' }, 1)];
+    expect(secrets.filter((n) => longChildren.some((c) => n.includes(c)))).toEqual([]);
     expect(await new Projects(adminSession()).findByName(projectName)).toBeUndefined();
     expect(await fx.userCredentials(fx.prefixOf('app'))).toEqual(beforeDeregistration?.keystone);
     await kubectlOk(['delete', 'keystoneproject', 'long-proj', '-n', NS], { as: 'target' });
@@ -363,6 +403,35 @@ describe('an order on a registered target cluster', () => {
     expect(o.status?.credentialID).toBe(beforeDeregistration?.id);
     // One mint per generation over the whole story, none after the re-registration.
     expect(operatorLog(operator).filter((l) => l.msg === 'action' && l.cluster === EDGE && l.key === `${NS}/app` && l.action === 'mint' && l.outcome === 'done').map((l) => l.generation)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('a restart of the operator: every order of both clusters is settled by the cache, its first pass makes no Keystone call and writes no order, status or Secret', async () => {
+    // Nothing due: both credentials Ready and their superseded generations swept (a sweep that falls due is a full pass,
+    // after a restart as without one: src/lifecycle/settled.ts).
+    const idle = (o: Order) => ready(o) && o.status?.previousCredentialGeneration === undefined;
+    await eventually(async () => idle(await fx.order('app')) && idle(await mgmt.order('app')), 90_000);
+    await operator.server.stop(10_000);
+    const mark = proxy.calls.length;
+    await launch('mc-b');
+    await eventually(async () => (await connected(EDGE)) === '1', 60_000);
+    // 9 objects: the ControlPlane, and the project, user, role assignment and credential on each cluster.
+    let last = '';
+    let since = Date.now();
+    await eventually(async () => {
+      const text = await metricsText(operator);
+      const now = `${proxy.calls.length} ${metricSum(text, 'keystone_appcred_reconcile_total')}`;
+      if (now !== last) [last, since] = [now, Date.now()];
+      return metricSum(text, 'keystone_appcred_reconcile_total') >= 9 && Date.now() - since >= 2_000;
+    }, 60_000, 250);
+    const text = await metricsText(operator);
+    const writes = metricSum(text, 'keystone_appcred_api_writes_total');
+    const events = metricSum(text, 'keystone_appcred_api_writes_total', { kind: 'Event' });
+    process.stderr.write(`[target-cluster] restart: ${metricSum(text, 'keystone_appcred_reconcile_total')} reconciles, ${proxy.since(mark).length} Keystone calls, ${writes} API writes (${events} Events)\n`);
+    expect(proxy.since(mark)).toEqual([]);
+    // The only write allowed is the Event that records the target cluster connected on its registration Secret.
+    expect(writes - events).toBe(0);
+    expect(events).toBeLessThanOrEqual(1);
+    expect(ready(await fx.order('app'))).toBe(true);
   });
 });
 
@@ -396,7 +465,7 @@ describe('the end', () => {
   it('no minted secret or kubeconfig token appears in the operator log, the Events of either cluster or any status', async () => {
     const token = String((JSON.parse(targetKubeconfig) as { users: { user: { token: string } }[] }).users[0].user.token);
     const texts = [
-      { source: 'operator log', text: readFileSync(operator.server.log, 'utf8') },
+      ...logs.map((log) => ({ source: `operator log ${basename(log)}`, text: readFileSync(log, 'utf8') })),
       { source: 'events (management)', text: await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json']) },
       { source: 'events (target)', text: await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json'], { as: 'target' }) },
       ...fx.statusesRead,
