@@ -67,6 +67,8 @@ describe('on a target cluster', () => {
       undeliverable: { reason: 'KeystoneNotPublished', message: expect.stringContaining('publicEndpoint') },
     });
     expect(credentialAdmission(credential(), { ...refs, controlPlane: unpublished, cluster: 'edge-1', user: undefined })).toMatchObject({ gate: { reason: 'UserNotFound' }, undeliverable: { reason: 'KeystoneNotPublished' } });
+    const empty = { ...edge, spec: { ...edge.spec, services: { keystone: { ...edge.spec.services.keystone, publicEndpoint: '' } } } };
+    expect(credentialAdmission(credential(), { ...refs, controlPlane: empty, cluster: 'edge-1' }).undeliverable?.reason).toBe('KeystoneNotPublished');
   });
   it('the management cluster never reports KeystoneNotPublished: its documents carry external.authURL', () => {
     expect(credentialAdmission(credential(), { ...refs, controlPlane: { ...cp, spec: { ...cp.spec, services: { keystone: { external: { authURL: 'https://keystone.internal/v3' } } } } } })).toEqual({});
