@@ -132,6 +132,14 @@ describe('readsWhole', () => {
   ])('%s', (_what, secret, expected) => {
     expect(readsWhole(cluster, secret)).toBe(expected);
   });
+
+  it('on a target cluster (references: false) only the own label or an order\'s control counts: a target cluster holds no ControlPlane or identity to reference one', () => {
+    const target = new MemoryCluster();
+    expect(readsWhole(target, meta('openstack', 'admin'), false)).toBe(false);
+    expect(readsWhole(target, meta('any', 'x', { labels: { [OWN_SECRET_LABELS[0]]: 'a' } }), false)).toBe(true);
+    expect(readsWhole(target, meta('any', 'x', { ownerReferences: [{ apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneApplicationCredential', name: 'a', uid: 'u', controller: true }] }), false)).toBe(true);
+    expect(readsWhole(cluster, meta('openstack', 'admin'), false)).toBe(false);
+  });
 });
 
 describe('ReadThrough', () => {

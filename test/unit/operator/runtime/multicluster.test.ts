@@ -8,13 +8,14 @@
  */
 import type { KeystoneUser } from '../../../../src/api/identity-plane';
 import { KubeApi } from '../../../../src/kube/api';
-import { Kinds } from '../../../../src/kube/kinds';
+import { Kinds, MetadataKinds } from '../../../../src/kube/kinds';
 import type { Transport } from '../../../../src/kube/transport';
 import { clusterKey, parseClusterKey } from '../../../../src/operator/runtime/clusters';
 import { KubeconfigProvider } from '../../../../src/operator/runtime/kubeconfig-provider';
 import { Manager } from '../../../../src/operator/runtime/manager';
 import { byOwner } from '../../../../src/operator/runtime/mapper';
 import { OperatorMetrics } from '../../../../src/operator/runtime/metrics';
+import { cacheByLabels } from '../../../../src/operator/runtime/partition';
 import { FakeApiServer } from '../../kube/fake-api-server';
 import { Switchable } from './switchable';
 import { until } from './until';
@@ -118,6 +119,25 @@ describe('target clusters in the manager', () => {
     await until(() => manager.connected('edge-1'), 8000, 'the reconnect');
     await until(() => reconciled.slice(before).includes('edge-1:tenant-a/alice'), 3000, 'every object reconciled again');
     expect(healths.map(([c]) => c)).toEqual([true, false, true]);
+  });
+
+  it('a kind cached in partitions for every cluster is cached in the same partitions on a target cluster: labelled Secrets whole, the rest as metadata', async () => {
+    const management = new FakeApiServer();
+    const target = new FakeApiServer();
+    target.seed(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'own', namespace: 'tenant-a', labels: { 'example.com/own': 'x' } }, data: { k: 'b3du' } });
+    target.seed(SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'foreign', namespace: 'tenant-a' }, data: { k: 'Zm9yZWlnbg==' } });
+    const manager = new Manager(new KubeApi(management, 'kac-test'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }) });
+    running.push(manager);
+    cacheByLabels(manager, Kinds.Secret, ['example.com/own'], { clusters: 'all' });
+    manager.start();
+    await manager.engage('edge-1', new KubeApi(target, 'kac-test'));
+    const edge = manager.clusterNamed('edge-1');
+    expect(edge?.get(Kinds.Secret, 'tenant-a', 'own')?.data).toEqual({ k: 'b3du' });
+    expect(edge?.get(Kinds.Secret, 'tenant-a', 'foreign')).toBeUndefined();
+    const foreign = edge?.get(MetadataKinds.Secret, 'tenant-a', 'foreign');
+    expect(foreign?.metadata.name).toBe('foreign');
+    expect((foreign as unknown as { data?: unknown }).data).toBeUndefined();
+    expect(edge?.get(MetadataKinds.Secret, 'tenant-a', 'own')).toBeUndefined();
   });
 
   it('disengage stops the cluster\'s informers and drops its caches; a queued key of it finds no cluster', async () => {
