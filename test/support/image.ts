@@ -1,5 +1,5 @@
 /**
- * Starter of the `image` component: the operator's image built from the Dockerfile with buildah (tools/tools/image/build.ts), once
+ * Starter of the `image` component: the operator's image built from the Dockerfile with buildah (tools/image/build.ts), once
  * per run and cached across runs by a hash of its inputs, so a warm machine does not build it again. Where no registry
  * serves the Dockerfile's default base, the base is the local one (Debian's mmdebstrap + Node 24 from npm);
  * `KAC_IMAGE_BASE=registry|auto` chooses otherwise. buildah and mmdebstrap are installed with apt-get when missing and
