@@ -2,7 +2,9 @@
  * Per-order metrics of the KeystoneApplicationCredential reconciler, in the operator's registry: when each order rotates
  * next, how old its delivered credential is, and how many rotations and failures (by reason) it has seen. Labels are the
  * order's namespace and name, and `cluster` for an order on a registered target cluster (absent on the management
- * cluster's series); nothing else (no id, never a secret).
+ * cluster's series); nothing else (no id, never a secret). A deleted order's series all go, counters included, as
+ * kube-state-metrics drops a deleted object's: otherwise every order ever deleted would stay in the registry (and in
+ * every scrape) for the life of the process.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { KeystoneApplicationCredentialStatus } from '../../api';
@@ -17,6 +19,8 @@ export class CredentialMetrics {
   private readonly lastRotation: Gauge<Labels>;
   private readonly rotations: Counter<Labels>;
   private readonly failures: Counter<Labels | 'reason'>;
+  /** The failure reasons each order has a series for (prom-client removes a series by its exact labels only). */
+  private readonly reasons = new Map<string, Set<string>>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -49,12 +53,20 @@ export class CredentialMetrics {
   }
 
   failed(namespace: string, name: string, reason: string, cluster?: string): void {
+    const key = JSON.stringify([cluster ?? '', namespace, name]);
+    const reasons = this.reasons.get(key) ?? new Set<string>();
+    this.reasons.set(key, reasons.add(reason));
     this.failures.inc({ ...labelsOf(namespace, name, cluster), reason });
   }
 
-  /** Drops an order's series (deleted). */
+  /** Drops every series of an order (deleted). */
   forget(namespace: string, name: string, cluster?: string): void {
-    this.nextRotation.remove(labelsOf(namespace, name, cluster));
-    this.lastRotation.remove(labelsOf(namespace, name, cluster));
+    const labels = labelsOf(namespace, name, cluster);
+    this.nextRotation.remove(labels);
+    this.lastRotation.remove(labels);
+    this.rotations.remove(labels);
+    const key = JSON.stringify([cluster ?? '', namespace, name]);
+    for (const reason of this.reasons.get(key) ?? []) this.failures.remove({ ...labels, reason });
+    this.reasons.delete(key);
   }
 }

@@ -33,9 +33,10 @@ export class HandoffMetrics {
     this.overdue.set({ namespace, name }, overdue);
   }
 
-  /** Drops an order's gauges (deleted, or delivering nothing). */
-  forget(namespace: string, name: string): void {
+  /** Drops an order's gauges (delivering nothing), or with `deleted` every series of it, its roll count included. */
+  forget(namespace: string, name: string, deleted = false): void {
     this.pending.remove({ namespace, name });
     this.overdue.remove({ namespace, name });
+    if (deleted) this.rolls.remove({ namespace, name });
   }
 }

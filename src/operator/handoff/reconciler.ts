@@ -72,7 +72,7 @@ export class HandoffReconciler {
     if (!order || !delivered) {
       this.warned.delete(id);
       this.rolledFrom.delete(id);
-      this.deps.metrics?.forget(key.namespace, key.name);
+      this.deps.metrics?.forget(key.namespace, key.name, !order);
       return { rolled: 0, warned: 0 };
     }
     const now = this.clock();
