@@ -102,17 +102,17 @@ export function connect(options: ConnectOptions = {}): Connection {
   let source: string;
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
   if (options.kubeconfigText) {
-    kc.loadFromString(options.kubeconfigText.text);
     source = options.kubeconfigText.source;
+    parsed(source, () => kc.loadFromString(options.kubeconfigText?.text ?? ''));
   } else if (options.kubeconfig) {
-    kc.loadFromFile(options.kubeconfig);
     source = `--kubeconfig ${options.kubeconfig}`;
+    parsed(source, () => kc.loadFromFile(options.kubeconfig ?? ''));
   } else if (env.KUBECONFIG) {
     const [first, ...rest] = env.KUBECONFIG.split(':').filter((f) => f);
-    kc.loadFromFile(first);
+    parsed(`KUBECONFIG ${first}`, () => kc.loadFromFile(first));
     for (const file of rest) {
       const more = new k8s.KubeConfig();
-      more.loadFromFile(file);
+      parsed(`KUBECONFIG ${file}`, () => more.loadFromFile(file));
       kc.mergeConfig(more);
     }
     source = 'KUBECONFIG';
@@ -121,8 +121,8 @@ export function connect(options: ConnectOptions = {}): Connection {
     kc.loadFromCluster(saRoot);
     source = 'in-cluster';
   } else if (existsSync(home)) {
-    kc.loadFromFile(home);
     source = '~/.kube/config';
+    parsed(source, () => kc.loadFromFile(home));
   } else if (env.KUBERNETES_SERVICE_HOST) {
     throw new KubeConfigError(
       `no Kubernetes configuration: KUBERNETES_SERVICE_HOST is set (a pod), but the pod has no service account token at ${SERVICE_ACCOUNT_DIR}/token; ` +
@@ -157,6 +157,23 @@ export function connect(options: ConnectOptions = {}): Connection {
 /** The configuration cannot be found or is incomplete; the message names what is missing and how to fix it. */
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
+}
+
+/**
+ * Runs client-node's loading of a kubeconfig, and turns a YAML error into one that names the source, the reason and
+ * the position only. The YAML parser's own message quotes the lines around the error, and a kubeconfig's lines are
+ * its tokens, passwords and client keys: that message would carry them into a log line, a start error or an Event on
+ * a target cluster's kubeconfig Secret.
+ */
+function parsed(source: string, load: () => void): void {
+  try {
+    load();
+  } catch (error) {
+    const yaml = error as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+    if (yaml?.name !== 'YAMLException') throw error;
+    const where = typeof yaml.mark?.line === 'number' && typeof yaml.mark.column === 'number' ? ` at line ${yaml.mark.line + 1}, column ${yaml.mark.column + 1}` : '';
+    throw new KubeConfigError(`${source} is not valid YAML: ${typeof yaml.reason === 'string' ? yaml.reason : 'it does not parse'}${where}`);
+  }
 }
 
 /**

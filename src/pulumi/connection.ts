@@ -86,11 +86,11 @@ export function readCloud(name: string, env: Env, cwd?: string): ConnectionSetti
   const candidates = cloudsYamlCandidates(env, cwd);
   for (const file of candidates) {
     if (!existsSync(file)) continue;
-    const doc = parse(readFileSync(file, 'utf8')) as { clouds?: Record<string, unknown> } | null;
+    const doc = parsedFile(file) as { clouds?: Record<string, unknown> } | null;
     const cloud = doc?.clouds?.[name] as Record<string, unknown> | undefined;
     if (!cloud) continue;
     const secureFile = file.replace(/clouds\.yaml$/, 'secure.yaml');
-    const secure = secureFile !== file && existsSync(secureFile) ? ((parse(readFileSync(secureFile, 'utf8')) as { clouds?: Record<string, Record<string, unknown>> } | null)?.clouds?.[name] ?? {}) : {};
+    const secure = secureFile !== file && existsSync(secureFile) ? ((parsedFile(secureFile) as { clouds?: Record<string, Record<string, unknown>> } | null)?.clouds?.[name] ?? {}) : {};
     const auth = { ...((cloud.auth as Record<string, unknown> | undefined) ?? {}), ...((secure.auth as Record<string, unknown> | undefined) ?? {}) };
     const authType = str(cloud.auth_type);
     if (authType !== undefined && authType !== 'password' && authType !== 'v3password') {
@@ -194,4 +194,16 @@ export function resolveConnection(explicit: ConnectionSettings | undefined, env:
     ...(settings.regionName !== undefined ? { regionName: settings.regionName } : {}),
     source,
   };
+}
+
+/**
+ * A clouds.yaml or secure.yaml read and parsed; a YAML error names the file and the first line of the parser's message
+ * only: the rest quotes the lines around the error, and secure.yaml's lines are passwords.
+ */
+function parsedFile(file: string): unknown {
+  try {
+    return parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConnectionError(`${file} is not valid YAML: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
 }

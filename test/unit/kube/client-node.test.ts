@@ -214,3 +214,26 @@ describe('client-node configuration in a pod', () => {
     );
   });
 });
+
+describe('a kubeconfig that is not valid YAML', () => {
+  it('is refused naming its source, the reason and the position, never quoting its lines (its tokens and keys)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kac-kubeconfig-'));
+    const file = join(dir, 'config');
+    const broken = 'apiVersion: v1\nusers:\n- name: u\n  user:\n    token: TOKEN-MUST-NOT-LEAK\n   bad: [unclosed\n';
+    writeFileSync(file, broken.replace('TOKEN-MUST-NOT-LEAK', 'FILE-TOKEN-MUST-NOT-LEAK'));
+    const script = `
+      const { connect } = require(${JSON.stringify(join(REPO, 'src/kube/client-node.ts'))});
+      const out = [];
+      for (const options of [{ kubeconfigText: { text: ${JSON.stringify(broken)}, source: 'the kubeconfig Secret ops/edge-1' } }, { kubeconfig: ${JSON.stringify(file)} }]) {
+        try { connect(options); out.push('connected'); } catch (e) { out.push(e.name + ': ' + e.message + ' ' + (e.stack || '')); }
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const out = await new Promise<string[]>((done, fail) =>
+      execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, timeout: 60_000 }, (error, stdout, err) => (error ? fail(new Error(`${error.message}\n${err}`)) : done(JSON.parse(stdout) as string[]))),
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(out[0]).toMatch(/^KubeConfigError: the kubeconfig Secret ops\/edge-1 is not valid YAML: bad indentation of a mapping entry at line 6, column 4/);
+    expect(out[1]).toMatch(new RegExp(`^KubeConfigError: --kubeconfig ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not valid YAML: .* at line 6, column 4`));
+    for (const text of out) expect(text).not.toContain('TOKEN-MUST-NOT-LEAK');
+  }, 90_000);
+});

@@ -66,3 +66,21 @@ describe('resolveConnection', () => {
     );
   });
 });
+
+describe('a clouds.yaml or secure.yaml that is not valid YAML', () => {
+  test.each(['clouds.yaml', 'secure.yaml'])('%s: the error names the file and never quotes its lines (secure.yaml holds passwords)', (broken) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kac-clouds-'));
+    const good = { 'clouds.yaml': 'clouds:\n  c:\n    auth:\n      auth_url: http://k\n      username: u\n', 'secure.yaml': 'clouds:\n  c:\n    auth:\n      password: fine\n' };
+    const bad = 'clouds:\n  c:\n    auth:\n      password: PASSWORD-MUST-NOT-LEAK\n     x: [unclosed\n';
+    for (const file of ['clouds.yaml', 'secure.yaml'] as const) writeFileSync(join(dir, file), file === broken ? bad : good[file]);
+    let error: unknown;
+    try {
+      resolveConnection({ cloud: 'c' }, { HOME: dir, OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') }, dir);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toContain(`${join(dir, broken)} is not valid YAML: `);
+    expect(`${(error as Error).message} ${(error as Error).stack}`).not.toContain('PASSWORD-MUST-NOT-LEAK');
+  });
+});
