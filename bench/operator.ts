@@ -36,11 +36,14 @@
  *    the last 20 s of 30 s quiet). Goal: the idle RSS with 2,000 unrelated Secrets of 100 KiB ≤ the RSS without + 64 MB.
  *
  *   npm run build && npx tsx bench/operator.ts [sizes=500,1000,2000,5000|none] [rounds=2] [convergeCount=200] [bcryptRounds=4]
- *     [workers=1,8] [--unrelated 2000x100KiB,10000x10KiB] [--memory-only]   (--memory-only: parts 3 and 6 only)
+ *     [workers=1,8] [--unrelated 2000x100KiB,10000x10KiB] [--memory-only | --steady-only]
+ *     (--memory-only: parts 3 and 6 only; --steady-only: 3 to 6, e.g. the restart and failover at 5,000 orders)
  *
  * `none` for the sizes runs only 1 and 2 (the rotation and the convergence at each worker count).
  *
- * KAC_BENCH_OPERATOR_NODE_ARGS adds Node flags to the operator's command line, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
+ * KAC_BENCH_OPERATOR_ARGS adds operator flags to every operator of the run (e.g. `--heap-trim-interval 0s`, the trimmer
+ * off, to compare); KAC_BENCH_OPERATOR_ENV='NAME=value ...' sets process settings beside the construct's (e.g. allocator
+ * variables). KAC_BENCH_OPERATOR_NODE_ARGS adds Node flags to the operator's command line, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
  * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`. KAC_BENCH_HEAP_DIR=/tmp/h writes a
  * heap snapshot of the steady operator there after each size's resync (to see what the RSS is made of).
  *
@@ -151,6 +154,13 @@ function rssMiB(pid: number): number {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
+/** The RSS in its kernel parts: anonymous memory (heap, malloc, stacks) and file pages (the node binary's code touched). */
+function rssParts(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB, RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB`;
+}
+
 /** Waits until the proxy has seen no Keystone call and the operator's queues are empty for `quietMs`. */
 async function quiet(op: OperatorProcess, proxy: RecordingProxy, quietMs = 3_000, timeoutMs = 600_000): Promise<void> {
   let last = -1;
@@ -189,9 +199,22 @@ function launch(env: Env, name: string, backups: boolean, extra: readonly string
       compiled,
       'operator',
     ],
-    args: [...(elect ? [] : ['--no-leader-elect']), '--resync-period', `${RESYNC_S}s`, ...(backups ? ['--openbao-address', env.bao.addr] : []), ...extra],
+    // KAC_BENCH_OPERATOR_ARGS: operator flags for every operator of the run, e.g. `--heap-trim-interval 0s` to compare.
+    args: [
+      ...(elect ? [] : ['--no-leader-elect']),
+      '--resync-period',
+      `${RESYNC_S}s`,
+      ...(backups ? ['--openbao-address', env.bao.addr] : []),
+      ...extra,
+      ...(process.env.KAC_BENCH_OPERATOR_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     // The process settings the construct's Deployment gives the operator, so the bench measures that process.
-    env: { ...OperatorRuntimeEnv, ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}) },
+    // KAC_BENCH_OPERATOR_ENV='NAME=value ...' sets or overrides process settings, e.g. allocator variables, to compare.
+    env: {
+      ...OperatorRuntimeEnv,
+      ...Object.fromEntries((process.env.KAC_BENCH_OPERATOR_ENV ?? '').split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
+      ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}),
+    },
   });
 }
 
@@ -324,10 +347,20 @@ async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ cal
     cpuMs,
     rss: rssMiB(pid),
     // Where the RSS is: the V8 heap in use and held, and memory outside it (Buffers, native TLS and zlib state).
-    memory: ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
-      .map((name) => `${name.replace(/^nodejs_|_bytes$/g, '')} ${(metricSum(after, name) / 2 ** 20).toFixed(0)} MiB`)
-      .join(', '),
+    memory: `${rssParts(pid)}; ${memoryOf(after)}`,
   };
+}
+
+/**
+ * Where an operator's RSS is, from its metrics: the V8 heap in use and held, memory outside it (Buffers, native TLS and
+ * zlib state), and what the heap trimmer gave back so far.
+ */
+function memoryOf(text: string): string {
+  const mib = (name: string) => (metricSum(text, name) / 2 ** 20).toFixed(0);
+  return [
+    `heap used ${mib('nodejs_heap_size_used_bytes')} MiB, held ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB`,
+    `${metricSum(text, 'keystone_appcred_heap_trims_total')} heap trims so far (${mib('keystone_appcred_heap_trimmed_bytes_total')} MiB given back, ${(metricSum(text, 'keystone_appcred_heap_trim_seconds_total') * 1000).toFixed(0)} ms of pauses)`,
+  ].join('; ');
 }
 
 /** Writes a heap snapshot of the operator into `dir` (SIGUSR2, see KAC_BENCH_HEAP_DIR) and waits until it is complete. */
@@ -415,9 +448,7 @@ async function freshRss(env: Env, name: string): Promise<{ peak: number; idle: n
     const idleFrom = Date.now() + 10_000;
     await sleep(30_000);
     const text = await metricsText(op);
-    const memory = ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']
-      .map((metric) => `${metric.replace(/^nodejs_|_bytes$/g, '')} ${(metricSum(text, metric) / 2 ** 20).toFixed(0)}`)
-      .join(', ');
+    const memory = `${rssParts(pid)}; ${memoryOf(text)}`;
     sampling = false;
     await sampler;
     const idle = median(samples.filter((s) => s.at >= idleFrom).map((s) => s.rss));
@@ -437,7 +468,7 @@ async function memoryRow(env: Env, orders: number, sets: readonly Unrelated[], r
     await setUnrelated(set);
     const label = set?.label ?? 'none';
     const m = await freshRss(env, `bench-memory-${orders}-${label}`);
-    process.stderr.write(`[bench] memory, ${orders} orders, unrelated ${label}: peak ${m.peak.toFixed(0)} MiB, idle ${m.idle.toFixed(0)} MiB (ready after ${m.readyMs} ms, quiet after ${m.quietMs} ms; MiB ${m.memory})\n`);
+    process.stderr.write(`[bench] memory, ${orders} orders, unrelated ${label}: peak ${m.peak.toFixed(0)} MiB, idle ${m.idle.toFixed(0)} MiB (ready after ${m.readyMs} ms, quiet after ${m.quietMs} ms; ${m.memory})\n`);
     cells.push(`${m.idle.toFixed(0)} (peak ${m.peak.toFixed(0)})`);
     if (!set) base = m.idle;
     else if (set.count === 2000 && set.bytes === 100 * 1024) {
@@ -456,6 +487,7 @@ async function main(): Promise<void> {
   const unrelatedAt = process.argv.indexOf('--unrelated');
   const unrelated = unrelatedAt > 0 ? (process.argv[unrelatedAt + 1] ?? '').split(',').filter(Boolean).map(parseUnrelated) : [];
   const memoryOnly = flags.includes('--memory-only');
+  const steadyOnly = flags.includes('--steady-only');
   const sizes = positional[0] === 'none' ? [] : (positional[0] ?? '500,1000,2000,5000').split(',').map(Number);
   const rounds = Number(positional[1] ?? 2);
   const convergeCount = Number(positional[2] ?? 200);
@@ -510,7 +542,7 @@ async function main(): Promise<void> {
 
     let op: OperatorProcess;
     let total = 0;
-    if (!memoryOnly) {
+    if (!memoryOnly && !steadyOnly) {
       // 1. Rotation latency, backups on.
       op = await launch(env, 'bench-rotation', true);
       stops.push(() => op.server.stop(10_000));

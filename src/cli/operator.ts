@@ -14,6 +14,7 @@ import { serve } from '../operator/runtime/http';
 import { jsonLogger, errorMessage } from '../operator/runtime/log';
 import { KubeconfigProvider } from '../operator/runtime/kubeconfig-provider';
 import { Manager } from '../operator/runtime/manager';
+import { HeapTrimmer } from '../operator/runtime/heap';
 import { OperatorMetrics } from '../operator/runtime/metrics';
 import { connectChecked, EXIT_CONFIGURATION, StartupError, type Started } from './operator-start';
 
@@ -86,6 +87,14 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   );
   logger.info('serving', { address: config.bindAddress, healthPort: serving.healthPort, metricsPort: serving.metricsPort });
   manager.start();
+  const trimmer = new HeapTrimmer({
+    intervalMs: config.heapTrimIntervalMs,
+    onTrim: (trim) => {
+      metrics.heapTrimmed(trim);
+      logger.debug('heap trimmed', { heldBeforeMiB: Math.round(trim.heldBefore / 2 ** 20), heldAfterMiB: Math.round(trim.heldAfter / 2 ** 20), pauseMs: Math.round(trim.seconds * 1000) });
+    },
+  });
+  trimmer.start();
   if (!config.consumerHandoff) void reportHandoffOff(api, logger);
   provider.start();
   void manager.waitForCacheSync().then(() => logger.info('ready: caches synced', { sinceProcessStartMs: Math.round(performance.now()) }));
@@ -103,6 +112,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     process.once('SIGINT', onSignal);
     void manager.lostLeadership.then(() => resolve(1));
   });
+  trimmer.stop();
   await provider.stop();
   await manager.shutdown();
   await serving.close();

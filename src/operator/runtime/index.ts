@@ -2,6 +2,7 @@ export * from './backoff';
 export * from './config';
 export * from './controller';
 export * from './events';
+export * from './heap';
 export * from './http';
 export * from './informer';
 export * from './leader';

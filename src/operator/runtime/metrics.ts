@@ -17,6 +17,9 @@
  * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
  * | `keystone_appcred_keystone_in_flight` | endpoint | Keystone requests in flight now |
  * | `keystone_appcred_keystone_in_flight_peak` | endpoint | the most Keystone requests in flight at once since the start |
+ * | `keystone_appcred_heap_trims_total` | | memory-reducing collections after a burst (`--heap-trim-interval`) |
+ * | `keystone_appcred_heap_trimmed_bytes_total` | | held V8 heap those collections gave back |
+ * | `keystone_appcred_heap_trim_seconds_total` | | the pauses they took |
  * | `keystone_appcred_target_cluster_connected` | cluster | 1 while a registered target cluster's API server answers, 0 while it does not or its kubeconfig is unusable |
  *
  * plus prom-client's default process metrics (`process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, ...).
@@ -49,6 +52,9 @@ export class OperatorMetrics {
   private readonly keystoneWait: Histogram<'endpoint'>;
   private keystoneEndpoints: () => readonly KeystoneEndpointLoad[] = () => [];
   private readonly targets: Gauge<'cluster'>;
+  private readonly trims: Counter;
+  private readonly trimmedBytes: Counter;
+  private readonly trimSeconds: Counter;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -112,8 +118,18 @@ export class OperatorMetrics {
       labelNames: ['cluster'],
       registers,
     });
+    this.trims = new Counter({ name: 'keystone_appcred_heap_trims_total', help: 'Memory-reducing collections run once a burst of work had passed.', registers });
+    this.trimmedBytes = new Counter({ name: 'keystone_appcred_heap_trimmed_bytes_total', help: 'Held V8 heap given back by those collections.', registers });
+    this.trimSeconds = new Counter({ name: 'keystone_appcred_heap_trim_seconds_total', help: 'The pauses of those collections.', registers });
     this.leaderGauge.set(0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** One memory-reducing collection (src/operator/runtime/heap.ts). */
+  heapTrimmed(trim: { heldBefore: number; heldAfter: number; seconds: number }): void {
+    this.trims.inc();
+    this.trimmedBytes.inc(Math.max(0, trim.heldBefore - trim.heldAfter));
+    this.trimSeconds.inc(trim.seconds);
   }
 
   reconciled(kind: string, result: ReconcileOutcome, seconds: number): void {

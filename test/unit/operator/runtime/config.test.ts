@@ -27,6 +27,7 @@ describe('operator configuration', () => {
       logLevel: 'info',
       resyncPeriodMs: 3_600_000,
       shutdownTimeoutMs: 20_000,
+      heapTrimIntervalMs: 10_000,
       workers: 8,
       workersPerKind: {},
       openBao: undefined,
