@@ -47,11 +47,15 @@
  * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`. KAC_BENCH_HEAP_DIR=/tmp/h writes a
  * heap snapshot of the steady operator there after each size's resync (to see what the RSS is made of).
  *
+ * KAC_BENCH_KEYSTONE_CPU=0 pins Keystone to CPU 0 and everything else to the other CPUs (`taskset`): the convergence
+ * without the operator's API server and etcd taking Keystone's core, to tell the operator's own cost from the machine's.
+ *
  * (tsx: it borrows the test environment's starters from test/support; lib/ must be built: the operator runs from it.)
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, OperatorRuntimeEnv } from '../src/api/operator-env';
 import { startLocalKeystone } from '../src/testbed/keystone';
@@ -510,8 +514,18 @@ async function main(): Promise<void> {
   }
   try {
     const started = Date.now();
+    // KAC_BENCH_KEYSTONE_CPU=0: Keystone alone on CPU 0, everything else (this script, the API server, etcd, OpenBao,
+    // the operator) on the other CPUs, so that neither arm of a comparison takes Keystone's core from it.
+    const keystoneCpu = process.env.KAC_BENCH_KEYSTONE_CPU;
+    const others = keystoneCpu === undefined ? undefined : Array.from({ length: availableParallelism() }, (_, i) => i).filter((i) => String(i) !== keystoneCpu).join(',');
+    if (others) execFileSync('taskset', ['-a', '-p', '-c', others, String(process.pid)], { stdio: 'ignore' });
     const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
     stops.push(keystone.stop);
+    if (keystoneCpu !== undefined) {
+      const group = execFileSync('pgrep', ['-g', String(keystone.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+      for (const pid of group) execFileSync('taskset', ['-a', '-p', '-c', keystoneCpu, pid], { stdio: 'ignore' });
+      process.stderr.write(`[bench] Keystone (${group.length} processes) on CPU ${keystoneCpu}; everything else on ${others}\n`);
+    }
     // The unrelated Secrets are hundreds of MB, made and deleted once per cell: more than etcd's test quota of 1 GiB.
     if (unrelated.length > 0) process.env.KAC_KUBE_ETCD_QUOTA_BYTES ??= String(4 * 2 ** 30);
     const kube = await startKube(join(work, 'kube'));
