@@ -10,7 +10,9 @@
  *    Keystone calls (per order a list of the user's credentials and a create, and a login per user as the operator
  *    keeps its tokens, or per order when the proxy counted one per order) with as many requests in flight as the
  *    operator may have: W, or the per-Keystone limit (`--keystone-in-flight`, default 8) when that is lower; goal
- *    ≤ 1.15×. Operator first in even rounds, the bare script first in odd ones. Keystone's requests in flight over each
+ *    ≤ 1.15×. The bare script also runs once more under the operator's requests per second (`--keystone-rate`, the
+ *    default 20 or the one in KAC_BENCH_OPERATOR_ARGS; `--keystone-rate 0`: no such run), so that the operator's own
+ *    cost is told from the limit's. Operator first in even rounds, the bare script first in odd ones. Keystone's requests in flight over each
  *    convergence, counted at the proxy: the peak and the share of the time at each count, next to the limit; requests
  *    per second (the most in any 1 s, the mean) next to `--keystone-rate`; the CPU seconds of the operator and of
  *    Keystone (one process, one thread: its CPU over the wall time is how busy it was) in the operator's runs and the
@@ -264,10 +266,28 @@ async function passwordOf(name: string): Promise<string> {
  * user (`login: false`, shared by the lanes, as the operator with its tokens kept); in `parallel` lanes (one per
  * request the operator may have in flight), each taking the next order when its last one is done.
  */
-async function bareRound(env: Env, users: readonly string[], count: number, calls: { login: boolean; list: boolean }, parallel = 1): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
+async function bareRound(
+  env: Env,
+  users: readonly string[],
+  count: number,
+  calls: { login: boolean; list: boolean },
+  parallel = 1,
+  rate = 0,
+): Promise<{ ms: number; created: { user: string; token: string; id: string }[] }> {
   const passwords = new Map<string, string>();
   for (const u of new Set(users)) passwords.set(u, await passwordOf(u));
   const url = env.keystoneUrl;
+  // With a rate: every request starts at least 1/rate after the one before it started, as the operator's limit spaces them.
+  let nextStart = 0;
+  const fetch = async (input: string, init?: RequestInit): Promise<Response> => {
+    if (rate > 0) {
+      const now = performance.now();
+      const at = Math.max(now, nextStart);
+      nextStart = at + 1000 / rate;
+      if (at > now) await sleep(at - now);
+    }
+    return globalThis.fetch(input, init);
+  };
   const login = async (u: string) => {
     const res = await fetch(`${url}/auth/tokens`, {
       method: 'POST',
@@ -491,6 +511,10 @@ async function main(): Promise<void> {
   const unrelatedAt = process.argv.indexOf('--unrelated');
   const unrelated = unrelatedAt > 0 ? (process.argv[unrelatedAt + 1] ?? '').split(',').filter(Boolean).map(parseUnrelated) : [];
   const memoryOnly = flags.includes('--memory-only');
+  // The operator's requests per second per Keystone (--keystone-rate in KAC_BENCH_OPERATOR_ARGS, else the default):
+  // the convergence's bare script also runs once under it, so the ratio tells the operator's cost from the limit's.
+  const rateFlag = /--keystone-rate[ =](\S+)/.exec(process.env.KAC_BENCH_OPERATOR_ARGS ?? '');
+  const rate = rateFlag ? Number(rateFlag[1]) : KeystoneLimitDefaults.requestsPerSecond;
   const steadyOnly = flags.includes('--steady-only');
   const sizes = positional[0] === 'none' ? [] : (positional[0] ?? '500,1000,2000,5000').split(',').map(Number);
   const rounds = Number(positional[1] ?? 2);
@@ -500,7 +524,7 @@ async function main(): Promise<void> {
   if (workerCounts.length === 0 || workerCounts.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`workers (${positional[4]}) must be a comma-separated list of worker counts`);
   // A checkout of an earlier build with its lib/ compiled, whose operator converges a batch of its own in each round at one worker.
   const before = process.env.KAC_BENCH_BEFORE ? resolve(process.env.KAC_BENCH_BEFORE) : undefined;
-  const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${KeystoneLimitDefaults.requestsPerSecond}/s (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
+  const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${rate > 0 ? `${rate}/s` : "no rate"} (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
   const stops: (() => Promise<void>)[] = [async () => void (await Promise.all([...fresh].map((op) => op.server.stop(10_000))))];
   // Ctrl-C or a timeout: stop what was started (the servers run in process groups of their own) before leaving.
@@ -625,6 +649,7 @@ async function main(): Promise<void> {
         const opMs: number[] = [];
         const bareMs: number[] = [];
         const bareMinMs: number[] = [];
+        const bareLimitedMs: number[] = [];
         let callMix = '';
         let loginPerOrder = false;
         const flightTime: number[] = [];
@@ -669,6 +694,11 @@ async function main(): Promise<void> {
             const minimal = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: false }, lanes);
             bareMinMs.push(minimal.ms);
             await bareCleanup(env, minimal.created);
+            if (rate > 0) {
+              const limited = await bareRound(env, who, convergeCount, { login: loginPerOrder, list: true }, lanes, rate);
+              bareLimitedMs.push(limited.ms);
+              await bareCleanup(env, limited.created);
+            }
           };
           // The build before (KAC_BENCH_BEFORE, with one worker: it has no --workers) on a batch of its own, the same size
           // and as many orders per user, in place of this build's operator (two operators would both reconcile).
@@ -699,12 +729,16 @@ async function main(): Promise<void> {
             await operatorRun();
           }
           total += convergeCount * (before && workers === 1 ? 2 : 1);
-          process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms, ${lanes} in flight (${callMix})${beforeMs[r] === undefined ? '' : `, the build before ${beforeMs[r].toFixed(0)} ms`}; Keystone requests in flight: ${describeInFlight(flight)}\n`);
+          process.stderr.write(`[bench] ${nWorkers}, round ${r}: operator ${opMs[r].toFixed(0)} ms, bare ${bareMs[r].toFixed(0)} ms, bare without the list ${bareMinMs[r].toFixed(0)} ms,${rate > 0 ? ` bare under the operator's ${rate}/s ${bareLimitedMs[r].toFixed(0)} ms,` : ''} ${lanes} in flight (${callMix})${beforeMs[r] === undefined ? '' : `, the build before ${beforeMs[r].toFixed(0)} ms`}; Keystone requests in flight: ${describeInFlight(flight)}\n`);
         }
         const cr = median(opMs) / median(bareMs);
         const all = flightTime.reduce((a, b) => a + b, 0);
         const logins = loginPerOrder ? 'a login per order' : 'a login per user';
         figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers} per kind`, value: ms(median(opMs)), baseline: `${ms(median(bareMs))} (${logins}, list + create per order, ${lanes} in flight)`, ratio: cr, goal: '≤ 1.15×', met: cr <= 1.15 });
+        if (rate > 0) {
+          const lr = median(opMs) / median(bareLimitedMs);
+          figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the bare script under the same limit`, value: ms(median(opMs)), baseline: `${ms(median(bareLimitedMs))} (the same calls, ${lanes} in flight, at most ${rate} started per second)`, ratio: lr, goal: '≤ 1.15×', met: lr <= 1.15 });
+        }
         figures.push({ figure: `converge ${convergeCount} new orders, ${nWorkers}: against the same logins + creates only`, value: ms(median(opMs)), baseline: ms(median(bareMinMs)), ratio: median(opMs) / median(bareMinMs) });
         figures.push({ figure: `Keystone calls per new order (operator, ${nWorkers})`, value: callMix });
         if (beforeMs.length > 0) {
