@@ -218,7 +218,12 @@ function launch(env: Env, name: string, backups: boolean, extra: readonly string
     // KAC_BENCH_OPERATOR_ENV='NAME=value ...' sets or overrides process settings, e.g. allocator variables, to compare.
     env: {
       ...OperatorRuntimeEnv,
-      ...Object.fromEntries((process.env.KAC_BENCH_OPERATOR_ENV ?? '').split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
+      ...Object.fromEntries(
+        (process.env.KAC_BENCH_OPERATOR_ENV ?? '')
+          .split(' ')
+          .filter((pair) => pair.indexOf('=') > 0)
+          .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+      ),
       ...(backups ? { KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: env.bao.token } : {}),
     },
   });
@@ -524,7 +529,7 @@ async function main(): Promise<void> {
   if (workerCounts.length === 0 || workerCounts.some((w) => !Number.isInteger(w) || w < 1)) throw new Error(`workers (${positional[4]}) must be a comma-separated list of worker counts`);
   // A checkout of an earlier build with its lib/ compiled, whose operator converges a batch of its own in each round at one worker.
   const before = process.env.KAC_BENCH_BEFORE ? resolve(process.env.KAC_BENCH_BEFORE) : undefined;
-  const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${operatorRate > 0 ? `${operatorRate}/s` : 'no rate'} (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; API server, etcd, Keystone, OpenBao and the operator on the same 2 cores; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
+  const context = `${conditions(`bcrypt cost ${bcryptRounds}`)}; operator from lib/ (Node), ${memoryOnly ? '' : `${workerCounts.join(' then ')} workers per kind in the convergence (elsewhere `}the default, ${DEFAULT_WORKERS}${memoryOnly ? ' workers per kind' : ')'}, Keystone limit ${KeystoneLimitDefaults.inFlight} in flight and ${operatorRate > 0 ? `${operatorRate}/s` : 'no rate'} (3a: KAC_BENCH_LIMIT), --resync-period ${RESYNC_S}s, ${PER_USER} orders per Keystone user; ${process.env.KAC_BENCH_KEYSTONE_CPU === undefined ? 'API server, etcd, Keystone, OpenBao and the operator on the same cores' : `Keystone alone on CPU ${process.env.KAC_BENCH_KEYSTONE_CPU}, the API server, etcd, OpenBao, the operator and the bench on the others`}; ${rounds} interleaved convergence rounds (medians); rotation: median of 5`;
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-operator-'));
   const stops: (() => Promise<void>)[] = [async () => void (await Promise.all([...fresh].map((op) => op.server.stop(10_000))))];
   // Ctrl-C or a timeout: stop what was started (the servers run in process groups of their own) before leaving.
