@@ -13,8 +13,10 @@
  * against one bare create and the sweep (the pass after the grace period: list, delete, discard, record) against one
  * bare DELETE.
  *
- * Every pass lists the user's credentials once (its observation); that list is what the bare script does not make. Two
- * more rows compare the passes with a bare login + list + create, to show what the engine adds besides that list.
+ * A pass in a fresh process lists the user's credentials once (its observation); that list is what the bare script does
+ * not make. Two more rows compare those passes with a bare login + list + create, to show what the engine adds besides
+ * that list. Passes on the kept session are served the session's known credentials (src/keystone/known-credentials.ts:
+ * the first pass's list with the process's own creates and deletes applied), so they make no list.
  *
  *   npx tsx bench/lifecycle.ts [iterations=15] [bcryptRounds=4]
  */

@@ -4,9 +4,10 @@
  */
 import { generationOf } from '../api/naming';
 import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
-import { ApplicationCredentials, type ApplicationCredential } from './application-credentials';
+import { ApplicationCredentials } from './application-credentials';
 import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
 import { isKeystoneError } from './errors';
+import { knownCredentials } from './known-credentials';
 import type { KeystoneSession } from './session';
 
 /** Options of {@link credentialPort}. */
@@ -14,62 +15,57 @@ export interface CredentialPortOptions {
   /** Description stored on every credential. @default "managed by keystone-appcred" */
   readonly description?: string;
   /**
-   * Milliseconds a list waits for other lists of the same session to share one request with (see {@link sharedList}).
+   * Milliseconds a list waits for other passes of the same session to share one request with; set by the first port
+   * of a session (see known-credentials.ts).
    * @default 0 (lists asked for in the same turn of the event loop share one request)
    */
   readonly listWindowMs?: number;
-}
-
-/** A list of a session's credentials not sent yet, which later askers may join. */
-interface OpenList {
-  readonly credentials: Promise<ApplicationCredential[]>;
-  sent: boolean;
-}
-
-const openLists = new WeakMap<KeystoneSession, OpenList>();
-
-/**
- * The user's credentials, one request for every pass that asks within `windowMs` (the orders of one user, e.g. the
- * credentials of one `pulumi up`, which Pulumi creates in parallel). A pass only joins a list that has not been sent
- * yet, so the reply always reflects Keystone after the pass began: what the pass's own earlier actions created is in it
- * (the crash-safety of the observation holds), and each pass filters its own generation names out of it.
- */
-function sharedList(session: KeystoneSession, windowMs: number): Promise<ApplicationCredential[]> {
-  const open = openLists.get(session);
-  if (open && !open.sent) return open.credentials;
-  const list: { credentials?: Promise<ApplicationCredential[]>; sent: boolean } = { sent: false };
-  list.credentials = new Promise<void>((resolve) => setTimeout(resolve, windowMs)).then(() => {
-    list.sent = true;
-    if (openLists.get(session) === list) openLists.delete(session);
-    return new ApplicationCredentials(session).list();
-  });
-  openLists.set(session, list as OpenList);
-  return list.credentials;
+  /**
+   * How long the session's last list, with this process's own creates and deletes applied, serves later passes; set
+   * by the first port of a session (see known-credentials.ts).
+   * @default 60000
+   */
+  readonly maxAgeMs?: number;
+  /** Observe Keystone as it is now: never reuse an earlier list (Pulumi's `read`). @default false */
+  readonly fresh?: boolean;
 }
 
 /**
  * The credentials of `prefix` through `session` (authenticated as the ordered user, scoped to the ordered project).
  * Listing filters the user's credentials by name, so credentials the user created otherwise are never touched.
+ *
+ * The observation is the session's known credentials (known-credentials.ts): one list per user shared by the passes of a burst, with
+ * what this process created and deleted since applied to it; a create or delete whose outcome is unsure forgets it,
+ * so the next pass lists again (the crash-safety of the observation holds: see known-credentials.ts).
  */
 export function credentialPort(session: KeystoneSession, prefix: string, options: CredentialPortOptions = {}): CredentialPort {
   const credentials = new ApplicationCredentials(session);
   const description = options.description ?? 'managed by keystone-appcred';
-  const windowMs = options.listWindowMs ?? 0;
+  const known = knownCredentials(session, {
+    ...(options.listWindowMs !== undefined ? { listWindowMs: options.listWindowMs } : {}),
+    ...(options.maxAgeMs !== undefined ? { maxAgeMs: options.maxAgeMs } : {}),
+  });
+  const unsure = (error: unknown): never => {
+    known.forget();
+    throw error;
+  };
   return {
     async list(): Promise<KeystoneCredential[]> {
       const out: KeystoneCredential[] = [];
-      for (const c of await sharedList(session, windowMs)) {
+      for (const c of await known.list({ fresh: options.fresh === true })) {
         const generation = generationOf(prefix, c.name);
         if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
       }
       return out;
     },
     async create(request) {
-      const c = await credentials.create({ name: request.name, description, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
+      const c = await credentials.create({ name: request.name, description, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) }).catch(unsure);
+      known.created(c);
       return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) };
     },
     async delete(id) {
-      await credentials.delete(id);
+      await credentials.delete(id).catch(unsure);
+      known.deleted(id);
     },
   };
 }

@@ -11,6 +11,7 @@ export * from './users';
 export * from './projects';
 export * from './roles';
 export * from './clouds-yaml';
+export * from './known-credentials';
 export * from './credential-port';
 export * from './domains';
 export * from './version';

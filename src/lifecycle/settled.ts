@@ -15,7 +15,8 @@
  * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True;
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - an order being deleted, not admitted or gated.
- * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change.
+ * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change (once the
+ * process's last list of the user's credentials is older than its max age: src/keystone/known-credentials.ts).
  */
 import { ConditionType } from '../api';
 import type { Admission, DeliveryObservation, Gate, LifecycleOrder } from './model';

@@ -34,8 +34,11 @@ export interface ProviderDeps {
   readonly clock?: () => Date;
   /** The environment the standard OpenStack and OpenBao variables are read from. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Builds the Keystone port. @default a {@link KeystoneSession} of the resolved connection */
-  readonly keystone?: (connection: ResolvedConnection, prefix: string) => { port: CredentialPort; close(): Promise<void> };
+  /**
+   * Builds the Keystone port; `fresh`: its list observes Keystone as it is now (`read`).
+   * @default a {@link KeystoneSession} of the resolved connection
+   */
+  readonly keystone?: (connection: ResolvedConnection, prefix: string, options?: { readonly fresh?: boolean }) => { port: CredentialPort; close(): Promise<void> };
   /** Builds the backup port. @default {@link OpenBaoBackup} */
   readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
 }
@@ -80,7 +83,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
   const shared = new Map<string, { session: KeystoneSession; users: number }>();
   const openKeystone =
     deps.keystone ??
-    ((connection: ResolvedConnection, prefix: string) => {
+    ((connection: ResolvedConnection, prefix: string, options: { readonly fresh?: boolean } = {}) => {
       const key = createHash('sha256').update(JSON.stringify(connection.session)).digest('hex');
       let entry = shared.get(key);
       if (!entry) shared.set(key, (entry = { session: new KeystoneSession(connection.session), users: 0 }));
@@ -95,8 +98,9 @@ export function makeProvider(deps: ProviderDeps = {}) {
         await mine.session.close();
       };
       // The verbs of one up start within milliseconds of each other: their observations share one list of the user's
-      // credentials (a list costs Keystone as much as a login), joined for 20 ms.
-      return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)', listWindowMs: 20 }), close };
+      // credentials (a list costs Keystone as much as a login), joined for 20 ms, and kept current by the verbs' own
+      // creates and deletes while the session lives (src/keystone/known-credentials.ts). A refresh's `read` lists anew.
+      return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)', listWindowMs: 20, ...(options.fresh ? { fresh: true } : {}) }), close };
     });
 
   function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>): Ports['backup'] {
@@ -269,7 +273,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
      */
     async read(id: string, props: ProviderOutputs): Promise<{ id: string; props: ProviderOutputs }> {
       const connection = resolveConnection(props.connection, env());
-      const keystone = openKeystone(connection, props.prefix);
+      const keystone = openKeystone(connection, props.prefix, { fresh: true });
       try {
         const held = await keystone.port.list();
         const live = held.find((c) => c.generation === props.credentialGeneration && c.id === props.credentialId);

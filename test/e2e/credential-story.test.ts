@@ -262,6 +262,32 @@ describe('repairs and refusals (further cases)', () => {
     expect((await delivered('extra'))?.application_credential_id).toBe(o.status?.credentialID);
   });
 
+  it('a live credential deleted in Keystone by hand is noticed once the user changes the order: a new generation is minted and delivered', async () => {
+    await applyOk(credentialOrder('gone', { interval: '1h', gracePeriod: '10m' }), { fieldManager: 'kac-test' });
+    const first = await eventually(async () => {
+      const o = await order('gone');
+      return o.status?.credentialGeneration === 1 && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    const admin = adminSession(env);
+    try {
+      const user = await new Users(admin).findByName(USER);
+      await admin.request({ method: 'DELETE', path: admin.transport.pathOf(`users/${user?.id}/application_credentials/${first.status?.credentialID}`) });
+    } finally {
+      await admin.close();
+    }
+    expect(await userCredentials(childPrefix({ namespace: NS, name: 'gone' }))).toEqual([]);
+    // The operator's list of the user's credentials is seconds old; a change the user makes to the order lists anew
+    // (docs/operator.md, "To make an order look now, change it").
+    await merge('keystoneapplicationcredential', 'gone', { metadata: { annotations: { 'example.com/recheck': String(Date.now()) } } });
+    const o = await eventually(async () => {
+      const o = await order('gone');
+      return o.status?.credentialGeneration === 2 && condition(o, 'Ready')?.status === 'True' && o;
+    }, 60_000);
+    const doc = await delivered('gone');
+    expect(doc?.application_credential_id).toBe(o.status?.credentialID);
+    expect(await authenticates(doc?.application_credential_id, doc?.application_credential_secret)).toBe(true);
+  });
+
   it('a foreign Secret of the delivered name: DeliveryRefused, and it is never touched', async () => {
     await applyOk({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'taken-credentials', namespace: NS }, stringData: { mine: 'yes' } } as KubeObject, { fieldManager: 'someone-else' });
     await applyOk(credentialOrder('taken', { interval: '1h', gracePeriod: '10m' }), { fieldManager: 'kac-test' });
@@ -325,8 +351,8 @@ describe('the end of the story', () => {
   });
 
   it('deleting the orders leaves no credential in Keystone, an empty OpenBao path, no secret-v<N>, no delivered Secret', async () => {
-    for (const name of ['app', 'extra', 'backed']) await kubectlOk(['delete', 'keystoneapplicationcredential', '-n', NS, name, '--wait=false']);
-    for (const name of ['app', 'extra', 'backed']) {
+    for (const name of ['app', 'extra', 'gone', 'backed']) await kubectlOk(['delete', 'keystoneapplicationcredential', '-n', NS, name, '--wait=false']);
+    for (const name of ['app', 'extra', 'gone', 'backed']) {
       await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', '-n', NS, name])).code !== 0, 60_000);
       const prefix = childPrefix({ namespace: NS, name });
       expect(await userCredentials(prefix)).toEqual([]);

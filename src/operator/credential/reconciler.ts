@@ -14,6 +14,7 @@
  * for the same way: it would only list Keystone again to find what the pass before established. A credential deleted in
  * Keystone by hand is noticed at the next wake-up or change.
  */
+import { createHash } from 'node:crypto';
 import {
   PlaneDefaults,
   TEARDOWN_FINALIZER,
@@ -63,8 +64,11 @@ export interface CredentialReconcilerDeps {
   readonly cluster: ClusterPort;
   /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
   readonly backup?: (path: string) => BackupPort;
-  /** Keystone as the ordered user. @default the project's Keystone client (`credentialPort` on a session of `sessions`) */
-  readonly keystone?: (connection: UserConnection, prefix: string) => CredentialPort;
+  /**
+   * Keystone as the ordered user; `fresh`: the pass follows a change the user made and lists anew.
+   * @default the project's Keystone client (`credentialPort` on a session of `sessions`)
+   */
+  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean }) => CredentialPort;
   /**
    * The sessions the ordered users log in through: one token per (Keystone, user, project, password generation), shared
    * by every pass of that user's orders until shortly before it expires. @default sessions of the reconciler's own
@@ -100,8 +104,13 @@ export class CredentialReconciler {
    * never read or written by two passes at once, however many workers run (different orders' entries are independent).
    */
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
-  /** The orders this process has met: the first pass over an order may find it settled by the cache alone. */
-  private readonly seen = new Set<string>();
+  /**
+   * The orders this process has met, with what the user last asked of each (its spec generation and annotations): the
+   * first pass over an order may find it settled by the cache alone, and a pass that follows a change the user made
+   * observes Keystone afresh rather than through the session's known credentials (docs/operator.md, "To make an order
+   * look now, change it").
+   */
+  private readonly seen = new Map<string, string>();
   /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
   private readonly justActed = new Set<string>();
   private readonly clock: () => Date;
@@ -154,8 +163,11 @@ export class CredentialReconciler {
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
     // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
-    const vouchable = !this.seen.has(id) || this.justActed.delete(id);
-    this.seen.add(id);
+    const asked = askedOf(order);
+    const met = this.seen.get(id);
+    const vouchable = met === undefined || this.justActed.delete(id);
+    const changedByUser = met !== undefined && met !== asked;
+    this.seen.set(id, asked);
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
       return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
@@ -200,7 +212,7 @@ export class CredentialReconciler {
     // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
-    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix);
+    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, changedByUser);
     const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
@@ -274,16 +286,19 @@ export class CredentialReconciler {
     this.converged.delete(convergedId(key, cluster || undefined));
   }
 
-  /** Keystone as the ordered user, through the user's shared session (its token outlives the pass). */
-  private keystoneOf(connection: UserConnection, prefix: string): CredentialPort {
-    if (this.deps.keystone) return this.deps.keystone(connection, prefix);
+  /**
+   * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
+   * pass; `fresh`: the pass lists anew).
+   */
+  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean): CredentialPort {
+    if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh });
     const session = this.sessions.session({
       authUrl: connection.authUrl,
       ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
       ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
     });
-    return credentialPort(session, prefix);
+    return credentialPort(session, prefix, fresh ? { fresh } : {});
   }
 
   /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */
@@ -299,6 +314,13 @@ export class CredentialReconciler {
   private async emit(order: KeystoneApplicationCredential, event: CredentialEvent, cluster: string | undefined): Promise<void> {
     await this.deps.event?.(order, event, cluster).catch(() => undefined); // an Event is best effort
   }
+}
+
+/** What the user last asked of an order: its spec generation and its annotations (a digest). */
+function askedOf(order: KeystoneApplicationCredential): string {
+  const annotations = order.metadata.annotations;
+  const digest = annotations ? createHash('sha256').update(JSON.stringify(annotations)).digest('base64url').slice(0, 16) : '';
+  return `${order.metadata.generation ?? 0}/${digest}`;
 }
 
 /** What the reconciler remembers an order by: its cluster (absent: the management cluster), namespace and name. */

@@ -30,10 +30,12 @@ function world() {
   const prefix = childPrefix({ namespace: NS, name: 'app' });
   const keystone = new FakeKeystone(prefix, clock);
   const connections: unknown[] = [];
+  const fresh: boolean[] = [];
   const reconciler = new CredentialReconciler({
     cluster: new PlaneCluster(cluster, new EventRecorder(cluster)),
-    keystone: (connection) => {
+    keystone: (connection, _prefix, options) => {
       connections.push(connection);
+      fresh.push(options.fresh);
       return keystone;
     },
     clock,
@@ -96,6 +98,7 @@ function world() {
     keystone,
     reconciler,
     connections,
+    fresh,
     user,
     order,
     prefix,
@@ -176,6 +179,29 @@ describe('KeystoneApplicationCredential reconciler', () => {
     w.cluster.put(Kinds.Secret, { ...secret, data: { ...secret.data, application_credential_id: b64('edited') } });
     expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).skipped).toBeUndefined();
     expect(calls).toContain('list');
+  });
+
+  it('a pass lists anew only after a change the user made to the order (its spec, its annotations), not after its own writes', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge(); // first sight, then the passes the operator's own writes (finalizer, status) wake
+    expect(w.fresh.length).toBeGreaterThan(0);
+    expect(w.fresh.every((f) => !f)).toBe(true);
+    const annotate = (annotations: Record<string, string>) => w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), metadata: { ...w.get().metadata, annotations } });
+    annotate({ 'example.com/recheck': '1' });
+    w.fresh.length = 0;
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(w.fresh).toEqual([true]);
+    const secret = w.delivered() as Secret; // a change that is not the user's order: the known credentials serve
+    w.cluster.put(Kinds.Secret, { ...secret, data: { ...secret.data, application_credential_id: b64('edited') } });
+    w.fresh.length = 0;
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(w.fresh).toEqual([false]);
+    const order = w.get();
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...order, metadata: { ...order.metadata, generation: (order.metadata.generation ?? 1) + 1 }, spec: { ...order.spec, credentialGeneration: 2 } });
+    w.fresh.length = 0;
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(w.fresh[0]).toBe(true);
   });
 
   it('a steady order: a resync makes no Keystone call and no write', async () => {
