@@ -118,29 +118,36 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: KeystoneApplicationCredentialArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     const backup = args.backup ?? backupFromConfig();
-    super(
-      provider,
-      name,
-      {
-        prefix: resourcePrefix(name),
-        credentialGeneration: args.credentialGeneration,
-        rotation: args.rotation,
-        connection: args.connection === undefined ? undefined : pulumi.secret(args.connection),
-        backup: backup === undefined ? undefined : pulumi.secret(backup),
-        cloudName: args.cloudName,
-        credentialId: undefined,
-        credentialSecret: undefined,
-        cloudsYaml: undefined,
-        credentialExpiresAt: undefined,
-        lastRotation: undefined,
-        nextRotation: undefined,
-        previousCredentialId: undefined,
-        previousCredentialGeneration: undefined,
-        previousCredentialDeleteAt: undefined,
-      },
-      { ...opts, additionalSecretOutputs: [...(opts.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] },
-      TYPE_MODULE,
-      TYPE_NAME,
-    );
+    const props = {
+      prefix: resourcePrefix(name),
+      credentialGeneration: args.credentialGeneration,
+      rotation: args.rotation,
+      connection: args.connection === undefined ? undefined : pulumi.secret(args.connection),
+      backup: backup === undefined ? undefined : pulumi.secret(backup),
+      cloudName: args.cloudName,
+      credentialId: undefined,
+      credentialSecret: undefined,
+      cloudsYaml: undefined,
+      credentialExpiresAt: undefined,
+      lastRotation: undefined,
+      nextRotation: undefined,
+      previousCredentialId: undefined,
+      previousCredentialGeneration: undefined,
+      previousCredentialDeleteAt: undefined,
+    };
+    const options = { ...opts, additionalSecretOutputs: [...(opts.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] };
+    // Pulumi's SDK records an eager stack trace, formatted through source-map-support, for four promises per property
+    // of every resource it constructs, used only by its promise-leak diagnostics. With this resource's fifteen
+    // properties that was most of what an up with nothing due cost beyond a trivial program's (docs/benchmarks.md,
+    // `pulumi up`). The traces are left empty while the SDK constructs this resource, synchronously, and the limit is
+    // restored at once: the resource's source position does not depend on it (the SDK reads it with a limit of its
+    // own), and with PULUMI_DEBUG_PROMISE_LEAKS set the traces are kept.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (!process.env.PULUMI_DEBUG_PROMISE_LEAKS) Error.stackTraceLimit = 0;
+    try {
+      super(provider, name, props, options, TYPE_MODULE, TYPE_NAME);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
   }
 }
