@@ -105,12 +105,13 @@ export class CredentialReconciler {
    */
   private readonly converged = new Map<string, { fingerprint: string; wakeAt?: number }>();
   /**
-   * The orders this process has met, with what the user last asked of each (its spec generation and annotations): the
-   * first pass over an order may find it settled by the cache alone, and a pass that follows a change the user made
-   * observes Keystone afresh rather than through the session's known credentials (docs/operator.md, "To make an order
-   * look now, change it").
+   * The orders this process has met, with what the user last asked of each (its spec generation and annotations, and
+   * its `credentialGeneration`): the first pass over an order may find it settled by the cache alone, and a pass that
+   * follows a change the user made observes Keystone afresh rather than through the session's known credentials
+   * (docs/operator.md, "To make an order look now, change it"). A raised `credentialGeneration` is the exception: the
+   * pass mints a new generation whatever Keystone holds, so a mass rotation by hand costs Keystone one create per order.
    */
-  private readonly seen = new Map<string, string>();
+  private readonly seen = new Map<string, { readonly asked: string; readonly credentialGeneration: number }>();
   /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
   private readonly justActed = new Set<string>();
   private readonly clock: () => Date;
@@ -163,10 +164,10 @@ export class CredentialReconciler {
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
     // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
-    const asked = askedOf(order);
+    const asked = { asked: askedOf(order), credentialGeneration: order.spec.credentialGeneration ?? 1 };
     const met = this.seen.get(id);
     const vouchable = met === undefined || this.justActed.delete(id);
-    const changedByUser = met !== undefined && met !== asked;
+    const changedByUser = met !== undefined && met.asked !== asked.asked && asked.credentialGeneration <= met.credentialGeneration;
     this.seen.set(id, asked);
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {

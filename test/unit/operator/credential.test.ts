@@ -181,7 +181,7 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(calls).toContain('list');
   });
 
-  it('a pass lists anew only after a change the user made to the order (its spec, its annotations), not after its own writes', async () => {
+  it('a pass lists anew only after a change the user made to the order (its spec, its annotations), not after its own writes nor for a raised credentialGeneration', async () => {
     const w = world();
     w.assignment();
     await w.converge(); // first sight, then the passes the operator's own writes (finalizer, status) wake
@@ -197,11 +197,17 @@ describe('KeystoneApplicationCredential reconciler', () => {
     w.fresh.length = 0;
     await w.reconciler.reconcile({ namespace: NS, name: 'app' });
     expect(w.fresh).toEqual([false]);
-    const order = w.get();
-    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...order, metadata: { ...order.metadata, generation: (order.metadata.generation ?? 1) + 1 }, spec: { ...order.spec, credentialGeneration: 2 } });
-    w.fresh.length = 0;
+    const respec = (spec: Partial<KeystoneApplicationCredential['spec']>) => {
+      const order = w.get();
+      w.cluster.put(Kinds.KeystoneApplicationCredential, { ...order, metadata: { ...order.metadata, generation: (order.metadata.generation ?? 1) + 1 }, spec: { ...order.spec, ...spec } });
+      w.fresh.length = 0;
+    };
+    respec({ rotation: { interval: '2h', gracePeriod: '10m' } });
     await w.reconciler.reconcile({ namespace: NS, name: 'app' });
     expect(w.fresh[0]).toBe(true);
+    respec({ credentialGeneration: 5 }); // a rotation by hand mints whatever Keystone holds: the known credentials serve
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(w.fresh[0]).toBe(false);
   });
 
   it('a steady order: a resync makes no Keystone call and no write', async () => {
