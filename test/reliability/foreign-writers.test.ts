@@ -228,17 +228,24 @@ describe('foreign writers on the delivered Secret', () => {
    * docs/operator.md (The delivered Secret): a Secret of the delivered name without the order's controller reference is
    * foreign, never written. A pass reads the delivered Secret from the cache at its start (in parallel with listing
    * Keystone); a foreign Secret created while it runs must not be taken over by its delivery. Made deterministic with a
-   * slow Keystone (2 s per request): the delivered Secret is deleted, the pass it starts waits for Keystone, a foreign
-   * Secret is created 0.5 s later, then the pass delivers. (This was a bug, fixed in c863bc0: the pass applied with
-   * force and took the foreign Secret over, its keys overwritten and the order's controller reference added.)
+   * slow Keystone (2 s per request) and passes that must list Keystone anew (a pass that follows a change the user made
+   * to the order lists anew; any other pass is served the process's known credentials and would not wait): the order
+   * is annotated, and the pass that starts waits for Keystone; meanwhile the delivered Secret is deleted and the order
+   * annotated again, so the next pass starts with the Secret absent and waits for Keystone in turn; a foreign Secret
+   * is created while it waits, then the pass delivers. (This was a bug, fixed in c863bc0: the pass applied with force
+   * and took the foreign Secret over, its keys overwritten and the order's controller reference added.)
    */
   it('a foreign Secret created while a pass is under way is never written', async () => {
     keystoneDelayMs = 2_000;
     const from = Date.now();
     let created: KubeObject | undefined;
+    const recheck = (n: number) => fx.merge('keystoneapplicationcredential', 'app', { metadata: { annotations: { 'example.com/recheck': `${from}-${n}` } } });
     try {
+      await recheck(1);
+      await sleep(300);
       await kubeRequest('DELETE', `/api/v1/namespaces/${NS}/secrets/${SECRET}`);
-      await sleep(500);
+      await recheck(2);
+      await sleep(2_500);
       const res = await kubeRequest('POST', `/api/v1/namespaces/${NS}/secrets?fieldManager=someone-else`, { body: FOREIGN });
       if (res.status === 201) created = res.json<KubeObject>();
       await sleep(6_000);
