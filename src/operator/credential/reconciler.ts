@@ -110,8 +110,10 @@ export class CredentialReconciler {
    * follows a change the user made observes Keystone afresh rather than through the session's known credentials
    * (docs/operator.md, "To make an order look now, change it"). A raised `credentialGeneration` is the exception: the
    * pass mints a new generation whatever Keystone holds, so a mass rotation by hand costs Keystone one create per order.
+   * `fresh` stays set until a pass that reached Keystone succeeds: the retry of a pass that failed (Keystone down, a
+   * conflict) lists anew too, rather than falling back to the known credentials the user's change meant to bypass.
    */
-  private readonly seen = new Map<string, { readonly asked: string; readonly credentialGeneration: number }>();
+  private readonly seen = new Map<string, { readonly asked: string; readonly credentialGeneration: number; readonly fresh: boolean }>();
   /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
   private readonly justActed = new Set<string>();
   private readonly clock: () => Date;
@@ -166,9 +168,11 @@ export class CredentialReconciler {
     // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
     const asked = { asked: askedOf(order), credentialGeneration: order.spec.credentialGeneration ?? 1 };
     const met = this.seen.get(id);
-    const vouchable = met === undefined || this.justActed.delete(id);
     const changedByUser = met !== undefined && met.asked !== asked.asked && asked.credentialGeneration <= met.credentialGeneration;
-    this.seen.set(id, asked);
+    const fresh = changedByUser || (met?.fresh ?? false);
+    // A change the user made is never vouched for by the cache, even when it lands on the pass the own writes wake.
+    const vouchable = met === undefined || (this.justActed.delete(id) && !fresh);
+    this.seen.set(id, { ...asked, fresh });
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
       return { skipped: true, ...(last.wakeAt !== undefined ? { requeueAfterMs: last.wakeAt - now.getTime() } : {}), ...(order.status ? { status: order.status } : {}) };
@@ -193,9 +197,12 @@ export class CredentialReconciler {
         ? { reason: 'WaitingForCABundle' as const, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
         : undefined);
 
+    // The finalizer is stored before anything is created for the order (spec, Deletion Semantics), and the same pass
+    // goes on: a pass of its own for the finalizer cost every new order one more reconcile.
+    let wrote = false;
     if (needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER)) {
       await orders.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
-      return { requeueAfterMs: 0 };
+      wrote = true;
     }
 
     const connection: UserConnection | undefined =
@@ -213,7 +220,7 @@ export class CredentialReconciler {
     // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
-    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, changedByUser);
+    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, fresh);
     const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
@@ -238,7 +245,7 @@ export class CredentialReconciler {
     // holds for the pass that this reconciler's own writes wake right after a pass that acted and converged: that pass
     // observed Keystone a moment ago, and what it wrote is what the cache now shows (a cache that lags is not settled,
     // and takes the full pass).
-    if (vouchable && !deleting && fingerprint !== undefined) {
+    if (vouchable && !wrote && !deleting && fingerprint !== undefined) {
       const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
       if (verdict.settled) {
         const wakeAt = verdict.wakeAt?.getTime();
@@ -247,7 +254,6 @@ export class CredentialReconciler {
       }
     }
 
-    let wrote = false;
     const ports: Ports = {
       keystone,
       ...cachedPorts,
@@ -271,6 +277,7 @@ export class CredentialReconciler {
         void this.announce(order, e, where);
       },
     });
+    if (asUser && fresh) this.seen.set(id, { ...asked, fresh: false }); // the pass observed Keystone anew and succeeded
     if (result.released) {
       await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' }, where);
       this.converged.delete(id);
@@ -308,7 +315,8 @@ export class CredentialReconciler {
     if (e.outcome === 'failed') return;
     if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);
     else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` }, cluster);
-    else if (a.type === 'deliver' && a.why === 'switch') await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
+    // A first delivery is no switch (nothing was delivered before): the Minted Event says it, one API write fewer.
+    else if (a.type === 'deliver' && a.why === 'switch' && order.status?.credentialID !== undefined) await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
     else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` }, cluster);
   }
 
