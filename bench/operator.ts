@@ -63,6 +63,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, OperatorRuntimeEnv } from '../src/api/operator-env';
 import { startLocalKeystone } from '../src/testbed/keystone';
+import { KeystoneLimits } from '../src/keystone/limits';
 import { startKube } from '../test/support/kube';
 import { kubeRequest, type KubeObject } from '../test/support/kubectl';
 import { startOpenBao } from '../test/support/openbao';
@@ -347,17 +348,10 @@ async function bareRound(
   const passwords = new Map<string, string>();
   for (const u of new Set(users)) passwords.set(u, await passwordOf(u));
   const url = env.keystoneUrl;
-  // With a rate: every request starts at least 1/rate after the one before it started, as the operator's limit spaces them.
-  let nextStart = 0;
-  const fetch = async (input: string, init?: RequestInit): Promise<Response> => {
-    if (rate > 0) {
-      const now = performance.now();
-      const at = Math.max(now, nextStart);
-      nextStart = at + 1000 / rate;
-      if (at > now) await sleep(at - now);
-    }
-    return globalThis.fetch(input, init);
-  };
+  // With a rate: the operator's own limit (src/keystone/limits.ts, no bound in flight: the lanes are that), so both arms
+  // of the comparison start their requests by the same rule.
+  const limit = rate > 0 ? new KeystoneLimits({ requestsPerSecond: rate, inFlight: 0 }).of(url) : undefined;
+  const fetch = (input: string, init?: RequestInit): Promise<Response> => (limit ? limit.schedule(() => globalThis.fetch(input, init)) : globalThis.fetch(input, init));
   const login = async (u: string) => {
     const res = await fetch(`${url}/auth/tokens`, {
       method: 'POST',
