@@ -11,10 +11,14 @@
  * That is what "requests per second" says and no more: a start that was not needed (the workers were busy on the API
  * server) is not lost, as it was while starts were spaced 1/rate apart (the operator then reached 16–17 of 20 per
  * second at Keystone's bcrypt cost 4, and Keystone idled while requests waited for their spacing). The window counts
- * real starts, not planned ones, so it holds however late the event loop runs; the requests in flight stay bounded by
- * `inFlight` whatever the window allows.
+ * real starts, not planned ones, so it holds however late the event loop runs, and is {@link ARRIVAL_MARGIN_MS} longer
+ * than the rate says, so that Keystone (or a proxy in front of it), which sees a request a little after it started,
+ * never counts one more in its own second. The requests in flight stay bounded by `inFlight` whatever the window allows.
  */
 import Bottleneck from 'bottleneck';
+
+/** How much later than its start a request may reach Keystone, for the window's length (a few ms on one host). */
+export const ARRIVAL_MARGIN_MS = 25;
 
 /** The limits of every endpoint. */
 export interface KeystoneLimitOptions {
@@ -48,7 +52,7 @@ export class EndpointLimit {
       throw new Error(`Keystone limits (${options.requestsPerSecond} per second, ${options.inFlight} in flight) must be 0 (no limit) or positive; in flight a whole number`);
     }
     this.perWindow = options.requestsPerSecond > 0 ? Math.max(1, Math.floor(options.requestsPerSecond)) : 0;
-    this.windowMs = options.requestsPerSecond > 0 ? (1000 * this.perWindow) / options.requestsPerSecond : 0;
+    this.windowMs = options.requestsPerSecond > 0 ? (1000 * this.perWindow) / options.requestsPerSecond + ARRIVAL_MARGIN_MS : 0;
     this.limiter = new Bottleneck({ maxConcurrent: options.inFlight > 0 ? options.inFlight : null });
   }
 
