@@ -5,20 +5,13 @@
  * workers reconcile at once. A `Retry-After` that Keystone (or a proxy in front of it) sends with a 429 or 503 pauses
  * the whole endpoint, not just the one request.
  *
- * The queueing is bottleneck's (`maxConcurrent` for the requests in flight); this module adds the per-endpoint
- * registry, the pause, the measurement of the time requests waited for their turn, and the rate: a sliding window over
- * the real starts, at most ⌊rate⌋ of them in any ⌊rate⌋/rate seconds (20 per second: at most 20 starts in any second).
- * That is what "requests per second" says and no more: a start that was not needed (the workers were busy on the API
- * server) is not lost, as it was while starts were spaced 1/rate apart (the operator then reached 16–17 of 20 per
- * second at Keystone's bcrypt cost 4, and Keystone idled while requests waited for their spacing). The window counts
- * real starts, not planned ones, so it holds however late the event loop runs, and is {@link ARRIVAL_MARGIN_MS} longer
- * than the rate says, so that Keystone (or a proxy in front of it), which sees a request a little after it started,
- * never counts one more in its own second. The requests in flight stay bounded by `inFlight` whatever the window allows.
+ * The queueing is bottleneck's (`maxConcurrent` for the requests in flight, `minTime` = 1/rate for the spacing of the
+ * planned starts); this module adds the per-endpoint registry, the pause, the measurement of the time requests waited
+ * for their turn, and a check of the real starts: bottleneck plans its starts on timers, and after the event loop
+ * stalls (a long collection, a burst of decoding) the timers that fell behind fire together. So a request also starts
+ * no sooner than 1/rate after the one before it really started, and the rate holds over any window, stalls included.
  */
 import Bottleneck from 'bottleneck';
-
-/** How much later than its start a request may reach Keystone, for the window's length (a few ms on one host). */
-export const ARRIVAL_MARGIN_MS = 25;
 
 /** The limits of every endpoint. */
 export interface KeystoneLimitOptions {
@@ -34,12 +27,9 @@ export interface KeystoneLimitOptions {
 export class EndpointLimit {
   private readonly limiter: Bottleneck;
   private pausedUntil = 0;
-  /** `performance.now()` of the last `perWindow` real starts, a ring; `next` is the oldest once it is full. */
-  private readonly starts: number[] = [];
-  private next = 0;
-  /** Starts allowed in any `windowMs` (0: no rate). */
-  private readonly perWindow: number;
-  private readonly windowMs: number;
+  /** `performance.now()` of the last real start; -Infinity before the first. */
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly spacingMs: number;
   private running = 0;
   private peak = 0;
 
@@ -51,9 +41,11 @@ export class EndpointLimit {
     if (!(options.requestsPerSecond >= 0) || !(options.inFlight >= 0) || !Number.isInteger(options.inFlight)) {
       throw new Error(`Keystone limits (${options.requestsPerSecond} per second, ${options.inFlight} in flight) must be 0 (no limit) or positive; in flight a whole number`);
     }
-    this.perWindow = options.requestsPerSecond > 0 ? Math.max(1, Math.floor(options.requestsPerSecond)) : 0;
-    this.windowMs = options.requestsPerSecond > 0 ? (1000 * this.perWindow) / options.requestsPerSecond + ARRIVAL_MARGIN_MS : 0;
-    this.limiter = new Bottleneck({ maxConcurrent: options.inFlight > 0 ? options.inFlight : null });
+    this.spacingMs = options.requestsPerSecond > 0 ? 1000 / options.requestsPerSecond : 0;
+    this.limiter = new Bottleneck({
+      maxConcurrent: options.inFlight > 0 ? options.inFlight : null,
+      minTime: this.spacingMs,
+    });
   }
 
   /** Requests in flight now. */
@@ -74,13 +66,13 @@ export class EndpointLimit {
     const queued = performance.now();
     return this.limiter.schedule(async () => {
       // Holding the slot: nothing else starts during a pause either. Checked again after every sleep, since several
-      // requests that wait for the same oldest start wake together and only the first of them may take its place.
+      // requests whose timers fired together wake together and only the first of them may start.
       for (;;) {
-        const wait = Math.max(this.pausedUntil - Date.now(), this.windowWait());
+        const wait = Math.max(this.pausedUntil - Date.now(), this.lastStart + this.spacingMs - performance.now());
         if (wait <= 0) break;
         await sleep(wait);
       }
-      this.started(performance.now());
+      this.lastStart = performance.now();
       this.options.onWait?.(this.endpoint, (performance.now() - queued) / 1000);
       this.running++;
       this.peak = Math.max(this.peak, this.running);
@@ -90,22 +82,6 @@ export class EndpointLimit {
         this.running--;
       }
     });
-  }
-
-  /** Milliseconds until the window has room for one more start (≤ 0: now). */
-  private windowWait(): number {
-    if (this.perWindow === 0 || this.starts.length < this.perWindow) return 0;
-    return (this.starts[this.next] as number) + this.windowMs - performance.now();
-  }
-
-  /** Records a real start in the window. */
-  private started(at: number): void {
-    if (this.perWindow === 0) return;
-    if (this.starts.length < this.perWindow) this.starts.push(at);
-    else {
-      this.starts[this.next] = at;
-      this.next = (this.next + 1) % this.perWindow;
-    }
   }
 
   /** Starts nothing for `ms` (a `Retry-After`); a longer pause already running stays. */
