@@ -18,7 +18,8 @@
  *    per second (the most in any 1 s, the mean) next to `--keystone-rate`; the CPU seconds of the operator and of
  *    Keystone (one process, one thread: its CPU over the wall time is how busy it was) in the operator's runs and the
  *    bare script's. With KAC_BENCH_BEFORE=<checkout with lib/ compiled> each round at one worker also converges a batch
- *    of its own with that build's operator (e.g. main's), for "one worker is no worse than before" in the same run.
+ *    of its own with that build's operator (e.g. main's) at `--workers 1` (KAC_BENCH_BEFORE_ARGS replaces that, ' ' for
+ *    a build without the flag), for "one worker is no worse than before" in the same run.
  *    Backups off here, as the bare script makes Keystone calls only. The API writes per new order (the operator's
  *    `keystone_appcred_api_writes_total`, Events included); goal ≤ 6. Then 20 orders of one user are created and
  *    rotated together, the user's logins counted at the proxy; goal one per token lifetime.
@@ -768,13 +769,14 @@ async function main(): Promise<void> {
               await bareCleanup(env, limited.created);
             }
           };
-          // The build before (KAC_BENCH_BEFORE, with one worker: it has no --workers) on a batch of its own, the same size
+          // The build before (KAC_BENCH_BEFORE) with one worker (`--workers 1`: a build that knows no --workers ran one
+          // worker and set KAC_BENCH_BEFORE_ARGS=' ' to pass nothing; one that does defaults to 8) on a batch of its own, the same size
           // and as many orders per user, in place of this build's operator (two operators would both reconcile).
           const beforeRun = async () => {
             if (!before || workers !== 1) return;
             await quiet(op, proxy);
             await op.server.stop(10_000);
-            const old = await launch(env, `bench-before-${r}`, false, [], false, before);
+            const old = await launch(env, `bench-before-${r}`, false, (process.env.KAC_BENCH_BEFORE_ARGS ?? '--workers 1').split(' ').filter(Boolean), false, before);
             await waitReady(old);
             await quiet(old, proxy);
             const t0 = performance.now();
