@@ -274,7 +274,7 @@ export class CredentialReconciler {
       onAction: (e) => {
         actions++;
         this.deps.onAction?.(order, e, where);
-        void this.announce(order, e, where);
+        void this.announce(order, e, where, delivered !== undefined);
       },
     });
     if (asUser && fresh) this.seen.set(id, { ...asked, fresh: false }); // the pass observed Keystone anew and succeeded
@@ -309,14 +309,18 @@ export class CredentialReconciler {
     return credentialPort(session, prefix, fresh ? { fresh } : {});
   }
 
-  /** Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). */
-  private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined): Promise<void> {
+  /**
+   * Events on mint, switch, sweep and a refused mint (the lifecycle's moments; never a secret). `replacing`: the pass
+   * found a delivered Secret, so a delivery that switches replaces a credential (observed, not taken from the status,
+   * which a restored cluster does not have).
+   */
+  private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined, replacing: boolean): Promise<void> {
     const a = e.action;
     if (e.outcome === 'failed') return;
     if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);
     else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` }, cluster);
     // A first delivery is no switch (nothing was delivered before): the Minted Event says it, one API write fewer.
-    else if (a.type === 'deliver' && a.why === 'switch' && order.status?.credentialID !== undefined) await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
+    else if (a.type === 'deliver' && a.why === 'switch' && replacing) await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
     else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` }, cluster);
   }
 

@@ -176,6 +176,17 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.cluster.events.map((e) => `${e.reason}: ${e.note}`)).toEqual(['Minted: created generation 1 in Keystone (first credential)', expect.stringMatching(/^Minted: created generation 2/), 'Switched: the delivered Secret carries generation 2']);
   });
 
+  it('a rotation on a restored cluster (the order without status) still records Switched', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const order = w.get();
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...order, metadata: { ...order.metadata, generation: 2 }, spec: { ...order.spec, credentialGeneration: 2 }, status: undefined });
+    await w.converge();
+    expect(w.get().status?.credentialGeneration).toBe(2);
+    expect(w.cluster.events.map((e) => e.reason)).toContain('Switched');
+  });
+
   it('the pass its own writes wake is vouched for by the cache: no second Keystone list after a pass that acted', async () => {
     const w = world();
     w.assignment();
@@ -235,9 +246,12 @@ describe('KeystoneApplicationCredential reconciler', () => {
     w.keystone.fault = () => undefined;
     await w.reconciler.reconcile({ namespace: NS, name: 'app' });
     expect(w.fresh).toEqual([true, true, true]);
+    // Once a pass succeeded, a change that is not the user's (an edited Secret) is served the known credentials again.
+    const secret = w.delivered() as Secret;
+    w.cluster.put(Kinds.Secret, { ...secret, data: { ...secret.data, application_credential_id: b64('edited') } });
     w.fresh.length = 0;
-    await w.reconciler.reconcile({ namespace: NS, name: 'app' }); // its own writes (the failure's status) woke it: the view serves
-    expect(w.fresh.every((f) => !f)).toBe(true);
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect(w.fresh).toEqual([false]);
   });
 
   it('a steady order: a resync makes no Keystone call and no write', async () => {
