@@ -39,8 +39,20 @@ export const CredentialReason = {
   CredentialFailed: 'CredentialFailed',
   TransportErrorRetryFailed: 'TransportErrorRetryFailed',
   CredentialError: 'CredentialError',
+  /**
+   * Not in the spec's table (issue 32): credentials under the order's names that the order did not mint are in
+   * Keystone (another installation orders the same names for the same user). True while the order's own credential is
+   * delivered beside them, False while they keep it from minting; the message names each and what to do.
+   */
+  ForeignCredential: 'ForeignCredential',
 } as const;
 export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
+
+/**
+ * Reasons that call for a look although their condition is True (the order works): recorded as a Warning Event when a
+ * condition turns to them.
+ */
+export const WARNING_REASONS: ReadonlySet<string> = new Set([CredentialReason.ForeignCredential]);
 
 /** Reasons of `DeliveryReady` (spec, Conditions). */
 export const DeliveryReason = {

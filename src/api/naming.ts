@@ -66,19 +66,35 @@ export function credentialName(prefix: string, generation: number): string {
   return childName(prefix, `credential-v${generation}`);
 }
 
-/** The generation a Keystone credential name of this prefix denotes, or undefined for a foreign name. */
+/**
+ * The name generation N takes when its deterministic name is held by a credential the order did not mint (another
+ * installation orders the same names for the same Keystone user, which keeps one name per user):
+ * `<prefix>-credential-v<N>-<8 hex>`, the hex a digest of the order's owner id, so two installations never meet on it.
+ */
+export function alternateCredentialName(prefix: string, generation: number, owner: string): string {
+  return `${credentialName(prefix, generation)}-${createHash('sha256').update(owner).digest('hex').slice(0, 8)}`;
+}
+
+/**
+ * The generation a Keystone credential name of this prefix denotes (its deterministic name, or the alternate one with
+ * an 8-hex suffix), or undefined for any other name. A name says which generation a credential would be, never whose
+ * it is: src/lifecycle/ownership.ts decides that.
+ */
 export function generationOf(prefix: string, name: string): number | undefined {
   const head = `${prefix}-credential-v`;
   if (!name.startsWith(head)) return undefined;
-  const digits = name.slice(head.length);
-  return /^[1-9]\d*$/.test(digits) ? Number(digits) : undefined;
+  const match = /^([1-9]\d*)(?:-[0-9a-f]{8})?$/.exec(name.slice(head.length));
+  return match ? Number(match[1]) : undefined;
 }
 
 /**
  * The backing path in OpenBao:
- * `openstack/keystone/<controlplane namespace>/<prefix>/service-accounts/application-credential`.
- * The first segment is the KV v2 mount.
+ * `openstack/keystone/<controlplane namespace>/<prefix>/<owner>/service-accounts/application-credential`, the spec's
+ * path with the order's owner id (its `metadata.uid`) as one more segment after the prefix. The first segment is the KV v2 mount.
+ * The owner segment makes the path as unique as the credential it holds: two clusters whose orders share a
+ * ControlPlane namespace, order namespace and name (so a prefix) and one OpenBao never write the same path. Without an
+ * owner (a face that has none) the path is the spec's.
  */
-export function backingPath(controlPlaneNamespace: string, prefix: string): string {
-  return `openstack/keystone/${controlPlaneNamespace}/${prefix}/service-accounts/application-credential`;
+export function backingPath(controlPlaneNamespace: string, prefix: string, owner?: string): string {
+  return `openstack/keystone/${controlPlaneNamespace}/${prefix}${owner ? `/${owner}` : ''}/service-accounts/application-credential`;
 }

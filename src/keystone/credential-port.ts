@@ -3,6 +3,7 @@
  * deterministic generation names, and the document a credential is delivered as.
  */
 import { generationOf } from '../api/naming';
+import { describeCredential, markOf } from '../lifecycle/ownership';
 import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
 import { ApplicationCredentials } from './application-credentials';
 import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
@@ -12,7 +13,11 @@ import type { KeystoneSession } from './session';
 
 /** Options of {@link credentialPort}. */
 export interface CredentialPortOptions {
-  /** Description stored on every credential. @default "managed by keystone-appcred" */
+  /**
+   * What every credential's description says it is for, before its marks (`; owner=<id>; proof=<digest>`, see
+   * src/lifecycle/ownership.ts).
+   * @default "managed by keystone-appcred"
+   */
   readonly description?: string;
   /**
    * Milliseconds a list waits for other passes of the same session to share one request with; set by the first port
@@ -32,7 +37,9 @@ export interface CredentialPortOptions {
 
 /**
  * The credentials of `prefix` through `session` (authenticated as the ordered user, scoped to the ordered project).
- * Listing filters the user's credentials by name, so credentials the user created otherwise are never touched.
+ * Listing filters the user's credentials by name, so credentials the user created otherwise are never touched; each
+ * comes with the marks its description carries, by which the lifecycle tells the order's own from a foreign one
+ * (src/lifecycle/ownership.ts), and a create writes the order's marks into the description.
  *
  * The observation is the session's known credentials (known-credentials.ts): one list per user shared by the passes of a burst, with
  * what this process created and deleted since applied to it; a create or delete whose outcome is unsure forgets it,
@@ -54,12 +61,14 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
       const out: KeystoneCredential[] = [];
       for (const c of await known.list({ fresh: options.fresh === true })) {
         const generation = generationOf(prefix, c.name);
-        if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
+        if (generation !== undefined) out.push({ generation, id: c.id, name: c.name, mark: markOf(c.description), userId: c.userId, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
       }
       return out;
     },
     async create(request) {
-      const c = await credentials.create({ name: request.name, description, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) }).catch(unsure);
+      const c = await credentials
+        .create({ name: request.name, description: describeCredential(description, request.mark), secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) })
+        .catch(unsure);
       known.created(c);
       return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) };
     },

@@ -13,13 +13,14 @@ import {
   DeliveryReason,
   ReadyReason,
   SECRET_KEYS,
+  alternateCredentialName,
   credentialName,
   formatTime,
   setCondition,
   type Condition,
   type KeystoneApplicationCredentialStatus,
 } from '../api';
-import type { Action, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import type { Action, ForeignCredential, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
 import { carriedGenerations, rebuild } from './recorded';
 import * as rotation from './rotation';
 
@@ -107,6 +108,8 @@ class Step {
   /** The generation whose document this step writes to the backup / the Secret. */
   private backedUp?: number;
   private delivered?: number;
+  /** A generation this step could not mint: foreign credentials hold every name it may take. */
+  private blocked?: number;
 
   constructor(
     private readonly order: LifecycleOrder,
@@ -225,7 +228,9 @@ class Step {
       return;
     }
     if (!next.credential) {
-      this.actions.push({ type: 'mint', generation: g, name: credentialName(this.order.prefix, g), ...this.expiry(), why: 'continue rotation' });
+      const name = this.nameFor(g);
+      if (name === undefined) this.blocked = g;
+      else this.actions.push({ type: 'mint', generation: g, name, ...this.expiry(), why: 'continue rotation' });
       return;
     }
     if (!rotation.successorUsable(next.credential.expiresAt, this.order.spec, this.now)) {
@@ -248,8 +253,26 @@ class Step {
 
   /** The crash-safe minting order: the secret is generated and parked before Keystone sees it. */
   private mint(generation: number, why: string): void {
+    const name = this.nameFor(generation);
+    if (name === undefined) {
+      this.blocked = generation;
+      return;
+    }
     this.actions.push({ type: 'park', generation, why });
-    this.actions.push({ type: 'mint', generation, name: credentialName(this.order.prefix, generation), ...this.expiry(), why });
+    this.actions.push({ type: 'mint', generation, name, ...this.expiry(), why });
+  }
+
+  /**
+   * The Keystone name generation N is minted under: its deterministic name, or, when a foreign credential holds that
+   * (Keystone keeps one name per user), the alternate name of the order's owner (ownership.ts). Undefined when foreign
+   * credentials hold both, or the order has no owner id to form the alternate name from: nothing is minted then.
+   */
+  private nameFor(generation: number): string | undefined {
+    const taken = new Set((this.world.foreign ?? []).map((f) => f.name));
+    const name = credentialName(this.order.prefix, generation);
+    if (!taken.has(name)) return name;
+    const alternate = this.order.owner === undefined ? undefined : alternateCredentialName(this.order.prefix, generation, this.order.owner);
+    return alternate === undefined || taken.has(alternate) ? undefined : alternate;
   }
 
   private expiry(): { expiresAt?: Date } {
@@ -386,8 +409,14 @@ class Step {
     }
     const live = this.live;
     const exists = this.delivered === live || this.records.get(live)?.credential !== undefined;
+    const foreign = this.keystoneKnown ? (this.world.foreign ?? []) : [];
+    if (this.blocked !== undefined && !(live > 0 && exists)) {
+      return { status: 'False', reason: CredentialReason.ForeignCredential, message: `generation ${this.blocked} cannot be created: ${foreignNote(foreign)}` };
+    }
     if (live > 0 && exists) {
       const message = pending !== undefined ? `generation ${live} is delivered; generation ${pending} is being created` : `generation ${live} exists in Keystone`;
+      if (this.blocked !== undefined) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; generation ${this.blocked} cannot be created: ${foreignNote(foreign)}` };
+      if (foreign.length > 0) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; ${foreignNote(foreign)}` };
       return { status: 'True', reason: CredentialReason.CredentialMinted, message };
     }
     const undeliverable = this.world.undeliverable ? `; none is created while it cannot be delivered: ${this.world.undeliverable.message}` : '';
@@ -423,6 +452,20 @@ class Step {
     if (this.live > 0 && !backupHoldsLive) return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: `the backup does not hold generation ${this.live} yet` };
     return { status: 'False', reason: DeliveryReason.WaitingForCredential, message: this.live === 0 ? 'no credential exists yet' : `the Secret does not carry generation ${this.live} yet` };
   }
+}
+
+/**
+ * What the conditions say of foreign credentials: each one's id, name and user, that it is left alone, and what to do.
+ * Ids and names only: Keystone never shows a secret.
+ */
+export function foreignNote(foreign: readonly ForeignCredential[]): string {
+  const each = foreign.map((f) => `${f.id} (${f.name}${f.userId !== undefined ? `, Keystone user ${f.userId}` : ''})`).join(', ');
+  const one = foreign.length === 1;
+  return (
+    `${one ? 'credential' : 'credentials'} ${each} under this order's names ${one ? 'was' : 'were'} not minted by it and ${one ? 'is' : 'are'} left alone; ` +
+    'if another installation (a cluster, a Pulumi stack in another backend) orders the same names for this user, give each its own Keystone user; ' +
+    `a leftover nobody owns can be deleted with \`openstack application credential delete ${foreign[0]?.id ?? '<id>'}\``
+  );
 }
 
 function notReady(...conditions: { status: string; reason: string }[]): string {

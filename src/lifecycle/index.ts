@@ -1,5 +1,6 @@
 export * from './decide';
 export * from './model';
+export * from './ownership';
 export * from './ports';
 export * from './recorded';
 export * as rotation from './rotation';

@@ -9,6 +9,12 @@ import type { AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplica
 export interface LifecycleOrder {
   /** The per-order prefix the credential names derive from (see `childPrefix` / `credentialName`). */
   readonly prefix: string;
+  /**
+   * The order's owner id, carried in the description of every credential it mints and proving them its own
+   * (ownership.ts): the operator's order `metadata.uid`, the Pulumi resource's id drawn at create. Absent for a face
+   * without one (the demo): its credentials are proven by their secrets' proofs and by its records.
+   */
+  readonly owner?: string;
   /** `metadata.generation`, reported back as `status.observedGeneration`. */
   readonly generation?: number;
   /** The spec with its defaults resolved. */
@@ -30,6 +36,20 @@ export interface GenerationRecord {
   readonly failure?: string;
   /** The credential of this generation's deterministic name, as Keystone holds it. */
   readonly credential?: { readonly id: string; readonly expiresAt?: Date };
+}
+
+/**
+ * A credential under the order's names that the order cannot prove it minted (ownership.ts): another installation's
+ * that orders the same names for the same Keystone user, or one left behind before anything recorded it. Never
+ * deleted, adopted, rotated away or counted as a generation; the order reports it.
+ */
+export interface ForeignCredential {
+  /** The generation its name denotes. */
+  readonly generation: number;
+  readonly id: string;
+  readonly name: string;
+  /** The Keystone user that holds it (the ordered user), when the port knows it. */
+  readonly userId?: string;
 }
 
 /** The delivered Secret (or the face's equivalent). */
@@ -78,6 +98,11 @@ export interface Observations {
    */
   readonly generations: readonly GenerationRecord[];
   /**
+   * Credentials under the order's names the order did not mint (ownership.ts); not among `generations`. Absent or
+   * empty when there are none, and while `keystoneError` is set.
+   */
+  readonly foreign?: readonly ForeignCredential[];
+  /**
    * Keystone could not be listed this pass (its error text, never a secret). The order then repairs what needs only the
    * parked secret and the recorded id, and neither rotates, sweeps nor deletes anything.
    */
@@ -114,7 +139,10 @@ export type Trigger =
 export type Action =
   /** Generate (crypto-random, at least 256 bits) and park the secret of a generation, before Keystone sees it. */
   | { readonly type: 'park'; readonly generation: number; readonly why: string }
-  /** Create the generation's credential in Keystone, with its parked secret and deterministic name. */
+  /**
+   * Create the generation's credential in Keystone, with its parked secret, its deterministic name (or the alternate
+   * one when a foreign credential holds that), and the order's marks in its description.
+   */
   | { readonly type: 'mint'; readonly generation: number; readonly name: string; readonly expiresAt?: Date; readonly why: string }
   /** Write the generation's document (its credential `credentialId` and its parked secret) to the backup. */
   | { readonly type: 'backup'; readonly generation: number; readonly credentialId: string; readonly why: string }

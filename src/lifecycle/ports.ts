@@ -5,20 +5,27 @@
  */
 import type { KeystoneApplicationCredentialStatus, SecretKey } from '../api';
 import type { Admission, Gate, Undeliverable } from './model';
+import type { CredentialMark } from './ownership';
 
-/** A credential of the order's prefix as Keystone holds it. */
+/** A credential under the order's names as Keystone holds it, whoever minted it. */
 export interface KeystoneCredential {
   readonly generation: number;
   readonly id: string;
+  /** Its Keystone name: the generation's deterministic name, or the alternate one. */
+  readonly name: string;
   readonly expiresAt?: Date;
+  /** The marks its description carries (ownership.ts); empty for one minted before marks, or by somebody else. */
+  readonly mark: CredentialMark;
+  /** The Keystone user that holds it. */
+  readonly userId?: string;
 }
 
 /** Keystone, authenticated as the ordered user, scoped to the ordered project. */
 export interface CredentialPort {
-  /** Every credential whose name is one of the order's deterministic generation names. */
+  /** Every credential whose name is one of the order's generation names (ownership.ts tells which are the order's). */
   list(): Promise<KeystoneCredential[]>;
-  /** Creates a restricted credential with a client-supplied secret. */
-  create(request: { readonly name: string; readonly secret: string; readonly expiresAt?: Date }): Promise<{ id: string; expiresAt?: Date }>;
+  /** Creates a restricted credential with a client-supplied secret, its description carrying `mark`. */
+  create(request: { readonly name: string; readonly secret: string; readonly expiresAt?: Date; readonly mark: CredentialMark }): Promise<{ id: string; expiresAt?: Date }>;
   /** Deletes a credential; one already gone is fine. */
   delete(id: string): Promise<void>;
 }

@@ -8,8 +8,9 @@
  */
 import { SECRET_KEYS, type KeystoneApplicationCredentialStatus } from '../api';
 import { decide, decideFailure } from './decide';
-import type { Action, DeliveryObservation, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
-import type { Ports } from './ports';
+import type { Action, DeliveryObservation, ForeignCredential, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import { needsProof, proofOf, sortCredentials } from './ownership';
+import type { KeystoneCredential, Ports } from './ports';
 import type { CachedObservations } from './settled';
 
 /** How one action went, for timelines, logs and metrics. Carries no secret. */
@@ -18,6 +19,8 @@ export interface ActionEvent {
   readonly outcome: 'done' | 'failed' | 'refused';
   readonly ms: number;
   readonly error?: string;
+  /** The Keystone id a mint created. */
+  readonly credentialId?: string;
 }
 
 export interface RunOptions {
@@ -36,6 +39,8 @@ export interface RunResult {
   /** Teardown finished and the order was released. */
   readonly released: boolean;
   readonly steps: number;
+  /** The credentials under the order's names the order did not mint, as the pass observed them (ownership.ts). */
+  readonly foreign: readonly ForeignCredential[];
 }
 
 /** Error text of a failed observation; the ports' errors are already secret-free (Keystone and OpenBao redact theirs). */
@@ -43,10 +48,13 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
 
 /**
  * Observes the world through the ports. A Keystone list or a backup read that fails is an observation too (the order
- * repairs what it can without them and says what is wrong); any other failure is thrown. `status` maps a delivered
- * credential id to its generation while Keystone cannot be listed.
+ * repairs what it can without them and says what is wrong); any other failure is thrown. `order.status` maps a
+ * delivered credential id to its generation while Keystone cannot be listed. The credentials Keystone lists under the
+ * order's names are sorted into the order's own and the foreign ones (ownership.ts): only what the order can prove it
+ * minted becomes a generation record.
  */
-export async function observe(ports: Ports, status: KeystoneApplicationCredentialStatus = {}): Promise<Observations> {
+export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status' | 'owner'> = { status: {} }): Promise<Observations> {
+  const status = order.status;
   const [listed, parked, backupRead, delivered, admission, gate, undeliverable] = await Promise.all([
     ports.keystone.list().then(
       (credentials) => ({ credentials }),
@@ -64,7 +72,8 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
   ]);
   const records = new Map<number, GenerationRecord>();
   for (const p of parked) records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}) });
-  for (const c of 'credentials' in listed ? listed.credentials : []) {
+  const { own, foreign } = await sortByOwner(ports, order, 'credentials' in listed ? listed.credentials : [], records, delivered, backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined);
+  for (const c of own) {
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) } });
   }
@@ -72,12 +81,47 @@ export async function observe(ports: Ports, status: KeystoneApplicationCredentia
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
     delivery,
+    ...(foreign.length > 0 ? { foreign } : {}),
     ...('error' in listed ? { keystoneError: listed.error } : {}),
     ...(backupRead !== undefined ? { backup: backupRead } : {}),
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
     ...(undeliverable ? { undeliverable } : {}),
   };
+}
+
+/**
+ * The listed credentials the order minted and the foreign ones (ownership.ts), with the evidence gathered: the ids the
+ * status records and the backup (at the order's own path) holds; the id the delivered Secret names when the Secret
+ * also carries one of the order's parked secrets (a key another writer edited proves nothing); and a parked secret's
+ * proof only for a credential that carries a proof and is settled by neither owner nor record.
+ */
+async function sortByOwner(
+  ports: Pick<Ports, 'secrets'>,
+  order: Pick<LifecycleOrder, 'status' | 'owner'>,
+  listed: readonly KeystoneCredential[],
+  records: ReadonlyMap<number, GenerationRecord>,
+  delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
+  backedUp: string | undefined,
+): Promise<{ own: KeystoneCredential[]; foreign: ForeignCredential[] }> {
+  const recorded = new Set([order.status.credentialID, order.status.previousCredentialID, backedUp].filter((id): id is string => id !== undefined && id !== ''));
+  const deliveredId = delivered?.owned ? delivered.data.application_credential_id : undefined;
+  if (deliveredId && !recorded.has(deliveredId) && listed.some((c) => c.id === deliveredId)) {
+    const carried = delivered?.data.application_credential_secret;
+    for (const r of records.values()) {
+      if (r.parked && carried !== undefined && (await ports.secrets.read(r.generation)) === carried) {
+        recorded.add(deliveredId);
+        break;
+      }
+    }
+  }
+  const base = { ...(order.owner !== undefined ? { owner: order.owner } : {}), recorded };
+  const proofs = new Map<number, string>();
+  for (const g of new Set(listed.filter((c) => needsProof(base, c) && records.get(c.generation)?.parked).map((c) => c.generation))) {
+    const secret = await ports.secrets.read(g);
+    if (secret !== undefined) proofs.set(g, proofOf(secret));
+  }
+  return sortCredentials(listed, { ...base, proofs });
 }
 
 /**
@@ -170,7 +214,7 @@ async function parkedSecret(ports: Ports, generation: number, parkedThisPass: bo
 }
 
 /** Executes one action. A mint Keystone refused terminally is recorded as the generation's failure. */
-async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>): Promise<Executed> {
+async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>, owner: string | undefined): Promise<Executed> {
   switch (action.type) {
     case 'park':
       await ports.secrets.park(action.generation);
@@ -178,7 +222,8 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'mint': {
       const secret = await parkedSecret(ports, action.generation, parked.has(action.generation));
       try {
-        const created = await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}) });
+        const mark = { ...(owner !== undefined ? { owner } : {}), proof: proofOf(secret) };
+        const created = await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}), mark });
         return { outcome: 'done', created };
       } catch (error) {
         if (!ports.isTerminal(error)) throw error;
@@ -286,7 +331,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
     await ports.writeStatus(status);
   };
   // Observed once per pass; each later step decides on what the earlier steps' actions established.
-  let world = await observe(ports, current.status);
+  let world = await observe(ports, current);
   const parked = new Set<number>();
   for (let step = 1; step <= maxSteps; step++) {
     plan = decide(current, world, clock());
@@ -296,12 +341,13 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
     for (const action of plan.actions) {
       const t0 = performance.now();
       try {
-        const executed = await execute(ports, action, parked);
+        const executed = await execute(ports, action, parked, order.owner);
         if (action.type === 'park') parked.add(action.generation);
         world = carry(world, action, executed);
         refused ||= executed.outcome === 'refused';
         released ||= action.type === 'release';
-        options.onAction?.({ action, outcome: executed.outcome, ms: performance.now() - t0 });
+        const credentialId = executed.outcome === 'done' ? executed.created?.id : undefined;
+        options.onAction?.({ action, outcome: executed.outcome, ms: performance.now() - t0, ...(credentialId !== undefined ? { credentialId } : {}) });
         if (refused) break;
       } catch (error) {
         const failure = new ActionError(action, error);
@@ -310,7 +356,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
         throw failure;
       }
     }
-    if (released) return { status: plan.status, released: true, steps: step };
+    if (released) return { status: plan.status, released: true, steps: step, foreign: observed.foreign ?? [] };
     // The step's status holds once its actions succeeded; the next step decides on it (a refused mint is decided again).
     if (!refused) current = { ...current, status: plan.status };
     if (plan.actions.length === 0) {
@@ -318,7 +364,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
       world = observed;
       const unobserved = [world.keystoneError && `Keystone: ${world.keystoneError}`, world.backup?.error && `backup: ${world.backup.error}`].filter(Boolean);
       if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
-      return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step };
+      return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step, foreign: world.foreign ?? [] };
     }
   }
   await record(current.status).catch(() => undefined); // what the steps that succeeded established

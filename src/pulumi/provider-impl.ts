@@ -7,14 +7,26 @@
  * serialized into the state. It keeps no module-level client: every call builds its session from its own inputs and the
  * provider process's environment.
  */
-import { createHash } from 'node:crypto';
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, backingPath, formatTime, resolveSpec, validate, type KeystoneApplicationCredentialStatus } from '../api';
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  ConditionType,
+  DEFAULT_CREDENTIAL_GENERATION,
+  DEFAULT_GRACE_PERIOD,
+  DEFAULT_INTERVAL,
+  WARNING_REASONS,
+  backingPath,
+  formatTime,
+  resolveSpec,
+  validate,
+  type KeystoneApplicationCredentialStatus,
+} from '../api';
 import { OpenBaoBackup } from '../backup/openbao';
 import { credentialPort, deliveredData, isTerminalCreateError } from '../keystone/credential-port';
 import { KeystoneSession } from '../keystone/session';
-import { decide, reconcile, type CredentialPort, type LifecycleOrder, type Observations, type Ports, type SecretData } from '../lifecycle';
+import { decide, foreignNote, reconcile, type CredentialPort, type ForeignCredential, type LifecycleOrder, type Observations, type Ports, type SecretData } from '../lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
 import { ConnectionError, hasExplicit, resolveConnection, type ConnectionSettings, type ResolvedConnection } from './connection';
+import { engineWarn, type Warn } from './engine-log';
 import { STATUS_OUTPUTS, outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** The value Pulumi sends for an input that is not known yet (preview). */
@@ -41,6 +53,8 @@ export interface ProviderDeps {
   readonly keystone?: (connection: ResolvedConnection, prefix: string, options?: { readonly fresh?: boolean }) => { port: CredentialPort; close(): Promise<void> };
   /** Builds the backup port. @default {@link OpenBaoBackup} */
   readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+  /** Shows the user a warning. @default the engine's log, as a `warning:` diagnostic (engine-log.ts) */
+  readonly warn?: (message: string) => Promise<void>;
 }
 
 type Loose = Record<string, unknown>;
@@ -74,6 +88,8 @@ function fieldOf(field: string): string {
 export function makeProvider(deps: ProviderDeps = {}) {
   const clock = deps.clock ?? ((): Date => new Date());
   const env = (): Readonly<Record<string, string | undefined>> => deps.env ?? process.env;
+  let engine: Warn | undefined;
+  const warn = (message: string): Promise<void> => (deps.warn ?? (engine ??= engineWarn()))(message);
 
   // Sessions shared by the verbs in flight over the same connection: Pulumi runs the creates and updates of a program's
   // resources in parallel in one provider process, and each would otherwise log in on its own (N logins for N
@@ -103,7 +119,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
       return { port: credentialPort(mine.session, prefix, { description: 'managed by keystone-appcred (Pulumi)', listWindowMs: 20, ...(options.fresh ? { fresh: true } : {}) }), close };
     });
 
-  function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>): Ports['backup'] {
+  function backupOf(inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): Ports['backup'] {
     if (inputs.backup === undefined) return undefined;
     const e = env();
     const address = inputs.backup.address ?? e.BAO_ADDR ?? e.VAULT_ADDR;
@@ -115,30 +131,56 @@ export function makeProvider(deps: ProviderDeps = {}) {
       address,
       token,
       mount: inputs.backup.mount ?? 'openstack',
-      path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix).split('/').slice(1).join('/'),
+      path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix, owner).split('/').slice(1).join('/'),
       ...(inputs.backup.namespace ?? e.BAO_NAMESPACE ? { namespace: inputs.backup.namespace ?? e.BAO_NAMESPACE } : {}),
     };
     return deps.backup ? deps.backup(settings) : new OpenBaoBackup(settings);
   }
 
-  function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, deleting = false): LifecycleOrder {
+  function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, owner?: string, deleting = false): LifecycleOrder {
     return {
       prefix: inputs.prefix,
+      ...(owner !== undefined ? { owner } : {}),
       spec: resolveSpec({ credentialGeneration: inputs.credentialGeneration, rotation: inputs.rotation }),
       status,
       ...(deleting ? { deleting } : {}),
     };
   }
 
+  /** The inputs a state echoes: what the previous state recorded (for a failed run that did not switch). */
+  function echoedInputs(olds: Partial<ProviderOutputs>, fallback: ProviderInputs): ProviderInputs {
+    if (olds.prefix === undefined || olds.rotation === undefined) return fallback;
+    return stripUndefined({
+      prefix: olds.prefix,
+      credentialGeneration: olds.credentialGeneration ?? fallback.credentialGeneration,
+      rotation: olds.rotation,
+      connection: olds.connection,
+      backup: olds.backup,
+      cloudName: olds.cloudName,
+    });
+  }
+
   /**
-   * Runs the engine against Keystone from the state `olds` (empty on create). Returns the new outputs; on a failure
-   * after some step was recorded, throws an error carrying the outputs so far, which Pulumi stores as partial state.
+   * Runs the engine against Keystone from the state `olds` (empty on create) and returns the new outputs.
+   *
+   * A failed run follows Pulumi's contract for a failed update: the state keeps what is true in the world. When the run
+   * changed nothing in Keystone or the backup, the error is thrown as it is and the engine keeps the previous state
+   * whole (a wrong password, an empty value, Keystone down: `refresh` and `destroy` work on at once with the previous
+   * connection). When it did change something, the error carries the outputs of what is true now (a switched
+   * generation, a swept one, a successor minted and not switched, with its parked secret), which the engine stores as
+   * the resource's partial state; the new inputs are recorded only when the run switched the delivered credential under
+   * them (a create records its inputs: nothing came before).
    */
-  async function run(id: string | undefined, olds: Partial<ProviderOutputs>, inputs: ProviderInputs, deleting = false): Promise<ProviderOutputs> {
+  async function run(verb: 'create' | 'update' | 'delete', id: string, olds: Partial<ProviderOutputs>, inputs: ProviderInputs): Promise<ProviderOutputs> {
+    const deleting = verb === 'delete';
+    const owner = olds.owner ?? (deleting ? undefined : randomUUID());
     const connection = resolveConnection(inputs.connection, env());
     const keystone = openKeystone(connection, inputs.prefix);
     const live = olds.credentialGeneration;
-    const secrets = new MemorySecretStore(live !== undefined && olds.credentialSecret !== undefined ? [[live, olds.credentialSecret]] : []);
+    const parked: [number, string][] = [];
+    if (live !== undefined && olds.credentialSecret !== undefined) parked.push([live, olds.credentialSecret]);
+    if (olds.successorGeneration !== undefined && olds.successorSecret !== undefined && olds.successorGeneration !== live) parked.push([olds.successorGeneration, olds.successorSecret]);
+    const secrets = new MemorySecretStore(parked);
     const render = (credentialId: string, secret: string): SecretData =>
       deliveredData(
         { authUrl: connection.authUrl, ...(connection.regionName ? { regionName: connection.regionName } : {}), ...(inputs.cloudName ? { cloudName: inputs.cloudName } : {}) },
@@ -150,40 +192,79 @@ export function makeProvider(deps: ProviderDeps = {}) {
       delivery.data = { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret };
     }
     let status = statusOf(olds);
-    let recorded = false;
+    /** Whether the run changed Keystone or the backup: then a failure records what is true now. */
+    let changed = false;
+    /** The successor's credential, as this run's own mint created it. */
+    const minted = new Map<number, string>();
+    if (olds.successorGeneration !== undefined && olds.successorCredentialId !== undefined) minted.set(olds.successorGeneration, olds.successorCredentialId);
     const ports: Ports = {
       keystone: keystone.port,
       secrets,
       delivery,
-      ...(inputs.backup !== undefined ? { backup: backupOf(inputs) } : {}),
+      ...(inputs.backup !== undefined ? { backup: backupOf(inputs, owner) } : {}),
       render,
       writeStatus: async (next) => {
         status = next;
-        recorded = true;
       },
       release: async () => undefined,
       isTerminal: isTerminalCreateError,
     };
-    // The state is the store of the live generation's parked secret, whether or not the document carries it yet.
-    const current = async (): Promise<ProviderOutputs> => {
+    /** The outputs of what is true now, under `recorded` inputs. */
+    const current = async (recorded: ProviderInputs): Promise<ProviderOutputs> => {
       const generation = status.credentialGeneration;
       const secret = generation === undefined ? undefined : await secrets.read(generation);
       const data = delivery.data;
       const carries = data !== undefined && data.application_credential_id === status.credentialID && data.application_credential_secret === secret;
-      return outputsOf(inputs, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}) });
+      const above = (await secrets.list()).filter((p) => p.parked && p.generation > (generation ?? 0)).sort((a, b) => b.generation - a.generation)[0];
+      const successorSecret = above === undefined ? undefined : await secrets.read(above.generation);
+      return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}) }, {
+        owner,
+        ...(above !== undefined && successorSecret !== undefined
+          ? { successorGeneration: above.generation, successorSecret, ...(minted.has(above.generation) ? { successorCredentialId: minted.get(above.generation) } : {}) }
+          : {}),
+      });
     };
     try {
-      await reconcile(orderOf(inputs, status, deleting), ports, { clock });
-      return await current();
+      const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
+        clock,
+        onAction: (e) => {
+          if (e.outcome === 'failed') return;
+          if (['mint', 'delete', 'backup', 'remove-backup'].includes(e.action.type)) changed = true;
+          const a = e.action;
+          if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
+          if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
+        },
+      });
+      await reportOf(result.status, result.foreign, deleting);
+      return await current(inputs);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (recorded && id !== undefined && !deleting) {
-        // Pulumi stores these outputs as the resource's (partial) state, so a switched generation is not forgotten.
-        throw Object.assign(new Error(message), { id, properties: await current(), reasons: [message] });
+      if (changed && !deleting) {
+        // Pulumi stores these outputs as the resource's (partial) state: what is true in the world now.
+        const switched = status.credentialID !== olds.credentialId;
+        const recorded = verb === 'create' || switched ? inputs : echoedInputs(olds, inputs);
+        throw Object.assign(new Error(message), { id, properties: await current(recorded), reasons: [message] });
       }
       throw error instanceof Error ? error : new Error(message);
     } finally {
       await keystone.close();
+    }
+  }
+
+  /**
+   * What a run that converged says to the user. No credential to deliver is an error naming the reason (a generation
+   * Keystone refused, names held by foreign credentials); a credential under the resource's names that it did not mint,
+   * or a condition that is not True beside a delivered credential, is a warning.
+   */
+  async function reportOf(status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean): Promise<void> {
+    if (deleting) {
+      if (foreign.length > 0) await warn(`destroyed; left alone in Keystone: ${foreignNote(foreign)}`);
+      return;
+    }
+    const credential = status.conditions?.find((c) => c.type === ConditionType.CredentialReady);
+    if (status.credentialID === undefined) throw new Error(credential ? `${credential.reason}: ${credential.message}` : 'no credential was created');
+    for (const c of status.conditions ?? []) {
+      if (c.type !== ConditionType.Ready && (c.status !== 'True' || WARNING_REASONS.has(c.reason))) await warn(`${c.type} ${c.reason}: ${c.message}`);
     }
   }
 
@@ -253,18 +334,18 @@ export function makeProvider(deps: ProviderDeps = {}) {
       if (isUnknown(news)) return { changes: true, replaces, deleteBeforeReplace: false };
       const echoed = (o: Partial<ProviderInputs>): string => JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName }));
       if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
-      const plan = decide(orderOf(news, statusOf(olds)), worldOf(olds, news.backup !== undefined), clock());
+      const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), clock());
       const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml });
       const moved = STATUS_OUTPUTS.some((k) => projected[k] !== olds[k]);
       return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
     },
 
     async create(inputs: ProviderInputs): Promise<{ id: string; outs: ProviderOutputs }> {
-      return { id: inputs.prefix, outs: await run(inputs.prefix, {}, inputs) };
+      return { id: inputs.prefix, outs: await run('create', inputs.prefix, {}, inputs) };
     },
 
     async update(id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ outs: ProviderOutputs }> {
-      return { outs: await run(id, olds, news) };
+      return { outs: await run('update', id, olds, news) };
     },
 
     /**
@@ -289,6 +370,9 @@ export function makeProvider(deps: ProviderDeps = {}) {
           delete next.previousCredentialGeneration;
           delete next.previousCredentialDeleteAt;
         }
+        if (props.successorCredentialId !== undefined && !held.some((c) => c.generation === props.successorGeneration && c.id === props.successorCredentialId)) {
+          delete next.successorCredentialId;
+        }
         return { id, props: stripUndefined(next) as unknown as ProviderOutputs };
       } finally {
         await keystone.close();
@@ -297,12 +381,15 @@ export function makeProvider(deps: ProviderDeps = {}) {
 
     /** Destroy: deletes every generation the resource holds in Keystone (an already-deleted one is fine), and the backup. */
     async delete(id: string, props: ProviderOutputs): Promise<void> {
-      await run(id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION }, true);
+      await run('delete', id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION });
     },
   };
 }
 
-/** The world as the state says it is: the live generation parked and in Keystone, the superseded one in Keystone. */
+/**
+ * The world as the state says it is: the live generation parked and in Keystone, the superseded one in Keystone, and a
+ * successor a failed `up` left unswitched (parked, and in Keystone once minted).
+ */
 export function worldOf(state: Partial<ProviderOutputs>, backup: boolean): Observations {
   const generations: Observations['generations'][number][] = [];
   if (state.credentialGeneration !== undefined) {
@@ -316,6 +403,14 @@ export function worldOf(state: Partial<ProviderOutputs>, backup: boolean): Obser
   }
   if (state.previousCredentialGeneration !== undefined && state.previousCredentialId !== undefined) {
     generations.push({ generation: state.previousCredentialGeneration, parked: false, credential: { id: state.previousCredentialId } });
+  }
+  const successor = state.successorGeneration;
+  if (successor !== undefined && successor !== state.credentialGeneration && successor !== state.previousCredentialGeneration) {
+    generations.push({
+      generation: successor,
+      parked: state.successorSecret !== undefined,
+      ...(state.successorCredentialId !== undefined ? { credential: { id: state.successorCredentialId } } : {}),
+    });
   }
   generations.sort((a, b) => a.generation - b.generation);
   return {

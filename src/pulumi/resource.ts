@@ -115,6 +115,11 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
   declare readonly previousCredentialDeleteAt: pulumi.Output<string | undefined>;
   /** The prefix of the credential names in Keystone: `<name>-<8 hex>-applicationcredential`. */
   declare readonly prefix: pulumi.Output<string>;
+  /**
+   * The resource's owner id: the description of every credential it mints in Keystone carries `owner=<id>`, which tells
+   * its credentials from those of another stack that orders the same names for the same user (docs/pulumi.md).
+   */
+  declare readonly owner: pulumi.Output<string>;
 
   constructor(name: string, args: KeystoneApplicationCredentialArgs = {}, opts: pulumi.CustomResourceOptions = {}) {
     const backup = args.backup ?? backupFromConfig();
@@ -134,6 +139,10 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
       previousCredentialId: undefined,
       previousCredentialGeneration: undefined,
       previousCredentialDeleteAt: undefined,
+      owner: undefined,
+      successorGeneration: undefined,
+      successorCredentialId: undefined,
+      successorSecret: undefined,
     };
     const options = { ...opts, additionalSecretOutputs: [...(opts.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] };
     // Pulumi's SDK records an eager stack trace, formatted through source-map-support, for four promises per property

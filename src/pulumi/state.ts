@@ -3,9 +3,11 @@
  * status. Output names follow the CRD's status (`credentialId` for `status.credentialID`).
  *
  * The state is the Pulumi face's store: it holds the live generation's secret (`credentialSecret`, a secret output)
- * and the delivered document (`cloudsYaml`). A successor's secret exists only in memory while `create`/`update` runs;
- * if the run fails before the switch, the next run finds the successor in Keystone without a secret and the engine's
- * rule deletes and re-creates it: nothing delivered is ever lost.
+ * and the delivered document (`cloudsYaml`), the resource's owner id (the mark of every credential it mints,
+ * src/lifecycle/ownership.ts), and, after a failed `up` that left a successor unswitched, that successor's generation,
+ * id and parked secret (`successorSecret`, a secret output), from which the next `up` continues without minting a
+ * second one. Only what is true in the world is recorded: a failed run records its new inputs only when it switched
+ * the delivered credential under them.
  */
 import type { KeystoneApplicationCredentialStatus } from '../api';
 import type { ConnectionSettings } from './connection';
@@ -59,9 +61,23 @@ export interface StatusOutputs {
   readonly previousCredentialDeleteAt?: string;
 }
 
+/** A successor a failed `up` minted (or parked) and did not switch to: what the next `up` continues from. */
+export interface SuccessorOutputs {
+  readonly successorGeneration?: number;
+  /** Its Keystone id, once minted. */
+  readonly successorCredentialId?: string;
+  /** Its parked secret. Secret. */
+  readonly successorSecret?: string;
+}
+
 /** Everything the state holds: the inputs echoed (minus spec.credentialGeneration, whose name the status takes) and the status. */
-export interface ProviderOutputs extends StatusOutputs {
+export interface ProviderOutputs extends StatusOutputs, SuccessorOutputs {
   readonly prefix: string;
+  /**
+   * The resource's owner id, drawn at create (or at the first update of a state written before owner ids): every
+   * credential the resource mints carries it, and its backup path names it (src/lifecycle/ownership.ts).
+   */
+  readonly owner?: string;
   readonly rotation: RotationSettings;
   readonly connection?: ConnectionSettings;
   readonly backup?: BackupSettings;
@@ -69,7 +85,7 @@ export interface ProviderOutputs extends StatusOutputs {
 }
 
 /** Outputs Pulumi must store encrypted. */
-export const SECRET_OUTPUTS = ['credentialSecret', 'cloudsYaml', 'connection', 'backup'] as const;
+export const SECRET_OUTPUTS = ['credentialSecret', 'cloudsYaml', 'connection', 'backup', 'successorSecret'] as const;
 
 /** The status fields of the outputs, in the order a user reads them. */
 export const STATUS_OUTPUTS = [
@@ -108,14 +124,19 @@ export function statusOf(outputs: Partial<StatusOutputs>): KeystoneApplicationCr
   });
 }
 
-/** The outputs of a status and the delivered document. */
+/** The outputs of a status and the delivered document (and the owner and a pending successor, when there are). */
 export function outputsOf(
   inputs: ProviderInputs,
   status: KeystoneApplicationCredentialStatus,
   delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string },
+  extra: { readonly owner?: string } & SuccessorOutputs = {},
 ): ProviderOutputs {
   return stripUndefined({
     prefix: inputs.prefix,
+    owner: extra.owner,
+    successorGeneration: extra.successorGeneration,
+    successorCredentialId: extra.successorCredentialId,
+    successorSecret: extra.successorSecret,
     rotation: inputs.rotation,
     connection: inputs.connection,
     backup: inputs.backup,

@@ -3,13 +3,15 @@
  * for speed in unit tests; every behaviour here is also proven against the real Keystone in test/integration.
  */
 import { generationOf } from '../../src/api';
-import type { CredentialPort, KeystoneCredential } from '../../src/lifecycle';
+import { describeCredential, markOf, type CredentialMark, type CredentialPort, type KeystoneCredential } from '../../src/lifecycle';
 
 export interface Stored {
   id: string;
   name: string;
   secret: string;
   expiresAt?: Date;
+  /** As the real port writes it: what it is for, then the marks. */
+  description?: string;
 }
 
 /** One user's credentials in Keystone: what several orders of the user (each a {@link FakeKeystone} of its prefix) share. */
@@ -39,17 +41,18 @@ export class FakeKeystone implements CredentialPort {
     const out: KeystoneCredential[] = [];
     for (const c of this.credentials.values()) {
       const generation = generationOf(this.prefix, c.name);
-      if (generation !== undefined) out.push({ generation, id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
+      if (generation !== undefined) out.push({ generation, id: c.id, name: c.name, mark: markOf(c.description), ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
     }
     return out;
   }
 
-  async create(request: { name: string; secret: string; expiresAt?: Date }): Promise<{ id: string; expiresAt?: Date }> {
+  async create(request: { name: string; secret: string; expiresAt?: Date; mark?: CredentialMark }): Promise<{ id: string; expiresAt?: Date }> {
     this.fault('create');
     if ([...this.credentials.values()].some((c) => c.name === request.name)) throw Object.assign(new Error(`409 name ${request.name} exists`), { status: 409 });
     if (request.expiresAt && request.expiresAt <= this.clock()) throw Object.assign(new Error("400 The 'expires_at' must not be before now."), { status: 400 });
     const id = `id-${this.user.next++}`;
-    this.credentials.set(id, { id, name: request.name, secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
+    const description = describeCredential('managed by keystone-appcred', request.mark ?? {});
+    this.credentials.set(id, { id, name: request.name, secret: request.secret, description, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) });
     this.writes.push(`create ${request.name}`);
     this.fault('create-after');
     return { id, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) };

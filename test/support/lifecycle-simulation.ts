@@ -5,6 +5,9 @@
  * Secret or the backup carries was deleted in Keystone (one they carried before a switch only once it has expired), the Secret carries a credential Keystone holds with
  * that secret, a wake-up is never in the past, a recorded Secret carries the recorded credential.
  *
+ * With `foreign`, credentials another installation minted under the same names sit in Keystone from the start: none of
+ * them is ever deleted or delivered (src/lifecycle/ownership.ts).
+ *
  * Several simulations may share one Keystone user (a {@link FakeUser}), as orders of one user do, and a `step` hook
  * awaited before every port call lets a scheduler interleave their passes, as several workers run them.
  */
@@ -43,6 +46,13 @@ export interface SimulationOptions {
   readonly user?: FakeUser;
   /** Awaited before every port call (a scheduler interleaving several orders' passes). @default none */
   readonly step?: () => Promise<void>;
+  /** The order's owner id (src/lifecycle/ownership.ts). @default none: its credentials are proven by proof and record */
+  readonly owner?: string;
+  /**
+   * Credentials under the order's names that another installation minted (or that carry no mark and no record),
+   * already in Keystone before the first pass: never deleted, adopted or counted. @default none
+   */
+  readonly foreign?: readonly { readonly name: string; readonly description?: string }[];
 }
 
 export type Simulation = ReturnType<typeof simulation>;
@@ -53,6 +63,12 @@ export function simulation(options: SimulationOptions) {
   let now = new Date('2026-12-01T00:00:00Z');
   const clock = () => now;
   const keystone = new FakeKeystone(prefix, clock, options.user);
+  const foreignIds = new Set<string>();
+  for (const f of options.foreign ?? []) {
+    const id = `foreign-${foreignIds.size + 1}`;
+    keystone.credentials.set(id, { id, name: f.name, secret: `their-secret-${id}`, ...(f.description !== undefined ? { description: f.description } : {}) });
+    foreignIds.add(id);
+  }
   const secrets = new MemorySecretStore();
   const delivery = new MemoryDelivery();
   const backup: { id?: string } = {};
@@ -103,14 +119,15 @@ export function simulation(options: SimulationOptions) {
   };
   /** Credential ids the Secret and the backup carry now. */
   const carried = () => [delivery.data?.application_credential_id, backup.id].filter((id): id is string => id !== undefined);
-  const input = (handed: KeystoneApplicationCredentialStatus) => ({ prefix, spec: SPEC, status: handed, secretName: 'prop-credentials' });
+  const input = (handed: KeystoneApplicationCredentialStatus) => ({ prefix, ...(options.owner !== undefined ? { owner: options.owner } : {}), spec: SPEC, status: handed, secretName: 'prop-credentials' });
 
   return {
     prefix,
     keystone,
     delivery,
-    /** This order's credentials in Keystone (the user's others excluded). */
-    own: () => [...keystone.credentials.values()].filter((c) => c.name.startsWith(`${prefix}-`)),
+    /** This order's credentials in Keystone (the user's others and the foreign ones under its names excluded). */
+    own: () => [...keystone.credentials.values()].filter((c) => c.name.startsWith(`${prefix}-`) && !foreignIds.has(c.id)),
+    foreignIds,
     async run(p: Pass) {
       now = new Date(now.getTime() + p.advance);
       const handed = p.handed === 'current' ? status : p.handed === 'none' ? {} : (history[p.earlier % history.length] as KeystoneApplicationCredentialStatus);
@@ -133,6 +150,9 @@ export function simulation(options: SimulationOptions) {
         const expiresAt = expiries.get(id);
         if (!keystone.credentials.has(id)) expect(expiresAt !== undefined && expiresAt.getTime() < now.getTime() + 1000).toBe(true);
       }
+      // A credential the order did not mint is never deleted, and never delivered.
+      for (const id of foreignIds) expect(keystone.credentials.has(id)).toBe(true);
+      if (delivery.data) expect(foreignIds.has(delivery.data.application_credential_id)).toBe(false);
       // What the Secret carries is the credential Keystone holds under that id, with that secret.
       if (delivery.data) expect(keystone.credentials.get(delivery.data.application_credential_id)?.secret).toBe(delivery.data.application_credential_secret);
       if (result) {

@@ -220,10 +220,23 @@ export class CredentialReconciler {
     // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
-    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, fresh);
+    const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
+    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, fresh, about);
     const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
-    const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
+    // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
+    // cluster ordering the same names for the same Keystone user never has its credentials or its backup taken
+    // (src/lifecycle/ownership.ts).
+    const owner = order.metadata.uid;
+    const lifecycleOrder = {
+      prefix,
+      ...(owner ? { owner } : {}),
+      generation: order.metadata.generation ?? 1,
+      spec: resolveSpec(order.spec),
+      status: before,
+      deleting,
+      secretName: `${order.metadata.name}-credentials`,
+    };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
       delivery: new DeliveredSecret(orders, order),
@@ -257,7 +270,7 @@ export class CredentialReconciler {
     const ports: Ports = {
       keystone,
       ...cachedPorts,
-      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix)) } : {}),
+      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix, owner)) } : {}),
       writeStatus: async (status) => {
         await orders.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
@@ -298,7 +311,7 @@ export class CredentialReconciler {
    * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
    * pass; `fresh`: the pass lists anew).
    */
-  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean): CredentialPort {
+  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean, description: string): CredentialPort {
     if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh });
     const session = this.sessions.session({
       authUrl: connection.authUrl,
@@ -306,7 +319,7 @@ export class CredentialReconciler {
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
       ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
     });
-    return credentialPort(session, prefix, fresh ? { fresh } : {});
+    return credentialPort(session, prefix, { description, ...(fresh ? { fresh } : {}) });
   }
 
   /**

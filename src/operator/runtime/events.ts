@@ -5,7 +5,7 @@
  * steady object (its conditions unchanged pass after pass) writes nothing. Each Event is an API write, and a new order
  * used to post one per condition it passed through. Events are best effort: a failed one is logged, not retried.
  */
-import type { Condition } from '../../api/conditions';
+import { WARNING_REASONS, type Condition } from '../../api/conditions';
 import type { Cluster } from '../../kube/cluster';
 import { keyOf, type KubeObject } from '../../kube/object';
 import { errorMessage, silentLogger, type Logger } from './log';
@@ -16,12 +16,17 @@ export interface Transition {
   readonly to: Condition;
 }
 
+/** Whether a condition warns: it is not True, or True with a reason that calls for a look (`WARNING_REASONS`). */
+function warns(condition: Condition): boolean {
+  return condition.status !== 'True' || WARNING_REASONS.has(condition.reason);
+}
+
 /**
- * Whether a transition is worth an Event: a condition that is not True now (new, or its status or reason changed), or
- * Ready turning True again after it was not.
+ * Whether a transition is worth an Event: a condition that warns now (new, or its status or reason changed), or Ready
+ * turning True again after it was not.
  */
 export function noteworthy({ from, to }: Transition): boolean {
-  if (to.status !== 'True') return true;
+  if (warns(to)) return true;
   return to.type === 'Ready' && from !== undefined && from.status !== 'True';
 }
 
@@ -38,7 +43,7 @@ export function conditionTransitions(old: readonly Condition[] | undefined, next
 export interface EventRecorderOptions {
   /** The Event's action. @default "Reconcile" */
   readonly action?: string;
-  /** Which transitions are Warnings. @default a condition that is not True */
+  /** Which transitions are Warnings. @default a condition that is not True, or True with a reason of `WARNING_REASONS` */
   readonly warning?: (condition: Condition) => boolean;
   /** Only these condition types produce Events. @default every type */
   readonly types?: readonly string[];
@@ -65,7 +70,7 @@ export class EventRecorder {
       .filter(noteworthy)
       .filter(({ to }) => !this.options.types || this.options.types.includes(to.type))
       .map(async ({ to }) => {
-        const warning = this.options.warning ? this.options.warning(to) : to.status !== 'True';
+        const warning = this.options.warning ? this.options.warning(to) : warns(to);
         try {
           await this.cluster.event(object, {
             type: warning ? 'Warning' : 'Normal',

@@ -97,8 +97,15 @@ const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix'>> = {
   cloudName: { type: 'string', description: 'The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).', default: 'openstack' },
 };
 
+/**
+ * State the provider keeps for itself and the SDKs do not show: the owner id (in every credential's description in
+ * Keystone as well) and an unfinished rotation's successor (src/pulumi/state.ts).
+ */
+export const INTERNAL_OUTPUTS = ['owner', 'successorGeneration', 'successorCredentialId', 'successorSecret'] as const;
+type InternalOutputs = (typeof INTERNAL_OUTPUTS)[number];
+
 /** The outputs, named like the CRD's status, plus the inputs the state echoes. */
-const outputProperties: Properties<keyof ProviderOutputs> = {
+const outputProperties: Properties<Exclude<keyof ProviderOutputs, InternalOutputs>> = {
   credentialId: {
     type: 'string',
     description: 'The Keystone id of the delivered credential (the status `credentialID`). Absent after a `pulumi refresh` found it deleted, until the next `pulumi up` mints again.',

@@ -9,10 +9,10 @@ import { AUTH_URL, FakeKeystone, json, keystoneError, tokenReply } from './fake-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function setup(listDelayMs = 30) {
-  const held: { id: string; name: string }[] = [];
+  const held: { id: string; name: string; description?: string }[] = [];
   let clock = 1_000_000;
   let failCreates = 0;
-  const reply = (c: { id: string; name: string }) => ({ ...c, user_id: 'u1', project_id: 'p1', expires_at: null, roles: [] });
+  const reply = (c: { id: string; name: string; description?: string }) => ({ ...c, user_id: 'u1', project_id: 'p1', expires_at: null, roles: [] });
   const fake = new FakeKeystone()
     .on('POST', /^\/v3\/auth\/tokens$/, () => tokenReply('tok', new Date(Date.now() + 3600_000)))
     .on('GET', /^\/v3\/users\/u1\/application_credentials$/, async () => {
@@ -21,13 +21,13 @@ function setup(listDelayMs = 30) {
       return json(200, { application_credentials: snapshot });
     })
     .on('POST', /^\/v3\/users\/u1\/application_credentials$/, async (request) => {
-      const name = (request.body as { application_credential: { name: string } }).application_credential.name;
+      const { name, description } = (request.body as { application_credential: { name: string; description?: string } }).application_credential;
       if (failCreates > 0) {
         failCreates--;
         return keystoneError(503, 'try again');
       }
       if (held.some((c) => c.name === name)) return keystoneError(409, `Duplicate entry found with name ${name}`);
-      const c = { id: `id-${name}`, name };
+      const c = { id: `id-${name}`, name, ...(description !== undefined ? { description } : {}) };
       held.push(c);
       return json(201, { application_credential: reply(c) });
     })
@@ -42,7 +42,9 @@ function setup(listDelayMs = 30) {
   const lists = () => fake.calls('GET', /application_credentials$/).length;
   const port = (prefix: string, options: { listWindowMs?: number; fresh?: boolean } = {}) => {
     knownCredentials(session, { now: () => clock, ...(options.listWindowMs !== undefined ? { listWindowMs: options.listWindowMs } : {}) }); // the first caller sets the options
-    return credentialPort(session, prefix, options);
+    const full = credentialPort(session, prefix, options);
+    // The observation's shape: generation and id (the marks have a test of their own below).
+    return { ...full, list: async () => (await full.list()).map(({ generation, id }) => ({ generation, id })), full };
   };
   return {
     held,
@@ -72,7 +74,7 @@ describe('credentialPort observation', () => {
     s.held.push({ id: 'a1', name: 'a-credential-v1' });
     const a = s.port('a');
     expect(await a.list()).toEqual([{ generation: 1, id: 'a1' }]);
-    const created = await a.create({ name: 'a-credential-v2', secret: 'x' });
+    const created = await a.create({ name: 'a-credential-v2', secret: 'x', mark: {} });
     await a.delete('a1');
     expect(await a.list()).toEqual([{ generation: 2, id: created.id }]);
     expect(s.lists()).toBe(1);
@@ -84,7 +86,7 @@ describe('credentialPort observation', () => {
     const b = s.port('b');
     const listing = a.list();
     await sleep(10); // the list is on the wire, its snapshot taken before the create
-    const created = await b.create({ name: 'b-credential-v1', secret: 'x' });
+    const created = await b.create({ name: 'b-credential-v1', secret: 'x', mark: {} });
     expect(await listing).toEqual([]);
     expect(await b.list()).toEqual([{ generation: 1, id: created.id }]);
     expect(s.lists()).toBe(1);
@@ -120,7 +122,7 @@ describe('credentialPort observation', () => {
     const a = s.port('a');
     expect(await a.list()).toEqual([]);
     s.failNextCreate();
-    await expect(a.create({ name: 'a-credential-v1', secret: 'x' })).rejects.toMatchObject({ kind: 'server' });
+    await expect(a.create({ name: 'a-credential-v1', secret: 'x', mark: {} })).rejects.toMatchObject({ kind: 'server' });
     s.held.push({ id: 'a1', name: 'a-credential-v1' }); // e.g. Keystone created it and the answer was lost
     expect(await a.list()).toEqual([{ generation: 1, id: 'a1' }]);
     expect(s.lists()).toBe(2);
@@ -131,7 +133,7 @@ describe('credentialPort observation', () => {
     const a = s.port('a');
     expect(await a.list()).toEqual([]);
     s.held.push({ id: 'other', name: 'a-credential-v1' }); // a former leader finishing its pass
-    await expect(a.create({ name: 'a-credential-v1', secret: 'x' })).rejects.toMatchObject({ kind: 'conflict' });
+    await expect(a.create({ name: 'a-credential-v1', secret: 'x', mark: {} })).rejects.toMatchObject({ kind: 'conflict' });
     expect(await a.list()).toEqual([{ generation: 1, id: 'other' }]);
     expect(s.lists()).toBe(2);
   });
@@ -154,9 +156,22 @@ describe('credentialPort observation', () => {
     const before = a.list();
     await sleep(10);
     s.failNextCreate();
-    await expect(b.create({ name: 'b-credential-v1', secret: 'x' })).rejects.toBeDefined();
+    await expect(b.create({ name: 'b-credential-v1', secret: 'x', mark: {} })).rejects.toBeDefined();
     const after = b.list();
     await Promise.all([before, after]);
     expect(s.lists()).toBe(2);
+  });
+
+  test('a create writes the order\'s marks into the description after what it is for; the list reads them back with the name and the user', async () => {
+    const s = setup(0);
+    s.held.push({ id: 'old', name: 'a-credential-v1', description: 'managed by keystone-appcred' });
+    const a = s.port('a').full;
+    await a.create({ name: 'a-credential-v2', secret: 'x', mark: { owner: 'uid-1', proof: 'pr00f' } });
+    expect(s.held.find((c) => c.name === 'a-credential-v2')?.description).toBe('managed by keystone-appcred; owner=uid-1; proof=pr00f');
+    const fresh = await s.port('a', { fresh: true }).full.list();
+    expect(fresh).toEqual([
+      { generation: 1, id: 'old', name: 'a-credential-v1', userId: 'u1', mark: {} },
+      { generation: 2, id: 'id-a-credential-v2', name: 'a-credential-v2', userId: 'u1', mark: { owner: 'uid-1', proof: 'pr00f' } },
+    ]);
   });
 });

@@ -7,20 +7,38 @@
  * shortest sequence of passes that shows it.
  */
 import fc from 'fast-check';
+import { describeCredential } from '../../../src/lifecycle';
 import { pass, simulation } from '../../support/lifecycle-simulation';
 
+const PREFIX = 'prop-0000cafe-applicationcredential';
+/**
+ * Another installation's credentials under the same names (its owner and its secrets' proofs), and one that carries
+ * no mark at all (minted before marks, or by hand), at the generations the order itself reaches first.
+ */
+const FOREIGN = [
+  { name: `${PREFIX}-credential-v1`, description: describeCredential('managed by keystone-appcred', { owner: 'their-uid', proof: 'their-proof-1' }) },
+  { name: `${PREFIX}-credential-v2`, description: describeCredential('managed by keystone-appcred', { owner: 'their-uid', proof: 'their-proof-2' }) },
+  { name: `${PREFIX}-credential-v3`, description: 'managed by keystone-appcred' },
+];
+
 describe('decide handed a status from any earlier pass, or none', () => {
-  it.each([false, true])('never deletes what the Secret or the backup carries, and converges (backup configured: %s)', async (withBackup) => {
+  it.each([
+    [false, false],
+    [true, false],
+    [false, true],
+    [true, true],
+  ])('never deletes what the Secret or the backup carries, and converges (backup configured: %s; foreign credentials under its names: %s)', async (withBackup, withForeign) => {
     await fc.assert(
       fc.asyncProperty(fc.array(pass, { minLength: 5, maxLength: 60 }), async (passes) => {
-        const sim = simulation({ withBackup });
+        const sim = simulation({ withBackup, prefix: PREFIX, ...(withForeign ? { owner: 'our-uid', foreign: FOREIGN } : {}) });
         for (const p of passes) await sim.run(p);
         const final = await sim.settle();
         // Converged: the Secret carries the delivered credential, which authenticates, and nothing else is left but a
         // superseded credential inside its grace period.
         expect(sim.delivery.data?.application_credential_id).toBe(final.credentialID);
         expect(sim.keystone.authenticates(sim.delivery.data?.application_credential_id, sim.delivery.data?.application_credential_secret)).toBe(true);
-        expect(sim.keystone.credentials.size).toBe(final.previousCredentialID ? 2 : 1);
+        expect(sim.own().length).toBe(final.previousCredentialID ? 2 : 1);
+        expect(sim.keystone.credentials.size).toBe(sim.own().length + sim.foreignIds.size);
         expect(final.secretName).toBe('prop-credentials');
       }),
       // FC_SEED=<seed> replays a failing run (fast-check prints the seed).

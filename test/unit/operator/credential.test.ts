@@ -23,12 +23,13 @@ const ready = (type: string) => [{ type, status: 'True' as const, reason: 'Ready
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const ref = { controlPlaneRef: { name: 'cp', namespace: CP_NS } };
 
-function world() {
+function world(options: { readonly user?: FakeUser; readonly backups?: Map<string, string> } = {}) {
   let now = T0;
   const clock = () => now;
   const cluster = new MemoryCluster(clock);
   const prefix = childPrefix({ namespace: NS, name: 'app' });
-  const keystone = new FakeKeystone(prefix, clock);
+  const keystone = new FakeKeystone(prefix, clock, options.user);
+  const backups = options.backups;
   const connections: unknown[] = [];
   const fresh: boolean[] = [];
   const reconciler = new CredentialReconciler({
@@ -40,6 +41,15 @@ function world() {
     },
     clock,
     event: (order, e) => cluster.event(order, e),
+    ...(backups
+      ? {
+          backup: (path: string) => ({
+            read: async () => backups.get(path),
+            write: async (data) => void backups.set(path, data.application_credential_id),
+            remove: async () => void backups.delete(path),
+          }),
+        }
+      : {}),
   });
   const controlPlane = (assigned: string[]) =>
     cluster.put(Kinds.ControlPlane, {
@@ -114,6 +124,57 @@ function world() {
 }
 
 describe('KeystoneApplicationCredential reconciler', () => {
+  it('two clusters ordering the same names for one Keystone user and one OpenBao: each mints, backs up and tears down only its own, and says so', async () => {
+    const user = new FakeUser();
+    const backups = new Map<string, string>();
+    const a = world({ user, backups });
+    const b = world({ user, backups });
+    for (const w of [a, b]) w.assignment();
+    await a.converge();
+    await b.converge();
+    for (const w of [a, b]) expect(w.get().status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const idA = a.get().status?.credentialID as string;
+    const idB = b.get().status?.credentialID as string;
+    expect(idB).not.toBe(idA);
+    expect(a.keystone.authenticates(a.decoded().application_credential_id, a.decoded().application_credential_secret)).toBe(true);
+    expect(b.keystone.authenticates(b.decoded().application_credential_id, b.decoded().application_credential_secret)).toBe(true);
+    // Each backup at its own path, named by the order's uid: two paths, each holding its own cluster's credential.
+    expect(backups.size).toBe(2);
+    expect(backups.get(`openstack/keystone/${CP_NS}/${a.prefix}/${a.get().metadata.uid}/service-accounts/application-credential`)).toBe(idA);
+    expect(backups.get(`openstack/keystone/${CP_NS}/${b.prefix}/${b.get().metadata.uid}/service-accounts/application-credential`)).toBe(idB);
+    // Cluster B found A's credential under its names: reported on the condition and in one Warning Event, left alone.
+    const credentialReady = b.get().status?.conditions?.find((c) => c.type === 'CredentialReady');
+    expect(credentialReady).toMatchObject({ status: 'True', reason: 'ForeignCredential' });
+    expect(credentialReady?.message).toContain(idA);
+    const warnings = b.cluster.events.filter((e) => e.reason === 'ForeignCredential');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ type: 'Warning' });
+    expect(warnings[0].note).toContain(idA);
+    expect(warnings[0].note).toContain('openstack application credential delete');
+    // A rotates (the schedule, then a raise) and sweeps; B's delivered credential keeps working throughout.
+    for (let i = 0; i < 8; i++) {
+      a.travel(20 * 60_000);
+      b.travel(20 * 60_000);
+      await a.converge();
+      await b.converge();
+      expect(b.keystone.authenticates(b.decoded().application_credential_id, b.decoded().application_credential_secret)).toBe(true);
+      expect(a.keystone.authenticates(a.decoded().application_credential_id, a.decoded().application_credential_secret)).toBe(true);
+    }
+    expect(a.get().status?.credentialGeneration).toBeGreaterThanOrEqual(3);
+    // B is torn down: A's credentials and backup stay.
+    const aHeld = [...user.credentials.values()].filter((c) => c.description?.includes(`owner=${a.get().metadata.uid}`)).map((c) => c.id);
+    expect(aHeld.length).toBeGreaterThan(0);
+    const uidB = b.get().metadata.uid as string;
+    expect([...user.credentials.values()].some((c) => c.description?.includes(`owner=${uidB}`))).toBe(true);
+    await b.cluster.delete(Kinds.KeystoneApplicationCredential, NS, 'app');
+    await b.converge();
+    expect(b.cluster.get(Kinds.KeystoneApplicationCredential, NS, 'app')).toBeUndefined();
+    for (const id of aHeld) expect(user.credentials.has(id)).toBe(true);
+    expect([...user.credentials.values()].filter((c) => c.description?.includes(`owner=${uidB}`))).toEqual([]);
+    expect(backups.size).toBe(1);
+    expect(a.keystone.authenticates(a.decoded().application_credential_id, a.decoded().application_credential_secret)).toBe(true);
+  });
+
   it('no role on the project: NoRoleOnProject, nothing created; the finalizer is installed once the namespace is assigned', async () => {
     const w = world();
     await w.converge();

@@ -1,0 +1,224 @@
+/**
+ * Ownership (src/lifecycle/ownership.ts, issue 32): a credential under the order's names is the order's own only where
+ * the order can prove it minted it (owner, proof, record); every other one is foreign: never deleted, adopted,
+ * rotated away or counted as a generation; the order reports it and mints under a name that does not collide.
+ */
+import { alternateCredentialName, credentialName, resolveSpec, type KeystoneApplicationCredentialStatus } from '../../../src/api';
+import {
+  decide,
+  describeCredential,
+  markOf,
+  owns,
+  proofOf,
+  reconcile,
+  sortCredentials,
+  type LifecycleOrder,
+  type OwnershipEvidence,
+  type Ports,
+} from '../../../src/lifecycle';
+import { MemoryDelivery, MemorySecretStore } from '../../../src/local';
+import { FakeKeystone, FakeUser } from '../../support/fake-keystone';
+import { T0, condition, held, kinds, liveStatus, mintOf, order, world } from './builders';
+
+const PREFIX = 'app-1234abcd-applicationcredential';
+
+describe('the marks', () => {
+  it('a proof is a one-way digest of the secret: 43 base64url characters, the same for the same secret, never the secret', () => {
+    const secret = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldC1z';
+    expect(proofOf(secret)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(proofOf(secret)).toBe(proofOf(secret));
+    expect(proofOf(`${secret}x`)).not.toBe(proofOf(secret));
+    expect(proofOf(secret)).not.toContain(secret.slice(0, 12));
+  });
+
+  it('a description carries what the credential is for, then the marks; marks are read back; an old description has none', () => {
+    const text = describeCredential('managed by keystone-appcred for KeystoneApplicationCredential tenant-a/app', { owner: '6b1d-uid', proof: 'abc_-DEF' });
+    expect(text).toBe('managed by keystone-appcred for KeystoneApplicationCredential tenant-a/app; owner=6b1d-uid; proof=abc_-DEF');
+    expect(markOf(text)).toEqual({ owner: '6b1d-uid', proof: 'abc_-DEF' });
+    expect(markOf('managed by keystone-appcred')).toEqual({});
+    expect(markOf(undefined)).toEqual({});
+    expect(markOf('proof=only')).toEqual({ proof: 'only' });
+    expect(markOf('someone wrote owner=x y')).toEqual({});
+  });
+
+  it('owns by record, by owner and by proof; by nothing else (a name proves nothing)', () => {
+    const evidence: OwnershipEvidence = { owner: 'ours', proofs: new Map([[2, 'p2']]), recorded: new Set(['rec']) };
+    expect(owns(evidence, { generation: 1, id: 'rec', mark: {} })).toBe(true);
+    expect(owns(evidence, { generation: 1, id: 'x', mark: { owner: 'ours' } })).toBe(true);
+    expect(owns(evidence, { generation: 2, id: 'y', mark: { owner: 'theirs', proof: 'p2' } })).toBe(true);
+    expect(owns(evidence, { generation: 3, id: 'z', mark: { proof: 'p2' } })).toBe(false); // the proof of another generation
+    expect(owns(evidence, { generation: 1, id: 'w', mark: { owner: 'theirs' } })).toBe(false);
+    expect(owns(evidence, { generation: 1, id: 'v', mark: {} })).toBe(false);
+    expect(owns({ proofs: new Map(), recorded: new Set() }, { generation: 1, id: 'u', mark: {} })).toBe(false);
+  });
+
+  it('two of the order\'s own at one generation: the recorded one counts, the other is reported, never deleted on a guess', () => {
+    const evidence: OwnershipEvidence = { owner: 'ours', proofs: new Map(), recorded: new Set(['b']) };
+    const listed = [
+      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1`, mark: { owner: 'ours' } },
+      { generation: 1, id: 'b', name: `${PREFIX}-credential-v1-0a0b0c0d`, mark: {} },
+      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, mark: { owner: 'theirs' }, userId: 'u1' },
+    ];
+    const { own, foreign } = sortCredentials(listed, evidence);
+    expect(own.map((c) => c.id)).toEqual(['b']);
+    expect(foreign).toEqual([
+      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1` },
+      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, userId: 'u1' },
+    ]);
+  });
+});
+
+describe('decide with foreign credentials under the order\'s names', () => {
+  const foreignOne = { generation: 1, id: 'theirs-1', name: credentialName(PREFIX, 1), userId: 'user-1' };
+
+  it('mints under the alternate name of its owner when a foreign credential holds the deterministic one, and reports it', () => {
+    const plan = decide(order({}, {}, { owner: 'uid-a' }), world([], { foreign: [foreignOne] }), T0);
+    expect(kinds(plan)).toEqual(['park:1', 'mint:1']);
+    expect(mintOf(plan)?.name).toBe(alternateCredentialName(PREFIX, 1, 'uid-a'));
+    expect(alternateCredentialName(PREFIX, 1, 'uid-a')).toMatch(new RegExp(`^${PREFIX}-credential-v1-[0-9a-f]{8}$`));
+    expect(alternateCredentialName(PREFIX, 1, 'uid-b')).not.toBe(alternateCredentialName(PREFIX, 1, 'uid-a'));
+  });
+
+  it('the deterministic name while it is free, whatever foreign credentials hold other generations', () => {
+    const plan = decide(order({}, {}, { owner: 'uid-a' }), world([], { foreign: [{ ...foreignOne, generation: 4, name: credentialName(PREFIX, 4) }] }), T0);
+    expect(mintOf(plan)?.name).toBe(credentialName(PREFIX, 1));
+  });
+
+  it('refuses clearly when every name it may take is held (no owner id for an alternate name): False/ForeignCredential naming the credential and the user', () => {
+    const plan = decide(order(), world([], { foreign: [foreignOne] }), T0);
+    expect(plan.actions).toEqual([]);
+    const c = condition(plan, 'CredentialReady');
+    expect(c).toMatchObject({ status: 'False', reason: 'ForeignCredential' });
+    expect(c?.message).toContain('theirs-1');
+    expect(c?.message).toContain('user-1');
+    expect(c?.message).toContain('openstack application credential delete theirs-1');
+    expect(condition(plan, 'Ready')?.status).toBe('False');
+  });
+
+  it('beside its own delivered credential: CredentialReady stays True with reason ForeignCredential, Ready stays True', () => {
+    const plan = decide(order(liveStatus(2, T0), {}, { owner: 'uid-a' }), world([held(2)], { foreign: [foreignOne] }), T0);
+    expect(plan.actions).toEqual([]);
+    expect(condition(plan, 'CredentialReady')).toMatchObject({ status: 'True', reason: 'ForeignCredential' });
+    expect(condition(plan, 'CredentialReady')?.message).toMatch(/^generation 2 exists in Keystone; credential theirs-1 .* was not minted by it and is left alone/);
+    expect(condition(plan, 'Ready')).toMatchObject({ status: 'True', reason: 'AllReady' });
+  });
+
+  it('without foreign credentials: CredentialMinted as the spec has it', () => {
+    const plan = decide(order(liveStatus(2, T0), {}, { owner: 'uid-a' }), world([held(2)]), T0);
+    expect(condition(plan, 'CredentialReady')).toMatchObject({ status: 'True', reason: 'CredentialMinted' });
+  });
+});
+
+/** One installation of an order over a Keystone user it may share with others (the fakes of test/support). */
+function installation(user: FakeUser, clock: () => Date, owner: string | undefined, prefix = PREFIX) {
+  const keystone = new FakeKeystone(prefix, clock, user);
+  const secrets = new MemorySecretStore();
+  const delivery = new MemoryDelivery();
+  let status: KeystoneApplicationCredentialStatus = {};
+  const ports: Ports = {
+    keystone,
+    secrets,
+    delivery,
+    render: (id, secret) => ({ 'clouds.yaml': `id=${id}`, application_credential_id: id, application_credential_secret: secret }),
+    writeStatus: async (s) => void (status = s),
+    release: async () => undefined,
+    isTerminal: () => false,
+  };
+  const spec = resolveSpec({ rotation: { interval: '1h', gracePeriod: '10m' } });
+  const orderOf = (extra: Partial<LifecycleOrder> = {}): LifecycleOrder => ({ prefix, ...(owner !== undefined ? { owner } : {}), spec, status, secretName: 'app-credentials', ...extra });
+  return {
+    keystone,
+    secrets,
+    delivery,
+    get status() {
+      return status;
+    },
+    set status(s: KeystoneApplicationCredentialStatus) {
+      status = s;
+    },
+    pass: (extra: Partial<LifecycleOrder> = {}) => reconcile(orderOf(extra), ports, { clock }),
+    /** The delivered credential works: Keystone holds its id with the delivered secret, unexpired. */
+    works: () => keystone.authenticates(delivery.data?.application_credential_id, delivery.data?.application_credential_secret),
+  };
+}
+
+describe('two installations ordering the same names for one Keystone user', () => {
+  it('each mints, rotates, sweeps and tears down only its own; the other\'s delivered credential works at every step', async () => {
+    let now = new Date('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const user = new FakeUser();
+    const a = installation(user, clock, 'uid-a');
+    const b = installation(user, clock, 'uid-b');
+    const step = async (who: ReturnType<typeof installation>, extra: Partial<LifecycleOrder> = {}) => {
+      const result = await who.pass(extra);
+      expect(a.works()).toBe(true);
+      expect(b.works() || b.delivery.data === undefined).toBe(true);
+      return result;
+    };
+    await step(a);
+    const first = await step(b);
+    expect(first.foreign.map((f) => f.id)).toEqual([a.status.credentialID]);
+    expect(b.status.credentialID).not.toBe(a.status.credentialID);
+    expect(user.credentials.get(b.status.credentialID as string)?.name).toBe(alternateCredentialName(PREFIX, 1, 'uid-b'));
+    // Both rotate on their schedules and sweep after their grace periods, interleaved, for five hours.
+    for (let i = 0; i < 30; i++) {
+      now = new Date(now.getTime() + 10 * 60_000);
+      await step(i % 2 === 0 ? a : b);
+      await step(i % 2 === 0 ? b : a);
+    }
+    expect(a.status.credentialGeneration).toBeGreaterThanOrEqual(5);
+    expect(b.status.credentialGeneration).toBeGreaterThanOrEqual(5);
+    const mine = (who: ReturnType<typeof installation>) => [...user.credentials.values()].filter((c) => c.description?.includes(`owner=${who === a ? 'uid-a' : 'uid-b'}`));
+    expect(mine(a).length).toBeLessThanOrEqual(2);
+    expect(mine(b).length).toBeLessThanOrEqual(2);
+    // A generation raised to the other's current one is minted beside it, under the alternate name.
+    await step(b, { spec: resolveSpec({ credentialGeneration: (a.status.credentialGeneration as number) + 1, rotation: { interval: '1h', gracePeriod: '10m' } }) });
+    // Teardown of one leaves the other's credentials whole.
+    const aIds = mine(a).map((c) => c.id);
+    const torn = await b.pass({ deleting: true });
+    expect(torn.released).toBe(true);
+    expect(mine(b)).toEqual([]);
+    for (const id of aIds) expect(user.credentials.has(id)).toBe(true);
+    expect(a.works()).toBe(true);
+  });
+
+  it('a credential minted before marks stays the order\'s own while its status records it; an unrecorded unmarked one is left alone', async () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const user = new FakeUser();
+    const a = installation(user, clock, 'uid-a');
+    await a.pass();
+    // As an earlier build left it: no marks in the description.
+    const live = user.credentials.get(a.status.credentialID as string);
+    if (live) live.description = 'managed by keystone-appcred';
+    const stray = { id: 'unrecorded', name: credentialName(PREFIX, 7), secret: 's', description: 'managed by keystone-appcred' };
+    user.credentials.set(stray.id, stray);
+    const result = await a.pass({ spec: resolveSpec({ credentialGeneration: 2, rotation: { interval: '1h', gracePeriod: '10m' } }) });
+    expect(result.status.credentialGeneration).toBe(2); // the unrecorded generation 7 is not counted: the raised 2, not 8
+    expect(result.status.previousCredentialID).toBe(live?.id); // the recorded one is superseded, in grace, as ever
+    expect(user.credentials.has('unrecorded')).toBe(true);
+    expect(result.foreign.map((f) => f.id)).toEqual(['unrecorded']);
+    const torn = await a.pass({ deleting: true });
+    expect(torn.released).toBe(true);
+    expect([...user.credentials.keys()]).toEqual(['unrecorded']);
+  });
+
+  it('a successor whose parked secret is lost is the order\'s by its owner mark: deleted and minted again, as before marks', async () => {
+    let now = new Date('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const user = new FakeUser();
+    const a = installation(user, clock, 'uid-a');
+    await a.pass();
+    now = new Date(now.getTime() + 60 * 60_000);
+    a.keystone.fault = (call) => {
+      if (call === 'create-after') throw new Error('crash after the create');
+    };
+    await expect(a.pass()).rejects.toThrow('crash after the create');
+    a.keystone.fault = () => undefined;
+    await a.secrets.discard(2);
+    await a.pass();
+    expect(a.status.credentialGeneration).toBe(2);
+    expect(a.works()).toBe(true);
+    expect(user.credentials.size).toBe(2); // generation 2 (re-minted) and generation 1 in grace
+  });
+});
