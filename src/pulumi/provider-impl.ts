@@ -188,9 +188,11 @@ export function makeProvider(deps: ProviderDeps = {}) {
         secret,
       );
     const delivery = new MemoryDelivery();
-    if (olds.credentialId !== undefined && olds.credentialSecret !== undefined && olds.cloudsYaml !== undefined) {
-      delivery.data = { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret };
-    }
+    const previous: SecretData | undefined =
+      olds.credentialId !== undefined && olds.credentialSecret !== undefined && olds.cloudsYaml !== undefined
+        ? { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret }
+        : undefined;
+    if (previous) delivery.data = { ...previous };
     let status = statusOf(olds);
     /** Whether the run changed Keystone or the backup: then a failure records what is true now. */
     let changed = false;
@@ -209,11 +211,14 @@ export function makeProvider(deps: ProviderDeps = {}) {
       release: async () => undefined,
       isTerminal: isTerminalCreateError,
     };
-    /** The outputs of what is true now, under `recorded` inputs. */
-    const current = async (recorded: ProviderInputs): Promise<ProviderOutputs> => {
+    /**
+     * The outputs of what is true now, under `recorded` inputs; `document`: the delivered document as the state held it
+     * (a run that did not switch records the previous inputs, and the document rendered under them).
+     */
+    const current = async (recorded: ProviderInputs, document?: SecretData): Promise<ProviderOutputs> => {
       const generation = status.credentialGeneration;
       const secret = generation === undefined ? undefined : await secrets.read(generation);
-      const data = delivery.data;
+      const data = document ?? delivery.data;
       const carries = data !== undefined && data.application_credential_id === status.credentialID && data.application_credential_secret === secret;
       const above = (await secrets.list()).filter((p) => p.parked && p.generation > (generation ?? 0)).sort((a, b) => b.generation - a.generation)[0];
       const successorSecret = above === undefined ? undefined : await secrets.read(above.generation);
@@ -228,8 +233,11 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
         clock,
         onAction: (e) => {
+          // A mint whose outcome is unsure (its reply lost, Keystone gone mid-way) may have created the successor: its
+          // parked secret is recorded, so the next up finds it in Keystone and continues with it.
+          if (e.action.type === 'mint') changed = true;
           if (e.outcome === 'failed') return;
-          if (['mint', 'delete', 'backup', 'remove-backup'].includes(e.action.type)) changed = true;
+          if (['delete', 'backup', 'remove-backup'].includes(e.action.type)) changed = true;
           const a = e.action;
           if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
           if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
@@ -242,8 +250,8 @@ export function makeProvider(deps: ProviderDeps = {}) {
       if (changed && !deleting) {
         // Pulumi stores these outputs as the resource's (partial) state: what is true in the world now.
         const switched = status.credentialID !== olds.credentialId;
-        const recorded = verb === 'create' || switched ? inputs : echoedInputs(olds, inputs);
-        throw Object.assign(new Error(message), { id, properties: await current(recorded), reasons: [message] });
+        const properties = verb === 'create' || switched ? await current(inputs) : await current(echoedInputs(olds, inputs), previous);
+        throw Object.assign(new Error(message), { id, properties, reasons: [message] });
       }
       throw error instanceof Error ? error : new Error(message);
     } finally {

@@ -205,7 +205,7 @@ describe('the KeystoneApplicationCredential story on the real API server, Keysto
   it('removing the namespace assignment freezes the order: nothing in Keystone, OpenBao or the Secret changes', async () => {
     await applyOk(controlPlane(false), { fieldManager: 'kac-test' });
     await eventually(async () => condition(await order('app'), 'CredentialReady')?.reason === 'NamespaceNotAssigned', 60_000);
-    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${childPrefix({ namespace: NS, name: 'app' })}/service-accounts/application-credential` });
+    const backup = fx.backup('app', (await order('app')).metadata.uid as string);
     const snapshot = async () => ({ keystone: await userCredentials(), backup: await backup.readDocument(), secret: await delivered('app') });
     const before = await snapshot();
     await merge('keystoneapplicationcredential', 'app', { spec: { credentialGeneration: 4 } });
@@ -327,7 +327,7 @@ describe('repairs and refusals (further cases)', () => {
       const o = await order('backed');
       return o.status?.credentialGeneration === 2 && condition(o, 'Ready')?.status === 'True' && o;
     }, 60_000);
-    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${backedPrefix}/service-accounts/application-credential` });
+    const backup = fx.backup('backed', o.metadata.uid as string);
     expect(await backup.read()).toBe(o.status?.credentialID);
     expect((await delivered('backed'))?.application_credential_id).toBe(o.status?.credentialID);
   });
@@ -351,12 +351,14 @@ describe('the end of the story', () => {
   });
 
   it('deleting the orders leaves no credential in Keystone, an empty OpenBao path, no secret-v<N>, no delivered Secret', async () => {
+    const uidOf = new Map<string, string>();
+    for (const name of ['app', 'extra', 'gone', 'backed']) uidOf.set(name, (await order(name)).metadata.uid as string);
     for (const name of ['app', 'extra', 'gone', 'backed']) await kubectlOk(['delete', 'keystoneapplicationcredential', '-n', NS, name, '--wait=false']);
     for (const name of ['app', 'extra', 'gone', 'backed']) {
       await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', '-n', NS, name])).code !== 0, 60_000);
       const prefix = childPrefix({ namespace: NS, name });
       expect(await userCredentials(prefix)).toEqual([]);
-      const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${prefix}/service-accounts/application-credential` });
+      const backup = fx.backup(name, uidOf.get(name) as string);
       expect(await backup.readDocument()).toBeUndefined();
       const children = await kubectlOk(['get', 'secret', '-n', CP_NS, '-l', `c5c3.io/keystoneapplicationcredential-name=${name}`, '-o', 'name']);
       expect(children.trim()).toBe('');

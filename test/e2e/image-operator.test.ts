@@ -44,6 +44,8 @@ const ROLE = 'keystone-appcred-operator';
 const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: uniqueName('image'), projectName: uniqueName('image') });
 const [projectOrder, userOrder, roleAssignment] = fx.identityOrders();
 const prefix = childPrefix({ namespace: NS, name: 'app' });
+/** The order's uid, once it exists: its backup path names it (docs/operator.md, The backup). */
+let orderUid = '';
 
 const [imageRepo, imageTag] = ((image: string) => [image.slice(0, image.lastIndexOf(':')), image.slice(image.lastIndexOf(':') + 1)])(process.env.KAC_IMAGE ?? ':');
 const apiUrl = new URL(process.env.KAC_KUBE_SERVER ?? 'https://127.0.0.1:1');
@@ -103,7 +105,7 @@ async function baoApi(method: string, path: string, body?: unknown): Promise<{ s
 
 /** The backup document at the reference's path, or undefined (404). */
 async function backup(): Promise<Record<string, string> | undefined> {
-  const res = await baoApi('GET', `openstack/data/keystone/${CP_NS}/${prefix}/service-accounts/application-credential`);
+  const res = await baoApi('GET', `openstack/data/keystone/${CP_NS}/${prefix}/${orderUid}/service-accounts/application-credential`);
   if (res.status === 404) return undefined;
   if (res.status !== 200) throw new Error(`reading the backup: ${res.status} ${JSON.stringify(res.json)}`);
   return (res.json.data as { data: Record<string, string> }).data;
@@ -305,13 +307,14 @@ describe("the operator's image, run as the construct's Deployment", () => {
     expect(() => readdirSync(join((rootfs as ImageRootfs).dir, 'home/node/.kube'))).toThrow(/ENOENT/);
   });
 
-  it('an order reaches generation 1: the Secret is delivered after the backup is written at the reference\'s path, through the Kubernetes auth login', async () => {
+  it('an order reaches generation 1: the Secret is delivered after the backup is written at the order\'s backing path, through the Kubernetes auth login', async () => {
     await apply([projectOrder, userOrder, roleAssignment, fx.credentialOrder('app', { interval: '1m', gracePeriod: '20s' })], { fieldManager: 'kac-test' });
     const o = await eventually(async () => {
       const o = await order('app');
       return o.status?.credentialGeneration === 1 && o.status.secretName === 'app-credentials' && condition(o, 'Ready')?.status === 'True' && o;
     }, 120_000);
     g1 = (await delivered()) as Record<string, string>;
+    orderUid = o.metadata.uid as string;
     expect(g1.application_credential_id).toBe(o.status?.credentialID);
     expect(await fx.authenticates(g1.application_credential_id, g1.application_credential_secret)).toBe(true);
     expect(await backup()).toEqual(g1);
@@ -406,7 +409,7 @@ describe("the operator's image, run as the construct's Deployment", () => {
     await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', 'app', '-n', NS])).code !== 0, 120_000, 500);
     expect(await fx.userCredentials(prefix)).toEqual([]);
     expect(await backup()).toBeUndefined();
-    expect((await baoApi('GET', `openstack/metadata/keystone/${CP_NS}/${prefix}/service-accounts/application-credential`)).status).toBe(404);
+    expect((await baoApi('GET', `openstack/metadata/keystone/${CP_NS}/${prefix}/${orderUid}/service-accounts/application-credential`)).status).toBe(404);
     expect(await delivered()).toBeUndefined();
     expect((await fx.parkedSecrets('app')).size).toBe(0);
   });

@@ -316,7 +316,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     const at1 = new OpenBaoBackup({
       address: process.env.KAC_BAO_ADDR as string,
       token: process.env.KAC_BAO_TOKEN as string,
-      path: `keystone/pulumi/${b1.prefix as string}/service-accounts/application-credential`,
+      path: `keystone/pulumi/${b1.prefix as string}/${b1.owner as string}/service-accounts/application-credential`,
     });
     expect(await at1.readDocument()).toEqual({
       'clouds.yaml': b1.cloudsYaml,

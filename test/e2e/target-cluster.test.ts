@@ -21,7 +21,6 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import { childPrefix } from '../../src/api';
-import { OpenBaoBackup } from '../../src/backup/openbao';
 import { passwordSecretName } from '../../src/plane/naming';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
@@ -283,7 +282,7 @@ describe('an order on a registered target cluster', () => {
   it('consent removed: frozen, nothing changes in Keystone, OpenBao or the Secret; the management cluster\'s orders carry on; restored, the raised generation is created', async () => {
     await applyOk(controlPlane({ assigned: false }), onManagement);
     await eventually(async () => condition(await fx.order('app'), 'CredentialReady')?.reason === 'NamespaceNotAssigned', 60_000);
-    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${fx.prefixOf('app')}/service-accounts/application-credential` });
+    const backup = fx.backup('app', (await fx.order('app')).metadata.uid as string);
     const snapshot = async () => ({ keystone: await fx.userCredentials(fx.prefixOf('app')), backup: await backup.readDocument(), secret: await fx.delivered('app') });
     const before = await snapshot();
     await fx.merge('keystoneapplicationcredential', 'app', { spec: { credentialGeneration: 4 } });
@@ -445,10 +444,11 @@ describe('the end', () => {
   });
 
   it('teardown of the target cluster\'s credential: nothing left in Keystone or OpenBao, no child on the management cluster, no delivered Secret on the target cluster', async () => {
+    const uid = (await fx.order('app')).metadata.uid as string;
     await kubectlOk(['delete', 'keystoneapplicationcredential', 'app', '-n', NS, '--wait=false'], { as: 'target' });
     await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', 'app', '-n', NS], { as: 'target' })).code !== 0, 90_000);
     expect(await fx.userCredentials(fx.prefixOf('app'))).toEqual([]);
-    const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${fx.prefixOf('app')}/service-accounts/application-credential` });
+    const backup = fx.backup('app', uid);
     expect(await backup.readDocument()).toBeUndefined();
     expect((await childrenOf(EDGE)).filter((n) => n.startsWith(fx.prefixOf('app')))).toEqual([]);
     expect(await fx.delivered('app')).toBeUndefined();

@@ -55,7 +55,9 @@ describe('the Pulumi provider against Keystone and OpenBao', () => {
     rotation: { interval: '1h', gracePeriod: '20m' },
     backup: {},
   });
-  const bao = () => new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/pulumi/${inputs().prefix}/service-accounts/application-credential` });
+  /** The backup at the default path, which names the resource's owner id (docs/pulumi.md, OpenBao backup). */
+  let owner = '';
+  const bao = () => new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/pulumi/${inputs().prefix}/${owner}/service-accounts/application-credential` });
   const login = (id?: string, secret?: string) =>
     authenticateApplicationCredential({ authUrl: user.authUrl, id: id as string, secret: secret as string }).then(
       () => true,
@@ -67,6 +69,8 @@ describe('the Pulumi provider against Keystone and OpenBao', () => {
     expect((await p.check({}, { ...inputs() })).failures).toEqual([]);
     const { id, outs: g1 } = await p.create(inputs());
     expect(g1.credentialGeneration).toBe(1);
+    owner = g1.owner as string;
+    expect(owner).toMatch(/^[0-9a-f-]{36}$/);
     expect(await login(g1.credentialId, g1.credentialSecret)).toBe(true);
     expect(await bao().read()).toBe(g1.credentialId);
     expect(g1.cloudsYaml).toContain(user.authUrl);

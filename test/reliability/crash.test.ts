@@ -20,7 +20,6 @@
 import { randomInt } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OpenBaoBackup } from '../../src/backup/openbao';
 import { Users } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
@@ -78,8 +77,9 @@ async function credentialsByOrder(): Promise<Map<string, string[]>> {
   return new Map(ORDERS.map((o) => [o, names.filter((n) => n.startsWith(`${fx.prefixOf(o)}-`)).sort()]));
 }
 
-const backupOf = (name: string) =>
-  new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${fx.prefixOf(name)}/service-accounts/application-credential` });
+/** The orders' uids, as last read: their backup paths name them (read again after a teardown, the order is gone). */
+const uids = new Map<string, string>();
+const backupOf = (name: string) => fx.backup(name, uids.get(name) ?? 'unknown');
 
 /** Lists Keystone every 250 ms; remembers the most credentials any order held at one observation. */
 function sampler() {
@@ -143,6 +143,7 @@ async function notConverged(): Promise<string> {
   for (const name of ORDERS) {
     const g = expected.get(name) as number;
     const o = await readOrder(name);
+    if (o?.metadata.uid) uids.set(name, o.metadata.uid);
     if (o?.status?.credentialGeneration !== g || condition(o, 'Ready')?.status !== 'True') return `${name}: generation ${o?.status?.credentialGeneration}, Ready ${condition(o, 'Ready')?.reason}, expected ${g}`;
     if (o.status.previousCredentialID !== undefined) return `${name}: generation ${g - 1} not swept yet`;
     if (JSON.stringify(creds.get(name)) !== JSON.stringify([`${fx.prefixOf(name)}-credential-v${g}`])) return `${name}: Keystone holds ${JSON.stringify(creds.get(name))}`;

@@ -32,7 +32,6 @@ import { closeSync, existsSync, openSync, readFileSync, readdirSync, readlinkSyn
 import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 import { createConnection, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { OpenBaoBackup } from '../../src/backup/openbao';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
@@ -342,7 +341,7 @@ async function expectNothingLost(generation: number): Promise<void> {
   }
   const doc = await fx.delivered('app');
   expect(doc?.application_credential_secret).toBe(parked.get(generation));
-  const backup = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${PREFIX}/service-accounts/application-credential` });
+  const backup = fx.backup('app', (await fx.order('app')).metadata.uid as string);
   expect(await backup.read()).toBe(doc?.application_credential_id);
 }
 

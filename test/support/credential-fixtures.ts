@@ -8,6 +8,7 @@
  * delivered Secret (`secretsSeen`) and every status read (`statusesRead`).
  */
 import { childPrefix } from '../../src/api';
+import { OpenBaoBackup } from '../../src/backup/openbao';
 import { Users, authenticateApplicationCredential } from '../../src/keystone';
 import { adminSession, keystoneTestEnv, type KeystoneTestEnv } from './keystone-fixtures';
 import { kubeRequest, kubectlOk, type Identity, type KubeObject } from './kubectl';
@@ -55,6 +56,12 @@ export interface CredentialFixtureOptions {
    * target-kube`). @default the management cluster (the API server of `@needs kube`)
    */
   readonly orderCluster?: { readonly name: string; readonly as: Identity };
+  /**
+   * The identity that reaches the management cluster the fixtures read (the ControlPlane, the children) and, without
+   * `orderCluster`, the orders: `'target'` runs the second API server as a second installation's management cluster.
+   * @default 'admin'
+   */
+  readonly as?: Identity;
 }
 
 /** A probe failure: when, which credential id it read (or why it had none). */
@@ -83,8 +90,10 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
   const secretsSeen = new Set<string>();
   const statusesRead: { source: string; text: string }[] = [];
   const ref = { controlPlaneRef: { name: CP, namespace: CP_NS } };
+  /** The identity that reaches the management cluster. */
+  const management: Identity = options.as ?? 'admin';
   /** The identity that reaches the orders' API server. */
-  const as: Identity = options.orderCluster?.as ?? 'admin';
+  const as: Identity = options.orderCluster?.as ?? management;
 
   /** An order as read now (recorded for the scan). */
   async function order(name: string, kind = 'keystoneapplicationcredentials'): Promise<Order> {
@@ -97,7 +106,7 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
 
   /** The ControlPlane as read now (recorded for the scan). */
   async function controlPlaneNow(): Promise<Order> {
-    const res = await kubeRequest('GET', `${GROUP}/namespaces/${CP_NS}/controlplanes/${CP}`, { timeoutMs: 10_000 });
+    const res = await kubeRequest('GET', `${GROUP}/namespaces/${CP_NS}/controlplanes/${CP}`, { timeoutMs: 10_000, as: management });
     if (res.status !== 200) throw new Error(`GET controlplane ${CP_NS}/${CP}: ${res.status}`);
     const o = res.json<Order>();
     statusesRead.push({ source: `status controlplane ${CP_NS}/${CP} @${new Date().toISOString()}`, text: JSON.stringify(o.status ?? {}) });
@@ -133,6 +142,13 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
 
   const prefixOf = (name: string) => childPrefix({ namespace: NS, name, ...(options.orderCluster ? { cluster: options.orderCluster.name } : {}) });
 
+  /**
+   * The order's backup in the test OpenBao (mount `openstack`), at its backing path: the spec's path with the order's
+   * uid after the prefix (docs/operator.md, The backup). `uid`: the order's `metadata.uid` (read it before a teardown).
+   */
+  const backup = (name: string, uid: string) =>
+    new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${prefixOf(name)}/${uid}/service-accounts/application-credential` });
+
   /** The credential names of the ordered user in Keystone starting with `prefix` (as the admin sees them, directly). */
   async function userCredentials(prefix: string): Promise<string[]> {
     const admin = adminSession(env);
@@ -145,7 +161,7 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
 
   /** The parked `secret-v<N>` children of an order, by generation: their `value`. */
   async function parkedSecrets(name: string): Promise<Map<number, string>> {
-    const res = await kubeRequest('GET', `/api/v1/namespaces/${CP_NS}/secrets?labelSelector=${encodeURIComponent(`c5c3.io/keystoneapplicationcredential-name=${name},c5c3.io/keystoneapplicationcredential-namespace=${NS}`)}`);
+    const res = await kubeRequest('GET', `/api/v1/namespaces/${CP_NS}/secrets?labelSelector=${encodeURIComponent(`c5c3.io/keystoneapplicationcredential-name=${name},c5c3.io/keystoneapplicationcredential-namespace=${NS}`)}`, { as: management });
     if (res.status !== 200) throw new Error(`list parked secrets of ${name}: ${res.status}`);
     const out = new Map<number, string>();
     // The same name and namespace on another cluster is another order: its children carry another prefix.
@@ -264,6 +280,7 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
     delivered,
     authenticates,
     prefixOf,
+    backup,
     userCredentials,
     parkedSecrets,
     probe,

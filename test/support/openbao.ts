@@ -1,7 +1,7 @@
 /**
  * Starts a real OpenBao (`bao server -dev`, in-memory storage) on 127.0.0.1 with a free port and a generated root token,
  * and mounts a KV v2 engine at `openstack/`, where the spec's backing path
- * `openstack/keystone/<namespace>/<name>-<hash>-applicationcredential/service-accounts/application-credential` lives.
+ * `openstack/keystone/<namespace>/<name>-<hash>-applicationcredential/<order uid>/service-accounts/application-credential` lives.
  * (Dev mode's own `secret/` KV v2 mount is left as it is; nothing here uses it.)
  *
  * Variables it exports: KAC_BAO_ADDR (http://127.0.0.1:<port>), KAC_BAO_TOKEN (root token), KAC_BAO_KV_MOUNT ('openstack'),

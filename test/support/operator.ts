@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applyOk, eventually, kubectl, kubectlOk, type KubeObject } from './kubectl';
+import { applyOk, eventually, kubectl, kubectlOk, type Identity, type KubeObject } from './kubectl';
 import { freePort, startServer, tail, type Server } from './proc';
 import { renderTargetClusterManifests } from '../../src/cli/manifests';
 import { synthesizeManifests } from './synth';
@@ -38,11 +38,14 @@ export function manifestObjects(manifests: string, chart: string): KubeObject[] 
   return parseAllDocuments(readFileSync(join(manifests, file), 'utf8')).map((d) => d.toJS() as KubeObject);
 }
 
-/** Installs the synthesized CRDs (and the admission policy that ships with them) and waits until they are established. */
-export async function installCrds(manifests: string = synthesizeManifests()): Promise<string> {
+/**
+ * Installs the synthesized CRDs (and the admission policy that ships with them) and waits until they are established,
+ * on the management cluster (`as: 'target'`: on the second API server, run as a management cluster of its own).
+ */
+export async function installCrds(manifests: string = synthesizeManifests(), as: Identity = 'admin'): Promise<string> {
   const crds = readdirSync(manifests).find((f) => f.includes('crds')) as string;
-  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', join(manifests, crds)]);
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', join(manifests, crds)], { as });
+  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as });
   return manifests;
 }
 
@@ -106,20 +109,23 @@ export function registrationSecret(name: string, namespace: string, kubeconfig: 
 
 /**
  * Creates the identity's namespace, binds the construct's RBAC to its service account and writes a kubeconfig that
- * authenticates as it to `path`; returns `path`.
+ * authenticates as it to `path`; returns `path`. `as: 'target'`: on the second API server, as the management cluster of
+ * a second installation.
  */
-export async function operatorKubeconfig(manifests: string, identity: OperatorIdentity, path: string): Promise<string> {
+export async function operatorKubeconfig(manifests: string, identity: OperatorIdentity, path: string, as: Identity = 'admin'): Promise<string> {
   const sa = identity.serviceAccount ?? 'operator';
-  await kubectl(['create', 'namespace', identity.namespace]);
-  await applyOk(operatorRbac(manifests, identity), { fieldManager: 'kac-test' });
-  const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=2h'])).trim();
+  await kubectl(['create', 'namespace', identity.namespace], { as });
+  await applyOk(operatorRbac(manifests, identity), { fieldManager: 'kac-test', as });
+  const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=2h'], { as })).trim();
+  const server = as === 'target' ? process.env.KAC_TARGET_KUBE_SERVER : process.env.KAC_KUBE_SERVER;
+  const ca = as === 'target' ? process.env.KAC_TARGET_KUBE_CA_FILE : process.env.KAC_KUBE_CA_FILE;
   writeFileSync(
     path,
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
       'current-context': 'sa',
-      clusters: [{ name: 'kac', cluster: { server: process.env.KAC_KUBE_SERVER, 'certificate-authority': process.env.KAC_KUBE_CA_FILE } }],
+      clusters: [{ name: 'kac', cluster: { server, 'certificate-authority': ca } }],
       users: [{ name: sa, user: { token } }],
       contexts: [{ name: 'sa', context: { cluster: 'kac', user: sa, namespace: identity.namespace } }],
     }),
@@ -129,8 +135,8 @@ export async function operatorKubeconfig(manifests: string, identity: OperatorId
 }
 
 /** Removes the identity's cluster-wide RBAC (its namespace goes with the test's own cleanup). */
-export async function removeOperatorRbac(identity: OperatorIdentity): Promise<void> {
-  await kubectl(['delete', 'clusterrolebinding,clusterrole', identity.binding, '--ignore-not-found']);
+export async function removeOperatorRbac(identity: OperatorIdentity, as: Identity = 'admin'): Promise<void> {
+  await kubectl(['delete', 'clusterrolebinding,clusterrole', identity.binding, '--ignore-not-found'], { as });
 }
 
 /** What {@link startOperator} runs. */

@@ -2,7 +2,8 @@
  * The Pulumi provider's verbs over a fake Keystone and a settable clock: check's defaults and rules, diff's decision from
  * the state alone, create/update/read/delete through the lifecycle engine, and the crash-safety of a failed update.
  */
-import { FakeKeystone } from '../../support/fake-keystone';
+import { alternateCredentialName } from '../../../src/api';
+import { FakeKeystone, FakeUser } from '../../support/fake-keystone';
 import { UNKNOWN, makeProvider, worldOf } from '../../../src/pulumi/provider-impl';
 import type { ProviderInputs, ProviderOutputs } from '../../../src/pulumi/state';
 
@@ -10,20 +11,31 @@ const PREFIX = 'app-1234abcd-applicationcredential';
 const T0 = new Date('2026-12-01T00:00:00Z');
 const env = { OS_AUTH_URL: 'http://127.0.0.1:5000/v3', OS_USERNAME: 'svc', OS_PASSWORD: 'pw-not-in-state', OS_PROJECT_NAME: 'proj' };
 
-function setup() {
+function setup(options: { readonly user?: FakeUser; readonly backupFails?: () => boolean } = {}) {
   let now = T0;
   const clock = () => now;
-  const keystone = new FakeKeystone(PREFIX, clock);
+  const keystone = new FakeKeystone(PREFIX, clock, options.user);
   const backups: string[] = [];
+  const warnings: string[] = [];
+  const backed = new Map<string, string>();
   const provider = makeProvider({
     clock,
-    env,
+    env: { ...env, BAO_ADDR: 'http://127.0.0.1:8200', BAO_TOKEN: 'not-in-state' },
     keystone: () => ({ port: keystone, close: async () => undefined }),
+    warn: async (message) => void warnings.push(message),
+    backup: (settings) => ({
+      read: async () => backed.get(settings.path),
+      write: async (data) => {
+        if (options.backupFails?.()) throw new Error('OpenBao PUT: no reply: connection refused');
+        backed.set(settings.path, data.application_credential_id);
+      },
+      remove: async () => void backed.delete(settings.path),
+    }),
   });
   const travel = (ms: number) => {
     now = new Date(now.getTime() + ms);
   };
-  return { provider, keystone, travel, backups, clock };
+  return { provider, keystone, travel, backups, clock, warnings, backed };
 }
 
 const inputs = (extra: Partial<ProviderInputs> = {}): ProviderInputs => ({
@@ -183,7 +195,7 @@ describe('the lifecycle through create, diff, update, read, delete', () => {
     expect(keystone.credentials.size).toBe(0);
   });
 
-  it('a failed update leaks nothing: the next update deletes the successor whose secret was lost and re-creates it', async () => {
+  it('an update killed after the create leaks nothing: from the state before it, the next update deletes the successor (its by the owner mark) whose secret was lost and re-creates it', async () => {
     const { provider, keystone, travel } = setup();
     const { id, outs } = await provider.create(inputs());
     travel(H);
@@ -214,6 +226,106 @@ describe('the lifecycle through create, diff, update, read, delete', () => {
     expect(error.id).toBe(id);
     expect(error.properties).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1 });
     expect(keystone.authenticates(error.properties?.credentialId, error.properties?.credentialSecret)).toBe(true);
+  });
+});
+
+describe('a failed up keeps what is true in the world, and only that', () => {
+  it('a run that changed nothing (Keystone refuses the login) is a plain error: Pulumi keeps the previous state whole', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs } = await provider.create(inputs());
+    travel(H);
+    keystone.fault = (call) => {
+      if (call === 'list') throw new Error('Keystone POST /v3/auth/tokens: 401 Unauthorized: The request you have made requires authentication.');
+    };
+    const error = (await provider.update(id, outs, inputs({ connection: { authUrl: 'http://127.0.0.1:5000/v3', userName: 'svc', password: 'wrong', projectName: 'proj' } })).catch((e: unknown) => e)) as Error & { properties?: unknown };
+    expect(error.message).toContain('401');
+    expect(error.properties).toBeUndefined();
+    expect(keystone.writes).toEqual(['create app-1234abcd-applicationcredential-credential-v1']);
+  });
+
+  it('a rotation that fails after the successor exists records the successor (not the new inputs); the next up switches to it without a second create', async () => {
+    let failing = true;
+    const { provider, keystone, travel, backed } = setup({ backupFails: () => failing });
+    failing = false;
+    const { id, outs } = await provider.create(inputs({ backup: {} }));
+    failing = true;
+    travel(H);
+    const news = inputs({ backup: {}, cloudName: 'renamed' });
+    const error = (await provider.update(id, outs, news).catch((e: unknown) => e)) as { id?: string; properties?: ProviderOutputs; message: string };
+    expect(error.message).toContain('OpenBao');
+    const partial = error.properties as ProviderOutputs;
+    expect(partial).toMatchObject({ credentialGeneration: 1, credentialId: outs.credentialId, successorGeneration: 2, owner: outs.owner });
+    expect(partial.cloudName).toBeUndefined(); // the new input did not take effect
+    expect(partial.cloudsYaml).toBe(outs.cloudsYaml);
+    expect(keystone.authenticates(partial.successorCredentialId, partial.successorSecret)).toBe(true);
+    expect(keystone.writes.filter((w) => w.startsWith('create'))).toHaveLength(2);
+    // The next up, from the partial state: the successor is switched to; nothing is created again.
+    failing = false;
+    const { outs: next } = await provider.update(id, partial, news);
+    expect(keystone.writes.filter((w) => w.startsWith('create'))).toHaveLength(2);
+    expect(next).toMatchObject({ credentialGeneration: 2, credentialId: partial.successorCredentialId, credentialSecret: partial.successorSecret, previousCredentialGeneration: 1, cloudName: 'renamed' });
+    expect(next.successorGeneration).toBeUndefined();
+    expect([...backed.values()]).toEqual([next.credentialId]);
+  });
+
+  it('diff from a partial state with a successor asks for an update; destroy from it deletes the successor too', async () => {
+    let failing = false;
+    const { provider, keystone, travel } = setup({ backupFails: () => failing });
+    const { id, outs } = await provider.create(inputs({ backup: {} }));
+    travel(H);
+    failing = true;
+    const { properties } = (await provider.update(id, outs, inputs({ backup: {} })).catch((e: unknown) => e)) as { properties: ProviderOutputs };
+    expect((await provider.diff(id, properties, inputs({ backup: {} }))).changes).toBe(true);
+    failing = false;
+    await provider.delete(id, properties);
+    expect(keystone.credentials.size).toBe(0);
+  });
+
+  it('a create that fails after the mint records its inputs and the minted generation; the next up delivers it', async () => {
+    let failing = true;
+    const { provider, keystone } = setup({ backupFails: () => failing });
+    const error = (await provider.create(inputs({ backup: {} })).catch((e: unknown) => e)) as { id?: string; properties?: ProviderOutputs };
+    expect(error.id).toBe(PREFIX);
+    expect(error.properties).toMatchObject({ prefix: PREFIX, successorGeneration: 1, backup: {} });
+    expect(error.properties?.credentialId).toBeUndefined();
+    failing = false;
+    const { outs } = await provider.update(PREFIX, error.properties as ProviderOutputs, inputs({ backup: {} }));
+    expect(outs.credentialGeneration).toBe(1);
+    expect(keystone.writes.filter((w) => w.startsWith('create'))).toHaveLength(1);
+    expect(keystone.authenticates(outs.credentialId, outs.credentialSecret)).toBe(true);
+  });
+});
+
+describe('two stacks ordering the same names for one Keystone user (two backends)', () => {
+  it('each mints, rotates, sweeps and destroys only its own; the other\'s credential works throughout; the second is warned', async () => {
+    const user = new FakeUser();
+    const a = setup({ user });
+    const b = setup({ user });
+    const both = (ms: number) => (a.travel(ms), b.travel(ms));
+    const ca = await a.provider.create(inputs());
+    const cb = await b.provider.create(inputs());
+    expect(cb.outs.owner).not.toBe(ca.outs.owner);
+    expect(user.credentials.get(cb.outs.credentialId as string)?.name).toBe(alternateCredentialName(PREFIX, 1, cb.outs.owner as string));
+    expect(b.warnings.join('\n')).toContain(ca.outs.credentialId as string);
+    expect(a.warnings).toEqual([]);
+    let sa = ca.outs;
+    let sb = cb.outs;
+    for (let i = 0; i < 6; i++) {
+      both(30 * M);
+      if ((await a.provider.diff(PREFIX, sa, inputs())).changes) sa = (await a.provider.update(PREFIX, sa, inputs())).outs;
+      expect(b.keystone.authenticates(sb.credentialId, sb.credentialSecret)).toBe(true);
+      if ((await b.provider.diff(PREFIX, sb, inputs())).changes) sb = (await b.provider.update(PREFIX, sb, inputs())).outs;
+      expect(a.keystone.authenticates(sa.credentialId, sa.credentialSecret)).toBe(true);
+    }
+    expect(sa.credentialGeneration).toBeGreaterThanOrEqual(3);
+    expect(sb.credentialGeneration).toBeGreaterThanOrEqual(3);
+    // A refresh of one sees its own credential; the other's under the same names changes nothing.
+    expect((await b.provider.read(PREFIX, sb)).props.credentialId).toBe(sb.credentialId);
+    await a.provider.delete(PREFIX, sa);
+    expect(b.keystone.authenticates(sb.credentialId, sb.credentialSecret)).toBe(true);
+    expect([...user.credentials.values()].every((c) => c.description?.includes(`owner=${sb.owner as string}`))).toBe(true);
+    await b.provider.delete(PREFIX, sb);
+    expect(user.credentials.size).toBe(0);
   });
 });
 
