@@ -1,3 +1,4 @@
+export * from './conditions';
 export * from './decide';
 export * from './model';
 export * from './ownership';

@@ -159,6 +159,12 @@ export type Action =
   /** Teardown is done: release the order (drop the finalizer, forget the resource). */
   | { readonly type: 'release'; readonly why: string };
 
+/** One action of a pass failed: what went wrong, for the conditions. Carries the error text, never a secret. */
+export interface Failure {
+  readonly action: Action;
+  readonly message: string;
+}
+
 /** What `decide` returns. */
 export interface Plan {
   /** The status to record once every action has succeeded. */

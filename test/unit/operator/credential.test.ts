@@ -124,6 +124,39 @@ function world(options: { readonly user?: FakeUser; readonly backups?: Map<strin
 }
 
 describe('KeystoneApplicationCredential reconciler', () => {
+  it('a restored cluster (the order re-created with a new uid and its status, the children restored, the delivered Secret collected) keeps its credential, and later sweeps it', async () => {
+    const backups = new Map<string, string>();
+    const w = world({ backups });
+    w.assignment();
+    await w.converge();
+    const before = w.get();
+    const id1 = before.status?.credentialID as string;
+    const secret1 = w.decoded().application_credential_secret;
+    // The restore: the order comes back from the backup under a new uid with its status; the Secret it controlled was
+    // garbage-collected (its owner reference names the old uid).
+    w.cluster.drop(Kinds.KeystoneApplicationCredential, NS, 'app');
+    w.cluster.drop(Kinds.Secret, NS, 'app-credentials');
+    const { uid: _old, resourceVersion: _rv, ...metadata } = before.metadata;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...before, metadata } as KeystoneApplicationCredential);
+    expect(w.get().metadata.uid).not.toBe(before.metadata.uid);
+    const creates = w.keystone.writes.length;
+    await w.converge();
+    expect(w.get().status?.credentialID).toBe(id1);
+    expect(w.decoded()).toMatchObject({ application_credential_id: id1, application_credential_secret: secret1 });
+    expect(w.keystone.writes.length).toBe(creates);
+    expect(w.reason('CredentialReady')).toBe('CredentialMinted');
+    // Its backup now lives at the path of its new uid.
+    expect(backups.get(`openstack/keystone/${CP_NS}/${w.prefix}/${w.get().metadata.uid}/service-accounts/application-credential`)).toBe(id1);
+    // The schedule rotates it and the sweep deletes it: the restored order's own, by its record and its parked secret.
+    for (let i = 0; i < 6; i++) {
+      w.travel(20 * 60_000);
+      await w.converge();
+    }
+    expect(w.get().status?.credentialGeneration).toBeGreaterThanOrEqual(2);
+    expect(w.keystone.credentials.has(id1)).toBe(false);
+    expect(w.keystone.authenticates(w.decoded().application_credential_id, w.decoded().application_credential_secret)).toBe(true);
+  });
+
   it('two clusters ordering the same names for one Keystone user and one OpenBao: each mints, backs up and tears down only its own, and says so', async () => {
     const user = new FakeUser();
     const backups = new Map<string, string>();

@@ -1,0 +1,298 @@
+/**
+ * One step of an admitted order: what `decide` does between consent and teardown.
+ */
+import { alternateCredentialName, credentialName, formatTime, type KeystoneApplicationCredentialStatus } from '../api';
+import { report } from './conditions';
+import type { Action, Failure, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import { carriedGenerations, rebuild } from './recorded';
+import * as rotation from './rotation';
+
+type Status = KeystoneApplicationCredentialStatus;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * One step of an admitted order: the spec's Rotation and Delivered Secret rules, in the order they apply (sweep,
+ * strays, switch or repair, continue or start a rotation, reschedule), and the conditions they leave (conditions.ts).
+ */
+export class Step {
+  private readonly actions: Action[] = [];
+  private readonly status: Mutable<Status>;
+  private readonly records: ReadonlyMap<number, GenerationRecord>;
+  /** Generations whose credential the Secret or the backup carries: never deleted outside teardown. */
+  private readonly carried: ReadonlySet<number>;
+  /** Whether this pass knows what Keystone holds. */
+  private readonly keystoneKnown: boolean;
+  /** The successor this step continues, if a rotation is under way. */
+  private successor?: GenerationRecord;
+  /** Why a new rotation started in this step, if one did. */
+  private started?: { generation: number; why: string };
+  /** The superseded generation this step sweeps, if it does. */
+  private swept?: number;
+  /** The generation whose document this step writes to the backup / the Secret. */
+  private backedUp?: number;
+  private delivered?: number;
+  /** A generation this step could not mint: foreign credentials hold every name it may take. */
+  private blocked?: number;
+
+  constructor(
+    private readonly order: LifecycleOrder,
+    private readonly world: Observations,
+    private readonly now: Date,
+    observed: Status,
+    private readonly failure?: Failure,
+  ) {
+    this.records = new Map(world.generations.map((r) => [r.generation, r]));
+    this.keystoneKnown = world.keystoneError === undefined;
+    this.carried = new Set(carriedGenerations(world, this.records));
+    this.status = rebuild(observed, world, this.records, order.spec, now);
+  }
+
+  plan(): Plan {
+    if (!this.world.gate) {
+      if (this.keystoneKnown) {
+        this.sweep();
+        this.clearStrays();
+      }
+      // The delivered credential is repaired before anything that needs Keystone, so a failing mint cannot keep a
+      // deleted Secret absent; a switch in this step rewrites the Secret anyway.
+      const next = this.successor;
+      if (this.world.undeliverable) {
+        // Nothing to hand a credential to where the order lives: none is created, switched to, delivered or repaired.
+      } else if (next && this.switchable(next)) this.switchTo(next);
+      else {
+        this.repair();
+        if (!this.keystoneKnown) {
+          // nothing that needs Keystone this pass
+        } else if (next) this.continueRotation(next);
+        else this.maybeStartRotation();
+      }
+      if (this.status.credentialGeneration !== undefined) this.reschedule();
+    }
+    this.report();
+    return {
+      status: this.status,
+      actions: this.actions,
+      ...(this.world.gate || !this.keystoneKnown ? {} : { wakeAt: rotation.wakeAt(this.status, this.now, this.successorDeadline()) }),
+    };
+  }
+
+  /** The status of a pass whose action failed: the observed state, with conditions that say what is wrong. */
+  failed(): Status {
+    this.report();
+    return this.status;
+  }
+
+  private get live(): number {
+    return rotation.liveGeneration(this.status);
+  }
+
+  /** The delivered credential's id: from Keystone when it could be listed, else as recorded. */
+  private get liveCredentialId(): string | undefined {
+    if (this.keystoneKnown) return this.records.get(this.live)?.credential?.id;
+    return this.status.credentialID;
+  }
+
+  /** Step 3 of a rotation: once previousCredentialDeleteAt has passed, the superseded credential is deleted, then forgotten. */
+  private sweep(): void {
+    if (!rotation.sweepDue(this.status, this.now)) return;
+    const generation = this.status.previousCredentialGeneration as number;
+    if (this.carried.has(generation)) return; // still carried by the Secret or the backup: the repair comes first
+    this.swept = generation;
+    this.remove(this.records.get(generation), 'grace period over');
+    delete this.status.previousCredentialID;
+    delete this.status.previousCredentialGeneration;
+    delete this.status.previousCredentialDeleteAt;
+  }
+
+  /**
+   * Generations that are neither live, nor superseded in grace, nor the successor under way were never delivered or are
+   * done: delete them. A successor with a terminal error is continued until spec.credentialGeneration is raised above it;
+   * then it is deleted here and the raised generation is created.
+   */
+  private clearStrays(): void {
+    const previous = this.status.previousCredentialGeneration;
+    const successors = [...this.records.values()].filter((r) => r.generation > this.live).sort((a, b) => b.generation - a.generation);
+    const head = successors[0];
+    if (head && !(head.failure !== undefined && this.order.spec.credentialGeneration > head.generation)) this.successor = head;
+    for (const record of this.records.values()) {
+      if (record.generation === this.live || record.generation === previous || record === this.successor) continue;
+      if (record.generation === this.swept) continue; // swept above
+      const why = record.generation > this.live ? (record.failure !== undefined ? 'failed successor superseded by a raised generation' : 'stale successor') : 'stray generation';
+      this.remove(record, why);
+    }
+  }
+
+  /** Deletes a generation's credential and forgets its secret; never one the Secret or the backup carries. */
+  private remove(record: GenerationRecord | undefined, why: string): void {
+    if (!record || this.carried.has(record.generation)) return;
+    if (record.credential) this.actions.push({ type: 'delete', generation: record.generation, id: record.credential.id, why });
+    if (record.parked || record.failure !== undefined) this.actions.push({ type: 'discard', generation: record.generation, why });
+  }
+
+  /**
+   * A successor is switched to once Keystone holds it, its secret is parked, it stays valid long enough, the backup is
+   * known, and the Secret is the order's to write.
+   */
+  private switchable(next: GenerationRecord): boolean {
+    if (!next.parked || !next.credential) return false;
+    if (!rotation.successorUsable(next.credential.expiresAt, this.order.spec, this.now)) return false;
+    if (this.world.backup?.error !== undefined) return false; // the backup comes first, and it cannot be reached
+    return this.world.delivery.state !== 'foreign'; // DeliveryRefused: never taken over, so never switched
+  }
+
+  /** A rotation already under way is continued, never restarted. */
+  private continueRotation(next: GenerationRecord): void {
+    const g = next.generation;
+    if (next.failure !== undefined && !next.credential) return; // reported CredentialFailed; waits for a raised generation
+    if (!next.parked) {
+      // Its secret is lost, so it was never delivered: delete it and create it again.
+      if (next.credential) this.actions.push({ type: 'delete', generation: g, id: next.credential.id, why: 'secret of the successor lost' });
+      this.mint(g, 'secret of the successor lost; re-created');
+      return;
+    }
+    if (!next.credential) {
+      const name = this.nameFor(g);
+      if (name === undefined) this.blocked = g;
+      else this.actions.push({ type: 'mint', generation: g, name, ...this.expiry(), why: 'continue rotation' });
+      return;
+    }
+    if (!rotation.successorUsable(next.credential.expiresAt, this.order.spec, this.now)) {
+      // Its switch was held up until it (nearly) expired: it was never delivered, so it is replaced.
+      this.actions.push({ type: 'delete', generation: g, id: next.credential.id, why: 'successor expired before its switch' });
+      this.mint(g, 'successor expired before its switch; re-created');
+    }
+    // Otherwise the switch waits: for the backup, or for a Secret the order may write (DeliveryRefused).
+  }
+
+  /** Starts a rotation when a trigger holds and no grace period runs. */
+  private maybeStartRotation(): void {
+    const why = rotation.trigger({ ...this.order, status: this.status }, this.records.get(this.live), this.now);
+    if (why === undefined || !rotation.mayStart(this.status)) return;
+    const highest = Math.max(0, ...this.records.keys());
+    const g = rotation.targetGeneration({ ...this.order, status: this.status }, highest);
+    this.started = { generation: g, why: rotation.describe(why, this.order) };
+    this.mint(g, this.started.why);
+  }
+
+  /** The crash-safe minting order: the secret is generated and parked before Keystone sees it. */
+  private mint(generation: number, why: string): void {
+    const name = this.nameFor(generation);
+    if (name === undefined) {
+      this.blocked = generation;
+      return;
+    }
+    this.actions.push({ type: 'park', generation, why });
+    this.actions.push({ type: 'mint', generation, name, ...this.expiry(), why });
+  }
+
+  /**
+   * The Keystone name generation N is minted under: its deterministic name, or, when a foreign credential holds that
+   * (Keystone keeps one name per user), the alternate name of the order's owner (ownership.ts). Undefined when foreign
+   * credentials hold both, or the order has no owner id to form the alternate name from: nothing is minted then.
+   */
+  private nameFor(generation: number): string | undefined {
+    const taken = new Set((this.world.foreign ?? []).map((f) => f.name));
+    const name = credentialName(this.order.prefix, generation);
+    if (!taken.has(name)) return name;
+    const alternate = this.order.owner === undefined ? undefined : alternateCredentialName(this.order.prefix, generation, this.order.owner);
+    return alternate === undefined || taken.has(alternate) ? undefined : alternate;
+  }
+
+  private expiry(): { expiresAt?: Date } {
+    const expiresAt = rotation.expiryFor(this.now, this.order.spec);
+    return expiresAt ? { expiresAt } : {};
+  }
+
+  /** When a successor waiting for its switch must be replaced, if one waits. */
+  private successorDeadline(): Date | undefined {
+    const expiresAt = this.successor?.credential?.expiresAt;
+    if (expiresAt === undefined || this.delivered === this.successor?.generation) return undefined;
+    return rotation.replaceAt(expiresAt, this.order.spec);
+  }
+
+  /**
+   * Step 2 of a rotation, once Keystone holds the successor: the backup takes the new document first, then the delivered
+   * Secret, then the status switches; the superseded credential stays for the grace period.
+   */
+  private switchTo(next: GenerationRecord): void {
+    const credential = next.credential as { id: string; expiresAt?: Date };
+    this.writeDocument(next.generation, credential.id, 'switch', true);
+    const superseded = this.records.get(this.live);
+    if (superseded?.credential) {
+      this.status.previousCredentialID = superseded.credential.id;
+      this.status.previousCredentialGeneration = superseded.generation;
+      this.status.previousCredentialDeleteAt = rotation.graceDeadline(this.now, this.order.spec, superseded.credential.expiresAt);
+    }
+    this.status.credentialID = credential.id;
+    this.status.credentialGeneration = next.generation;
+    if (credential.expiresAt) this.status.credentialExpiresAt = formatTime(credential.expiresAt);
+    else delete this.status.credentialExpiresAt;
+    this.status.lastRotation = formatTime(this.now);
+    this.reschedule();
+  }
+
+  /**
+   * The backup first, then the Secret (spec, Delivered Secret: "The backup comes first"). A repair of the delivered
+   * generation while the backup cannot be read still rewrites the Secret: that document was backed up at its switch,
+   * and its consumers need it now.
+   */
+  private writeDocument(generation: number, credentialId: string, why: string, switching: boolean): void {
+    const backup = this.world.backup;
+    if (backup && backup.error === undefined && backup.credentialId !== credentialId) {
+      this.actions.push({ type: 'backup', generation, credentialId, why });
+      this.backedUp = generation;
+    }
+    if (switching && backup?.error !== undefined) return;
+    this.actions.push({ type: 'deliver', generation, credentialId, why });
+    this.delivered = generation;
+  }
+
+  private reschedule(): void {
+    const next = rotation.scheduledRotation({ ...this.order, status: this.status });
+    if (next) this.status.nextRotation = formatTime(next);
+    else delete this.status.nextRotation;
+  }
+
+  /**
+   * The delivered credential is kept whole: the backup and the Secret are rewritten when they do not carry it (an edited
+   * key is rewritten, a deleted Secret is written again, backup first). It needs only the parked secret and the
+   * credential's id, so it runs while Keystone is unreachable too.
+   */
+  private repair(): void {
+    const id = this.liveCredentialId;
+    const live = this.records.get(this.live);
+    if (id === undefined || !live?.parked) return;
+    const delivery = this.world.delivery;
+    if (delivery.state === 'foreign') return;
+    const backupStale = this.world.backup !== undefined && this.world.backup.error === undefined && this.world.backup.credentialId !== id;
+    const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== id || !delivery.intact;
+    if (backupStale || deliveryStale) this.writeDocument(live.generation, id, delivery.state === 'absent' ? 'Secret missing' : 'Secret repaired', false);
+    // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
+    // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
+    if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
+      const superseded = this.status.previousCredentialGeneration === undefined ? undefined : this.records.get(this.status.previousCredentialGeneration);
+      const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt);
+      if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
+    }
+  }
+
+  /** The conditions and the Secret's status fields, as this step leaves them. */
+  private report(): void {
+    report(
+      {
+        order: this.order,
+        world: this.world,
+        records: this.records,
+        status: this.status,
+        keystoneKnown: this.keystoneKnown,
+        ...(this.failure ? { failure: this.failure } : {}),
+        ...(this.started ? { started: this.started.generation } : {}),
+        ...(this.successor ? { successor: this.successor } : {}),
+        ...(this.delivered !== undefined ? { delivered: this.delivered } : {}),
+        ...(this.backedUp !== undefined ? { backedUp: this.backedUp } : {}),
+        ...(this.blocked !== undefined ? { blocked: this.blocked } : {}),
+      },
+      this.now,
+    );
+  }
+}
