@@ -14,7 +14,7 @@ import { connect, SERVICE_ACCOUNT_DIR, type ConnectOptions, type Connection } fr
 import { KubeApiError } from '../kube/errors';
 import { serviceAccountOfToken, whoAmI, type Identity } from '../kube/identity';
 import { errorMessage } from '../operator/runtime/log';
-import { errorText } from './status';
+import { errorText } from './cluster';
 
 /** Exit code of a setup to fix (configuration, credentials). */
 export const EXIT_CONFIGURATION = 2;

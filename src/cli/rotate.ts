@@ -7,7 +7,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Duration, DEFAULT_CREDENTIAL_GENERATION, type KeystoneApplicationCredential } from '../api';
 import { isConflict, isNotFound, KubeApiError } from '../kube/errors';
 import { Kinds } from '../kube/kinds';
-import { clusterOptions, errorText, explain, missingCrdMessage, openCluster, orderStatus, UnreachableError, type Cluster, type ClusterFlags, type Connector } from './status';
+import { clusterOptions, errorText, explain, missingCrdMessage, openCluster, UnreachableError, type Cluster, type ClusterFlags, type Connector } from './cluster';
+import { orderStatus } from './status';
 
 const KIND = Kinds.KeystoneApplicationCredential;
 

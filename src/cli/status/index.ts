@@ -1,0 +1,5 @@
+export * from '../cluster';
+export * from './collect';
+export * from './columns';
+export * from './command';
+export * from './render';
