@@ -4,7 +4,7 @@
  * Keystone and OpenBao, is in the middle of a rotation (the successor was just created in Keystone) when
  *
  * (a) Keystone goes away for 60 s. This is a NETWORK outage of the real Keystone: the shared Keystone process keeps
- *     running (src/testbed/keystone.ts cannot stop and start one instance again: its stop() removes the data dir and a
+ *     running (src/testbed/keystone/ cannot stop and start one instance again: its stop() removes the data dir and a
  *     start bootstraps a new database with a new admin password), and the operator reaches it only through an HTTP
  *     proxy in this file that, while "down", resets every connection it receives (the client sees ECONNRESET / socket
  *     hang up) and records the attempt. The cut lands right as Keystone answers the successor's create, and that reply

@@ -1,5 +1,5 @@
 /**
- * Starter for the real Keystone the integration tests run against (see src/testbed/keystone.ts for how it is set up).
+ * Starter for the real Keystone the integration tests run against (see src/testbed/keystone/ for how it is set up).
  *
  * Variables it exports to the test workers:
  * - `KAC_KEYSTONE_URL` identity endpoint ending in `/v3`

@@ -9,16 +9,12 @@
  * listen backlog of 128 instead of wsgiref's 5, which drops SYNs under bursts of parallel logins.
  */
 import { execFile, spawn } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-
-/** The Python interpreter that can import keystone (a pyenv/venv python first on PATH cannot). */
-const PYTHON = '/usr/bin/python3';
-const INSTALL_HINT =
-  'apt-get update && apt-get install -y --no-install-recommends python3-keystone';
+import { PYTHON, SERVER_SCRIPT, keystoneConf, passwords, pythonEnv } from './config';
+import { ensureKeystoneInstalled } from './install';
 
 /** Options of {@link startLocalKeystone}. */
 export interface LocalKeystoneOptions {
@@ -73,196 +69,6 @@ export interface LocalKeystone {
  * up in a command line or in the process environment. A watchdog thread (it serves no requests) exits when the Node
  * parent is gone, so a crashed test run leaves no Keystone behind.
  */
-const SERVER_SCRIPT = `# Written by keystone-appcred's testbed (src/testbed/keystone.ts). A throwaway Keystone; never use in production.
-import json
-import os
-import sqlite3
-import sys
-import threading
-import time
-import traceback
-from wsgiref import simple_server
-
-started = time.monotonic()
-plan = json.loads(sys.stdin.readline())
-sys.argv = sys.argv[:1]  # oslo.config parses sys.argv
-
-from keystone.cmd import cli  # noqa: E402
-
-
-def fork_manage(argv):
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            cli.main(argv=['keystone-manage'] + argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:
-            traceback.print_exc()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return pid
-
-
-def run_stage(stage):
-    children = [(fork_manage(argv), argv) for argv in stage]
-    for pid, argv in children:
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            command = [a for a in argv if not a.startswith('-')][1]
-            print('keystone-manage %s failed with exit code %d' % (command, code), flush=True)
-            sys.exit(1)
-
-
-class Server(simple_server.WSGIServer):
-    request_queue_size = 128
-    allow_reuse_address = True
-
-
-def watch_parent(parent):
-    while True:
-        time.sleep(1)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
-def main():
-    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
-    config = ['--config-file', plan['config']]
-    owner = ['--keystone-user', plan['user'], '--keystone-group', plan['group']]
-    run_stage([
-        config + ['db_sync'],
-        config + ['fernet_setup'] + owner,  # also creates the [fernet_receipts] keys
-        config + ['credential_setup'] + owner,
-    ])
-    db = sqlite3.connect(plan['database'])
-    db.execute('PRAGMA journal_mode=WAL').fetchall()
-    # Keystone deletes a deleted user's application credentials in bulk and relies on ON DELETE CASCADE for their role
-    # and access-rule rows, which SQLite does not enforce. The rows left behind collide with the next credential that
-    # reuses the freed rowid (409 "Duplicate entry found with name ..."). This trigger does what the cascade would.
-    db.executescript('''
-        CREATE TRIGGER IF NOT EXISTS application_credential_cascade AFTER DELETE ON application_credential
-        BEGIN
-            DELETE FROM application_credential_role WHERE application_credential_id = OLD.internal_id;
-            DELETE FROM application_credential_access_rule WHERE application_credential_id = OLD.internal_id;
-        END;
-    ''')
-    db.close()
-    url = plan['url']
-    run_stage([config + [
-        'bootstrap', '--bootstrap-password', plan['password'],
-        '--bootstrap-username', 'admin', '--bootstrap-project-name', 'admin', '--bootstrap-role-name', 'admin',
-        '--bootstrap-region-id', 'RegionOne',
-        '--bootstrap-admin-url', url, '--bootstrap-internal-url', url, '--bootstrap-public-url', url,
-    ]])
-    plan['password'] = None
-    print('KAC setup finished after %d ms' % ((time.monotonic() - started) * 1000), flush=True)
-
-    os.environ['OS_KEYSTONE_CONFIG_FILES'] = plan['config']
-    from keystone.server.wsgi import initialize_public_application
-    app = initialize_public_application()
-    server = simple_server.make_server('127.0.0.1', plan['port'], app, server_class=Server)
-    print('KAC keystone listening on %s' % url, flush=True)
-    server.serve_forever()
-
-
-main()
-`;
-
-const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const ALPHANUMERIC = `${LETTERS}0123456789`;
-
-/**
- * The generator of every password the testbed makes. A password is handed to `keystone-manage bootstrap
- * --bootstrap-password <password>`, whose option parser takes a value starting with `-` for an option and fails (base64url
- * began with `-` about one start in 64). So a password is 32 characters, all alphanumeric, the first a letter: no command
- * line can read it as an option, and it holds about 190 bits (one of 52, then 31 of 62, each from `randomInt`, unbiased).
- * An object, so a test can see that {@link startLocalKeystone} asks this generator for its password.
- */
-export const passwords = {
-  /** A new random password: a letter, then 31 letters or digits. */
-  generate(): string {
-    let password = LETTERS[randomInt(LETTERS.length)];
-    while (password.length < 32) password += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
-    return password;
-  },
-};
-
-function keystoneConf(dir: string, bcryptRounds: number): string {
-  return `# Written by keystone-appcred's testbed (see src/testbed/keystone.ts).
-[DEFAULT]
-debug = false
-
-[database]
-connection = sqlite:///${join(dir, 'keystone.db')}
-
-[cache]
-enabled = true
-backend = dogpile.cache.memory
-
-[token]
-provider = fernet
-
-[fernet_tokens]
-key_repository = ${join(dir, 'fernet-keys')}
-
-[fernet_receipts]
-key_repository = ${join(dir, 'fernet-receipts')}
-
-[credential]
-provider = fernet
-key_repository = ${join(dir, 'credential-keys')}
-
-[identity]
-password_hash_algorithm = bcrypt
-password_hash_rounds = ${bcryptRounds}
-`;
-}
-
-/** A minimal environment for Keystone's Python: no PYTHONPATH/PYTHONHOME/VIRTUAL_ENV, no OS_* leaking in. */
-function pythonEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, LANG: 'C.UTF-8', ...extra };
-}
-
-function tail(text: string, lines: number): string {
-  return text.split('\n').slice(-lines).join('\n');
-}
-
-function keystoneInstalled(): Promise<boolean> {
-  return new Promise<boolean>((done) => {
-    execFile('dpkg-query', ['-W', '-f=${Status}', 'python3-keystone'], (error, stdout) =>
-      done(!error && stdout.trim() === 'install ok installed'),
-    );
-  });
-}
-
-function run(command: string, args: readonly string[], log: (line: string) => void): Promise<void> {
-  return new Promise<void>((done, fail) => {
-    log(`$ ${command} ${args.join(' ')}`);
-    const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
-  });
-}
-
-/**
- * Makes sure Debian's python3-keystone is installed. When it is missing and `install` is set, installs it with apt-get
- * (as root; ~2 minutes, +149 MB, nothing runs at install time); otherwise throws with the command to run.
- */
-export async function ensureKeystoneInstalled(install: boolean, log: (line: string) => void = () => undefined): Promise<void> {
-  if (await keystoneInstalled()) return;
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!install || !root) {
-    throw new Error(`local keystone: Debian's python3-keystone is not installed; install it with: ${INSTALL_HINT}`);
-  }
-  log("installing Debian's python3-keystone (once) …");
-  await run('apt-get', ['update'], log);
-  await run('apt-get', ['install', '-y', '--no-install-recommends', 'python3-keystone'], log);
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolvePromise, reject) => {
@@ -436,4 +242,8 @@ async function waitUntilServing(authUrl: string, timeoutMs: number, exited: () =
     if (Date.now() > deadline) throw new Error(`local keystone: GET ${authUrl} did not answer 200 within ${timeoutMs} ms`);
     await delay(100);
   }
+}
+
+function tail(text: string, lines: number): string {
+  return text.split('\n').slice(-lines).join('\n');
 }

@@ -1,0 +1,3 @@
+export { passwords } from './config';
+export { ensureKeystoneInstalled } from './install';
+export * from './server';
