@@ -98,7 +98,7 @@ async function main(): Promise<void> {
           const s1 = session();
           const local = directoryPorts({ dir, session: s1, prefix });
           try {
-            return await reconcile({ prefix, spec, status: local.status(), ...(deleting ? { deleting } : {}) }, local.ports, { clock: () => now });
+            return await reconcile({ prefix, owner: local.owner, spec, status: local.status(), ...(deleting ? { deleting } : {}) }, local.ports, { clock: () => now });
           } finally {
             if (cold) await s1.close();
           }

@@ -147,7 +147,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<void> {
     const deadline = started + (options.seconds ?? 180) * 1000;
     while (!stopping && Date.now() < deadline) {
       const before = local.status();
-      order = { prefix, spec, status: before, secretName: `${name}-credentials` };
+      order = { prefix, owner: local.owner, spec, status: before, secretName: `${name}-credentials` };
       const result = await reconcile(order, local.ports, { onAction: (e) => void (describeEvent(e) && say(describeEvent(e) as string)) });
       const switched = describeSwitch(before, result.status);
       if (switched) say(switched);

@@ -3,6 +3,7 @@
  * written atomically (write to a temp file, then rename) so a crash never leaves half a file. The demo and the crash
  * tests use them: a killed process leaves exactly what it had recorded, as a real store would.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KeystoneApplicationCredentialStatus } from '../api';
@@ -83,6 +84,16 @@ export class DirectoryDelivery implements DeliveryPort {
   async remove(): Promise<void> {
     rmSync(this.path, { force: true });
   }
+}
+
+/** The order's owner id in the file `owner`: drawn (a random UUID) and written atomically the first time, then read. */
+export function ownerOf(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, 'owner');
+  const found = readOrUndefined(path)?.trim();
+  if (found) return found;
+  writeAtomically(path, randomUUID());
+  return (readOrUndefined(path) as string).trim();
 }
 
 /** The order's status as one JSON file. */

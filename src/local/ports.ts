@@ -7,7 +7,7 @@ import type { KeystoneApplicationCredentialStatus } from '../api';
 import { credentialPort, deliveredData, isTerminalCreateError } from '../keystone/credential-port';
 import type { KeystoneSession } from '../keystone/session';
 import type { Ports } from '../lifecycle/ports';
-import { DirectoryDelivery, DirectorySecretStore, DirectoryStatus } from './directory';
+import { DirectoryDelivery, DirectorySecretStore, DirectoryStatus, ownerOf } from './directory';
 
 /** What {@link directoryPorts} needs. */
 export interface DirectoryPortsOptions {
@@ -24,6 +24,11 @@ export interface DirectoryPortsOptions {
 /** The ports of one local order, and its recorded status. */
 export interface DirectoryOrder {
   readonly ports: Ports;
+  /**
+   * The order's owner id (src/lifecycle/ownership.ts), drawn once and kept in the directory (`owner`) before anything
+   * is minted, as an order's uid exists before its first credential.
+   */
+  readonly owner: string;
   /** The status as last recorded. */
   status(): KeystoneApplicationCredentialStatus;
   /** Set once teardown released the order. */
@@ -34,6 +39,7 @@ export function directoryPorts(options: DirectoryPortsOptions): DirectoryOrder {
   const statusFile = new DirectoryStatus(options.dir);
   const order: DirectoryOrder = {
     released: false,
+    owner: ownerOf(options.dir),
     status: () => statusFile.read(),
     ports: {
       keystone: credentialPort(options.session, options.prefix),

@@ -40,7 +40,7 @@ async function harness(name: string): Promise<Harness> {
     prefix,
     local,
     session,
-    pass: (now, spec = {}) => reconcile({ prefix, spec: resolveSpec(spec), status: local.status() }, local.ports, { clock: () => now }),
+    pass: (now, spec = {}) => reconcile({ prefix, owner: local.owner, spec: resolveSpec(spec), status: local.status() }, local.ports, { clock: () => now }),
     delivered: async () => {
       const read = await local.ports.delivery.read();
       if (!read) throw new Error('nothing delivered');

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const input = JSON.parse(readFileSync(0, 'utf8')) as PassInput;
   const session = new KeystoneSession({ authUrl: input.authUrl, auth: input.auth });
   const local = directoryPorts({ dir: input.dir, session, prefix: input.prefix });
-  const result = await reconcile({ prefix: input.prefix, spec: resolveSpec(input.spec), status: local.status() }, local.ports, {
+  const result = await reconcile({ prefix: input.prefix, owner: local.owner, spec: resolveSpec(input.spec), status: local.status() }, local.ports, {
     onAction: (event) => {
       process.stdout.write(`${event.action.type} ${'generation' in event.action ? event.action.generation : ''} ${event.outcome}\n`);
       if (event.outcome === 'done' && event.action.type === input.crashAfter) process.kill(process.pid, 'SIGKILL');
