@@ -80,6 +80,11 @@ export interface CredentialReconcilerDeps {
   readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent, cluster?: string) => Promise<void>;
   /** Called after each lifecycle action (logs, metrics). @default none */
   readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent, cluster?: string) => void;
+  /**
+   * Called with the generations Keystone listed under the order's names, each time a pass lists them (metrics: whether
+   * a successor exists). @default none
+   */
+  readonly onKeystoneListed?: (order: KeystoneApplicationCredential, generations: readonly number[], cluster?: string) => void;
   /** Called after each status write (logs): the recorded status, which never carries a secret. @default none */
   readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus, cluster?: string) => void;
 }
@@ -220,7 +225,7 @@ export class CredentialReconciler {
     // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
     // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
     const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
-    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, fresh);
+    const asUser = released || !reachable ? undefined : listened(this.keystoneOf(reachable, prefix, fresh), (generations) => this.deps.onKeystoneListed?.(order, generations, where));
     const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
     const before = order.status ?? {};
     const lifecycleOrder = { prefix, generation: order.metadata.generation ?? 1, spec: resolveSpec(order.spec), status: before, deleting, secretName: `${order.metadata.name}-credentials` };
@@ -339,6 +344,19 @@ function askedOf(order: KeystoneApplicationCredential): string {
 /** What the reconciler remembers an order by: its cluster (absent: the management cluster), namespace and name. */
 function convergedId(key: { readonly namespace: string; readonly name: string }, cluster: string | undefined): string {
   return `${cluster ?? ''}/${key.namespace}/${key.name}`;
+}
+
+/** `port`, telling `onList` the generations each successful list found. */
+function listened(port: CredentialPort, onList: (generations: readonly number[]) => void): CredentialPort {
+  return {
+    create: (request) => port.create(request),
+    delete: (id) => port.delete(id),
+    list: async () => {
+      const credentials = await port.list();
+      onList(credentials.map((c) => c.generation));
+      return credentials;
+    },
+  };
 }
 
 /** A Keystone port that cannot be reached: every call fails with the reason, so the pass repairs what needs no Keystone. */

@@ -40,7 +40,7 @@ describe('HandoffMetrics', () => {
     metrics.rolled('t', 'app');
     metrics.observed('t', 'app', 1, 0);
     metrics.forget('t', 'app');
-    expect((await seriesOf(registry, 'app')).map((line) => line.split('{')[0])).toEqual(['kac_handoff_rolls_total']);
+    expect((await seriesOf(registry, 'app')).map((line) => line.split('{')[0])).toEqual(['keystone_appcred_handoff_rolls_total']);
     metrics.forget('t', 'app', true);
     expect(await seriesOf(registry, 'app')).toEqual([]);
   });
