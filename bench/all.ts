@@ -19,6 +19,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   operator: ['500', '1', '100', '4'],
   handoff: ['2000', '2'],
   image: ['3'],
+  metrics: ['1000', '5000'],
 };
 
 function main(): void {

@@ -4,6 +4,7 @@ export * from './crds';
 export * from './definitions/identity-plane';
 export * from './definitions/keystone-application-credential';
 export * from './definitions/keystone-cluster-identity';
+export * from './monitoring';
 export * from './operator';
 export * from './operator-rbac';
 export * from './orders/control-plane';

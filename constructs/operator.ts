@@ -153,6 +153,14 @@ export class Operator extends Construct {
   readonly registrationRules: readonly JustifiedRule[] = REGISTRATION_RULES;
   /** The Deployment. */
   readonly deployment: k8s.KubeDeployment;
+  /** The base name of every object (the `name` prop): the scrape job's name in the monitoring constructs. */
+  readonly name: string;
+  /** The labels of every object; the metrics Service and the pods carry them. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The labels that select the operator's pods (and, in the metrics Service's namespace, the Service). */
+  readonly selector: Readonly<Record<string, string>>;
+  /** The metrics Service, `<name>-metrics`, whose port `metrics` serves `/metrics`. */
+  readonly metricsService: k8s.KubeService;
 
   constructor(scope: Construct, id: string, props: OperatorProps) {
     super(scope, id);
@@ -163,6 +171,9 @@ export class Operator extends Construct {
     this.clusterRules = p.consumerHandoff ? [...CLUSTER_RULES, ...HANDOFF_RULES] : CLUSTER_RULES;
     const labels = { 'app.kubernetes.io/name': p.name, 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/part-of': 'keystone-appcred' };
     const selector = { 'app.kubernetes.io/name': p.name };
+    this.name = p.name;
+    this.labels = labels;
+    this.selector = selector;
     const meta = (name: string): k8s.ObjectMeta => ({ name, namespace: p.namespace, labels });
 
     if (p.createNamespace) {
@@ -203,7 +214,7 @@ export class Operator extends Construct {
         },
       },
     });
-    new k8s.KubeService(this, 'MetricsService', {
+    this.metricsService = new k8s.KubeService(this, 'MetricsService', {
       metadata: meta(`${p.name}-metrics`),
       spec: {
         type: 'ClusterIP',
@@ -371,6 +382,9 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           { name: OperatorEnv.keystoneRate, value: String(p.keystoneRequestsPerSecond) },
           { name: OperatorEnv.keystoneInFlight, value: String(p.keystoneRequestsInFlight) },
           { name: OperatorEnv.workers, value: String(p.workers) },
+          // The memory limit in bytes, exported as keystone_appcred_memory_limit_bytes: the heap alert compares the
+          // process's resident memory with it. Divisor spelled out for the same reason as fieldRef's apiVersion.
+          { name: OperatorEnv.memoryLimit, valueFrom: { resourceFieldRef: { containerName: 'operator', resource: 'limits.memory', divisor: k8s.Quantity.fromString('1') } } },
           ...workersPerKindEnv(p.workersPerKind),
           ...openBaoEnv(p.openBao),
           ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),

@@ -39,6 +39,8 @@ export const OperatorEnv = {
   workers: 'KAC_WORKERS',
   /** Workers of single kinds, overriding `KAC_WORKERS`: `Kind=N` pairs, comma-separated. */
   workersPerKind: 'KAC_WORKERS_PER_KIND',
+  /** The container's memory limit in bytes (downward API, `resourceFieldRef` of `limits.memory`), for the heap alert. */
+  memoryLimit: 'KAC_MEMORY_LIMIT',
 } as const;
 
 /**

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Duration } from '../api';
 import { runDemo } from './demo';
 import { manifestsCommand } from './manifests';
+import { alertsCommand, dashboardCommand } from './monitoring';
 import { operatorCommand } from './operator';
 import { rotateCommand } from './rotate';
 import { statusCommand } from './status';
@@ -39,6 +40,8 @@ export function program(): Command {
   cli.addCommand(operatorCommand());
   cli.addCommand(statusCommand());
   cli.addCommand(rotateCommand());
+  cli.addCommand(alertsCommand());
+  cli.addCommand(dashboardCommand());
   return cli;
 }
 

@@ -33,6 +33,12 @@ export interface ManifestsOptions {
   readonly sample?: boolean;
   /** Turn the consumer handoff on: the operator's `consumerHandoff` prop (its workload rules and `KAC_CONSUMER_HANDOFF`). @default false */
   readonly consumerHandoff?: boolean;
+  /**
+   * Add the operator's observability for prometheus-operator and Grafana's dashboard sidecar: a ServiceMonitor, the
+   * alerts as a PrometheusRule, the dashboard as a ConfigMap (the `OperatorMonitor`, `AlertRules` and `Dashboard`
+   * constructs), in the operator's namespace. Needs prometheus-operator's CRDs on the cluster. @default false
+   */
+  readonly monitoring?: boolean;
 }
 
 /** What {@link renderTargetClusterManifests} synthesizes. */
@@ -132,7 +138,8 @@ export function asOptionError(error: unknown, given: Readonly<Record<string, str
 
 /**
  * The manifests as multi-document YAML: the six CRDs and the cluster identity's admission policy, then the operator,
- * then (with `sample`) the sample namespaces and orders. A refused value throws the construct's error, which names the prop and the value
+ * then (with `monitoring`) its ServiceMonitor, PrometheusRule and dashboard ConfigMap, then (with `sample`) the sample
+ * namespaces and orders. A refused value throws the construct's error, which names the prop and the value
  * (`operator/Operator: namespace ("Apps") must be a DNS label ...`); a missing peer dependency throws an
  * error that names it and the install command.
  */
@@ -146,8 +153,8 @@ export function renderManifests(options: ManifestsOptions): string {
   const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
   const crds = new cdk8s.Chart(app, 'crds');
   new lib.Crds(crds, 'Crds');
-  const operator = new cdk8s.Chart(app, 'operator');
-  new lib.Operator(operator, 'Operator', {
+  const operatorChart = new cdk8s.Chart(app, 'operator');
+  const operator = new lib.Operator(operatorChart, 'Operator', {
     image: options.image,
     tag: options.tag,
     ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
@@ -161,6 +168,12 @@ export function renderManifests(options: ManifestsOptions): string {
           : { method: 'kubernetes', role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE },
     },
   });
+  if (options.monitoring) {
+    const monitoring = new cdk8s.Chart(app, 'monitoring');
+    new lib.OperatorMonitor(monitoring, 'OperatorMonitor', { operator });
+    new lib.AlertRules(monitoring, 'AlertRules', { operator });
+    new lib.Dashboard(monitoring, 'Dashboard', { namespace: operator.namespace });
+  }
   if (options.sample) {
     const samples = new cdk8s.Chart(app, 'samples');
     for (const name of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
@@ -212,6 +225,7 @@ interface CommandOptions {
   readonly workers?: string;
   readonly sample?: boolean;
   readonly consumerHandoff?: boolean;
+  readonly monitoring?: boolean;
   readonly targetCluster?: boolean;
   readonly targetServiceAccount?: string;
   readonly targetUser?: string;
@@ -233,8 +247,9 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
     .option('--workers <n>', `objects of one kind the operator reconciles at once, 1 to 64 (default: the construct's, ${DEFAULT_WORKERS})`)
     .option('--sample', 'add sample orders: ControlPlane openstack/cp assigning tenant-a, and the ServiceOwner workflow there (apply the CRDs first)')
     .option('--consumer-handoff', 'let the operator roll the workloads annotated c5c3.io/rollout-on-credential-switch when their credential switches (adds get, list, watch and patch on deployments, statefulsets and daemonsets to its ClusterRole)')
+    .option('--monitoring', "add a ServiceMonitor, the alerts as a PrometheusRule and the Grafana dashboard as a ConfigMap for the grafana sidecar, in the operator's namespace (needs prometheus-operator's CRDs)")
     .addOption(
-      new Option('--target-cluster', 'print what a registered target cluster needs instead: the four order CRDs and the ClusterRole and binding of the identity the operator uses there').conflicts(['sample', 'consumerHandoff']),
+      new Option('--target-cluster', 'print what a registered target cluster needs instead: the four order CRDs and the ClusterRole and binding of the identity the operator uses there').conflicts(['sample', 'consumerHandoff', 'monitoring']),
     )
     .addOption(new Option('--target-service-account <namespace/name>', `with --target-cluster: the service account to bind (default ${DEFAULT_TARGET_SERVICE_ACCOUNT})`).conflicts('targetUser'))
     .option('--target-user <name>', 'with --target-cluster: bind this user instead of a service account')
@@ -270,6 +285,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         ...(opts.workers !== undefined ? { workers: Number(opts.workers) } : {}),
         sample: opts.sample === true,
         consumerHandoff: opts.consumerHandoff === true,
+        monitoring: opts.monitoring === true,
       };
       let yaml: string;
       try {

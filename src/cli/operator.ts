@@ -3,6 +3,7 @@
  * sets (constructs/operator.ts `OperatorEnv`) and the service account; from a laptop it runs against any cluster with
  * `--kubeconfig` (or KUBECONFIG, ~/.kube/config). Flags override the environment.
  */
+import { totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
@@ -59,6 +60,8 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     authenticatedAs: identity?.username,
   });
   const metrics = new OperatorMetrics();
+  const memoryLimit = config.memoryLimitBytes ?? cgroupMemoryLimit();
+  if (memoryLimit !== undefined) metrics.memoryLimit(memoryLimit);
   const api = new KubeApi(connection.transport, FIELD_MANAGER);
   const manager = new Manager(api, {
     identity: config.identity,
@@ -149,4 +152,13 @@ export function operatorCommand(): Command {
     process.exitCode = await runOperator(config);
   });
   return cmd;
+}
+
+/**
+ * The memory limit the kernel imposes on the process (its cgroup's), when there is one: Node reports 0 without a
+ * constraint, and a cgroup v1 without a limit reads as a huge number, which neither is a limit worth alerting on.
+ */
+function cgroupMemoryLimit(): number | undefined {
+  const limit = process.constrainedMemory();
+  return limit > 0 && limit < totalmem() ? limit : undefined;
 }

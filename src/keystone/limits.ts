@@ -12,6 +12,7 @@
  * no sooner than 1/rate after the one before it really started, and the rate holds over any window, stalls included.
  */
 import Bottleneck from 'bottleneck';
+import type { KeystoneErrorKind } from './errors';
 
 /** The limits of every endpoint. */
 export interface KeystoneLimitOptions {
@@ -21,6 +22,11 @@ export interface KeystoneLimitOptions {
   readonly inFlight: number;
   /** Called with the seconds each request waited for its turn (also 0), for the wait metric. */
   readonly onWait?: (endpoint: string, seconds: number) => void;
+  /**
+   * Called once per request sent with how it ended: `success` (2xx) or the {@link KeystoneErrorKind} of its failure,
+   * for the request metric (a request sent again after a `Retry-After` counts once per send).
+   */
+  readonly onResult?: (endpoint: string, result: 'success' | KeystoneErrorKind) => void;
 }
 
 /** The limit of one endpoint. */
@@ -82,6 +88,11 @@ export class EndpointLimit {
         this.running--;
       }
     });
+  }
+
+  /** A request to the endpoint ended with `result` (see {@link KeystoneLimitOptions.onResult}). */
+  ended(result: 'success' | KeystoneErrorKind): void {
+    this.options.onResult?.(this.endpoint, result);
   }
 
   /** Starts nothing for `ms` (a `Retry-After`); a longer pause already running stays. */

@@ -143,8 +143,11 @@ export class KeystoneTransport {
       try {
         [response, text] = await (this.limit ? this.limit.schedule(exchange) : exchange());
       } catch (error) {
-        throw this.failure(request.method, where, error, sensitive);
+        const failure = this.failure(request.method, where, error, sensitive);
+        this.limit?.ended(failure.kind);
+        throw failure;
       }
+      this.limit?.ended(response.status >= 200 && response.status < 300 ? 'success' : kindOfStatus(response.status));
       // 429 Too Many Requests, 503 Service Unavailable with Retry-After: Keystone did not act on the request and says
       // when to come back. The endpoint pauses for everyone (limits.ts), and the request is sent again then.
       const wait = response.status === 429 || response.status === 503 ? retryAfterMs(response.headers.get('retry-after')) : undefined;

@@ -28,6 +28,8 @@ export interface RunOptions {
   readonly clock?: () => Date;
   /** Called after each action. */
   readonly onAction?: (event: ActionEvent) => void;
+  /** Called with what the pass observed, once, before it decides (the order's own generations, the foreign ones). */
+  readonly onObserved?: (world: Observations) => void;
   /** Steps before giving up on convergence in one pass. @default 8 */
   readonly maxSteps?: number;
 }
@@ -332,6 +334,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
   };
   // Observed once per pass; each later step decides on what the earlier steps' actions established.
   let world = await observe(ports, current);
+  options.onObserved?.(world);
   const parked = new Set<number>();
   for (let step = 1; step <= maxSteps; step++) {
     plan = decide(current, world, clock());

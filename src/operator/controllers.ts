@@ -75,7 +75,11 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   // One limit per Keystone endpoint and one session per identity, shared by every kind's passes and workers: the
   // admins' and the ordered users' logins are reused for their tokens' lifetimes, and the limit, not the number of
   // workers, decides how much reaches Keystone.
-  const limits = new KeystoneLimits({ ...(options.keystone ?? KeystoneLimitDefaults), onWait: (endpoint, seconds) => manager.metrics.keystoneWaited(endpoint, seconds) });
+  const limits = new KeystoneLimits({
+    ...(options.keystone ?? KeystoneLimitDefaults),
+    onWait: (endpoint, seconds) => manager.metrics.keystoneWaited(endpoint, seconds),
+    onResult: (endpoint, result) => manager.metrics.keystoneRequested(endpoint, result),
+  });
   manager.metrics.keystoneLoad(() => limits.all());
   const sessions = new KeystoneSessions({ limits });
   // The memo of converged passes forgets the plane objects that are gone from the caches (once a minute): the
@@ -127,8 +131,12 @@ export function registerControllers(manager: Manager, options: ControllerOptions
         ms: Math.round(e.ms),
         ...(e.error ? { error: e.error } : {}),
       });
-      if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(order.metadata.namespace ?? '', order.metadata.name, name);
+      const ns = order.metadata.namespace ?? '';
+      if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(ns, order.metadata.name, name);
+      // What Keystone holds between lists: whether a successor exists (the alerts' "expires before its successor exists").
+      if ((a.type === 'mint' || a.type === 'delete') && e.outcome === 'done') metrics.changedInKeystone(ns, order.metadata.name, a.generation, a.type === 'mint' ? 'minted' : 'deleted', name);
     },
+    onKeystoneListed: (order, generations, name) => metrics.listed(order.metadata.namespace ?? '', order.metadata.name, generations, name),
     // The status log line: the status was recorded (generations and the Ready reason; ids and secrets stay out).
     onStatus: (order, status, name) =>
       manager.logger.info('status', {

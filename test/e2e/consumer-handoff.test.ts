@@ -225,7 +225,7 @@ describe('the consumer handoff with the real workload controllers', () => {
     expect(warning.note).toContain('Deployment stuck has not finished its rollout to generation 2: its rollout is paused (spec.paused)');
     expect(Date.parse(warning.eventTime)).toBeLessThan(deleteAt);
     latencies.warningBeforeDelete = deleteAt - Date.parse(warning.eventTime);
-    expect(await metricsText(operator as OperatorProcess)).toMatch(new RegExp(`^kac_handoff_rollouts_overdue\\{namespace="${NS}",name="app"\\} 1$`, 'm'));
+    expect(await metricsText(operator as OperatorProcess)).toMatch(new RegExp(`^keystone_appcred_handoff_rollouts_overdue\\{namespace="${NS}",name="app"\\} 1$`, 'm'));
     // Only the paused one: the others finished their rollouts.
     expect((await handoffEvents()).filter((e) => e.reason === 'RolloutOverdue')).toHaveLength(1);
   });

@@ -22,7 +22,9 @@ export type BinaryName =
   | 'pulumi-python'
   | 'pulumi-language-sdkgen'
   | 'pulumi-language-dotnet'
-  | 'bao';
+  | 'bao'
+  | 'promtool'
+  | 'prometheus';
 
 /** Pinned versions (keep in sync with build-test-binaries.sh and test/support/go/*). */
 export const PINNED_VERSIONS = {
@@ -30,6 +32,7 @@ export const PINNED_VERSIONS = {
   etcd: 'v3.6.16',
   pulumi: 'v3.276.0',
   openbao: '2.7.2',
+  prometheus: '3.16.0',
 } as const;
 
 const BUILD_SCRIPT = join(__dirname, 'build-test-binaries.sh');
@@ -42,6 +45,8 @@ const VERSION_PROBES: Partial<Record<BinaryName, { args: string[]; expect: strin
   kubectl: { args: ['version', '--client'], expect: `Client Version: ${PINNED_VERSIONS.kubernetes}` },
   pulumi: { args: ['version'], expect: PINNED_VERSIONS.pulumi },
   bao: { args: ['version'], expect: `OpenBao v${PINNED_VERSIONS.openbao}` },
+  promtool: { args: ['--version'], expect: `promtool, version ${PINNED_VERSIONS.prometheus} ` },
+  prometheus: { args: ['--version'], expect: `prometheus, version ${PINNED_VERSIONS.prometheus} ` },
 };
 
 const ENVTEST_NAMES: readonly BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];

@@ -6,14 +6,17 @@
 # Usage: bash test/support/build-test-binaries.sh [component ...]
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
 #               pulumi-resource-pulumi-nodejs pulumi-language-yaml pulumi-python pulumi-language-sdkgen
-#               pulumi-language-dotnet bao        (default: all of them)
+#               pulumi-language-dotnet bao promtool prometheus        (default: all of them)
 #               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
 #               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
 #               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests,
 #               run as <dir>/pulumi-python, a wrapper of the venv's python;
 #               pulumi-language-sdkgen and pulumi-language-dotnet: our hosts that serve only
 #               `pulumi package gen-sdk`, with Pulumi's code generators for Python and Go (pkg/v3 of the CLI's
-#               release) and for .NET (pkg/v3 v3.225.0, the last that has it))
+#               release) and for .NET (pkg/v3 v3.225.0, the last that has it));
+#               promtool and prometheus: github.com/prometheus/prometheus's cmd/promtool and cmd/prometheus at the
+#               pinned module version, through test/support/go/prometheus, without the service discovery plugins
+#               (`-tags remove_all_sd`: static and file targets only) and without the web UI's assets)
 #   optional, only when named: pulumi-resource-kubernetes (the @pulumi/kubernetes provider plugin, from
 #               github.com/pulumi/pulumi-kubernetes/provider/v4 at the one pseudo-version the proxy serves)
 #   --print-dir COMPONENT   print the cache directory of COMPONENT (no build) and exit
@@ -34,6 +37,9 @@ ETCD_VERSION=v3.6.16
 PULUMI_VERSION=v3.276.0
 BAO_VERSION=2.7.2
 YAML_VERSION=v1.25.0
+# Prometheus's Go module tags its releases v0.3xx.y for v3.xx.y: v0.316.0 is Prometheus 3.16.0.
+PROMETHEUS_MODULE_VERSION=v0.316.0
+PROMETHEUS_VERSION=3.16.0
 # The Python SDK from PyPI (its newest release; the CLI's 3.276 is not published there) and what the generated
 # Python SDK of keystone-appcred (sdk/python/pyproject.toml) needs beside it, and what pip builds it with.
 PULUMI_PY_VERSION=3.272.0
@@ -55,7 +61,7 @@ export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
 
 all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-language-yaml
-  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao)
+  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus)
 
 version_of() {
   case "$1" in
@@ -69,6 +75,7 @@ version_of() {
     pulumi-language-dotnet) echo "$DOTNET_CODEGEN_VERSION" ;;
     pulumi-python) echo "$PULUMI_PY_VERSION-$(echo "$PULUMI_PY_REQUIREMENTS" | sha256sum | cut -c1-8)" ;;
     bao) echo "$BAO_VERSION" ;;
+    promtool | prometheus) echo "v$PROMETHEUS_VERSION" ;;
     pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
   esac
@@ -90,16 +97,22 @@ k8s_ldflags() {
   echo "$flags"
 }
 
-# go_build COMPONENT MODULE_DIR PACKAGE LDFLAGS
+# The version stamp `promtool --version` and `prometheus --version` print.
+prometheus_ldflags() {
+  local pkg=github.com/prometheus/common/version
+  echo "-s -w -X $pkg.Version=$PROMETHEUS_VERSION -X $pkg.Revision=$PROMETHEUS_MODULE_VERSION -X $pkg.Branch=HEAD -X $pkg.BuildUser=keystone-appcred -X $pkg.BuildDate=19700101-00:00:00"
+}
+
+# go_build COMPONENT MODULE_DIR PACKAGE LDFLAGS [TAGS]
 go_build() {
-  local comp="$1" mod="$2" pkg="$3" ldflags="$4"
+  local comp="$1" mod="$2" pkg="$3" ldflags="$4" tags="${5:-}"
   local out tmp
   out="$(dir_of "$comp")"
   tmp="$out.tmp.$$"
   rm -rf "$tmp"
   mkdir -p "$tmp"
   log "building $comp $(version_of "$comp") (go build $pkg) ..."
-  if ! (cd "$gomods/$mod" && timeout "$BUILD_TIMEOUT" go build -p 2 -trimpath -ldflags="$ldflags" -o "$tmp/$comp" "$pkg") >"$tmp/build.log" 2>&1; then
+  if ! (cd "$gomods/$mod" && timeout "$BUILD_TIMEOUT" go build -p 2 -trimpath -tags="$tags" -ldflags="$ldflags" -o "$tmp/$comp" "$pkg") >"$tmp/build.log" 2>&1; then
     log "FAILED: $comp; last lines of $tmp/build.log:"
     tail -n 30 "$tmp/build.log" >&2
     return 1
@@ -243,6 +256,7 @@ build_one() {
     pulumi-python) build_pulumi_python ;;
     bao) build_bao ;;
     pulumi-resource-kubernetes) build_k8s_provider ;;
+    promtool | prometheus) go_build "$comp" prometheus "github.com/prometheus/prometheus/cmd/$comp" "$(prometheus_ldflags)" remove_all_sd ;;
   esac
   t1=$(date +%s)
   log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"

@@ -1,21 +1,25 @@
 /**
  * The real components the test suite can start. Each starter brings one component up on 127.0.0.1 with free ports and
  * a temp dir, and returns the environment variables the tests read to reach it plus a stop function. Starters live in
- * their own files (image.ts, keystone.ts, kube.ts, target-kube.ts, openbao.ts, pulumi.ts); a run starts only what its test
+ * their own files (image.ts, keystone.ts, kube.ts, target-kube.ts, openbao.ts, pulumi.ts, prometheus.ts); a run starts only what its test
  * files need, so a run that needs only Keystone never touches the Go toolchain.
  */
 import { startImage } from './image';
 import { startKeystone } from './keystone';
 import { startKube } from './kube';
 import { startOpenBao } from './openbao';
+import { preparePromtool, startPrometheus } from './prometheus';
 import { preparePulumi } from './pulumi';
 import { startTargetKube } from './target-kube';
 
-/** `target-kube` is a second API server, a registered target cluster (test/support/target-kube.ts). */
-export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao' | 'pulumi';
+/**
+ * `target-kube` is a second API server, a registered target cluster (test/support/target-kube.ts); `promtool` only
+ * provides the binary, `prometheus` runs a server (test/support/prometheus.ts).
+ */
+export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao' | 'pulumi' | 'promtool' | 'prometheus';
 
 /** In start order: the image first (a cold build is the longest step, and needs none of the others). */
-export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi'];
+export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi', 'promtool', 'prometheus'];
 
 /** A started component. */
 export interface Started {
@@ -36,6 +40,8 @@ const STARTERS: Record<Component, Starter> = {
   'target-kube': startTargetKube,
   openbao: startOpenBao,
   pulumi: preparePulumi,
+  promtool: preparePromtool,
+  prometheus: startPrometheus,
 };
 
 export async function starterFor(component: Component): Promise<Starter> {

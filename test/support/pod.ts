@@ -7,7 +7,7 @@
  * - the entry point: `command` (else the image's Entrypoint) and `args` (else, without `command`, the image's Cmd), in
  *   the image's WorkingDir;
  * - the environment: the image's, the `kubernetes` Service's variables (`KUBERNETES_SERVICE_HOST`/`_PORT`, pointing at
- *   the test API server), the container's `env` with downward-API `fieldRef`s filled with the pod's values, `HOSTNAME`
+ *   the test API server), the container's `env` with downward-API `fieldRef`s filled with the pod's values (and `resourceFieldRef`s with the container's resources), `HOSTNAME`
  *   and `HOME`;
  * - the security context: `runAsUser`/`runAsGroup` (the container's over the pod's, refused if root under
  *   `runAsNonRoot`), capabilities (`drop: [ALL]` empties even the bounding set), `allowPrivilegeEscalation: false` as
@@ -61,7 +61,12 @@ export interface ContainerLike {
   readonly command?: readonly string[];
   readonly args?: readonly string[];
   readonly workingDir?: string;
-  readonly env?: readonly { readonly name: string; readonly value?: string; readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string } } }[];
+  readonly env?: readonly {
+    readonly name: string;
+    readonly value?: string;
+    readonly valueFrom?: { readonly fieldRef?: { readonly fieldPath: string }; readonly resourceFieldRef?: { readonly resource: string; readonly divisor?: string | number } };
+  }[];
+  readonly resources?: { readonly limits?: Readonly<Record<string, string | number>>; readonly requests?: Readonly<Record<string, string | number>> };
   readonly ports?: readonly { readonly name?: string; readonly containerPort: number }[];
   readonly securityContext?: SecurityContextLike;
   readonly volumeMounts?: readonly { readonly name: string; readonly mountPath: string; readonly readOnly?: boolean }[];
@@ -237,6 +242,7 @@ export async function startPod(options: PodOptions): Promise<Pod> {
   for (const e of container.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef) env[e.name] = fieldValue(e.valueFrom.fieldRef.fieldPath, { name: podName, namespace, serviceAccount });
+    else if (e.valueFrom?.resourceFieldRef) env[e.name] = resourceValue(e.valueFrom.resourceFieldRef, container);
     else throw new Error(`the pod runner does not resolve env ${e.name} (${JSON.stringify(e.valueFrom)})`);
   }
   env.HOSTNAME = podName;
@@ -376,4 +382,23 @@ export async function startPod(options: PodOptions): Promise<Pod> {
 export function podNameOf(deployment: string, templateHash: string): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
   return `${deployment}-${templateHash}-${Array.from(randomBytes(5), (b) => alphabet[b % alphabet.length]).join('')}`;
+}
+
+/** A Kubernetes quantity (`512Mi`, `100m`, `1`) as a number. */
+function quantity(value: string | number): number {
+  const match = /^(\d+(?:\.\d+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(String(value));
+  if (!match) throw new Error(`the pod runner cannot read the quantity ${String(value)}`);
+  const factor: Record<string, number> = { '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+  return Number(match[1]) * (factor[match[2] ?? ''] as number);
+}
+
+/**
+ * A downward-API `resourceFieldRef` as the kubelet fills it: the container's limit or request, divided by the divisor
+ * and rounded up. A limit the container does not set is the node's allocatable there, which this runner does not have.
+ */
+function resourceValue(ref: { readonly resource: string; readonly divisor?: string | number }, container: ContainerLike): string {
+  const [section, name] = ref.resource.split('.') as [string, string];
+  const amount = section === 'limits' || section === 'requests' ? container.resources?.[section]?.[name] : undefined;
+  if (amount === undefined) throw new Error(`the pod runner does not resolve resourceFieldRef ${ref.resource}: the container sets no ${ref.resource}`);
+  return String(Math.ceil(quantity(amount) / quantity(ref.divisor ?? '1')));
 }

@@ -80,6 +80,11 @@ export interface CredentialReconcilerDeps {
   readonly event?: (order: KeystoneApplicationCredential, event: CredentialEvent, cluster?: string) => Promise<void>;
   /** Called after each lifecycle action (logs, metrics). @default none */
   readonly onAction?: (order: KeystoneApplicationCredential, event: ActionEvent, cluster?: string) => void;
+  /**
+   * Called with the order's own generations Keystone holds (foreign credentials under its names excluded:
+   * src/lifecycle/ownership.ts), each time a pass observed Keystone (metrics: whether a successor exists). @default none
+   */
+  readonly onKeystoneListed?: (order: KeystoneApplicationCredential, generations: readonly number[], cluster?: string) => void;
   /** Called after each status write (logs): the recorded status, which never carries a secret. @default none */
   readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus, cluster?: string) => void;
 }
@@ -284,6 +289,9 @@ export class CredentialReconciler {
     let actions = 0;
     const result = await runLifecycle(lifecycleOrder, ports, {
       clock: this.clock,
+      onObserved: (world) => {
+        if (world.keystoneError === undefined && asUser) this.deps.onKeystoneListed?.(order, world.generations.filter((r) => r.credential).map((r) => r.generation), where);
+      },
       onAction: (e) => {
         actions++;
         this.deps.onAction?.(order, e, where);

@@ -13,10 +13,10 @@ export class HandoffMetrics {
   constructor(registry: Registry) {
     const registers = [registry];
     const labelNames = ['namespace', 'name'] as const;
-    this.rolls = new Counter({ name: 'kac_handoff_rolls_total', help: 'Opted-in workloads rolled to a delivered generation, by order', labelNames, registers });
-    this.pending = new Gauge({ name: 'kac_handoff_rollouts_pending', help: 'Opted-in workloads whose rollout to the delivered generation has not finished, by order', labelNames, registers });
+    this.rolls = new Counter({ name: 'keystone_appcred_handoff_rolls_total', help: 'Opted-in workloads rolled to a delivered generation, by order', labelNames, registers });
+    this.pending = new Gauge({ name: 'keystone_appcred_handoff_rollouts_pending', help: 'Opted-in workloads whose rollout to the delivered generation has not finished, by order', labelNames, registers });
     this.overdue = new Gauge({
-      name: 'kac_handoff_rollouts_overdue',
+      name: 'keystone_appcred_handoff_rollouts_overdue',
       help: 'Opted-in workloads whose rollout has not finished a safety margin (half the grace period) before previousCredentialDeleteAt, by order',
       labelNames,
       registers,

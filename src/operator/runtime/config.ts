@@ -51,6 +51,8 @@ export interface OperatorConfig {
   readonly keystoneInFlight: number;
   /** How often the heap trimmer looks for a passed burst (src/operator/runtime/heap.ts); 0: never. */
   readonly heapTrimIntervalMs: number;
+  /** The container's memory limit in bytes, exported for the heap alert; absent: the cgroup's, if any. */
+  readonly memoryLimitBytes?: number;
 }
 
 /** One setting: its flag, its environment variable, its default, what it does. */
@@ -80,6 +82,13 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logLevel', flag: '--log-level <level>', env: OPERATOR_ENV.logLevel, default: 'info', description: 'debug, info, warn or error' },
   { key: 'resyncPeriod', flag: '--resync-period <duration>', default: '1h', description: 'reconcile every cached object again this often, from the cache (0s: never)' },
   { key: 'heapTrimInterval', flag: '--heap-trim-interval <duration>', default: '10s', description: 'how often to look whether a burst of work has passed and left heap to give back; a quiet process that grew 32 MiB since the last trim runs one memory-reducing collection (0s: never)' },
+  {
+    key: 'memoryLimit',
+    flag: '--memory-limit <bytes>',
+    env: OPERATOR_ENV.memoryLimit,
+    default: '<the cgroup\'s>',
+    description: 'the container\'s memory limit (bytes, or a quantity such as 512Mi), exported as keystone_appcred_memory_limit_bytes for the heap alert; the construct passes resources.limits.memory',
+  },
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', default: '20s', description: 'on SIGTERM, how long reconciles in flight may take before exit; the Lease is released only when they finished' },
   { key: 'keystoneRate', flag: '--keystone-rate <per-second>', env: OPERATOR_ENV.keystoneRate, default: String(KeystoneLimitDefaults.requestsPerSecond), description: 'requests per second to one Keystone endpoint, logins included, however many workers run (0: no limit); a 429 or 503 with Retry-After pauses the endpoint' },
   { key: 'keystoneInFlight', flag: '--keystone-in-flight <count>', env: OPERATOR_ENV.keystoneInFlight, default: String(KeystoneLimitDefaults.inFlight), description: 'requests in flight to one Keystone endpoint at once (0: no limit)' },
@@ -170,7 +179,20 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     keystoneRate: count('keystoneRate', 'must be a number of requests per second, 0 or more (0: no limit)', false),
     keystoneInFlight: count('keystoneInFlight', 'must be a whole number of requests, 0 or more (0: no limit)', true),
   };
-  return config;
+  const memory = read('memoryLimit');
+  return memory ? { ...config, memoryLimitBytes: memoryBytes(memory, fail) } : config;
+}
+
+const QUANTITY_FACTORS: Readonly<Record<string, number>> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+
+/**
+ * A memory amount: whole bytes (what the downward API's `resourceFieldRef` of `limits.memory` gives) or a Kubernetes
+ * quantity (`512Mi`, `1G`); more than zero.
+ */
+function memoryBytes(got: Got, fail: (got: Got, rule: string) => never): number {
+  const match = /^(\d+(?:\.\d+)?)(k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(got.value.trim());
+  const bytes = match ? Math.round(Number(match[1]) * (QUANTITY_FACTORS[match[2] ?? ''] as number)) : Number.NaN;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : fail(got, 'must be a memory amount in bytes or a quantity such as 512Mi, more than 0');
 }
 
 /** A boolean setting from the environment (or its default): `true` or `false`. */

@@ -17,6 +17,8 @@
  * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
  * | `keystone_appcred_keystone_in_flight` | endpoint | Keystone requests in flight now |
  * | `keystone_appcred_keystone_in_flight_peak` | endpoint | the most Keystone requests in flight at once since the start |
+ * | `keystone_appcred_keystone_requests_total` | endpoint, result | Keystone requests by result: `success`, or the failure's kind (`transport`, `timeout`, `server`, `unauthorized`, `forbidden`, `not-found`, `conflict`, `bad-request`) |
+ * | `keystone_appcred_memory_limit_bytes` | | the container's memory limit (`--memory-limit`), for the heap alert; absent when unknown |
  * | `keystone_appcred_heap_trims_total` | | memory-reducing collections after a burst (`--heap-trim-interval`) |
  * | `keystone_appcred_heap_trimmed_bytes_total` | | held V8 heap those collections gave back |
  * | `keystone_appcred_heap_trim_seconds_total` | | the pauses they took |
@@ -55,6 +57,8 @@ export class OperatorMetrics {
   private readonly trims: Counter;
   private readonly trimmedBytes: Counter;
   private readonly trimSeconds: Counter;
+  private readonly keystoneRequests: Counter<'endpoint' | 'result'>;
+  private memoryLimitGauge?: Gauge;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -118,6 +122,12 @@ export class OperatorMetrics {
       labelNames: ['cluster'],
       registers,
     });
+    this.keystoneRequests = new Counter({
+      name: 'keystone_appcred_keystone_requests_total',
+      help: 'Keystone requests by endpoint and result: success, or the kind of failure (transport, timeout, server, unauthorized, forbidden, not-found, conflict, bad-request).',
+      labelNames: ['endpoint', 'result'],
+      registers,
+    });
     this.trims = new Counter({ name: 'keystone_appcred_heap_trims_total', help: 'Memory-reducing collections run once a burst of work had passed.', registers });
     this.trimmedBytes = new Counter({ name: 'keystone_appcred_heap_trimmed_bytes_total', help: 'Held V8 heap given back by those collections.', registers });
     this.trimSeconds = new Counter({ name: 'keystone_appcred_heap_trim_seconds_total', help: 'The pauses of those collections.', registers });
@@ -172,6 +182,28 @@ export class OperatorMetrics {
   /** A Keystone request waited `seconds` for the endpoint's limit. */
   keystoneWaited(endpoint: string, seconds: number): void {
     this.keystoneWait.observe({ endpoint }, seconds);
+  }
+
+  /**
+   * One Keystone request ended: `success` (a 2xx reply), or the kind of its failure (src/keystone/errors.ts): no answer
+   * (`transport`, `timeout`), `server` (5xx, 429), a refusal (`unauthorized`, `forbidden`), or an answer that is part of
+   * normal work (`not-found` on a delete, `conflict` on a create) or a rejected input (`bad-request`).
+   */
+  keystoneRequested(endpoint: string, result: string): void {
+    this.keystoneRequests.inc({ endpoint, result });
+  }
+
+  /**
+   * The container's memory limit in bytes (the heap alert divides the resident memory by it). The gauge exists only
+   * once a limit is known: an unlabelled gauge is exported from its creation, and a limit of 0 would read as "full".
+   */
+  memoryLimit(bytes: number): void {
+    this.memoryLimitGauge ??= new Gauge({
+      name: 'keystone_appcred_memory_limit_bytes',
+      help: 'The container\'s memory limit in bytes (--memory-limit, KAC_MEMORY_LIMIT: the construct passes resources.limits.memory).',
+      registers: [this.registry],
+    });
+    this.memoryLimitGauge.set(bytes);
   }
 
   /** Where the in-flight gauges read the load of each Keystone endpoint. */

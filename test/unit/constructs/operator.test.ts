@@ -134,6 +134,13 @@ describe('Operator', () => {
     expect(tokenEnv).toContainEqual({ name: 'KAC_OPENBAO_CA_FILE', value: '/etc/keystone-appcred/openbao-ca/ca.crt' });
   });
 
+  it('passes its memory limit to the process through the downward API, which reads it as the limit of the memory alert', () => {
+    const env = container.env as Json[];
+    expect(env).toContainEqual({ name: 'KAC_MEMORY_LIMIT', valueFrom: { resourceFieldRef: { containerName: container.name, resource: 'limits.memory', divisor: '1' } } });
+    // the kubelet fills it in bytes (the limit divided by the divisor 1): 512Mi
+    expect(resolveConfig({}, { KAC_MEMORY_LIMIT: String(512 * 2 ** 20) })).toMatchObject({ memoryLimitBytes: 536870912 });
+  });
+
   it('gives every controller the default workers, and single kinds theirs', () => {
     const env = container.env as Json[];
     expect(env).toContainEqual({ name: 'KAC_WORKERS', value: String(DEFAULT_WORKERS) });

@@ -11,6 +11,8 @@ import { CLUSTER_RULES, HANDOFF_RULES, REGISTRATION_RULES, TARGET_CLUSTER_RULES,
 import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
+import { parameterFlag } from '../../../src/cli/monitoring';
+import { ALERT_DEFAULTS, ALERT_NAMES, ALERT_PARAMETER_HELP, DOCS_URL, alertRules } from '../../../src/observability/alerts';
 import { SETTINGS } from '../../../src/operator/runtime/config';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
 import { AdminCredentialReason, AssignmentReason, PLANE_READY_REASON, ProjectReason, UserReason } from '../../../src/plane/reasons';
@@ -106,7 +108,9 @@ describe('docs/operator.md: RBAC on a target cluster', () => {
 });
 
 describe('docs/operator.md: metrics', () => {
-  const runtime = new OperatorMetrics({ defaultMetrics: false }).registry;
+  const operatorMetrics = new OperatorMetrics({ defaultMetrics: false });
+  operatorMetrics.memoryLimit(512 * 2 ** 20); // exported once a limit is known
+  const runtime = operatorMetrics.registry;
   const perOrder = new Registry();
   new CredentialMetrics(perOrder);
   new HandoffMetrics(perOrder);
@@ -119,7 +123,35 @@ describe('docs/operator.md: metrics', () => {
 
   it('names no metric the operator does not export', async () => {
     const known = await names();
-    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential|kac_handoff)_[a-z_]+/g) ?? []) expect(known).toContain(name);
+    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential|kac_handoff|kac)_[a-z_]+/g) ?? []) expect(known).toContain(name);
+  });
+});
+
+describe('docs/operator.md: alerts and dashboard', () => {
+  /** GitHub's anchor of a heading: lower case, punctuation but `-` dropped, spaces as `-`. */
+  const anchors = new Set(DOC.split('\n').filter((l) => /^#+ /.test(l)).map((l) => l.replace(/^#+ /, '').toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-')));
+
+  it('has a section per alert, and every runbook_url points at an anchor of this page', () => {
+    for (const name of ALERT_NAMES) expect(DOC.split('\n')).toContain(`#### ${name}`);
+    const urls = alertRules().groups.flatMap((g) => g.rules.map((r) => r.annotations.runbook_url));
+    expect(urls).toHaveLength(ALERT_NAMES.length);
+    for (const url of urls) {
+      expect(url.startsWith(`${DOCS_URL}#`)).toBe(true);
+      expect(anchors).toContain(url.slice(url.indexOf('#') + 1));
+    }
+  });
+
+  it('every link to an anchor of this page in the section resolves', () => {
+    for (const [, anchor] of section('## Alerts and dashboard').matchAll(/\]\(#([a-z0-9_-]+)\)/g)) expect(anchors).toContain(anchor);
+  });
+
+  it('lists every parameter with its flag and default, and no other', () => {
+    const table = rows(section('### The parameters')).slice(1);
+    expect(table.map((cells) => spans(cells[0])[0]).sort()).toEqual(Object.keys(ALERT_PARAMETER_HELP).map(parameterFlag).sort());
+    for (const [key, value] of Object.entries(ALERT_DEFAULTS)) {
+      const row = table.find((cells) => spans(cells[0])[0] === parameterFlag(key));
+      expect(spans(row![1])).toContain(String(value));
+    }
   });
 });
 

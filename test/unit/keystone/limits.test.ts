@@ -62,6 +62,25 @@ describe('KeystoneLimits', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(12);
   });
 
+  test('every request sent is reported with how it ended: success, the kind of a refusal, no answer, and each send after a Retry-After', async () => {
+    const fake = new FakeKeystone()
+      .on('GET', /^\/v3\/ok$/, () => json(200, {}))
+      .on('GET', /^\/v3\/refused$/, () => keystoneError(401, 'no'))
+      .on('GET', /^\/v3\/gone$/, () => keystoneError(404, 'not here'))
+      .on('GET', /^\/v3\/busy$/, () => json(503, { error: { code: 503, message: 'busy' } }, { 'retry-after': '0' }), 1)
+      .on('GET', /^\/v3\/busy$/, () => json(200, {}));
+    const results: [string, string][] = [];
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 0, onResult: (endpoint, result) => results.push([endpoint, result]) });
+    const client = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits });
+    await client.send({ method: 'GET', path: 'ok' });
+    await expect(client.send({ method: 'GET', path: 'refused' })).rejects.toMatchObject({ kind: 'unauthorized' });
+    await expect(client.send({ method: 'GET', path: 'gone' })).rejects.toMatchObject({ kind: 'not-found' });
+    await client.send({ method: 'GET', path: 'busy' });
+    const unreachable = new KeystoneTransport({ authUrl: AUTH_URL, fetch: () => Promise.reject(Object.assign(new Error('fetch failed'), { cause: { message: 'connect ECONNREFUSED', code: 'ECONNREFUSED' } })), limits });
+    await expect(unreachable.send({ method: 'GET', path: 'ok' })).rejects.toMatchObject({ kind: 'transport' });
+    expect(results).toEqual([AUTH_URL].flatMap((e) => [[e, 'success'], [e, 'unauthorized'], [e, 'not-found'], [e, 'server'], [e, 'success'], [e, 'transport']]));
+  });
+
   test('another endpoint has a limit of its own', async () => {
     const limits = new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1 });
     expect(limits.of(AUTH_URL)).toBe(limits.of(AUTH_URL));

@@ -136,7 +136,9 @@ describe('KeystoneApplicationCredential reconciler', () => {
     // garbage-collected (its owner reference names the old uid).
     w.cluster.drop(Kinds.KeystoneApplicationCredential, NS, 'app');
     w.cluster.drop(Kinds.Secret, NS, 'app-credentials');
-    const { uid: _old, resourceVersion: _rv, ...metadata } = before.metadata;
+    const metadata = { ...before.metadata };
+    delete metadata.uid;
+    delete metadata.resourceVersion;
     w.cluster.put(Kinds.KeystoneApplicationCredential, { ...before, metadata } as KeystoneApplicationCredential);
     expect(w.get().metadata.uid).not.toBe(before.metadata.uid);
     const creates = w.keystone.writes.length;

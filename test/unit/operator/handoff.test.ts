@@ -94,8 +94,8 @@ describe('the consumer handoff', () => {
       ['Normal', HandoffReason.Rolled, 'app', `rolled StatefulSet db to generation 2 of Secret ${SECRET} (pod-template annotation ${TEMPLATE_GENERATIONS})`],
       ['Normal', HandoffReason.Rolled, 'app', `rolled DaemonSet agent to generation 2 of Secret ${SECRET} (pod-template annotation ${TEMPLATE_GENERATIONS})`],
     ]);
-    expect(await w.metric('kac_handoff_rolls_total')).toBe(3);
-    expect(await w.metric('kac_handoff_rollouts_pending')).toBe(3);
+    expect(await w.metric('keystone_appcred_handoff_rolls_total')).toBe(3);
+    expect(await w.metric('keystone_appcred_handoff_rollouts_pending')).toBe(3);
 
     // A second pass writes nothing: the templates record generation 2.
     w.cluster.writes.length = 0;
@@ -164,8 +164,8 @@ describe('the consumer handoff', () => {
     expect(first).toMatchObject({ rolled: 2, warned: 0, requeueAfterMs: 10 * 60_000 });
     w.rolledOut('Deployment', 'api');
     expect(await w.handoff.reconcile(w.key)).toMatchObject({ rolled: 0, warned: 0, requeueAfterMs: 10 * 60_000 });
-    expect(await w.metric('kac_handoff_rollouts_pending')).toBe(1);
-    expect(await w.metric('kac_handoff_rollouts_overdue')).toBe(0);
+    expect(await w.metric('keystone_appcred_handoff_rollouts_pending')).toBe(1);
+    expect(await w.metric('keystone_appcred_handoff_rollouts_overdue')).toBe(0);
 
     w.setNow(new Date(T0.getTime() + 10 * 60_000));
     expect(await w.handoff.reconcile(w.key)).toMatchObject({ rolled: 0, warned: 1 });
@@ -173,7 +173,7 @@ describe('the consumer handoff', () => {
     expect(warnings.map((e) => [e.reason, e.note])).toEqual([
       [HandoffReason.Overdue, `Deployment stuck has not finished its rollout to generation 2: its rollout is paused (spec.paused); generation 1 is deleted in Keystone at ${deleteAt.toISOString()}`],
     ]);
-    expect(await w.metric('kac_handoff_rollouts_overdue')).toBe(1);
+    expect(await w.metric('keystone_appcred_handoff_rollouts_overdue')).toBe(1);
     // Once per workload and generation.
     expect(await w.handoff.reconcile(w.key)).toMatchObject({ warned: 0 });
     expect(w.cluster.events.filter((e) => e.type === 'Warning')).toHaveLength(1);
@@ -189,10 +189,10 @@ describe('the consumer handoff', () => {
     w.order({ credentialGeneration: 2, secretName: SECRET });
     w.workload('Deployment', 'api', { optIn: SECRET });
     await w.handoff.reconcile(w.key);
-    expect(await w.metric('kac_handoff_rollouts_pending')).toBe(1);
+    expect(await w.metric('keystone_appcred_handoff_rollouts_pending')).toBe(1);
     w.cluster.drop(Kinds.KeystoneApplicationCredential, NS, 'app');
     expect(await w.handoff.reconcile(w.key)).toEqual({ rolled: 0, warned: 0 });
-    expect(await w.metric('kac_handoff_rollouts_pending')).toBeUndefined();
+    expect(await w.metric('keystone_appcred_handoff_rollouts_pending')).toBeUndefined();
   });
 
   it('maps a workload\'s change to the orders in its namespace whose Secret it names, by its metadata only', () => {

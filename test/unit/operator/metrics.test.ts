@@ -33,6 +33,61 @@ describe('CredentialMetrics', () => {
   });
 });
 
+describe('CredentialMetrics: what the alerts read', () => {
+  const condition = (type: string, status: 'True' | 'False', reason: string) => ({ type, status, reason, message: '', lastTransitionTime: '2026-12-03T00:00:00Z' });
+  const lines = async (registry: Registry, metric: string) => (await registry.metrics()).split('\n').filter((line) => line.startsWith(`${metric}{`));
+
+  test('the delivered credential\'s expiry, and whether a successor exists: from the list, the creates and the deletes, against the delivered generation', async () => {
+    const registry = new Registry();
+    const metrics = new CredentialMetrics(registry);
+    const g1 = { credentialGeneration: 1, credentialExpiresAt: '2026-12-05T00:00:00Z' };
+    const successor = async () => (await lines(registry, 'keystone_appcred_credential_successor_exists')).map((l) => l.split(' ')[1]);
+    metrics.listed('t', 'app', [1]);
+    metrics.observed('t', 'app', g1);
+    expect(await lines(registry, 'keystone_appcred_credential_expiry_timestamp_seconds')).toEqual([`keystone_appcred_credential_expiry_timestamp_seconds{namespace="t",name="app"} ${Date.parse('2026-12-05T00:00:00Z') / 1000}`]);
+    expect(await successor()).toEqual(['0']);
+    // a rotation: generation 2 created, its switch held (the backup): a successor exists
+    metrics.changedInKeystone('t', 'app', 2, 'minted');
+    metrics.observed('t', 'app', g1);
+    expect(await successor()).toEqual(['1']);
+    // the switch: generation 2 delivered, generation 1 in its grace period
+    metrics.observed('t', 'app', { credentialGeneration: 2, credentialExpiresAt: '2026-12-06T00:00:00Z' });
+    expect(await successor()).toEqual(['0']);
+    // a successor replaced (deleted) and not yet created again
+    metrics.changedInKeystone('t', 'app', 3, 'minted');
+    metrics.changedInKeystone('t', 'app', 3, 'deleted');
+    metrics.observed('t', 'app', { credentialGeneration: 2 });
+    expect(await successor()).toEqual(['0']);
+    expect(await lines(registry, 'keystone_appcred_credential_expiry_timestamp_seconds')).toEqual([]);
+    // a new process lists what Keystone holds: a successor minted by the previous leader is found
+    const fresh = new Registry();
+    const restarted = new CredentialMetrics(fresh);
+    restarted.listed('t', 'app', [2, 3]);
+    restarted.observed('t', 'app', { credentialGeneration: 2 });
+    expect((await lines(fresh, 'keystone_appcred_credential_successor_exists')).map((l) => l.split(' ')[1])).toEqual(['1']);
+    // before the first credential nothing is delivered: no series
+    metrics.observed('t', 'new', {});
+    expect((await successor()).length).toBe(1);
+  });
+
+  test('the conditions: one series per type with its current status and reason, the old one gone when it changes, all gone with the order', async () => {
+    const registry = new Registry();
+    const metrics = new CredentialMetrics(registry);
+    metrics.observed('t', 'app', { conditions: [condition('Ready', 'False', 'NotAllReady'), condition('CredentialReady', 'False', 'WaitingForUser'), condition('DeliveryReady', 'True', 'Delivered')] }, 'edge-1');
+    expect((await lines(registry, 'keystone_appcred_credential_condition')).sort()).toEqual(
+      [
+        'keystone_appcred_credential_condition{namespace="t",name="app",cluster="edge-1",type="Ready",status="False",reason="NotAllReady"} 1',
+        'keystone_appcred_credential_condition{namespace="t",name="app",cluster="edge-1",type="CredentialReady",status="False",reason="WaitingForUser"} 1',
+        'keystone_appcred_credential_condition{namespace="t",name="app",cluster="edge-1",type="DeliveryReady",status="True",reason="Delivered"} 1',
+      ].sort(),
+    );
+    metrics.observed('t', 'app', { conditions: [condition('Ready', 'True', 'AllReady'), condition('CredentialReady', 'True', 'CredentialMinted'), condition('DeliveryReady', 'True', 'Delivered')] }, 'edge-1');
+    expect((await lines(registry, 'keystone_appcred_credential_condition')).map((l) => /reason="(\w+)"/.exec(l)?.[1]).sort()).toEqual(['AllReady', 'CredentialMinted', 'Delivered']);
+    metrics.forget('t', 'app', 'edge-1');
+    expect(await lines(registry, 'keystone_appcred_credential_condition')).toEqual([]);
+  });
+});
+
 describe('HandoffMetrics', () => {
   test('an order delivering nothing loses its gauges and keeps its roll count; a deleted one loses every series', async () => {
     const registry = new Registry();
@@ -40,7 +95,7 @@ describe('HandoffMetrics', () => {
     metrics.rolled('t', 'app');
     metrics.observed('t', 'app', 1, 0);
     metrics.forget('t', 'app');
-    expect((await seriesOf(registry, 'app')).map((line) => line.split('{')[0])).toEqual(['kac_handoff_rolls_total']);
+    expect((await seriesOf(registry, 'app')).map((line) => line.split('{')[0])).toEqual(['keystone_appcred_handoff_rolls_total']);
     metrics.forget('t', 'app', true);
     expect(await seriesOf(registry, 'app')).toEqual([]);
   });

@@ -52,6 +52,16 @@ describe('operator configuration', () => {
     expect(() => resolveConfig({}, { KAC_KEYSTONE_IN_FLIGHT: '2.5' }, defaults)).toThrow('KAC_KEYSTONE_IN_FLIGHT (2.5) must be a whole number of requests, 0 or more (0: no limit)');
   });
 
+  it('reads the memory limit in bytes (the downward API) or as a quantity, and refuses what is not one', () => {
+    expect(resolveConfig({}, { KAC_MEMORY_LIMIT: '536870912' }, defaults).memoryLimitBytes).toBe(536870912);
+    expect(resolveConfig({ memoryLimit: '64Mi' }, { KAC_MEMORY_LIMIT: '536870912' }, defaults).memoryLimitBytes).toBe(64 * 2 ** 20);
+    expect(resolveConfig({ memoryLimit: '1.5Gi' }, {}, defaults).memoryLimitBytes).toBe(1.5 * 2 ** 30);
+    expect(resolveConfig({ memoryLimit: '1G' }, {}, defaults).memoryLimitBytes).toBe(1e9);
+    expect(resolveConfig({}, {}, defaults).memoryLimitBytes).toBeUndefined();
+    expect(() => resolveConfig({ memoryLimit: 'lots' }, {}, defaults)).toThrow('--memory-limit (lots) must be a memory amount in bytes or a quantity such as 512Mi, more than 0');
+    expect(() => resolveConfig({}, { KAC_MEMORY_LIMIT: '0' }, defaults)).toThrow('KAC_MEMORY_LIMIT (0) must be a memory amount');
+  });
+
   it('takes the workers of every kind and of single kinds from the environment or the flags', () => {
     expect(resolveConfig({}, { KAC_WORKERS: '8', KAC_WORKERS_PER_KIND: 'KeystoneApplicationCredential=16, ControlPlane=1' }, defaults)).toMatchObject({
       workers: 8,

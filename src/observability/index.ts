@@ -1,0 +1,2 @@
+export * from './alerts';
+export * from './dashboard';
