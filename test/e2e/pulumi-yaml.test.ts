@@ -1,8 +1,9 @@
 // @needs keystone pulumi
 /**
  * The `keystone-appcred` provider plugin from Pulumi YAML: the real Pulumi CLI with the YAML language host (built from
- * the Go module proxy), the plugin installed with `pulumi plugin install resource keystone-appcred <version> --file`,
- * against the real test Keystone behind a recording proxy (every Keystone call counted). Time travel is libfaketime on
+ * the Go module proxy), the plugin the packed npm package ships (`npm pack`, as a user gets it, not the repository's
+ * sources) installed with `pulumi plugin install resource keystone-appcred <version> --file`, against the real test
+ * Keystone behind a recording proxy (every Keystone call counted). Time travel is libfaketime on
  * the CLI's environment, which the plugin (a Node.js process) inherits; the Go processes ignore it.
  *
  * One stack with two credentials walks the user flow of the TypeScript e2e (test/e2e/pulumi.test.ts): mint, a not-due
@@ -18,7 +19,7 @@ import { ApplicationCredentials, authenticateApplicationCredential } from '../..
 import { APPLICATION_CREDENTIAL, packageSchema } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
-import { homeWithPlugin, pluginVersion, testPlugin } from '../support/pulumi-plugin';
+import { homeWithPlugin, packedPlugin, pluginVersion } from '../support/pulumi-plugin';
 import { expectNoPlaintextInState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 
@@ -105,7 +106,7 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
 
   beforeAll(async () => {
     if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
-    plugin = testPlugin();
+    plugin = await packedPlugin();
     home = await homeWithPlugin(plugin);
     user = await createServiceUser('pulumi-yaml');
     proxy = await startRecordingProxy(user.authUrl);

@@ -9,12 +9,12 @@
  * Other stacks prove that bad inputs fail preview with the CRD's messages and no Keystone call, and so does every text
  * input empty, only whitespace or too long (the limits of src/pulumi/input-rules.ts), each in one preview.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OpenBaoBackup } from '../../src/backup';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
+import { buildProject } from '../support/package';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
 import { expectNoPlaintextInState as scanState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
@@ -111,8 +111,8 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   beforeAll(async () => {
     // Without the library, ld.so only warns and the clock would silently not move.
     if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
-    const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
-    if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
+    // The build `npm run build` makes (the program loads the provider from lib/), under the lock every build takes.
+    await buildProject();
     user = await createServiceUser('pulumi-e2e');
     proxy = await startRecordingProxy(user.authUrl);
     dir = programDir();
