@@ -11,8 +11,8 @@ import { array, conditions, int64, localRef, object, string, time, type Schema }
 /** A Go duration as `time.ParseDuration` reads it (a lone `0` needs no unit). */
 export const GO_DURATION_PATTERN = '^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)$';
 
-/** The longest duration string the schema accepts; Go's longest canonical form is 24 characters. */
-export const DURATION_MAX_LENGTH = 64;
+/** The longest duration string the schema accepts (`Limits.durationMaxLength`, which `validate` checks too). */
+export const DURATION_MAX_LENGTH = Limits.durationMaxLength;
 
 /** A Go-format duration field. */
 export function durationField(description: string, defaultValue: string): Schema {

@@ -15,6 +15,8 @@ export const Limits = {
   credentialGenerationMinimum: 1,
   intervalMinimum: '1m',
   intervalMaximum: '87600h',
+  /** `rotation.interval`, `rotation.gracePeriod`: the longest duration string; Go's longest canonical form is 24 characters. */
+  durationMaxLength: 64,
 } as const;
 
 /** Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root). */

@@ -108,6 +108,11 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
       out.push(violation(field, value, 'must be a Go duration string like 720h'));
       continue;
     }
+    if (value.length > Limits.durationMaxLength) {
+      // The CRD's maxLength: the API server refuses a longer string before any rule runs.
+      out.push(violation(field, value, `must be at most ${Limits.durationMaxLength} characters long`));
+      continue;
+    }
     try {
       Duration.parse(value, field);
     } catch (error) {

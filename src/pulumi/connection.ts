@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { KeystoneSessionOptions, NamedRef } from '../keystone';
+import { CONNECTION_RULES, objectProblems, textProblem } from './input-rules';
 
 /**
  * The ordered user's Keystone connection as explicit values. Every value may also come from the environment; an
@@ -81,8 +82,77 @@ function str(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Reads the cloud `name` from the first clouds.yaml that has it (and merges `secure.yaml` beside it, if present). */
-export function readCloud(name: string, env: Env, cwd?: string): ConnectionSettings {
+/** The fields a source provides (every one but `cloud`, which only the inputs have). */
+type Field = Exclude<keyof ConnectionSettings, 'cloud'>;
+
+/** Settings of one source, with the name each value had there (`OS_USERNAME`, `auth.username`), for messages. */
+interface Sourced {
+  readonly settings: ConnectionSettings;
+  readonly origins: Readonly<Partial<Record<Field, string>>>;
+}
+
+/** The variables of each field, in the order OpenStack clients read them; `OS_CACERT` names a file. */
+const ENV_VARIABLES: Readonly<Record<Field, readonly string[]>> = {
+  authUrl: ['OS_AUTH_URL'],
+  userName: ['OS_USERNAME'],
+  userId: ['OS_USER_ID'],
+  userDomainName: ['OS_USER_DOMAIN_NAME'],
+  userDomainId: ['OS_USER_DOMAIN_ID'],
+  password: ['OS_PASSWORD'],
+  projectName: ['OS_PROJECT_NAME', 'OS_TENANT_NAME'],
+  projectId: ['OS_PROJECT_ID', 'OS_TENANT_ID'],
+  projectDomainName: ['OS_PROJECT_DOMAIN_NAME'],
+  projectDomainId: ['OS_PROJECT_DOMAIN_ID'],
+  caBundle: ['OS_CACERT'],
+  regionName: ['OS_REGION_NAME'],
+};
+
+/** The keys of each field in a cloud of clouds.yaml (with its secure.yaml merged), in the order openstacksdk reads them. */
+const CLOUD_KEYS: Readonly<Record<Field, readonly string[]>> = {
+  authUrl: ['auth.auth_url'],
+  userName: ['auth.username', 'auth.user_name'],
+  userId: ['auth.user_id'],
+  userDomainName: ['auth.user_domain_name', 'auth.domain_name'],
+  userDomainId: ['auth.user_domain_id', 'auth.domain_id'],
+  password: ['auth.password'],
+  projectName: ['auth.project_name', 'auth.tenant_name'],
+  projectId: ['auth.project_id', 'auth.tenant_id'],
+  projectDomainName: ['auth.project_domain_name', 'auth.domain_name'],
+  projectDomainId: ['auth.project_domain_id', 'auth.domain_id'],
+  caBundle: ['cacert'],
+  regionName: ['region_name'],
+};
+
+/**
+ * Settings from named values: each field takes the first of its names that has a value (`lookup`); `caBundle` is read
+ * from the file its value names. A file that cannot be read fails naming the name and the path.
+ */
+function sourced(names: Readonly<Record<Field, readonly string[]>>, lookup: (name: string) => unknown, source: string): Sourced {
+  const settings: Record<string, string> = {};
+  const origins: Partial<Record<Field, string>> = {};
+  for (const field of Object.keys(names) as Field[]) {
+    for (const name of names[field]) {
+      const value = str(lookup(name));
+      if (value === undefined) continue;
+      if (field === 'caBundle') {
+        try {
+          settings[field] = readFileSync(value, 'utf8');
+        } catch (error) {
+          throw new ConnectionError(`${source}: ${name} (${JSON.stringify(value)}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+        }
+        origins[field] = `${name} file ${value}`;
+      } else {
+        settings[field] = value;
+        origins[field] = name;
+      }
+      break;
+    }
+  }
+  return { settings, origins };
+}
+
+/** The cloud `name` of the first clouds.yaml that has it (secure.yaml beside it merged), with each value's key. */
+function cloudSettings(name: string, env: Env, cwd: string | undefined, source: string): Sourced {
   const candidates = cloudsYamlCandidates(env, cwd);
   for (const file of candidates) {
     if (!existsSync(file)) continue;
@@ -96,41 +166,20 @@ export function readCloud(name: string, env: Env, cwd?: string): ConnectionSetti
     if (authType !== undefined && authType !== 'password' && authType !== 'v3password') {
       throw new ConnectionError(`clouds.yaml cloud "${name}" (${file}) has auth_type ${authType}; the ordered user must authenticate with a password`);
     }
-    const cacert = str(cloud.cacert) ?? str(secure.cacert);
-    return {
-      authUrl: str(auth.auth_url),
-      userName: str(auth.username) ?? str(auth.user_name),
-      userId: str(auth.user_id),
-      userDomainName: str(auth.user_domain_name) ?? str(auth.domain_name),
-      userDomainId: str(auth.user_domain_id) ?? str(auth.domain_id),
-      password: str(auth.password),
-      projectName: str(auth.project_name) ?? str(auth.tenant_name),
-      projectId: str(auth.project_id) ?? str(auth.tenant_id),
-      projectDomainName: str(auth.project_domain_name) ?? str(auth.domain_name),
-      projectDomainId: str(auth.project_domain_id) ?? str(auth.domain_id),
-      caBundle: cacert !== undefined ? readFileSync(cacert, 'utf8') : undefined,
-      regionName: str(cloud.region_name),
-    };
+    const merged: Record<string, unknown> = { ...cloud, cacert: str(cloud.cacert) ?? secure.cacert };
+    return sourced(CLOUD_KEYS, (key) => (key.startsWith('auth.') ? auth[key.slice('auth.'.length)] : merged[key]), source);
   }
   throw new ConnectionError(`no clouds.yaml defines the cloud "${name}" (searched ${candidates.join(', ')})`);
 }
 
+/** Reads the cloud `name` from the first clouds.yaml that has it (and merges `secure.yaml` beside it, if present). */
+export function readCloud(name: string, env: Env, cwd?: string): ConnectionSettings {
+  return cloudSettings(name, env, cwd, `clouds.yaml cloud "${name}"`).settings;
+}
+
 /** The `OS_*` variables as connection settings. */
 export function fromEnvironment(env: Env): ConnectionSettings {
-  return {
-    authUrl: str(env.OS_AUTH_URL),
-    userName: str(env.OS_USERNAME),
-    userId: str(env.OS_USER_ID),
-    userDomainName: str(env.OS_USER_DOMAIN_NAME),
-    userDomainId: str(env.OS_USER_DOMAIN_ID),
-    password: str(env.OS_PASSWORD),
-    projectName: str(env.OS_PROJECT_NAME) ?? str(env.OS_TENANT_NAME),
-    projectId: str(env.OS_PROJECT_ID) ?? str(env.OS_TENANT_ID),
-    projectDomainName: str(env.OS_PROJECT_DOMAIN_NAME),
-    projectDomainId: str(env.OS_PROJECT_DOMAIN_ID),
-    caBundle: str(env.OS_CACERT) !== undefined ? readFileSync(env.OS_CACERT as string, 'utf8') : undefined,
-    regionName: str(env.OS_REGION_NAME),
-  };
+  return sourced(ENV_VARIABLES, (name) => env[name], 'OS_* variables').settings;
 }
 
 /** Whether explicit settings name anything at all (otherwise the environment is the source). */
@@ -154,31 +203,30 @@ function ref(kind: 'user' | 'project', id: string | undefined, name: string | un
   return { name, domainName: domainName ?? 'Default' };
 }
 
+/** The source the connection comes from: explicit settings (a `cloud`, or the values), else `OS_CLOUD`, else `OS_*`. */
+function select(explicit: ConnectionSettings | undefined, env: Env, cwd?: string): Sourced & { readonly source: string; readonly fields: Fields } {
+  if (explicit?.cloud !== undefined) {
+    const source = `connection.cloud: clouds.yaml cloud "${explicit.cloud}"`;
+    return { ...cloudSettings(explicit.cloud, env, cwd, source), source, fields: FIELDS.cloud };
+  }
+  if (hasExplicit(explicit)) {
+    const origins = Object.fromEntries(Object.keys(ENV_VARIABLES).map((field) => [field, `connection.${field}`]));
+    return { settings: explicit, origins, source: 'connection', fields: FIELDS.inputs };
+  }
+  if (str(env.OS_CLOUD) !== undefined) {
+    const source = `clouds.yaml cloud "${env.OS_CLOUD as string}" (OS_CLOUD)`;
+    return { ...cloudSettings(env.OS_CLOUD as string, env, cwd, source), source, fields: FIELDS.cloud };
+  }
+  const source = 'OS_* variables';
+  return { ...sourced(ENV_VARIABLES, (name) => env[name], source), source, fields: FIELDS.environment };
+}
+
 /**
  * Resolves the connection: explicit settings (a `cloud`, or the values themselves), else `OS_CLOUD`, else the `OS_*`
  * variables. Throws {@link ConnectionError} naming the missing field and the source.
  */
 export function resolveConnection(explicit: ConnectionSettings | undefined, env: Env = process.env, cwd?: string): ResolvedConnection {
-  let settings: ConnectionSettings;
-  let source: string;
-  let fields: Fields;
-  if (explicit?.cloud !== undefined) {
-    settings = readCloud(explicit.cloud, env, cwd);
-    source = `connection.cloud: clouds.yaml cloud "${explicit.cloud}"`;
-    fields = FIELDS.cloud;
-  } else if (hasExplicit(explicit)) {
-    settings = explicit;
-    source = 'connection';
-    fields = FIELDS.inputs;
-  } else if (str(env.OS_CLOUD) !== undefined) {
-    settings = readCloud(env.OS_CLOUD as string, env, cwd);
-    source = `clouds.yaml cloud "${env.OS_CLOUD as string}" (OS_CLOUD)`;
-    fields = FIELDS.cloud;
-  } else {
-    settings = fromEnvironment(env);
-    source = 'OS_* variables';
-    fields = FIELDS.environment;
-  }
+  const { settings, source, fields } = select(explicit, env, cwd);
   if (settings.authUrl === undefined) throw new ConnectionError(`${source}: the auth URL is missing (set ${fields.authUrl})`);
   if (settings.password === undefined) throw new ConnectionError(`${source}: the password is missing (set ${fields.password})`);
   const user = ref('user', settings.userId, settings.userName, settings.userDomainId, settings.userDomainName, source, fields);
@@ -194,6 +242,34 @@ export function resolveConnection(explicit: ConnectionSettings | undefined, env:
     ...(settings.regionName !== undefined ? { regionName: settings.regionName } : {}),
     source,
   };
+}
+
+/**
+ * Everything that keeps the connection from working, without calling Keystone, one message each: every explicit
+ * field that breaks its rule ({@link CONNECTION_RULES}: empty, only whitespace, longer than Keystone accepts, not a
+ * `/v3` URL, not PEM), every value of the source in use (`OS_*` variables, a clouds.yaml cloud) that does, named as
+ * that source names it, and a field the source lacks. `skip` leaves out values not known yet (a preview). Empty when
+ * the connection can be assembled.
+ */
+export function connectionProblems(explicit: unknown, env: Env = process.env, options: { readonly cwd?: string; readonly skip?: (value: unknown) => boolean } = {}): string[] {
+  const skip = options.skip ?? (() => false);
+  const problems = objectProblems('connection', explicit, CONNECTION_RULES, skip);
+  if (problems.length > 0 || Object.values((explicit ?? {}) as object).some(skip)) return problems;
+  const given = explicit as ConnectionSettings | undefined;
+  try {
+    const { settings, origins, source } = select(given, env, options.cwd);
+    if (source !== 'connection') {
+      for (const field of Object.keys(origins) as Field[]) {
+        const problem = textProblem(origins[field] as string, settings[field], CONNECTION_RULES[field]);
+        if (problem !== undefined) problems.push(`${source}: ${problem}`);
+      }
+    }
+    if (problems.length === 0) resolveConnection(given, env, options.cwd);
+  } catch (error) {
+    if (!(error instanceof ConnectionError)) throw error;
+    problems.push(error.message);
+  }
+  return problems;
 }
 
 /**

@@ -25,18 +25,25 @@ import { credentialPort, deliveredData, isTerminalCreateError } from '../keyston
 import { KeystoneSession } from '../keystone/session';
 import { decide, foreignNote, reconcile, type CredentialPort, type ForeignCredential, type LifecycleOrder, type Observations, type Ports, type SecretData } from '../lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
-import { ConnectionError, hasExplicit, resolveConnection, type ConnectionSettings, type ResolvedConnection } from './connection';
+import { connectionProblems, resolveConnection, type ResolvedConnection } from './connection';
 import { engineWarn, type Warn } from './engine-log';
+import { CLOUD_NAME_RULE, backupProblems, textProblem } from './input-rules';
 import { STATUS_OUTPUTS, outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** The value Pulumi sends for an input that is not known yet (preview). */
 export const UNKNOWN = '04da6b54-80e4-46f7-96ec-b56ff0331ba9';
 
-/** A failed input check, as Pulumi's `check` reports it. */
+/**
+ * A failed input check, as Pulumi's `check` reports it. Every failure is the resource's (`property: ""`): the engine
+ * prints a failure on a property with that property's value as Go formats it (`property rotation value
+ * {map[gracePeriod:{24h} interval:{30s}]} has a problem: ...`, and a secret inside it in clear), and on a nested path
+ * with no value at all (`{<nil>}`). On the resource it prints `<type> resource '<name>' has a problem: <reason>`, and the
+ * reason names the field, the value as the program wrote it and the rule.
+ */
 export interface CheckFailure {
-  /** The top-level input the failure belongs to (`rotation`, never `rotation.interval`); `""` for the resource as a whole. */
-  readonly property: string;
-  /** What is wrong, naming the full field path (`rotation.interval ("30s"): ...`). */
+  /** Always `""`: the resource as a whole (see above). */
+  readonly property: '';
+  /** What is wrong: the full field path, the value as written (a secret by its length) and the rule (`rotation.interval ("30s"): ...`). */
   readonly reason: string;
 }
 
@@ -68,15 +75,6 @@ function isUnknown(value: unknown): boolean {
 
 function record(value: unknown): Loose | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Loose) : undefined;
-}
-
-/**
- * The top-level input a violation's field belongs to (`spec.rotation.interval` → `rotation`). Pulumi reads a check
- * failure's property as one top-level key and prints that key's value as the program gave it, so a dotted path would
- * print `value {<nil>}`; the failure's reason names the full field path instead.
- */
-function propertyOf(field: string): string {
-  return field.replace(/^spec\./, '').split('.')[0];
 }
 
 /** The field path a violation names in its reason (`spec.rotation.interval` → `rotation.interval`). */
@@ -278,8 +276,9 @@ export function makeProvider(deps: ProviderDeps = {}) {
 
   return {
     /**
-     * Defaults and the CRD's rules; no Keystone call; unknown values pass. One failure per bad top-level input, its
-     * reasons joined by `; `; a connection that cannot be assembled from the environment fails the resource.
+     * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
+     * known yet pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that
+     * cannot be assembled, from the inputs or the environment, fails naming the field or variable.
      */
     async check(olds: Loose, news: Loose): Promise<{ inputs: Loose; failures: CheckFailure[] }> {
       const rotationIn = news.rotation === UNKNOWN ? undefined : record(news.rotation);
@@ -290,6 +289,13 @@ export function makeProvider(deps: ProviderDeps = {}) {
       };
       const credentialGeneration = news.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION;
       const inputs: Loose = { ...news, credentialGeneration, rotation: news.rotation === UNKNOWN ? UNKNOWN : rotation };
+      const reasons: string[] = [];
+      if (news.rotation !== undefined && news.rotation !== null && news.rotation !== UNKNOWN && rotationIn === undefined) {
+        reasons.push(`rotation (${JSON.stringify(news.rotation)}): must be an object with the fields interval, gracePeriod`);
+      }
+      for (const key of Object.keys(rotationIn ?? {})) {
+        if (key !== 'interval' && key !== 'gracePeriod') reasons.push(`rotation.${key}: is not a field of rotation (its fields: interval, gracePeriod)`);
+      }
       const unknown = new Set<string>();
       if (isUnknown(credentialGeneration)) unknown.add('spec.credentialGeneration');
       if (isUnknown(rotation.interval)) unknown.add('spec.rotation.interval');
@@ -309,28 +315,20 @@ export function makeProvider(deps: ProviderDeps = {}) {
           : { spec: { credentialGeneration: olds.credentialGeneration as number, rotation: { interval: oldRotation?.interval as string | undefined, gracePeriod: oldRotation?.gracePeriod as string | undefined } } },
         'settings',
       ).filter((v) => !unknown.has(v.field));
-      const byProperty = new Map<string, string[]>();
       for (const v of violations) {
-        const cross = v.field === 'spec.rotation';
-        const reason = cross
-          ? `rotation.gracePeriod (${String(rotation.gracePeriod)}) must be shorter than rotation.interval (${String(rotation.interval)})`
-          : `${fieldOf(v.field)} (${JSON.stringify(v.value)}): ${v.rule}`;
-        const property = propertyOf(v.field);
-        byProperty.set(property, [...(byProperty.get(property) ?? []), reason]);
+        reasons.push(
+          v.field === 'spec.rotation'
+            ? `rotation.gracePeriod (${String(rotation.gracePeriod)}) must be shorter than rotation.interval (${String(rotation.interval)})`
+            : `${fieldOf(v.field)} (${JSON.stringify(v.value)}): ${v.rule}`,
+        );
       }
-      const failures: CheckFailure[] = [...byProperty].map(([property, reasons]) => ({ property, reason: reasons.join('; ') }));
-      if (news.connection === undefined || !isUnknown(news.connection)) {
-        const explicit = record(news.connection) as ConnectionSettings | undefined;
-        try {
-          resolveConnection(explicit, env());
-        } catch (error) {
-          if (!(error instanceof ConnectionError)) throw error;
-          // On `connection` when the program gave one; a connection from the environment is no input of the resource,
-          // so the failure is the resource's (Pulumi prints it without a property and value).
-          failures.push({ property: explicit?.cloud !== undefined || hasExplicit(explicit) ? 'connection' : '', reason: error.message });
-        }
+      if (!isUnknown(news.cloudName)) {
+        const problem = textProblem('cloudName', news.cloudName, CLOUD_NAME_RULE);
+        if (problem !== undefined) reasons.push(problem);
       }
-      return { inputs, failures };
+      if (news.backup !== UNKNOWN) reasons.push(...backupProblems(news.backup, env(), isUnknown));
+      if (news.connection !== UNKNOWN) reasons.push(...connectionProblems(news.connection, env(), { skip: isUnknown }));
+      return { inputs, failures: reasons.map((reason) => ({ property: '', reason })) };
     },
 
     /**

@@ -9,13 +9,13 @@
  * pulumi-resource-kubernetes`, or KAC_PULUMI_RESOURCE_KUBERNETES_BIN. Without it this file is skipped (and says so); the
  * same component and example are always tested with Pulumi's mocks in test/unit/pulumi/kubernetes.test.ts.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { kubernetesPluginPath } from '../support/binaries';
 import { releaseAllLeftovers } from '../support/operator';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
+import { buildProject } from '../support/package';
 import { exists, getJson, kubectl } from '../support/kubectl';
 import { pulumiEnv, runPulumi } from '../support/pulumi';
 import { synthesizeManifests } from '../support/synth';
@@ -76,7 +76,7 @@ maybe('CredentialSecret and the Kubernetes example against the real API server',
     await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'keystoneclusteridentities.c5c3.io', '--ignore-not-found']);
     // Its destroy deletes the CRDs, which waits on orders other files left with finalizers (their operators stopped).
     await releaseAllLeftovers();
-    spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO });
+    await buildProject(); // under the lock every build of lib/ takes
     if (!existsSync(join(REPO, 'lib', 'examples', 'pulumi', 'kubernetes.js'))) throw new Error('npm run build produced no lib/examples/pulumi/kubernetes.js');
     user = await createServiceUser('pulumi-kube');
     dir = mkdtempSync(join(process.env.KAC_TEST_WORKDIR ?? '/tmp', 'pulumi-kubernetes-'));

@@ -1,23 +1,25 @@
 // @needs keystone pulumi
 /**
- * The `keystone-appcred` provider plugin from Python: the Pulumi Automation API for Python (the `pulumi` package from
- * PyPI, in a venv the test setup caches) runs an inline program that uses the generated Python SDK (sdk/python,
- * installed with pip as a user installs it), with the real Pulumi CLI and the real test Keystone behind a recording
- * proxy. The plugin is found on PATH. An inline program needs no Python language host: the driver process serves it.
+ * The `keystone-appcred` provider plugin from Python, as a user installs it: the packed npm package (`npm pack`)
+ * unpacked by root into a directory the user cannot write, a non-root user (`nobody`) that makes a fresh venv and
+ * `pip install`s the package's prebuilt wheel of the generated Python SDK into it (nothing built, nothing written beside
+ * the wheel; the SDK's dependencies from the cached wheels of PyPI's `pulumi`, `--no-index`), and, as that user, the
+ * Pulumi Automation API for Python running an inline program on the SDK, with the real Pulumi CLI, the packed plugin on
+ * PATH and the real test Keystone behind a recording proxy. An inline program needs no Python language host: the
+ * driver process serves it.
  *
  * The flow: up mints; up with the plugin's clock past nextRotation (libfaketime in the CLI's environment, which the
  * plugin inherits) rotates; a later up sweeps; refresh after an out-of-band delete, then up mints again; destroy
- * leaves nothing in Keystone; after each step no secret is in plain text in any file of the state backend.
+ * leaves nothing in Keystone; after each step no secret is in plain text in any file of the user's state backend.
  */
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { cpSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
-import { run } from '../support/package';
-import { pulumiEnv } from '../support/pulumi';
-import { testPlugin } from '../support/pulumi-plugin';
-import { pythonWithSdk } from '../support/pulumi-python';
+import { packedTarball } from '../support/package';
+import { packedPlugin } from '../support/pulumi-plugin';
+import { USER, userPythonWithWheel, type UserPython } from '../support/pulumi-python';
 import { expectNoPlaintextInState, unwrapSecrets, type ExportedResource } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 
@@ -44,33 +46,43 @@ interface DriverResult {
   readonly deployment: { resources?: ExportedResource[] };
 }
 
-describe('the keystone-appcred provider plugin from Python (Automation API, inline program, generated SDK)', () => {
+describe('the keystone-appcred provider plugin from Python, as a non-root user (Automation API, inline program, the packed wheel)', () => {
   let user: ServiceUser;
   let proxy: RecordingProxy;
-  let python: { python: string; env: NodeJS.ProcessEnv };
-  let pluginDir: string;
+  let python: UserPython;
   let work: string;
   const seen: string[] = [];
   const config: Record<string, [string, boolean]> = {};
 
-  /** Runs the driver; the CLI (and the plugin it starts) gets `cli` in its environment. */
+  /** The Pulumi variables of every process of the user: its backend and home, the tests' passphrase. */
+  const pulumiVariables = (): NodeJS.ProcessEnv => ({
+    PULUMI_HOME: join(python.home, '.pulumi'),
+    PULUMI_BACKEND_URL: `file://${python.backend}`,
+    PULUMI_CONFIG_PASSPHRASE: process.env.KAC_PULUMI_CONFIG_PASSPHRASE,
+    PULUMI_SKIP_UPDATE_CHECK: 'true',
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: 'true',
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: 'true',
+  });
+
+  /** Runs the driver as the user; the CLI (and the plugin it starts) gets `cli` in its environment. */
   async function driver(action: string, cli: NodeJS.ProcessEnv = {}): Promise<DriverResult> {
-    const base = pulumiEnv();
-    const result = await run(python.python, [join(work, 'driver.py'), action], {
+    const result = await python.run(python.python, [join(work, 'driver.py'), action], {
       cwd: work,
       env: {
-        ...base,
-        ...python.env,
+        ...pulumiVariables(),
+        PYTHONDONTWRITEBYTECODE: '1',
+        KAC_PULUMI_ROOT: python.pulumiRoot,
+        KAC_PULUMI_BACKEND_URL: `file://${python.backend}`,
         KAC_PY_STACK: STACK,
         // Each run: an inline program's workspace is a new temporary directory, which holds the stack's config.
         KAC_PY_CONFIG: JSON.stringify(config),
-        KAC_PY_ENV: JSON.stringify({ PATH: `${pluginDir}:${base.PATH ?? ''}`, ...cli }),
+        KAC_PY_ENV: JSON.stringify({ PATH: `${python.bin}:/usr/local/bin:/usr/bin:/bin`, ...pulumiVariables(), ...cli }),
       },
       timeoutMs: 280_000,
     });
     const text = `${result.stdout}${result.stderr}`;
     for (const value of [user.password, ...seen]) if (result.stderr.includes(value)) throw new Error('the driver printed a secret');
-    if (result.code !== 0) throw new Error(`driver.py ${action} failed (${String(result.code)}):\n${text}`.split(user.password).join('***'));
+    if (result.code !== 0) throw new Error(`driver.py ${action} as ${USER.name} failed (${String(result.code)}):\n${text}`.split(user.password).join('***'));
     return JSON.parse(result.stdout.trim().split('\n').pop() as string) as DriverResult;
   }
   function outputsOf(result: DriverResult): Outputs {
@@ -79,11 +91,11 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
     expect(resource.id).toBeDefined();
     return resource.outputs ?? {};
   }
-  /** The state's outputs decrypted: the driver's export keeps them encrypted, so read them back with the CLI. */
+  /** The state's outputs decrypted: the driver's export keeps them encrypted, so read them back with the CLI (as the user). */
   async function decrypted(): Promise<Outputs> {
-    const exported = await run(process.env.KAC_PULUMI as string, ['stack', 'export', '--show-secrets', '--stack', `organization/kac-python-e2e/${STACK}`, '--non-interactive'], {
+    const exported = await python.run(join(python.pulumiRoot, 'bin', 'pulumi'), ['stack', 'export', '--show-secrets', '--stack', `organization/kac-python-e2e/${STACK}`, '--non-interactive'], {
       cwd: work,
-      env: pulumiEnv(),
+      env: pulumiVariables(),
     });
     if (exported.code !== 0) throw new Error(`pulumi stack export failed:\n${exported.stdout}${exported.stderr}`);
     const resources = (JSON.parse(exported.stdout) as { deployment: { resources?: ExportedResource[] } }).deployment.resources ?? [];
@@ -99,16 +111,16 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
       (e: Error) => e.message,
     );
   const held = async (): Promise<string[]> => (await new ApplicationCredentials(user.session()).list()).map((c) => c.name).sort();
-  const noPlaintext = (): void => expectNoPlaintextInState([user.password, ...seen], `${STACK}.json`);
+  const noPlaintext = (): void => expectNoPlaintextInState([user.password, ...seen], `${STACK}.json`, python.backend);
 
   beforeAll(async () => {
     if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
-    pluginDir = dirname(testPlugin());
-    python = await pythonWithSdk(resolve(__dirname, '..', '..', 'sdk', 'python'));
+    python = await userPythonWithWheel(await packedTarball(), await packedPlugin());
     user = await createServiceUser('pulumi-python');
     proxy = await startRecordingProxy(user.authUrl);
-    work = mkdtempSync(join(process.env.KAC_TEST_WORKDIR ?? '/tmp', 'pulumi-python-'));
+    work = join(python.home, 'project');
     cpSync(join(__dirname, 'fixtures', 'pulumi-python'), work, { recursive: true });
+    python.own(work);
     Object.assign(config, {
       interval: ['1h', false],
       gracePeriod: ['20m', false],
@@ -118,6 +130,14 @@ describe('the keystone-appcred provider plugin from Python (Automation API, inli
       password: [user.password, true],
     });
   }, 900_000);
+
+  it('the user imports the SDK from its venv, not from the repository', async () => {
+    const result = await python.run(python.python, ['-c', 'import pulumi_keystone_appcred, os; print(pulumi_keystone_appcred.__file__); print(os.getuid())'], { cwd: python.home });
+    expect(result.code).toBe(0);
+    const [file, uid] = result.stdout.trim().split('\n');
+    expect(file.startsWith(join(python.home, 'venv'))).toBe(true);
+    expect(Number(uid)).toBe(USER.uid);
+  });
 
   afterAll(async () => {
     await proxy?.close();

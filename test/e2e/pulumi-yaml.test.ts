@@ -1,23 +1,25 @@
 // @needs keystone pulumi
 /**
  * The `keystone-appcred` provider plugin from Pulumi YAML: the real Pulumi CLI with the YAML language host (built from
- * the Go module proxy), the plugin installed with `pulumi plugin install resource keystone-appcred <version> --file`,
- * against the real test Keystone behind a recording proxy (every Keystone call counted). Time travel is libfaketime on
+ * the Go module proxy), the plugin the packed npm package ships (`npm pack`, as a user gets it, not the repository's
+ * sources) installed with `pulumi plugin install resource keystone-appcred <version> --file`, against the real test
+ * Keystone behind a recording proxy (every Keystone call counted). Time travel is libfaketime on
  * the CLI's environment, which the plugin (a Node.js process) inherits; the Go processes ignore it.
  *
  * One stack with two credentials walks the user flow of the TypeScript e2e (test/e2e/pulumi.test.ts): mint, a not-due
  * up with no Keystone call, a due preview, rotation with both credentials working during the grace period, the sweep,
  * refresh after an out-of-band delete then a new mint, a raised generation, destroy; after each step no secret is in
  * plain text in any file of the state backend, nor in anything the CLI printed. Other stacks prove that bad inputs fail
- * preview naming the field, the value and the rule, with no Keystone call.
+ * preview naming the field, the value and the rule, with no Keystone call: the CRD's rules, and every text input empty,
+ * only whitespace or too long (the limits of src/pulumi/input-rules.ts), each in one preview of a project of its own.
  */
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL, packageSchema } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
-import { homeWithPlugin, pluginVersion, testPlugin } from '../support/pulumi-plugin';
+import { homeWithPlugin, packedPlugin, pluginVersion } from '../support/pulumi-plugin';
 import { expectNoPlaintextInState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 
@@ -104,7 +106,7 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
 
   beforeAll(async () => {
     if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
-    plugin = testPlugin();
+    plugin = await packedPlugin();
     home = await homeWithPlugin(plugin);
     user = await createServiceUser('pulumi-yaml');
     proxy = await startRecordingProxy(user.authUrl);
@@ -243,10 +245,10 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
   });
 
   it.each([
-    ['interval', '30s', 'rotation', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
-    ['gracePeriod', '2h', 'rotation', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
-    ['credentialGeneration', '0', 'credentialGeneration', 'credentialGeneration (0): must be at least 1'],
-  ])('a bad %s (%s) fails pulumi preview on the property %s, naming the field, the value and the rule, with no Keystone call', async (key, value, property, message) => {
+    ['interval', '30s', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
+    ['gracePeriod', '2h', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
+    ['credentialGeneration', '0', 'credentialGeneration (0): must be at least 1'],
+  ])('a bad %s (%s) fails pulumi preview on the resource, naming the field, the value as written and the rule, with no Keystone call', async (key, value, message) => {
     const bad = `bad-${key.toLowerCase()}`;
     await configure(bad);
     await ok(['config', 'set', key, value], {}, bad);
@@ -254,10 +256,110 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
     const result = await pulumi(['preview'], {}, bad);
     expect(result.code).not.toBe(0);
     const text = `${result.stdout}${result.stderr}`;
-    expect(text).toContain(message);
     // The engine stops at the first resource whose check fails; both credentials take the same rotation.
-    expect(text).toMatch(new RegExp(`${APPLICATION_CREDENTIAL} resource '(app|db)': property '?${property}'? value [^\\n]*${value}[^\\n]* has a problem`));
-    expect(text).not.toContain('<nil>');
+    expect(text).toMatch(new RegExp(`${APPLICATION_CREDENTIAL} resource '(app|db)' has a problem: ${message.replace(/[()]/g, '\\$&')}`));
+    // Never the engine's Go form of an input (`property rotation value {map[...]}`, `{<nil>}`).
+    expect(text).not.toMatch(/property \S+ value/);
+    expect(text).not.toContain('map[');
     expect(proxy.since(mark)).toEqual([]);
+  });
+
+  /**
+   * `pulumi preview` of a project of its own with one credential of `properties` (JSON is YAML), with the environment's
+   * connection through the proxy; returns what the CLI printed after checking that it failed and called no Keystone.
+   */
+  async function failedPreview(stackName: string, properties: Record<string, unknown>): Promise<string> {
+    const project = mkdtempSync(join(process.env.KAC_TEST_WORKDIR ?? '/tmp', 'pulumi-yaml-bad-'));
+    writeFileSync(join(project, 'Pulumi.yaml'), `name: kac-yaml-bad\nruntime: yaml\nresources:\n  app:\n    type: keystone-appcred:ApplicationCredential\n    properties: ${JSON.stringify(properties)}\n`);
+    const run = (args: string[]): Promise<PulumiResult> => runPulumi([...args, '--stack', stackName, '--non-interactive'], { cwd: project, env: env(), timeoutMs: 240_000 });
+    expect((await run(['stack', 'init'])).code).toBe(0);
+    const mark = proxy.calls.length;
+    const result = await run(['preview']);
+    const text = `${result.stdout}${result.stderr}`;
+    expectNothingSecretIn(text);
+    expect(result.code).not.toBe(0);
+    expect(text).not.toMatch(/property \S+ value/);
+    expect(proxy.since(mark)).toEqual([]);
+    return text;
+  }
+  const problem = (reason: string): string => `${APPLICATION_CREDENTIAL} resource 'app' has a problem: ${reason}`;
+
+  it('the issue: an explicit empty connection.userName fails pulumi preview (it used to pass and fail at Keystone with 400), with no Keystone call', async () => {
+    const text = await failedPreview('empty-username', { connection: { authUrl: proxy.url, userName: '', password: 'not-the-password', projectId: user.projectId } });
+    expect(text).toContain(problem('connection.userName (""): must not be empty'));
+    // The CLI prints each failure twice (under the resource, and again among the diagnostics): one distinct failure.
+    expect(new Set(text.match(/has a problem: .*/g)?.map((line) => line.trim()))).toEqual(new Set(['has a problem: connection.userName (""): must not be empty']));
+  });
+
+  /** Every text input at once: the connection's 13 fields, the durations, cloudName and the backup's 5 fields. */
+  const TEXT_FIELDS = [
+    ...['cloud', 'authUrl', 'userName', 'userId', 'userDomainName', 'userDomainId', 'password', 'projectName', 'projectId', 'projectDomainName', 'projectDomainId', 'caBundle', 'regionName'].map((f) => `connection.${f}`),
+    'rotation.interval',
+    'rotation.gracePeriod',
+    'cloudName',
+    ...['address', 'token', 'mount', 'path', 'namespace'].map((f) => `backup.${f}`),
+  ];
+  /** The inputs with each field of TEXT_FIELDS set to `value(field)`. */
+  function everyField(value: (field: string) => string): Record<string, Record<string, string> | string> {
+    const properties: Record<string, Record<string, string> | string> = {};
+    for (const field of TEXT_FIELDS) {
+      const [head, tail] = field.split('.');
+      if (tail === undefined) properties[head] = value(field);
+      else properties[head] = { ...(properties[head] as Record<string, string> | undefined), [tail]: value(field) };
+    }
+    return properties;
+  }
+  /** The failures the preview printed, by field, in order. */
+  /** The fields of the distinct failures (the CLI prints each twice: under the resource, and among the diagnostics). */
+  const failedFields = (text: string): string[] => [...new Set([...text.matchAll(/resource 'app' has a problem: ([\w.]+) \(/g)].map((m) => m[1]))];
+
+  it.each([
+    ['empty', (): string => '', (field: string): string => (['connection.password', 'backup.token'].includes(field) ? '(0 characters): must not be empty' : '(""): must not be empty')],
+    ['only whitespace', (): string => ' \t ', (field: string): string => (['connection.password', 'backup.token'].includes(field) ? '(3 characters): must not be only whitespace' : '(" \\t "): must not be only whitespace')],
+  ])('every text input %s fails pulumi preview, one failure per field naming it, with no Keystone call', async (name, value, reason) => {
+    const text = await failedPreview(name === 'empty' ? 'every-empty' : 'every-whitespace', everyField(value));
+    expect(failedFields(text).sort()).toEqual([...TEXT_FIELDS].sort());
+    for (const field of TEXT_FIELDS.filter((f) => !f.startsWith('rotation.'))) expect(text).toContain(problem(`${field} ${reason(field)}`));
+    expect(text).toContain(problem(name === 'empty' ? 'rotation.interval (""): is not a duration: it is empty' : 'rotation.interval (" \\t "): is not a duration'));
+  });
+
+  it('every text input one character longer than its limit fails pulumi preview naming the field, its length and whose limit it is; no secret shown', async () => {
+    const limits: Record<string, number> = {
+      'connection.cloud': 255,
+      'connection.authUrl': 2048,
+      'connection.userName': 255,
+      'connection.userId': 64,
+      'connection.userDomainName': 64,
+      'connection.userDomainId': 64,
+      'connection.password': 4096,
+      'connection.projectName': 64,
+      'connection.projectId': 64,
+      'connection.projectDomainName': 64,
+      'connection.projectDomainId': 64,
+      'connection.caBundle': 1024 * 1024,
+      'connection.regionName': 255,
+      'rotation.interval': 64,
+      'rotation.gracePeriod': 64,
+      cloudName: 255,
+      'backup.address': 2048,
+      'backup.token': 1024 * 1024,
+      'backup.mount': 1024 * 1024,
+      'backup.path': 1024 * 1024,
+      'backup.namespace': 1024 * 1024,
+    };
+    const secret = 'long-secret-'.repeat(400_000);
+    const long = (field: string): string => {
+      const n = limits[field] + 1;
+      if (field.startsWith('rotation.')) return `${'0'.repeat(n - 3)}48h`;
+      if (field === 'connection.password' || field === 'backup.token') return secret.slice(0, n);
+      return 'x'.repeat(n);
+    };
+    const text = await failedPreview('every-too-long', everyField(long));
+    expect(failedFields(text).sort()).toEqual([...TEXT_FIELDS].sort());
+    for (const field of TEXT_FIELDS.filter((f) => !f.startsWith('rotation.'))) {
+      expect(text).toContain(problem(`${field} (${limits[field] + 1} characters): must be at most ${limits[field]} characters long (`));
+    }
+    expect(text).toContain(problem(`rotation.interval ("${long('rotation.interval')}"): must be at most 64 characters long`));
+    expect(text).not.toContain('long-secret-long-secret');
   });
 });

@@ -6,14 +6,15 @@
  *
  * One stack walks the whole lifecycle in order: mint, no-op up, preview of a due rotation, rotation, both credentials
  * authenticating during grace, the sweep, an out-of-band deletion noticed by refresh, a raised generation, destroy.
- * A second stack proves that bad inputs fail preview with the CRD's messages and no Keystone call.
+ * Other stacks prove that bad inputs fail preview with the CRD's messages and no Keystone call, and so does every text
+ * input empty, only whitespace or too long (the limits of src/pulumi/input-rules.ts), each in one preview.
  */
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OpenBaoBackup } from '../../src/backup';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
+import { buildProject } from '../support/package';
 import { runPulumi, type PulumiResult } from '../support/pulumi';
 import { expectNoPlaintextInState as scanState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
@@ -110,8 +111,8 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   beforeAll(async () => {
     // Without the library, ld.so only warns and the clock would silently not move.
     if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime (.ci/run does)`);
-    const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
-    if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
+    // The build `npm run build` makes (the program loads the provider from lib/), under the lock every build takes.
+    await buildProject();
     user = await createServiceUser('pulumi-e2e');
     proxy = await startRecordingProxy(user.authUrl);
     dir = programDir();
@@ -352,10 +353,10 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   });
 
   it.each([
-    ['interval', '30s', 'rotation', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
-    ['gracePeriod', '2h', 'rotation', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
-    ['credentialGeneration', '0', 'credentialGeneration', 'credentialGeneration (0): must be at least 1'],
-  ])('a bad %s (%s) fails pulumi preview on the top-level property %s, with the rule message and no Keystone call', async (key, value, property, message) => {
+    ['interval', '30s', 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m'],
+    ['gracePeriod', '2h', 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)'],
+    ['credentialGeneration', '0', 'credentialGeneration (0): must be at least 1'],
+  ])('a bad %s (%s) fails pulumi preview on the resource, with the rule message and no Keystone call', async (key, value, message) => {
     const bad = `bad-${key.toLowerCase()}`;
     await configure(bad);
     await ok(['config', 'set', key, value], {}, bad);
@@ -363,12 +364,109 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     const result = await pulumi(['preview'], {}, bad);
     expect(result.code).not.toBe(0);
     const text = `${result.stdout}${result.stderr}`;
-    expect(text).toContain(message);
-    // The property is a key of the inputs, so Pulumi prints the value the program gave (never `{<nil>}`).
-    expect(text).toMatch(new RegExp(`property '?${property}'? value [^\\n]*${value}[^\\n]* has a problem`));
-    expect(text).not.toMatch(/property '?\w+\.\w+'? value/);
-    expect(text).not.toContain('<nil>');
+    expect(text).toContain(`${TYPE} resource 'app' has a problem: ${message}`);
+    // Never the engine's Go form of an input (`property rotation value {map[...]}`, `{<nil>}`).
+    expect(text).not.toMatch(/property \S+ value/);
+    expect(text).not.toContain('map[');
     expect(proxy.since(mark)).toEqual([]);
+  });
+
+  /**
+   * `pulumi preview` of a program of its own that declares one credential with `args` (args.json), with the
+   * environment's connection through the proxy; returns what the CLI printed after checking that it failed, printed no
+   * secret and called no Keystone.
+   */
+  async function failedPreview(stackName: string, args: Record<string, unknown>, secrets: readonly string[] = []): Promise<string> {
+    const program = programDir();
+    writeFileSync(join(program, 'index.js'), "'use strict';\nconst { KeystoneApplicationCredential } = require('keystone-appcred/pulumi');\nnew KeystoneApplicationCredential('app', require('./args.json'));\n");
+    writeFileSync(join(program, 'args.json'), JSON.stringify(args));
+    const env = { OS_CLOUD: '', OS_AUTH_URL: proxy.url, OS_USER_ID: user.userId, OS_PASSWORD: user.password, OS_PROJECT_ID: user.projectId };
+    const run = (cmd: string[]): Promise<PulumiResult> => runPulumi([...cmd, '--stack', stackName, '--non-interactive'], { cwd: program, env, timeoutMs: 240_000 });
+    expect((await run(['stack', 'init'])).code).toBe(0);
+    const mark = proxy.calls.length;
+    const result = await run(['preview']);
+    const text = `${result.stdout}${result.stderr}`;
+    for (const value of [user.password, ...secrets]) expect(text.includes(value)).toBe(false);
+    expect(result.code).not.toBe(0);
+    expect(text).not.toMatch(/property \S+ value/);
+    expect(proxy.since(mark)).toEqual([]);
+    return text;
+  }
+  const problem = (reason: string): string => `${TYPE} resource 'app' has a problem: ${reason}`;
+
+  it('the issue: an explicit empty connection.userName fails pulumi preview, with no Keystone call', async () => {
+    const text = await failedPreview('empty-username', { connection: { authUrl: proxy.url, userName: '', password: 'not-the-password', projectId: user.projectId } });
+    expect(text).toContain(problem('connection.userName (""): must not be empty'));
+    // The CLI prints each failure twice (under the resource, and again among the diagnostics): one distinct failure.
+    expect(new Set(text.match(/has a problem: .*/g)?.map((line) => line.trim()))).toEqual(new Set(['has a problem: connection.userName (""): must not be empty']));
+  });
+
+  /** Every text input: the connection's 13 fields, the durations, cloudName and the backup's 5 fields, with its limit. */
+  const LIMITS: Record<string, number> = {
+    'connection.cloud': 255,
+    'connection.authUrl': 2048,
+    'connection.userName': 255,
+    'connection.userId': 64,
+    'connection.userDomainName': 64,
+    'connection.userDomainId': 64,
+    'connection.password': 4096,
+    'connection.projectName': 64,
+    'connection.projectId': 64,
+    'connection.projectDomainName': 64,
+    'connection.projectDomainId': 64,
+    'connection.caBundle': 1024 * 1024,
+    'connection.regionName': 255,
+    'rotation.interval': 64,
+    'rotation.gracePeriod': 64,
+    cloudName: 255,
+    'backup.address': 2048,
+    'backup.token': 1024 * 1024,
+    'backup.mount': 1024 * 1024,
+    'backup.path': 1024 * 1024,
+    'backup.namespace': 1024 * 1024,
+  };
+  const FIELDS = Object.keys(LIMITS);
+  const SECRET_FIELDS = ['connection.password', 'backup.token'];
+  /** The args with each text input set to `value(field)`. */
+  function everyField(value: (field: string) => string): Record<string, unknown> {
+    const args: Record<string, Record<string, string> | string> = {};
+    for (const field of FIELDS) {
+      const [head, tail] = field.split('.');
+      if (tail === undefined) args[head] = value(field);
+      else args[head] = { ...(args[head] as Record<string, string> | undefined), [tail]: value(field) };
+    }
+    return args;
+  }
+  /** The fields of the distinct failures, sorted (the CLI prints each twice: under the resource, and among the diagnostics). */
+  const failedFields = (text: string): string[] => [...new Set([...text.matchAll(/resource 'app' has a problem: ([\w.]+) \(/g)].map((m) => m[1]))].sort();
+
+  it('every text input empty, or only whitespace, fails pulumi preview: one failure per field, naming it', async () => {
+    for (const [stackName, value, shown] of [
+      ['every-empty', '', '""'],
+      ['every-whitespace', ' \t ', '" \\t "'],
+    ] as const) {
+      const text = await failedPreview(stackName, everyField(() => value));
+      expect(failedFields(text)).toEqual([...FIELDS].sort());
+      const rule = value === '' ? 'must not be empty' : 'must not be only whitespace';
+      for (const field of FIELDS.filter((f) => !f.startsWith('rotation.'))) {
+        expect(text).toContain(problem(`${field} (${SECRET_FIELDS.includes(field) ? `${value.length} characters` : shown}): ${rule}`));
+      }
+    }
+  });
+
+  it('every text input one character longer than its limit fails pulumi preview naming the field and its length; no secret shown', async () => {
+    const secret = 'long-secret-'.repeat(400_000);
+    const long = (field: string): string => {
+      const n = LIMITS[field] + 1;
+      if (field.startsWith('rotation.')) return `${'0'.repeat(n - 3)}48h`;
+      return SECRET_FIELDS.includes(field) ? secret.slice(0, n) : 'x'.repeat(n);
+    };
+    const text = await failedPreview('every-too-long', everyField(long), ['long-secret-long-secret']);
+    expect(failedFields(text)).toEqual([...FIELDS].sort());
+    for (const field of FIELDS.filter((f) => !f.startsWith('rotation.'))) {
+      expect(text).toContain(problem(`${field} (${LIMITS[field] + 1} characters): must be at most ${LIMITS[field]} characters long (`));
+    }
+    expect(text).toContain(problem(`rotation.gracePeriod ("${long('rotation.gracePeriod')}"): must be at most 64 characters long`));
   });
 
   it('a connection the environment cannot assemble fails pulumi preview on the resource, naming the variable', async () => {

@@ -9,8 +9,9 @@
 #               pulumi-language-dotnet bao promtool prometheus        (default: all of them)
 #               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
 #               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
-#               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests,
-#               run as <dir>/pulumi-python, a wrapper of the venv's python;
+#               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests and the
+#               build of the Python SDK's wheel, run as <dir>/pulumi-python, a wrapper of the venv's python, and
+#               <dir>/wheels, the wheels of what the SDK needs at run time (a user's fresh venv installs from them);
 #               pulumi-language-sdkgen and pulumi-language-dotnet: our hosts that serve only
 #               `pulumi package gen-sdk`, with Pulumi's code generators for Python and Go (pkg/v3 of the CLI's
 #               release) and for .NET (pkg/v3 v3.225.0, the last that has it));
@@ -41,9 +42,11 @@ YAML_VERSION=v1.25.0
 PROMETHEUS_MODULE_VERSION=v0.316.0
 PROMETHEUS_VERSION=3.16.0
 # The Python SDK from PyPI (its newest release; the CLI's 3.276 is not published there) and what the generated
-# Python SDK of keystone-appcred (sdk/python/pyproject.toml) needs beside it, and what pip builds it with.
+# Python SDK of keystone-appcred (sdk/python/pyproject.toml) needs beside it, and what its wheel and sdist are built
+# with (`build`, on setuptools: tools/plugin.ts artifacts).
 PULUMI_PY_VERSION=3.272.0
-PULUMI_PY_REQUIREMENTS="pulumi==$PULUMI_PY_VERSION packaging==26.4 semver==3.1.2 setuptools==84.2.1 wheel==0.48.0"
+PULUMI_PY_RUNTIME="pulumi==$PULUMI_PY_VERSION packaging==26.4 semver==3.1.2"
+PULUMI_PY_REQUIREMENTS="$PULUMI_PY_RUNTIME setuptools==84.2.1 wheel==0.48.0 build==1.6.1"
 # Our language host's version: Pulumi's, plus a digest of its source so an edit rebuilds it.
 LANGHOST_SRC="$gomods/pulumi/cmd/pulumi-language-nodejs/main.go"
 LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10)"
@@ -225,6 +228,13 @@ build_pulumi_python() {
   # shellcheck disable=SC2086 # the requirements are words
   if ! timeout 900 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check $PULUMI_PY_REQUIREMENTS >"$out/pip.log" 2>&1; then
     log "FAILED: pulumi-python; last lines of $out/pip.log:"
+    tail -n 30 "$out/pip.log" >&2
+    return 1
+  fi
+  # The same packages as wheels (from pip's cache, which the install just filled), for a user's venv made afresh.
+  # shellcheck disable=SC2086 # the requirements are words
+  if ! timeout 900 "$out/venv/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$out/wheels" $PULUMI_PY_RUNTIME >"$out/pip.log" 2>&1; then
+    log "FAILED: pulumi-python (pip download); last lines of $out/pip.log:"
     tail -n 30 "$out/pip.log" >&2
     return 1
   fi

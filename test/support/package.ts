@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { bundlePlugin } from '../../tools/plugin';
+import { buildArtifacts, bundlePlugin } from '../../tools/plugin';
 
 /** The repository root. */
 export const REPO = resolve(__dirname, '..', '..');
@@ -71,11 +71,25 @@ export async function runOk(command: string, args: readonly string[], options: P
 }
 
 /**
+ * The lock every writer and every packer of the repository's lib/ takes, so that a Jest worker never reads (packs) a
+ * lib/ file another worker is rewriting (tsc writes a file in place: a reader could see it half-written, "unexpected
+ * EOF"). A directory under .tmp/ (git ignores it), with the holder's pid in it: a holder that died leaves a lock the
+ * next taker breaks.
+ */
+export const BUILD_LOCK = join(REPO, '.tmp', 'build.lock');
+
+/** Runs `body` holding {@link BUILD_LOCK}. Not reentrant: `body` must not take it again. */
+export function withBuildLock<T>(body: () => Promise<T>): Promise<T> {
+  return withLock(BUILD_LOCK, body);
+}
+
+/**
  * Builds the project as `npm run build` does (`tsc -p tsconfig.json`, then the provider plugin's bundle) and checks
  * every export target and bin exists and is newer than the build's start. tsc emits even when another file of the
- * tree has a type error, so its exit code is not the criterion.
+ * tree has a type error, so its exit code is not the criterion. The caller holds {@link BUILD_LOCK}
+ * ({@link buildProject} takes it).
  */
-export function buildProject(): void {
+function buildUnlocked(): void {
   const start = Date.now();
   const result = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
   bundlePlugin();
@@ -87,14 +101,37 @@ export function buildProject(): void {
   }
 }
 
-async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 600_000): Promise<T> {
+/** {@link buildUnlocked} under {@link BUILD_LOCK}. */
+export function buildProject(): Promise<void> {
+  return withBuildLock(async () => buildUnlocked());
+}
+
+/** Whether a process of `pid` runs (a signal 0 reaches it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 900_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  mkdirSync(dirname(path), { recursive: true });
   for (;;) {
     try {
       mkdirSync(path);
+      writeFileSync(join(path, 'pid'), String(process.pid));
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A holder that died (a killed Jest run) never releases: its lock is broken. A lock just made has no pid yet.
+      const holder = Number(existsSync(join(path, 'pid')) ? readFileSync(join(path, 'pid'), 'utf8') : NaN);
+      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+        rmSync(path, { recursive: true, force: true });
+        continue;
+      }
       if (Date.now() > deadline) throw new Error(`the lock ${path} was not released within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -125,10 +162,17 @@ export async function packedTarball(): Promise<string> {
   return withLock(`${dir}.lock`, async () => {
     if (existsSync(tarball)) return tarball;
     mkdirSync(dir, { recursive: true });
-    // The build `prepack` runs, without failing on a type error in a file the package does not ship (a test in progress
-    // elsewhere in the tree): tsc emits anyway, and buildProject checks that every export target was written.
-    buildProject();
-    await runOk('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: REPO, timeoutMs: 600_000 });
+    // What `prepack` runs, without failing on a type error in a file the package does not ship (a test in progress
+    // elsewhere in the tree): tsc emits anyway, and buildUnlocked checks that every export target was written; then the
+    // SDK artifacts (the Python wheel and sdist) into lib/sdk/. Under the build lock, so no other worker rewrites lib/
+    // while npm reads it.
+    await withBuildLock(async () => {
+      buildUnlocked();
+      buildArtifacts();
+      const packed = await runOk('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: REPO, timeoutMs: 600_000 });
+      // `npm pack --json` prints nothing but its JSON (prepack's tools write their paths to stderr).
+      JSON.parse(packed);
+    });
     if (!existsSync(tarball)) throw new Error(`npm pack wrote no ${tarball} (${readdirSync(dir).join(', ')})`);
     return tarball;
   });

@@ -47,11 +47,11 @@ export function backendDir(): string {
 }
 
 /**
- * Throws, naming the file (never the value), when any file of the backend holds one of `secrets` in plain text;
- * `expectFile` must be among the files (so the scan cannot pass on an empty backend).
+ * Throws, naming the file (never the value), when any file of the backend (the tests' own, or `dir`) holds one of
+ * `secrets` in plain text; `expectFile` must be among the files (so the scan cannot pass on an empty backend).
  */
-export function expectNoPlaintextInState(secrets: readonly string[], expectFile: string): void {
-  const files = filesUnder(backendDir());
+export function expectNoPlaintextInState(secrets: readonly string[], expectFile: string, dir: string = backendDir()): void {
+  const files = filesUnder(dir);
   if (!files.some((f) => f.endsWith(expectFile))) throw new Error(`the backend has no file ${expectFile}`);
   for (const file of files) {
     const text = readFileSync(file, 'utf8');

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildProject, exportTargets, nodeEnv, packageJson, REPO } from '../../support/package';
+import { buildProject, exportTargets, nodeEnv, packageJson, REPO, withBuildLock } from '../../support/package';
 
 jest.setTimeout(240_000);
 
@@ -27,8 +27,8 @@ function nodeJson<T>(script: string): T {
   return JSON.parse(result.stdout) as T;
 }
 
-beforeAll(() => {
-  buildProject();
+beforeAll(async () => {
+  await buildProject();
   consumer = mkdtempSync(join(tmpdir(), 'kac-consumer-'));
   mkdirSync(join(consumer, 'node_modules'));
   symlinkSync(REPO, join(consumer, 'node_modules', 'keystone-appcred'), 'dir');
@@ -127,11 +127,15 @@ describe('exports', () => {
 describe('npm pack', () => {
   let files: string[];
 
-  beforeAll(() => {
+  beforeAll(async () => {
     // The build ran above, so the tarball's contents are known without the prepack script (the e2e tests pack for real).
-    const result = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
-    if (result.status !== 0) throw new Error(`npm pack --dry-run failed:\n${result.stderr}`);
-    files = (JSON.parse(result.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path);
+    // Under the build lock: every build takes it, so lib/ is whole while npm reads it (another worker's build would
+    // rewrite its files in place, and npm read them half-written).
+    files = await withBuildLock(async () => {
+      const result = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
+      if (result.status !== 0) throw new Error(`npm pack --dry-run failed:\n${result.stderr}`);
+      return (JSON.parse(result.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path);
+    });
   });
 
   it('holds every export target and the bin scripts (the command line and the Pulumi provider plugin)', () => {
@@ -169,7 +173,8 @@ describe('npm pack', () => {
     expect(files.filter((f) => f.startsWith('lib/examples/'))).toEqual([]);
   });
 
-  it('builds before packing', () => {
-    expect(packageJson().scripts.prepack).toBe('npm run build');
+  it('builds, and builds the SDK artifacts, before packing; ships them from lib/sdk/', () => {
+    expect(packageJson().scripts.prepack).toBe('npm run build && tsx tools/plugin.ts artifacts');
+    expect(packageJson().files).toContain('lib/sdk/');
   });
 });

@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConnectionError, resolveConnection } from '../../../src/pulumi/connection';
+import { ConnectionError, connectionProblems, resolveConnection } from '../../../src/pulumi/connection';
 
 /** A dir with clouds.yaml (`DIR` in it replaced by the dir), an optional secure.yaml and ca.pem holding `PEM`. */
 function cloudsDir(clouds: string, secure?: string): string {
@@ -82,5 +82,35 @@ describe('a clouds.yaml or secure.yaml that is not valid YAML', () => {
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as Error).message).toContain(`${join(dir, broken)} is not valid YAML: `);
     expect(`${(error as Error).message} ${(error as Error).stack}`).not.toContain('PASSWORD-MUST-NOT-LEAK');
+  });
+});
+
+describe('connectionProblems', () => {
+  it('is empty for a connection that can be assembled, from the inputs, a cloud or the variables', () => {
+    const dir = cloudsDir(`clouds:\n  dev:\n    auth:\n      auth_url: https://ks.dev/v3\n      user_id: u\n      password: p\n      project_id: q\n`);
+    expect(connectionProblems({ authUrl: 'https://ks.in/v3', userId: 'u1', password: 'x', projectId: 'p1' }, {})).toEqual([]);
+    expect(connectionProblems({ cloud: 'dev' }, { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') })).toEqual([]);
+    expect(connectionProblems(undefined, { OS_AUTH_URL: 'https://k/v3', OS_USER_ID: 'u', OS_PASSWORD: 'pw', OS_PROJECT_ID: 'p' })).toEqual([]);
+  });
+
+  it("names a clouds.yaml cloud's bad value by its key and source, and its CA file when it is no PEM", () => {
+    const dir = cloudsDir(
+      `clouds:\n  dev:\n    cacert: DIR/ca.pem\n    region_name: "   "\n    auth:\n      auth_url: https://ks.dev/identity\n      username: ${'u'.repeat(256)}\n      password: p\n      project_id: q\n`,
+    );
+    expect(connectionProblems({ cloud: 'dev' }, { OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') })).toEqual([
+      'connection.cloud: clouds.yaml cloud "dev": auth.auth_url ("https://ks.dev/identity"): must end in /v3 (the identity API v3 endpoint)',
+      "connection.cloud: clouds.yaml cloud \"dev\": auth.username (256 characters): must be at most 255 characters long (Keystone's limit for user names)",
+      `connection.cloud: clouds.yaml cloud "dev": cacert file ${join(dir, 'ca.pem')} ("PEM"): must hold PEM certificates (-----BEGIN CERTIFICATE-----)`,
+      'connection.cloud: clouds.yaml cloud "dev": region_name ("   "): must not be only whitespace',
+    ]);
+  });
+
+  it('never shows the password, whatever is wrong with it', () => {
+    const problems = [
+      ...connectionProblems({ authUrl: 'https://k/v3', userId: 'u', projectId: 'p', password: ` ${'secret-pw'.repeat(500)} ` }, {}),
+      ...connectionProblems(undefined, { OS_AUTH_URL: 'https://k/v3', OS_USER_ID: 'u', OS_PROJECT_ID: 'p', OS_PASSWORD: 'secret-pw'.repeat(500) }),
+    ];
+    expect(problems).toHaveLength(2);
+    expect(problems.join()).not.toContain('secret-pw');
   });
 });

@@ -95,6 +95,8 @@ describe('check', () => {
       { rotation: { interval: '1h', gracePeriod: '2h' } },
       { rotation: { interval: '87601h' } },
       { connection: { authUrl: 'http://x/v3' } },
+      { connection: { authUrl: 'http://x/v3', userName: '', password: 'pw', projectId: 'p' }, cloudName: ' ' },
+      { backup: { address: 'http://127.0.0.1:8200', token: '' } },
     ];
     for (const news of cases) {
       const expected = (await dynamic.check({}, { ...news, prefix: PREFIX })).failures;
@@ -104,7 +106,7 @@ describe('check', () => {
       expect((await plugin.check!(URN, {}, wrapped)).failures).toEqual(expected);
     }
     expect((await plugin.check!(URN, { credentialGeneration: 3, prefix: PREFIX }, { credentialGeneration: 2 })).failures).toEqual([
-      { property: 'credentialGeneration', reason: 'credentialGeneration (2): credentialGeneration may only increase' },
+      { property: '', reason: 'credentialGeneration (2): credentialGeneration may only increase' },
     ]);
   });
 

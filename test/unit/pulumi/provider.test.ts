@@ -20,7 +20,8 @@ function setup(options: { readonly user?: FakeUser; readonly backupFails?: () =>
   const backed = new Map<string, string>();
   const provider = makeProvider({
     clock,
-    env: { ...env, BAO_ADDR: 'http://127.0.0.1:8200', BAO_TOKEN: 'not-in-state' },
+    // The backup's address and token from the environment only where a test backs up.
+    env: options.backupFails ? { ...env, BAO_ADDR: 'http://127.0.0.1:8200', BAO_TOKEN: 'not-in-state' } : env,
     keystone: () => ({ port: keystone, close: async () => undefined }),
     warn: async (message) => void warnings.push(message),
     backup: (settings) => ({
@@ -56,31 +57,30 @@ describe('check', () => {
     expect(out).toMatchObject({ credentialGeneration: 1, rotation: { interval: '720h', gracePeriod: '24h' } });
   });
 
-  it('reports one failure per bad top-level input, each reason naming the full field path and the rule message', async () => {
+  it('reports one failure per broken rule, on the resource, each naming the field, the value as written and the rule', async () => {
     const { failures } = await provider.check({}, { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s', gracePeriod: '-1s' } });
     expect(failures).toEqual([
-      { property: 'credentialGeneration', reason: 'credentialGeneration (0): must be at least 1' },
-      {
-        property: 'rotation',
-        reason: 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m; rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative',
-      },
+      { property: '', reason: 'credentialGeneration (0): must be at least 1' },
+      { property: '', reason: 'rotation.interval ("30s"): rotation.interval is 0s or at least 1m' },
+      { property: '', reason: 'rotation.gracePeriod ("-1s"): rotation.gracePeriod is not negative' },
     ]);
   });
 
-  it('never names a nested path as the property: Pulumi reads it as one top-level key of the inputs', async () => {
-    const news = { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s' } };
+  it('never names a property: the engine would print its value as Go formats it ({map[...]}), a secret inside it in clear', async () => {
+    const news = { prefix: PREFIX, credentialGeneration: 0, rotation: { interval: '30s' }, cloudName: '', connection: { authUrl: 'x', userName: '', password: '' } };
     const { failures } = await provider.check({}, news);
-    for (const f of failures) expect(Object.keys(news)).toContain(f.property);
+    expect(failures.length).toBeGreaterThan(4);
+    for (const f of failures) expect(f.property).toBe('');
   });
 
   it('rejects a grace period not shorter than the interval', async () => {
     const { failures } = await provider.check({}, { prefix: PREFIX, rotation: { interval: '1h', gracePeriod: '2h' } });
-    expect(failures).toEqual([{ property: 'rotation', reason: 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)' }]);
+    expect(failures).toEqual([{ property: '', reason: 'rotation.gracePeriod (2h) must be shorter than rotation.interval (1h)' }]);
   });
 
   it('lets credentialGeneration only increase', async () => {
     const { failures } = await provider.check({ credentialGeneration: 3 }, { prefix: PREFIX, credentialGeneration: 2 });
-    expect(failures).toEqual([{ property: 'credentialGeneration', reason: 'credentialGeneration (2): credentialGeneration may only increase' }]);
+    expect(failures).toEqual([{ property: '', reason: 'credentialGeneration (2): credentialGeneration may only increase' }]);
   });
 
   it("tolerates preview's unknown values", async () => {
@@ -88,6 +88,12 @@ describe('check', () => {
     expect(failures).toEqual([]);
     expect(out.credentialGeneration).toBe(UNKNOWN);
     expect((await provider.check({}, { prefix: PREFIX, rotation: UNKNOWN, connection: UNKNOWN })).failures).toEqual([]);
+    // A connection with a field not known yet: the known fields are checked, the connection is not assembled yet.
+    const bare = makeProvider({ env: {} });
+    expect((await bare.check({}, { prefix: PREFIX, connection: { authUrl: UNKNOWN, userId: 'u', password: UNKNOWN, projectId: 'p' }, cloudName: UNKNOWN, backup: UNKNOWN })).failures).toEqual([]);
+    expect((await bare.check({}, { prefix: PREFIX, connection: { authUrl: UNKNOWN, userId: ' ' } })).failures).toEqual([
+      { property: '', reason: 'connection.userId (" "): must not be only whitespace' },
+    ]);
   });
 
   it('reports a connection missing from the environment on the resource, without calling Keystone', async () => {
@@ -96,10 +102,155 @@ describe('check', () => {
     expect(failures).toEqual([{ property: '', reason: 'OS_* variables: the auth URL is missing (set OS_AUTH_URL or OS_CLOUD, or the connection input)' }]);
   });
 
-  it('reports an incomplete connection input on the property connection, naming the field', async () => {
+  it('reports an incomplete connection input naming the field', async () => {
     const bare = makeProvider({ env: {} });
     const { failures } = await bare.check({}, { prefix: PREFIX, connection: { authUrl: 'https://k/v3', userId: 'u', projectId: 'p' } });
-    expect(failures).toEqual([{ property: 'connection', reason: 'connection: the password is missing (set connection.password)' }]);
+    expect(failures).toEqual([{ property: '', reason: 'connection: the password is missing (set connection.password)' }]);
+  });
+
+  it('refuses a rotation that is not an object, and a field rotation does not have, instead of ignoring them', async () => {
+    expect((await provider.check({}, { prefix: PREFIX, rotation: '1h' })).failures).toEqual([
+      { property: '', reason: 'rotation ("1h"): must be an object with the fields interval, gracePeriod' },
+    ]);
+    expect((await provider.check({}, { prefix: PREFIX, rotation: { interval: '48h', grace: '1h' } })).failures).toEqual([
+      { property: '', reason: 'rotation.grace: is not a field of rotation (its fields: interval, gracePeriod)' },
+    ]);
+  });
+});
+
+describe('check: an input that cannot work fails, naming the field and the rule, never a secret', () => {
+  const { provider } = setup();
+  const valid = { authUrl: 'http://127.0.0.1:5000/v3', userName: 'svc', password: 'pw-not-in-state', projectName: 'proj' };
+  const reasons = async (news: Record<string, unknown>, olds: Record<string, unknown> = {}): Promise<string[]> => {
+    const { failures } = await provider.check(olds, { prefix: PREFIX, ...news });
+    expect(failures.every((f) => f.property === '')).toBe(true);
+    return failures.map((f) => f.reason);
+  };
+
+  it('the issue: an explicit empty userName fails check (it used to pass and fail at Keystone with 400)', async () => {
+    expect(await reasons({ connection: { ...valid, userName: '' } })).toEqual(['connection.userName (""): must not be empty']);
+  });
+
+  const FIELDS: [string, number][] = [
+    ['cloud', 255],
+    ['authUrl', 2048],
+    ['userName', 255],
+    ['userId', 64],
+    ['userDomainName', 64],
+    ['userDomainId', 64],
+    ['projectName', 64],
+    ['projectId', 64],
+    ['projectDomainName', 64],
+    ['projectDomainId', 64],
+    ['regionName', 255],
+  ];
+  it.each(FIELDS)('connection.%s: empty, whitespace-only and longer than %d characters each fail', async (field, max) => {
+    expect(await reasons({ connection: { ...valid, [field]: '' } })).toEqual([`connection.${field} (""): must not be empty`]);
+    expect(await reasons({ connection: { ...valid, [field]: ' \t ' } })).toEqual([`connection.${field} (" \\t "): must not be only whitespace`]);
+    const long = `https://k/${'a'.repeat(max)}/v3`.slice(-(max + 1));
+    const [reason] = await reasons({ connection: { ...valid, [field]: long } });
+    expect(reason).toMatch(new RegExp(`^connection\\.${field} \\(${max + 1} characters\\): must be at most ${max} characters long \\(.+\\)$`));
+    // One character less passes the length rule.
+    expect((await reasons({ connection: { ...valid, [field]: long.slice(1) } })).filter((r) => r.includes('at most'))).toEqual([]);
+  });
+
+  it('connection.password: empty, whitespace-only, too long fail by its length, never its value', async () => {
+    expect(await reasons({ connection: { ...valid, password: '' } })).toEqual(['connection.password (0 characters): must not be empty']);
+    expect(await reasons({ connection: { ...valid, password: '   ' } })).toEqual(['connection.password (3 characters): must not be only whitespace']);
+    const long = 'p'.repeat(4097);
+    const all = await reasons({ connection: { ...valid, password: long } });
+    expect(all).toEqual(["connection.password (4097 characters): must be at most 4096 characters long (Keystone's limit for passwords)"]);
+    expect(all.join()).not.toContain('ppp');
+    expect(await reasons({ connection: { ...valid, password: 'p'.repeat(4096) } })).toEqual([]);
+  });
+
+  it('connection.authUrl must be an http(s) URL ending in /v3; caBundle must hold valid PEM certificates', async () => {
+    expect(await reasons({ connection: { ...valid, authUrl: 'keystone:5000' } })).toEqual(['connection.authUrl ("keystone:5000"): must be an http or https URL ending in /v3']);
+    expect(await reasons({ connection: { ...valid, authUrl: 'https://k.example/identity' } })).toEqual(['connection.authUrl ("https://k.example/identity"): must end in /v3 (the identity API v3 endpoint)']);
+    expect(await reasons({ connection: { ...valid, authUrl: 'https://k.example/identity/v3/' } })).toEqual([]);
+    expect(await reasons({ connection: { ...valid, caBundle: 'not a certificate' } })).toEqual(['connection.caBundle ("not a certificate"): must hold PEM certificates (-----BEGIN CERTIFICATE-----)']);
+    expect(await reasons({ connection: { ...valid, caBundle: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' } })).toEqual([
+      'connection.caBundle ("-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n"): must hold PEM certificates: certificate 1 of 1 is not a valid X.509 certificate',
+    ]);
+  });
+
+  it('every bad connection field at once: one failure each', async () => {
+    const all = await reasons({ connection: { cloud: '', authUrl: ' ', userName: '', userId: '', userDomainName: ' ', userDomainId: '', password: '', projectName: '', projectId: '', projectDomainName: '', projectDomainId: ' ', caBundle: '', regionName: '' } });
+    expect(all.map((r) => r.split(' ')[0])).toEqual([
+      'connection.cloud',
+      'connection.authUrl',
+      'connection.userName',
+      'connection.userId',
+      'connection.userDomainName',
+      'connection.userDomainId',
+      'connection.password',
+      'connection.projectName',
+      'connection.projectId',
+      'connection.projectDomainName',
+      'connection.projectDomainId',
+      'connection.caBundle',
+      'connection.regionName',
+    ]);
+  });
+
+  it('a field connection does not have, a value that is no string, a connection that is no object', async () => {
+    expect(await reasons({ connection: { ...valid, username: 'svc' } })).toEqual([expect.stringMatching(/^connection\.username: is not a field of connection \(its fields: cloud, authUrl, userName/)]);
+    expect(await reasons({ connection: { ...valid, projectId: 7 } })).toEqual(['connection.projectId (7): must be a string']);
+    expect(await reasons({ connection: { ...valid, password: 7 } })).toEqual(['connection.password (number): must be a string']);
+    expect(await reasons({ connection: 'prod' })).toEqual([expect.stringMatching(/^connection: must be an object with the fields cloud, authUrl/)]);
+  });
+
+  it('the environment: a variable that is only whitespace or too long fails naming the variable; an empty one is unset, as for OpenStack clients', async () => {
+    const check = (env: Record<string, string>) => makeProvider({ env }).check({}, { prefix: PREFIX }).then((r) => r.failures.map((f) => f.reason));
+    const base = { OS_AUTH_URL: 'http://127.0.0.1:5000/v3', OS_USERNAME: 'svc', OS_PASSWORD: 'pw-not-in-state', OS_PROJECT_NAME: 'proj' };
+    expect(await check(base)).toEqual([]);
+    expect(await check({ ...base, OS_USERNAME: '  ' })).toEqual(['OS_* variables: OS_USERNAME ("  "): must not be only whitespace']);
+    expect(await check({ ...base, OS_TENANT_NAME: 'x'.repeat(65), OS_PROJECT_NAME: '' })).toEqual([
+      "OS_* variables: OS_TENANT_NAME (65 characters): must be at most 64 characters long (Keystone's limit for project names)",
+    ]);
+    expect(await check({ ...base, OS_PASSWORD: ' ' })).toEqual(['OS_* variables: OS_PASSWORD (1 characters): must not be only whitespace']);
+    expect(await check({ ...base, OS_USERNAME: '' })).toEqual(['OS_* variables: the user is missing (set OS_USERNAME or OS_USER_ID)']);
+    expect(await check({ ...base, OS_CACERT: '/nonexistent/ca.pem' })).toEqual(['OS_* variables: OS_CACERT ("/nonexistent/ca.pem") cannot be read: ENOENT']);
+  });
+
+  it('durations: empty, whitespace-only and longer than the CRD allows (64 characters) fail', async () => {
+    expect(await reasons({ rotation: { interval: '', gracePeriod: ' ' } })).toEqual([
+      'rotation.interval (""): is not a duration: it is empty',
+      'rotation.gracePeriod (" "): is not a duration: expected a number like 720h, 1h30m or 300ms',
+    ]);
+    const long = `${'0'.repeat(62)}48h`;
+    expect(await reasons({ rotation: { interval: long } })).toEqual([`rotation.interval (${JSON.stringify(long)}): must be at most 64 characters long`]);
+    expect(await reasons({ rotation: { interval: long.slice(1) } })).toEqual([]);
+  });
+
+  it('cloudName: empty, whitespace-only, longer than 255 characters', async () => {
+    expect(await reasons({ cloudName: '' })).toEqual(['cloudName (""): must not be empty']);
+    expect(await reasons({ cloudName: '  ' })).toEqual(['cloudName ("  "): must not be only whitespace']);
+    expect(await reasons({ cloudName: 'c'.repeat(256) })).toEqual(['cloudName (256 characters): must be at most 255 characters long (the limit of a cloud name)']);
+    expect(await reasons({ cloudName: 'c'.repeat(255) })).toEqual([]);
+  });
+
+  it('backup: every field empty or whitespace-only fails, the token by its length; address and token must be set somewhere; the limits are OpenBao\'s', async () => {
+    const backup = { address: 'http://127.0.0.1:8200', token: 'bao-token-not-in-state' };
+    expect(await reasons({ backup })).toEqual([]);
+    expect(await reasons({ backup: { address: '', token: ' ', mount: '', path: '  ', namespace: '' } })).toEqual([
+      'backup.address (""): must not be empty',
+      'backup.token (1 characters): must not be only whitespace',
+      'backup.mount (""): must not be empty',
+      'backup.path ("  "): must not be only whitespace',
+      'backup.namespace (""): must not be empty',
+    ]);
+    expect(await reasons({ backup: { ...backup, mount: '/', address: 'bao:8200' } })).toEqual([
+      'backup.address ("bao:8200"): must be an http or https URL',
+      'backup.mount ("/"): must name a path, not only slashes',
+    ]);
+    expect(await reasons({ backup: { ...backup, token: 't'.repeat(1024 * 1024 + 1) } })).toEqual([
+      "backup.token (1048577 characters): must be at most 1048576 characters long (OpenBao's limit for a request's header lines)",
+    ]);
+    // `{}` takes address and token from the environment: without them, preview fails instead of up.
+    expect(await reasons({ backup: {} })).toEqual(['backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)', 'backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)']);
+    const withEnv = makeProvider({ env: { ...env, BAO_ADDR: 'http://127.0.0.1:8200', VAULT_TOKEN: '  ' } });
+    expect((await withEnv.check({}, { prefix: PREFIX, backup: {} })).failures.map((f) => f.reason)).toEqual(['VAULT_TOKEN (2 characters): must not be only whitespace']);
   });
 });
 
