@@ -10,6 +10,7 @@
  * the delivered credential under them.
  */
 import type { KeystoneApplicationCredentialStatus } from '../api';
+import type { Observations } from '../lifecycle';
 import type { ConnectionSettings } from './connection';
 
 /** The OpenBao backup as inputs; every field may come from the provider's environment. */
@@ -152,4 +153,41 @@ export function outputsOf(
     previousCredentialGeneration: status.previousCredentialGeneration,
     previousCredentialDeleteAt: status.previousCredentialDeleteAt,
   });
+}
+
+/**
+ * The world as the state says it is: the live generation parked and in Keystone, the superseded one in Keystone, and a
+ * successor a failed `up` left unswitched (parked, and in Keystone once minted).
+ */
+export function worldOf(state: Partial<ProviderOutputs>, backup: boolean): Observations {
+  const generations: Observations['generations'][number][] = [];
+  if (state.credentialGeneration !== undefined) {
+    generations.push({
+      generation: state.credentialGeneration,
+      parked: state.credentialSecret !== undefined,
+      ...(state.credentialId !== undefined
+        ? { credential: { id: state.credentialId, ...(state.credentialExpiresAt ? { expiresAt: new Date(state.credentialExpiresAt) } : {}) } }
+        : {}),
+    });
+  }
+  if (state.previousCredentialGeneration !== undefined && state.previousCredentialId !== undefined) {
+    generations.push({ generation: state.previousCredentialGeneration, parked: false, credential: { id: state.previousCredentialId } });
+  }
+  const successor = state.successorGeneration;
+  if (successor !== undefined && successor !== state.credentialGeneration && successor !== state.previousCredentialGeneration) {
+    generations.push({
+      generation: successor,
+      parked: state.successorSecret !== undefined,
+      ...(state.successorCredentialId !== undefined ? { credential: { id: state.successorCredentialId } } : {}),
+    });
+  }
+  generations.sort((a, b) => a.generation - b.generation);
+  return {
+    generations,
+    delivery:
+      state.credentialId !== undefined && state.credentialSecret !== undefined && state.cloudsYaml !== undefined
+        ? { state: 'delivered', credentialId: state.credentialId, intact: true }
+        : { state: 'absent' },
+    ...(backup ? { backup: state.credentialId !== undefined ? { credentialId: state.credentialId } : {} } : {}),
+  };
 }

@@ -1,0 +1,181 @@
+/**
+ * A create, update or delete: the lifecycle engine (`src/lifecycle`) run against Keystone (and OpenBao) from the state,
+ * and the outputs it leaves, including what a failed run records. No rotation rule lives here.
+ */
+import { randomUUID } from 'node:crypto';
+import { ConditionType, WARNING_REASONS, backingPath, resolveSpec, type KeystoneApplicationCredentialStatus } from '../api';
+import { OpenBaoBackup } from '../backup/openbao';
+import { deliveredData, isTerminalCreateError } from '../keystone/credential-port';
+import { foreignNote, reconcile, type ForeignCredential, type LifecycleOrder, type Ports, type SecretData } from '../lifecycle';
+import { MemoryDelivery, MemorySecretStore } from '../local/memory';
+import type { Environment } from './check';
+import { resolveConnection } from './connection';
+import type { OpenKeystone } from './keystone';
+import { outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+
+/** What a run needs of the provider's surroundings. */
+export interface RunContext {
+  readonly clock: () => Date;
+  readonly env: Environment;
+  readonly openKeystone: OpenKeystone;
+  /** Builds the backup port. @default {@link OpenBaoBackup} */
+  readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+  readonly warn: (message: string) => Promise<void>;
+}
+
+function backupOf(ctx: RunContext, inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): Ports['backup'] {
+  if (inputs.backup === undefined) return undefined;
+  const e = ctx.env;
+  const address = inputs.backup.address ?? e.BAO_ADDR ?? e.VAULT_ADDR;
+  const token = inputs.backup.token ?? e.BAO_TOKEN ?? e.VAULT_TOKEN;
+  if (!address) throw new Error('backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)');
+  if (!token) throw new Error('backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)');
+  const settings = {
+    ...inputs.backup,
+    address,
+    token,
+    mount: inputs.backup.mount ?? 'openstack',
+    path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix, owner).split('/').slice(1).join('/'),
+    ...(inputs.backup.namespace ?? e.BAO_NAMESPACE ? { namespace: inputs.backup.namespace ?? e.BAO_NAMESPACE } : {}),
+  };
+  return ctx.backup ? ctx.backup(settings) : new OpenBaoBackup(settings);
+}
+
+export function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, owner?: string, deleting = false): LifecycleOrder {
+  return {
+    prefix: inputs.prefix,
+    ...(owner !== undefined ? { owner } : {}),
+    spec: resolveSpec({ credentialGeneration: inputs.credentialGeneration, rotation: inputs.rotation }),
+    status,
+    ...(deleting ? { deleting } : {}),
+  };
+}
+
+/** The inputs a state echoes: what the previous state recorded (for a failed run that did not switch). */
+function echoedInputs(olds: Partial<ProviderOutputs>, fallback: ProviderInputs): ProviderInputs {
+  if (olds.prefix === undefined || olds.rotation === undefined) return fallback;
+  return stripUndefined({
+    prefix: olds.prefix,
+    credentialGeneration: olds.credentialGeneration ?? fallback.credentialGeneration,
+    rotation: olds.rotation,
+    connection: olds.connection,
+    backup: olds.backup,
+    cloudName: olds.cloudName,
+  });
+}
+
+/**
+ * Runs the engine against Keystone from the state `olds` (empty on create) and returns the new outputs.
+ *
+ * A failed run follows Pulumi's contract for a failed update: the state keeps what is true in the world. When the run
+ * changed nothing in Keystone or the backup, the error is thrown as it is and the engine keeps the previous state
+ * whole (a wrong password, an empty value, Keystone down: `refresh` and `destroy` work on at once with the previous
+ * connection). When it did change something, the error carries the outputs of what is true now (a switched
+ * generation, a swept one, a successor minted and not switched, with its parked secret), which the engine stores as
+ * the resource's partial state; the new inputs are recorded only when the run switched the delivered credential under
+ * them (a create records its inputs: nothing came before).
+ */
+export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete', id: string, olds: Partial<ProviderOutputs>, inputs: ProviderInputs): Promise<ProviderOutputs> {
+  const deleting = verb === 'delete';
+  const owner = olds.owner ?? (deleting ? undefined : randomUUID());
+  const connection = resolveConnection(inputs.connection, ctx.env);
+  const keystone = ctx.openKeystone(connection, inputs.prefix);
+  const live = olds.credentialGeneration;
+  const parked: [number, string][] = [];
+  if (live !== undefined && olds.credentialSecret !== undefined) parked.push([live, olds.credentialSecret]);
+  if (olds.successorGeneration !== undefined && olds.successorSecret !== undefined && olds.successorGeneration !== live) parked.push([olds.successorGeneration, olds.successorSecret]);
+  const secrets = new MemorySecretStore(parked);
+  const render = (credentialId: string, secret: string): SecretData =>
+    deliveredData(
+      { authUrl: connection.authUrl, ...(connection.regionName ? { regionName: connection.regionName } : {}), ...(inputs.cloudName ? { cloudName: inputs.cloudName } : {}) },
+      credentialId,
+      secret,
+    );
+  const delivery = new MemoryDelivery();
+  const previous: SecretData | undefined =
+    olds.credentialId !== undefined && olds.credentialSecret !== undefined && olds.cloudsYaml !== undefined
+      ? { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret }
+      : undefined;
+  if (previous) delivery.data = { ...previous };
+  let status = statusOf(olds);
+  /** Whether the run changed Keystone or the backup: then a failure records what is true now. */
+  let changed = false;
+  /** The successor's credential, as this run's own mint created it. */
+  const minted = new Map<number, string>();
+  if (olds.successorGeneration !== undefined && olds.successorCredentialId !== undefined) minted.set(olds.successorGeneration, olds.successorCredentialId);
+  const ports: Ports = {
+    keystone: keystone.port,
+    secrets,
+    delivery,
+    ...(inputs.backup !== undefined ? { backup: backupOf(ctx, inputs, owner) } : {}),
+    render,
+    writeStatus: async (next) => {
+      status = next;
+    },
+    release: async () => undefined,
+    isTerminal: isTerminalCreateError,
+  };
+  /**
+   * The outputs of what is true now, under `recorded` inputs; `document`: the delivered document as the state held it
+   * (a run that did not switch records the previous inputs, and the document rendered under them).
+   */
+  const current = async (recorded: ProviderInputs, document?: SecretData): Promise<ProviderOutputs> => {
+    const generation = status.credentialGeneration;
+    const secret = generation === undefined ? undefined : await secrets.read(generation);
+    const data = document ?? delivery.data;
+    const carries = data !== undefined && data.application_credential_id === status.credentialID && data.application_credential_secret === secret;
+    const above = (await secrets.list()).filter((p) => p.parked && p.generation > (generation ?? 0)).sort((a, b) => b.generation - a.generation)[0];
+    const successorSecret = above === undefined ? undefined : await secrets.read(above.generation);
+    return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}) }, {
+      owner,
+      ...(above !== undefined && successorSecret !== undefined
+        ? { successorGeneration: above.generation, successorSecret, ...(minted.has(above.generation) ? { successorCredentialId: minted.get(above.generation) } : {}) }
+        : {}),
+    });
+  };
+  try {
+    const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
+      clock: ctx.clock,
+      onAction: (e) => {
+        // A mint whose outcome is unsure (its reply lost, Keystone gone mid-way) may have created the successor: its
+        // parked secret is recorded, so the next up finds it in Keystone and continues with it.
+        if (e.action.type === 'mint') changed = true;
+        if (e.outcome === 'failed') return;
+        if (['delete', 'backup', 'remove-backup'].includes(e.action.type)) changed = true;
+        const a = e.action;
+        if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
+        if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
+      },
+    });
+    await reportOf(ctx, result.status, result.foreign, deleting);
+    return await current(inputs);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (changed && !deleting) {
+      // Pulumi stores these outputs as the resource's (partial) state: what is true in the world now.
+      const switched = status.credentialID !== olds.credentialId;
+      const properties = verb === 'create' || switched ? await current(inputs) : await current(echoedInputs(olds, inputs), previous);
+      throw Object.assign(new Error(message), { id, properties, reasons: [message] });
+    }
+    throw error instanceof Error ? error : new Error(message);
+  } finally {
+    await keystone.close();
+  }
+}
+
+/**
+ * What a run that converged says to the user. No credential to deliver is an error naming the reason (a generation
+ * Keystone refused, names held by foreign credentials); a credential under the resource's names that it did not mint,
+ * or a condition that is not True beside a delivered credential, is a warning.
+ */
+async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean): Promise<void> {
+  if (deleting) {
+    if (foreign.length > 0) await ctx.warn(`destroyed; left alone in Keystone: ${foreignNote(foreign)}`);
+    return;
+  }
+  const credential = status.conditions?.find((c) => c.type === ConditionType.CredentialReady);
+  if (status.credentialID === undefined) throw new Error(credential ? `${credential.reason}: ${credential.message}` : 'no credential was created');
+  for (const c of status.conditions ?? []) {
+    if (c.type !== ConditionType.Ready && (c.status !== 'True' || WARNING_REASONS.has(c.reason))) await ctx.warn(`${c.type} ${c.reason}: ${c.message}`);
+  }
+}
