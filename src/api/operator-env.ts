@@ -39,6 +39,10 @@ export const OperatorEnv = {
   workers: 'KAC_WORKERS',
   /** Workers of single kinds, overriding `KAC_WORKERS`: `Kind=N` pairs, comma-separated. */
   workersPerKind: 'KAC_WORKERS_PER_KIND',
+  /** `cluster-wide` or `namespaced`: how the operator is granted Secrets, and so where it lists and watches them. */
+  secretAccess: 'KAC_SECRET_ACCESS',
+  /** The base name of the operator's RBAC objects (the construct's `name`): the Roles its conditions name. */
+  rbacName: 'KAC_RBAC_NAME',
 } as const;
 
 /**
