@@ -98,6 +98,59 @@ export const CLUSTER_RULES: readonly JustifiedRule[] = [
   },
 ];
 
+/** Whether a rule grants something on Secrets. */
+const onSecrets = (rule: JustifiedRule): boolean => rule.apiGroups.includes('') && rule.resources.includes('secrets');
+
+/**
+ * The cluster-wide rules of the namespaced Secret access (issue 34): {@link CLUSTER_RULES} without any rule on Secrets.
+ * What stays cluster-scoped is what is: the orders and ControlPlanes in every namespace (an order in a namespace without
+ * a grant must still be told so), the KeystoneClusterIdentities, the Namespaces' labels, the finalizers, the Events.
+ */
+export const NAMESPACED_CLUSTER_RULES: readonly JustifiedRule[] = CLUSTER_RULES.filter((rule) => !onSecrets(rule));
+
+/**
+ * The rules of the Role `<name>-secrets` in each namespace that needs Secrets in the namespaced mode: a ControlPlane's
+ * namespace and each namespace it assigns (src/api/secret-access.ts says which).
+ */
+export const NAMESPACE_SECRET_RULES: readonly JustifiedRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch'],
+    reason:
+      'in this namespace only: list and watch whole the Secrets the operator writes (by their labels: parked and delivered Secrets, mirrors), so an edited or deleted one is repaired, and every other Secret here as metadata only (never its data), so a foreign Secret at a delivered name is refused and a referenced one\'s change is seen; get by name the admin clouds.yaml and CA bundle of a ControlPlane here. The first list is also the probe that tells the operator it is granted the namespace',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['create', 'patch'],
+    reason: 'in this namespace only: park each generation\'s secret (a ControlPlane\'s namespace), deliver <name>-credentials (an assigned namespace), write a mirror keystone-creds-<identity> (server-side apply; an apply that creates needs create)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['delete'],
+    reason: 'in this namespace only: discard a swept generation\'s parked secret, withdraw a delivered Secret at teardown (the order\'s own, with a uid precondition), delete a revoked mirror',
+  },
+];
+
+/**
+ * The rule of the Role `<name>-source-<secret>` in the namespace of a KeystoneClusterIdentity's source Secret that holds
+ * no ControlPlane (namespaced mode): that one Secret, read only. A list or watch restricted by name passes RBAC only with
+ * the field selector `metadata.name=<secret>`, which is how the operator watches it.
+ */
+export function sourceSecretRules(secretName: string): readonly JustifiedRule[] {
+  return [
+    {
+      apiGroups: [''],
+      resources: ['secrets'],
+      verbs: ['get', 'list', 'watch'],
+      resourceNames: [secretName],
+      reason: 'read a KeystoneClusterIdentity\'s source Secret to mirror it into the namespaces of the ControlPlanes using the identity, and watch it (by name) so a changed source is mirrored again; never written, nothing else in the namespace is read',
+    },
+  ];
+}
+
 /** The workload kinds the consumer handoff rolls (`apps`). */
 const WORKLOAD_RESOURCES = ['deployments', 'statefulsets', 'daemonsets'];
 
@@ -195,6 +248,12 @@ export const TARGET_CLUSTER_RULES: readonly JustifiedRule[] = [
     reason: 'record condition transitions, rotations and teardown steps as Events on the orders of the target cluster',
   },
 ];
+
+/** {@link TARGET_CLUSTER_RULES} without any rule on Secrets: the target cluster's ClusterRole in the namespaced mode. */
+export const TARGET_NAMESPACED_CLUSTER_RULES: readonly JustifiedRule[] = TARGET_CLUSTER_RULES.filter((rule) => !onSecrets(rule));
+
+/** The rules of the Role `<name>-secrets` in each namespace a target cluster's assignments name (namespaced mode). */
+export const TARGET_NAMESPACE_SECRET_RULES: readonly JustifiedRule[] = TARGET_CLUSTER_RULES.filter(onSecrets).map((rule) => ({ ...rule, reason: `in this namespace only: ${rule.reason}` }));
 
 /** The rules in the operator's own namespace: leader election on one Lease. */
 export function leaseRules(leaseName: string): readonly JustifiedRule[] {

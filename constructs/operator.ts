@@ -8,7 +8,9 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, OperatorRuntimeEnv, ReconciledKinds, type ReconciledKind } from '../src/api/operator-env';
-import { CLUSTER_RULES, HANDOFF_RULES, REGISTRATION_RULES, leaseRules, type JustifiedRule } from './operator-rbac';
+import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretNameViolation, secretRoleName, sourceRoleName, type SecretRef } from '../src/api/secret-access';
+import { CLUSTER_RULES, HANDOFF_RULES, NAMESPACE_SECRET_RULES, NAMESPACED_CLUSTER_RULES, REGISTRATION_RULES, leaseRules, sourceSecretRules, type JustifiedRule } from './operator-rbac';
+import { EmittedRoles, SecretAccessRegistry, SecretRole } from './secret-access';
 
 /**
  * The environment variables the operator process reads (its configuration contract). Defined in src/api so the operator
@@ -128,6 +130,29 @@ export interface OperatorProps {
    * @default 8
    */
   readonly keystoneRequestsInFlight?: number;
+  /**
+   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `cluster-wide`: the
+   * ClusterRole grants Secrets in every namespace. `namespaced`: no cluster-scoped rule on Secrets at all; a Role and
+   * RoleBinding `<name>-secrets` in each namespace that needs them, synthesized from the ControlPlanes and
+   * KeystoneClusterIdentities declared in the same app (their namespaces, their assignments on the management cluster,
+   * the identities' `allowedNamespaces.list`), plus `secretNamespaces`; a read-only Role `<name>-source-<secret>` for an
+   * identity's source Secret outside them (and `sourceSecrets`); the operator runs with `KAC_SECRET_ACCESS=namespaced`.
+   * A namespace assigned elsewhere needs its Role added there: until then its orders read `SecretAccessNotGranted`.
+   * @default "cluster-wide"
+   */
+  readonly secretAccess?: SecretAccessMode;
+  /**
+   * With `secretAccess: 'namespaced'`: namespaces granted beyond those the app's ControlPlanes and identities name
+   * (ControlPlanes and assignments applied by other means).
+   * @default none
+   */
+  readonly secretNamespaces?: readonly string[];
+  /**
+   * With `secretAccess: 'namespaced'`: KeystoneClusterIdentity source Secrets granted read only beyond those the app's
+   * identities name.
+   * @default none
+   */
+  readonly sourceSecrets?: readonly SecretRef[];
 }
 
 /** The entry point of the image: the operator command of the project's CLI. */
@@ -147,10 +172,17 @@ export class Operator extends Construct {
   readonly serviceAccountName: string;
   /** The election Lease's name. */
   readonly leaseName: string;
-  /** The cluster-wide rules granted, with their reasons (`CLUSTER_RULES`, plus `HANDOFF_RULES` with `consumerHandoff`). */
+  /**
+   * The cluster-wide rules granted, with their reasons (`CLUSTER_RULES`, or `NAMESPACED_CLUSTER_RULES` with
+   * `secretAccess: 'namespaced'`; plus `HANDOFF_RULES` with `consumerHandoff`).
+   */
   readonly clusterRules: readonly JustifiedRule[];
   /** The rules in the operator's namespace for registering target clusters (the labelled kubeconfig Secrets). */
   readonly registrationRules: readonly JustifiedRule[] = REGISTRATION_RULES;
+  /** How the operator is granted Secrets. */
+  readonly secretAccess: SecretAccessMode;
+  /** The rules of each namespace's Role `<name>-secrets` (namespaced mode; none in the cluster-wide mode). */
+  readonly namespaceRules: readonly JustifiedRule[];
   /** The Deployment. */
   readonly deployment: k8s.KubeDeployment;
   /** The base name of every object (the `name` prop): the scrape job's name in the monitoring constructs. */
@@ -161,6 +193,7 @@ export class Operator extends Construct {
   readonly selector: Readonly<Record<string, string>>;
   /** The metrics Service, `<name>-metrics`, whose port `metrics` serves `/metrics`. */
   readonly metricsService: k8s.KubeService;
+  private readonly roles = new EmittedRoles();
 
   constructor(scope: Construct, id: string, props: OperatorProps) {
     super(scope, id);
@@ -168,7 +201,11 @@ export class Operator extends Construct {
     this.namespace = p.namespace;
     this.serviceAccountName = p.name;
     this.leaseName = `${p.name}-leader`;
-    this.clusterRules = p.consumerHandoff ? [...CLUSTER_RULES, ...HANDOFF_RULES] : CLUSTER_RULES;
+    this.secretAccess = p.secretAccess;
+    const namespaced = p.secretAccess === SecretAccessMode.Namespaced;
+    this.namespaceRules = namespaced ? NAMESPACE_SECRET_RULES : [];
+    const base = namespaced ? NAMESPACED_CLUSTER_RULES : CLUSTER_RULES;
+    this.clusterRules = p.consumerHandoff ? [...base, ...HANDOFF_RULES] : base;
     const labels = { 'app.kubernetes.io/name': p.name, 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/part-of': 'keystone-appcred' };
     const selector = { 'app.kubernetes.io/name': p.name };
     this.name = p.name;
@@ -227,6 +264,45 @@ export class Operator extends Construct {
       // maxUnavailable 1: a drain may take the standby (or, with one replica, the only pod) but never both at once.
       spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
     });
+
+    if (namespaced) {
+      // The Roles of the namespaced mode: the props' own here, the app's ControlPlanes' and identities' beside them.
+      const subject = subjects[0] as { kind: 'ServiceAccount'; name: string; namespace: string };
+      const emitRole = (namespace: string) => (owner: Construct, roleId: string) =>
+        new SecretRole(owner, roleId, { name: secretRoleName(p.name), namespace, rules: NAMESPACE_SECRET_RULES, subject, labels, policyRule });
+      const emitSource = (ref: SecretRef) => (owner: Construct, roleId: string) =>
+        new SecretRole(owner, roleId, { name: sourceRoleName(p.name, ref.name), namespace: ref.namespace, rules: sourceSecretRules(ref.name), subject, labels, policyRule });
+      const grantNamespace = (namespace: string, owner: Construct) => this.roles.namespace(namespace, owner, `${p.name}-secrets-${namespace}`, emitRole(namespace));
+      const grantSource = (ref: SecretRef, owner: Construct) => this.roles.source(ref, owner, `${p.name}-source-${ref.namespace}-${ref.name}`, emitSource(ref));
+      for (const namespace of p.secretNamespaces) grantNamespace(namespace, this);
+      for (const ref of p.sourceSecrets) grantSource(ref, this);
+      const registry = SecretAccessRegistry.of(this);
+      registry.addGrantee({
+        grant: () => {
+          for (const cp of registry.controlPlanes) {
+            if (cp.namespace === undefined) continue; // reported by the validation below
+            for (const namespace of [cp.namespace, ...(cp.spec.namespaceAssignments ?? []).filter((a) => !a.targetClusterRef?.name).map((a) => a.namespace)]) grantNamespace(namespace, cp as unknown as Construct);
+          }
+          for (const identity of registry.identities) {
+            for (const namespace of identity.spec.allowedNamespaces?.list ?? []) grantNamespace(namespace, identity as unknown as Construct);
+          }
+          for (const identity of registry.identities) grantSource(identity.spec.secretRef, identity as unknown as Construct);
+        },
+      });
+      this.node.addValidation({
+        validate: () => registry.controlPlanes.filter((cp) => cp.namespace === undefined).map((cp) => `ControlPlane ${cp.node.path} has no namespace, so secretAccess 'namespaced' cannot grant the operator its Secrets there: set metadata.namespace or the chart's namespace`),
+      });
+    }
+  }
+
+  /** The namespaces the operator is granted Secrets in (namespaced mode; empty in the cluster-wide mode), sorted. */
+  get secretNamespaces(): readonly string[] {
+    return this.roles.granted();
+  }
+
+  /** The source Secrets the operator is granted read only (namespaced mode), sorted. */
+  get sourceSecrets(): readonly SecretRef[] {
+    return this.roles.grantedSources();
   }
 }
 
@@ -254,6 +330,9 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
     consumerHandoff: false,
     keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
     keystoneRequestsInFlight: KeystoneLimitDefaults.inFlight,
+    secretAccess: SecretAccessMode.ClusterWide,
+    secretNamespaces: [],
+    sourceSecrets: [],
     ...stripUndefined(props),
     image: props.image,
     tag: props.tag,
@@ -298,6 +377,20 @@ function resolve(scope: Construct, props: OperatorProps): Resolved {
   if (p.openBao.caSecretName !== undefined && !DNS_LABEL.test(p.openBao.caSecretName)) {
     fail('openBao.caSecretName', p.openBao.caSecretName, 'must name a Secret in the operator\'s namespace');
   }
+  if (!SECRET_ACCESS_MODES.includes(p.secretAccess)) fail('secretAccess', p.secretAccess, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
+  const namespaced = p.secretAccess === SecretAccessMode.Namespaced;
+  if (!namespaced && p.secretNamespaces.length > 0) fail('secretNamespaces', p.secretNamespaces, "applies only with secretAccess 'namespaced'");
+  if (!namespaced && p.sourceSecrets.length > 0) fail('sourceSecrets', p.sourceSecrets, "applies only with secretAccess 'namespaced'");
+  p.secretNamespaces.forEach((namespace, i) => {
+    const bad = namespaceViolation(namespace);
+    if (bad) fail(`secretNamespaces[${i}]`, namespace, bad);
+  });
+  p.sourceSecrets.forEach((ref, i) => {
+    const bad = namespaceViolation(ref?.namespace ?? '');
+    if (bad) fail(`sourceSecrets[${i}].namespace`, ref?.namespace, bad);
+    const badName = secretNameViolation(ref?.name ?? '');
+    if (badName) fail(`sourceSecrets[${i}].name`, ref?.name, badName);
+  });
   return p;
 }
 
@@ -388,6 +481,13 @@ function podSpec(p: Resolved, leaseName: string, selector: Record<string, string
           ...workersPerKindEnv(p.workersPerKind),
           ...openBaoEnv(p.openBao),
           ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),
+          // The namespaced Secret access: where to watch Secrets, and the Role name its conditions name.
+          ...(p.secretAccess === SecretAccessMode.Namespaced
+            ? [
+                { name: OperatorEnv.secretAccess, value: SecretAccessMode.Namespaced },
+                { name: OperatorEnv.rbacName, value: p.name },
+              ]
+            : []),
           ...Object.entries(OperatorRuntimeEnv).map(([name, value]) => ({ name, value })),
         ],
         ports: [

@@ -15,7 +15,9 @@ import { CustomResourceDefinition, type KindDefinition } from './crd';
 import { KEYSTONE_PROJECT, KEYSTONE_ROLE_ASSIGNMENT, KEYSTONE_USER } from './definitions/identity-plane';
 import { KEYSTONE_APPLICATION_CREDENTIAL } from './definitions/keystone-application-credential';
 import { policyRule } from './operator';
-import { TARGET_CLUSTER_RULES, type JustifiedRule } from './operator-rbac';
+import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretRoleName } from '../src/api/secret-access';
+import { TARGET_CLUSTER_RULES, TARGET_NAMESPACE_SECRET_RULES, TARGET_NAMESPACED_CLUSTER_RULES, type JustifiedRule } from './operator-rbac';
+import { EmittedRoles, SecretAccessRegistry, SecretRole } from './secret-access';
 
 /** The order kinds a target cluster serves: KeystoneProject, KeystoneUser, KeystoneRoleAssignment, KeystoneApplicationCredential. */
 export const ORDER_KINDS: readonly KindDefinition[] = [KEYSTONE_PROJECT, KEYSTONE_USER, KEYSTONE_ROLE_ASSIGNMENT, KEYSTONE_APPLICATION_CREDENTIAL];
@@ -50,6 +52,22 @@ export interface TargetClusterProps {
   readonly subject?: TargetClusterSubject;
   /** The name of the ClusterRole and its binding. @default "keystone-appcred-operator" */
   readonly name?: string;
+  /**
+   * How the operator is granted Secrets on the target cluster (issue 34). `cluster-wide`: the ClusterRole grants them in
+   * every namespace. `namespaced`: no cluster-scoped rule on Secrets; a Role and RoleBinding `<name>-secrets` in each
+   * namespace the ControlPlanes declared in the same app assign on `clusterName`, and in `secretNamespaces`. It needs
+   * the operator to run with `secretAccess: 'namespaced'` (a cluster-wide operator lists Secrets cluster-wide there).
+   * @default "cluster-wide"
+   */
+  readonly secretAccess?: SecretAccessMode;
+  /**
+   * The cluster's registered name (its kubeconfig Secret's name): with `secretAccess: 'namespaced'`, the assignments
+   * whose `targetClusterRef.name` it is are granted.
+   * @default none: only `secretNamespaces`
+   */
+  readonly clusterName?: string;
+  /** With `secretAccess: 'namespaced'`: namespaces granted beyond the assignments the app declares. @default none */
+  readonly secretNamespaces?: readonly string[];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -59,8 +77,13 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 export class TargetCluster extends Construct {
   /** The emitted CRDs, by kind. */
   readonly definitions: ReadonlyMap<string, CustomResourceDefinition>;
-  /** The rules granted to the operator's identity there, with their reasons. */
-  readonly rules: readonly JustifiedRule[] = TARGET_CLUSTER_RULES;
+  /** The cluster-wide rules granted to the operator's identity there, with their reasons. */
+  readonly rules: readonly JustifiedRule[];
+  /** The rules of each namespace's Role (namespaced mode; none in the cluster-wide mode). */
+  readonly namespaceRules: readonly JustifiedRule[];
+  /** How the operator is granted Secrets there. */
+  readonly secretAccess: SecretAccessMode;
+  private readonly roles = new EmittedRoles();
   /** The identity the ClusterRole is bound to. */
   readonly subject: TargetClusterSubject;
   /** The name of the ClusterRole and its binding. */
@@ -81,9 +104,21 @@ export class TargetCluster extends Construct {
       if (!DNS_SUBDOMAIN.test(subject.name)) fail('subject.name', subject.name, 'must be a service account name (a DNS subdomain)');
       if (!DNS_LABEL.test(subject.namespace ?? '') || subject.namespace.length > 63) fail('subject.namespace', subject.namespace, 'must be a DNS label of at most 63 characters');
     }
+    this.secretAccess = props.secretAccess ?? SecretAccessMode.ClusterWide;
+    if (!SECRET_ACCESS_MODES.includes(this.secretAccess)) fail('secretAccess', this.secretAccess, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
+    const namespaced = this.secretAccess === SecretAccessMode.Namespaced;
+    const extra = props.secretNamespaces ?? [];
+    if (!namespaced && (extra.length > 0 || props.clusterName !== undefined)) fail(extra.length > 0 ? 'secretNamespaces' : 'clusterName', extra.length > 0 ? extra : props.clusterName, "applies only with secretAccess 'namespaced'");
+    extra.forEach((namespace, i) => {
+      const bad = namespaceViolation(namespace);
+      if (bad) fail(`secretNamespaces[${i}]`, namespace, bad);
+    });
+    if (props.clusterName !== undefined && !DNS_SUBDOMAIN.test(props.clusterName)) fail('clusterName', props.clusterName, 'must be the name of the kubeconfig Secret that registers the cluster (a DNS subdomain)');
+    this.rules = namespaced ? TARGET_NAMESPACED_CLUSTER_RULES : TARGET_CLUSTER_RULES;
+    this.namespaceRules = namespaced ? TARGET_NAMESPACE_SECRET_RULES : [];
     this.definitions = new Map(ORDER_KINDS.map((d) => [d.kind, new CustomResourceDefinition(this, d.kind, { definition: d })]));
     const labels = { 'app.kubernetes.io/name': this.roleName, 'app.kubernetes.io/component': 'target-cluster', 'app.kubernetes.io/part-of': 'keystone-appcred' };
-    const role = new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: TARGET_CLUSTER_RULES.map(policyRule) });
+    const role = new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: this.rules.map(policyRule) });
     const binding = new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
       metadata: { name: this.roleName, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.roleName },
@@ -94,5 +129,26 @@ export class TargetCluster extends Construct {
       ],
     });
     binding.node.addDependency(role);
+
+    if (namespaced) {
+      // The Roles here: one per namespace the app's ControlPlanes assign on this cluster, and the props' own.
+      const grant = (namespace: string) =>
+        this.roles.namespace(namespace, this, `Secrets-${namespace}`, (owner, id) => new SecretRole(owner, id, { name: secretRoleName(this.roleName), namespace, rules: TARGET_NAMESPACE_SECRET_RULES, subject, labels, policyRule }));
+      for (const namespace of extra) grant(namespace);
+      const clusterName = props.clusterName;
+      const registry = SecretAccessRegistry.of(this);
+      if (clusterName !== undefined) {
+        registry.addGrantee({
+          grant: () => {
+            for (const cp of registry.controlPlanes) for (const a of cp.spec.namespaceAssignments ?? []) if (a.targetClusterRef?.name === clusterName) grant(a.namespace);
+          },
+        });
+      }
+    }
+  }
+
+  /** The namespaces the operator is granted Secrets in on the target cluster (namespaced mode), sorted. */
+  get secretNamespaces(): readonly string[] {
+    return this.roles.granted();
   }
 }

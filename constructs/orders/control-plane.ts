@@ -1,6 +1,7 @@
 /** The typed ControlPlane (design: identity-plane.md). */
 import type { Construct } from 'constructs';
 import type { ControlPlaneSpec, NamespaceAssignment } from '../../src/api/identity-plane';
+import { SecretAccessRegistry } from '../secret-access';
 import { PlaneOrder } from './identity-plane-order';
 import type { ClusterIdentityReference } from './keystone-cluster-identity';
 import { defined, type ControlPlaneReference, type OrderProps } from './order';
@@ -100,9 +101,14 @@ export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
     );
     this.assignments = assignments;
     for (const assignment of props.namespaceAssignments ?? []) this.assignNamespace(assignment);
+    // An operator with secretAccess 'namespaced' in the same app grants itself Secrets here and in each assignment.
+    SecretAccessRegistry.of(this).addControlPlane(this);
   }
 
-  /** Consents to orders in `assignment.namespace` (on its cluster) and lists the roles they may assign. */
+  /**
+   * Consents to orders in `assignment.namespace` (on its cluster) and lists the roles they may assign. An operator (or
+   * target cluster) with `secretAccess: 'namespaced'` in the same app emits the namespace's Role beside this ControlPlane.
+   */
   assignNamespace(assignment: NamespaceAssignmentProps): void {
     this.assignments.push(
       defined({
@@ -111,6 +117,7 @@ export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
         allowedRoles: assignment.allowedRoles && [...assignment.allowedRoles],
       }),
     );
+    SecretAccessRegistry.of(this).changed();
   }
 
   /** A reference to this ControlPlane, for `controlPlaneRef`; needs a namespace on the object or its chart. */

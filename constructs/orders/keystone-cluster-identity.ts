@@ -5,6 +5,7 @@ import { ClusterIdentityKind, type KeystoneClusterIdentitySpec } from '../../src
 import { validateClusterIdentity } from '../../src/api/cluster-identity-rules';
 import type { LabelSelector } from '../../src/api/label-selector';
 import { violation, type Violation } from '../../src/api/validation';
+import { SecretAccessRegistry } from '../secret-access';
 import { defined, Order, type OrderProps } from './order';
 
 /** Props of {@link KeystoneClusterIdentity}. */
@@ -62,6 +63,8 @@ export class KeystoneClusterIdentity extends Order<KeystoneClusterIdentitySpec> 
     );
     this.givenNamespace = props.metadata?.namespace;
     if (this.apiObject.metadata.namespace !== undefined) this.apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+    // An operator with secretAccess 'namespaced' in the same app grants itself the source (read only) and the allowed list.
+    SecretAccessRegistry.of(this).addIdentity(this);
   }
 
   /** A reference to this identity, for `adminCredential.identityRef`. */

@@ -72,6 +72,12 @@ export const AdmissionReason = {
   NamespaceNotAssigned: 'NamespaceNotAssigned',
   ClusterNameTooLong: 'ClusterNameTooLong',
   WaitingForAdminCredential: 'WaitingForAdminCredential',
+  /**
+   * Not the spec's (issue 34, the namespaced Secret access): the namespace is assigned, but the operator has no Role
+   * there that grants it the Secrets it delivers (the message names the namespace, the Role and how to add it). The
+   * order is frozen, as without consent, until the grant appears.
+   */
+  SecretAccessNotGranted: 'SecretAccessNotGranted',
 } as const;
 export type AdmissionReason = (typeof AdmissionReason)[keyof typeof AdmissionReason];
 

@@ -12,3 +12,4 @@ export * from './label-selector';
 export * from './cluster-identity';
 export * from './cluster-identity-rules';
 export * from './target-cluster';
+export * from './secret-access';

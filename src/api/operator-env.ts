@@ -41,6 +41,10 @@ export const OperatorEnv = {
   workersPerKind: 'KAC_WORKERS_PER_KIND',
   /** The container's memory limit in bytes (downward API, `resourceFieldRef` of `limits.memory`), for the heap alert. */
   memoryLimit: 'KAC_MEMORY_LIMIT',
+  /** `cluster-wide` or `namespaced`: how the operator is granted Secrets, and so where it lists and watches them. */
+  secretAccess: 'KAC_SECRET_ACCESS',
+  /** The base name of the operator's RBAC objects (the construct's `name`): the Roles its conditions name. */
+  rbacName: 'KAC_RBAC_NAME',
 } as const;
 
 /**

@@ -3,6 +3,7 @@
  * YAML on stdout, synthesized from the construct library (`keystone-appcred/cdk8s`), for `kubectl apply -f -` without a
  * cdk8s app of one's own. With `--target-cluster`, what a registered target cluster needs instead: the four order CRDs
  * and the ClusterRole and binding of the identity the operator's kubeconfig uses there (the `TargetCluster` construct).
+ * With `--secret-namespaces`, either grants Secrets only in the listed namespaces (issue 34, the namespaced mode).
  *
  * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
  * command runs, so the rest of the command line works without them.
@@ -12,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type * as Library from '../../constructs';
 import { DEFAULT_WORKERS } from '../api/operator-env';
+import { parseSecretGrants, type SecretGrants } from '../api/secret-access';
 
 /** What {@link renderManifests} synthesizes. */
 export interface ManifestsOptions {
@@ -39,6 +41,12 @@ export interface ManifestsOptions {
    * constructs), in the operator's namespace. Needs prometheus-operator's CRDs on the cluster. @default false
    */
   readonly monitoring?: boolean;
+  /**
+   * The namespaced Secret access (the operator's `secretAccess: 'namespaced'`): no cluster-scoped rule on Secrets, a
+   * Role in each of these namespaces, a read-only Role for each of these sources (and, with `sample`, for the sample's
+   * namespaces too). @default the cluster-wide access
+   */
+  readonly secretGrants?: SecretGrants;
 }
 
 /** What {@link renderTargetClusterManifests} synthesizes. */
@@ -47,6 +55,8 @@ export interface TargetClusterManifestsOptions {
   readonly serviceAccount?: string;
   /** A user (a client certificate's CN, an OIDC user) to bind instead of a service account. @default none */
   readonly user?: string;
+  /** The namespaced Secret access: no cluster-scoped rule on Secrets, a Role in each of these namespaces. @default the cluster-wide access */
+  readonly secretNamespaces?: readonly string[];
 }
 
 /** The service account bound on a target cluster when neither `--target-service-account` nor `--target-user` is given. */
@@ -160,6 +170,9 @@ export function renderManifests(options: ManifestsOptions): string {
     ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
     ...(options.consumerHandoff ? { consumerHandoff: true } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.secretGrants
+      ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretGrants.namespaces, sourceSecrets: options.secretGrants.sources }
+      : {}),
     openBao: {
       address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
       auth:
@@ -206,7 +219,7 @@ export function renderTargetClusterManifests(options: TargetClusterManifestsOpti
     const slash = given.indexOf('/');
     subject = { kind: 'ServiceAccount', namespace: slash < 0 ? '' : given.slice(0, slash), name: slash < 0 ? given : given.slice(slash + 1) };
   }
-  new lib.TargetCluster(chart, 'TargetCluster', { subject });
+  new lib.TargetCluster(chart, 'TargetCluster', { subject, ...(options.secretNamespaces ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretNamespaces } : {}) });
   return app.synthYaml();
 }
 
@@ -229,6 +242,16 @@ interface CommandOptions {
   readonly targetCluster?: boolean;
   readonly targetServiceAccount?: string;
   readonly targetUser?: string;
+  readonly secretNamespaces?: SecretGrants;
+}
+
+/** Parses `--secret-namespaces` (see {@link parseSecretGrants}); commander prefixes the option and the value. */
+function secretNamespacesArg(value: string): SecretGrants {
+  try {
+    return parseSecretGrants(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 /**
@@ -253,13 +276,23 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
     )
     .addOption(new Option('--target-service-account <namespace/name>', `with --target-cluster: the service account to bind (default ${DEFAULT_TARGET_SERVICE_ACCOUNT})`).conflicts('targetUser'))
     .option('--target-user <name>', 'with --target-cluster: bind this user instead of a service account')
+    .option(
+      '--secret-namespaces <list>',
+      "grant the operator Secrets only where it needs them: no cluster-scoped rule on Secrets, a Role and RoleBinding <name>-secrets in each namespace of the comma-separated list (the ControlPlanes' namespaces and the namespaces they assign; with --target-cluster, those assigned on that cluster), and for an entry NAMESPACE/SECRET a Role that reads only that Secret (a KeystoneClusterIdentity's source); the operator runs with KAC_SECRET_ACCESS=namespaced",
+      secretNamespacesArg,
+    )
     .action((opts: CommandOptions) => {
       if (opts.targetCluster) {
+        if (opts.secretNamespaces && opts.secretNamespaces.sources.length > 0) {
+          const source = opts.secretNamespaces.sources[0];
+          command.error(`error: option '--secret-namespaces <list>' with --target-cluster: entry "${source.namespace}/${source.name}" names a Secret, but a target cluster holds no KeystoneClusterIdentity source; give namespaces only`, { code: 'commander.invalidArgument' });
+        }
         let yaml: string;
         try {
           yaml = renderTargetClusterManifests({
             ...(opts.targetServiceAccount !== undefined ? { serviceAccount: opts.targetServiceAccount } : {}),
             ...(opts.targetUser !== undefined ? { user: opts.targetUser } : {}),
+            ...(opts.secretNamespaces ? { secretNamespaces: opts.secretNamespaces.namespaces } : {}),
           });
         } catch (error) {
           const option = opts.targetUser !== undefined ? '--target-user' : '--target-service-account';
@@ -286,6 +319,7 @@ export function manifestsCommand(io: ManifestsIo = {}): Command {
         sample: opts.sample === true,
         consumerHandoff: opts.consumerHandoff === true,
         monitoring: opts.monitoring === true,
+        ...(opts.secretNamespaces ? { secretGrants: opts.secretNamespaces } : {}),
       };
       let yaml: string;
       try {

@@ -27,11 +27,12 @@ export const FIELD_MANAGER = 'keystone-appcred-operator';
  * KeystoneRoleAssignment, KeystoneApplicationCredential), and the consumer handoff's with `--consumer-handoff`, see
  * src/operator/controllers.ts.
  */
-export function registerControllers(manager: Manager, config: OperatorConfig): void {
+export function registerControllers(manager: Manager, config: OperatorConfig, identity?: { readonly username?: string }): void {
   registerKindControllers(manager, {
     ...(config.openBao ? { openBao: config.openBao } : {}),
     consumerHandoff: config.consumerHandoff,
     keystone: { requestsPerSecond: config.keystoneRate, inFlight: config.keystoneInFlight },
+    secretAccess: { mode: config.secretAccess, operator: config.rbacName, ...(identity?.username ? { username: identity.username } : {}) },
   });
 }
 
@@ -78,7 +79,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     logger,
     metrics,
   });
-  registerControllers(manager, config);
+  registerControllers(manager, config, identity);
   // Target clusters: the kubeconfig Secrets in the operator's namespace (docs/operator.md, "Target clusters").
   const provider = new KubeconfigProvider(manager, api, {
     namespace: config.namespace,

@@ -16,6 +16,11 @@ export interface Selection {
    * joined by commas (all must hold), e.g. `app.kubernetes.io/managed-by=keystone-appcred`.
    */
   readonly labelSelector?: string;
+  /**
+   * A field selector, e.g. `metadata.name=keystone-admin`: with exactly one name it lets a list or watch pass an RBAC rule
+   * restricted to that name (`resourceNames`), which a plain list never does.
+   */
+  readonly fieldSelector?: string;
 }
 
 /** A complete list and the resourceVersion to watch from. */
@@ -70,7 +75,7 @@ export class KubeApi {
       const res = await this.send({
         method: 'GET',
         path: this.path(kind, selection.namespace),
-        query: { labelSelector: selection.labelSelector, limit: PAGE_SIZE, continue: cont },
+        query: { labelSelector: selection.labelSelector, fieldSelector: selection.fieldSelector, limit: PAGE_SIZE, continue: cont },
         ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.list, omitLastApplied: true } : {}),
       });
       const body = res.body as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] };
@@ -93,6 +98,7 @@ export class KubeApi {
   ): Promise<WatchStream> {
     const query: Query = {
       labelSelector: selection.labelSelector,
+      fieldSelector: selection.fieldSelector,
       resourceVersion: selection.resourceVersion,
       allowWatchBookmarks: true,
       timeoutSeconds: selection.timeoutSeconds,

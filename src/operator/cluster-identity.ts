@@ -19,7 +19,8 @@ import { decideIdentityStatus, isMirror } from '../plane/cluster-identity';
 import { setPlaneCondition } from '../plane/conditions';
 import { sameJson } from '../plane/driver/run';
 import type { ClusterPort } from '../plane/ports';
-import type { Result } from './runtime/controller';
+import { deniedMessage, GRANTED, pendingPlace, type SecretAccess } from '../plane/secret-access';
+import type { Controller, Result } from './runtime/controller';
 import type { Manager } from './runtime/manager';
 import { secretWatches } from './secret-cache';
 
@@ -58,24 +59,34 @@ export function controlPlaneIdentityWatches() {
   ];
 }
 
-/** Registers the KeystoneClusterIdentity controller. */
-export function registerClusterIdentityController(manager: Manager, port: ClusterPort, clock: () => Date): void {
+/**
+ * Registers the KeystoneClusterIdentity controller. `access`: what the caches know of Secrets in a namespace of the
+ * management cluster (the namespaced mode): a pass waits while the source's or a mirror's namespace fills, and a refused
+ * source reads `SecretNotFound` with the refusal's message. @default every namespace granted
+ */
+export function registerClusterIdentityController(manager: Manager, port: ClusterPort, clock: () => Date, options: { readonly access?: (namespace: string) => SecretAccess } = {}): Controller {
   const cluster: Cluster = manager.cluster;
-  manager.controller({
+  const access = options.access ?? (() => GRANTED);
+  return manager.controller({
     kind: Kinds.KeystoneClusterIdentity,
     reconcile: async (request): Promise<Result> => {
       const identity = cluster.get(Kinds.KeystoneClusterIdentity, undefined, request.name);
       if (!identity) return { reason: 'Gone' };
       const name = identity.metadata.name;
-      const source = await port.getSecret(identity.spec.secretRef);
-      const hash = source ? sourceHash(source.data) : undefined;
+      const ref = identity.spec.secretRef;
       const used = new Set((cluster.list(Kinds.ControlPlane) as ControlPlane[]).filter((cp) => identityOf(cp) === name).map((cp) => cp.metadata.namespace ?? ''));
+      const places = [ref.namespace, ...used].map((namespace) => ({ cluster: '', namespace }));
+      if (pendingPlace(places, (p) => access(p.namespace))) return { reason: 'WaitingForSecrets' };
+      const sourceAccess = access(ref.namespace);
+      const sourceRefused = sourceAccess.state === 'denied' ? deniedMessage(places[0], sourceAccess, `the source Secret ${ref.name} of KeystoneClusterIdentity ${name}`, ref.name) : undefined;
+      const source = sourceRefused === undefined ? await port.getSecret(ref) : undefined;
+      const hash = source ? sourceHash(source.data) : undefined;
       const mirrored: string[] = [];
       for (const namespace of used) {
         const mirror = await port.getSecret({ namespace, name: mirrorSecretName(name) });
         if (mirror && hash !== undefined && isCurrentMirror(mirror.metadata, hash)) mirrored.push(namespace);
       }
-      const verdict = decideIdentityStatus(identity, { sourceFound: source !== undefined, mirroredNamespaces: mirrored });
+      const verdict = decideIdentityStatus(identity, { sourceFound: source !== undefined, mirroredNamespaces: mirrored, ...(sourceRefused !== undefined ? { sourceRefused } : {}) });
       const generation = identity.metadata.generation;
       const conditions = setPlaneCondition(identity.status?.conditions, ClusterIdentityConditionType.Ready, { status: verdict.status, reason: verdict.reason, message: verdict.message }, clock(), generation);
       const status = { ...identity.status, conditions, namespaces: verdict.namespaces };

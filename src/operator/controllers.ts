@@ -12,7 +12,9 @@
  */
 import {
   secretName,
+  SecretAccessMode,
   type ControlPlane,
+  type KeystoneClusterIdentity,
   type KeystoneApplicationCredential,
   type KeystoneProject,
   type KeystoneRoleAssignment,
@@ -27,19 +29,22 @@ import { KeystoneLimitDefaults } from '../api/operator-env';
 import { KeystoneLimits, KeystoneSessions } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
+import { controlPlaneKey, type OrderObject } from '../plane/consent';
+import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject, type SecretAccess } from '../plane/secret-access';
 import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
 import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
-import { controlPlaneIdentityWatches, registerClusterIdentityController } from './cluster-identity';
+import { controlPlaneIdentityWatches, identityOf, registerClusterIdentityController } from './cluster-identity';
 import { registerHandoff } from './handoff/controller';
 import { PlaneCluster } from './plane-cluster';
 import { withoutAnnotations } from './runtime/partition';
-import { cacheSecrets, secretWatches } from './secret-cache';
+import { cacheSecrets, cacheSecretsByNamespace, secretWatches } from './secret-cache';
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
 import type { Cluster } from '../kube/cluster';
-import { MANAGEMENT, type ClusterObjectKey } from './runtime/clusters';
+import { MANAGEMENT, clusterKey, type ClusterObjectKey } from './runtime/clusters';
+import type { Controller } from './runtime/controller';
 import type { Manager } from './runtime/manager';
 import type { MapContext } from './runtime/mapper';
 import type { Request, Result } from './runtime/controller';
@@ -63,6 +68,14 @@ export interface ControllerOptions {
   readonly consumerHandoff?: boolean;
   /** The client-side limit per Keystone endpoint (0: none). @default KeystoneLimitDefaults */
   readonly keystone?: { readonly requestsPerSecond: number; readonly inFlight: number };
+  /**
+   * How the operator is granted Secrets (issue 34, docs/operator.md "RBAC"): `cluster-wide` caches them across the
+   * cluster; `namespaced` only in the namespaces the ControlPlanes and identities name (src/api/secret-access.ts), where
+   * a refused list freezes the orders that need the namespace with `SecretAccessNotGranted`. `operator`: the base name of
+   * its RBAC objects, which the conditions name; `username`: the identity the API server authenticated, which they bind.
+   * @default { mode: 'cluster-wide' }
+   */
+  readonly secretAccess?: { readonly mode: SecretAccessMode; readonly operator?: string; readonly username?: string };
 }
 
 /**
@@ -70,7 +83,16 @@ export interface ControllerOptions {
  * with `consumerHandoff` the handoff's controller (./handoff).
  */
 export function registerControllers(manager: Manager, options: ControllerOptions = {}): void {
-  const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }));
+  // The namespaced Secret access: what the per-namespace caches know, as the plane reads it (src/plane/secret-access.ts).
+  const namespaced = options.secretAccess?.mode === SecretAccessMode.Namespaced;
+  const hint = grantHintOf(options.secretAccess?.operator ?? DEFAULT_OPERATOR_NAME, options.secretAccess?.username);
+  const accessOf = (clusterName: string, namespace: string): SecretAccess => {
+    const known = namespaced ? manager.namespaceAccess(clusterName, namespace) : undefined;
+    if (!known || known.state === 'synced') return GRANTED;
+    return known.state === 'denied' ? { state: 'denied', detail: known.error, grant: hint } : known;
+  };
+  const access = (clusterName: string) => (namespaced ? { access: (namespace: string) => accessOf(clusterName, namespace) } : {});
+  const cluster = new PlaneCluster(manager.cluster, new EventRecorder(manager.cluster, { logger: manager.logger }), access(MANAGEMENT));
   const clock = options.clock ?? (() => new Date());
   // One limit per Keystone endpoint and one session per identity, shared by every kind's passes and workers: the
   // admins' and the ordered users' logins are reused for their tokens' lifetimes, and the limit, not the number of
@@ -100,7 +122,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     const target = manager.clusterNamed(name);
     if (!target) return undefined;
     let port = ports.get(target);
-    if (!port) ports.set(target, (port = new PlaneCluster(target, new EventRecorder(target, { logger: manager.logger.child({ cluster: name }) }), { references: false })));
+    if (!port) ports.set(target, (port = new PlaneCluster(target, new EventRecorder(target, { logger: manager.logger.child({ cluster: name }) }), { references: false, ...access(name) })));
     return port;
   };
   const siteOf = (name: string): OrderSite | undefined => {
@@ -150,7 +172,11 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   // The operator's own Secrets whole (children, delivered Secrets, mirrors), every other Secret as metadata only
   // (./secret-cache.ts), on the management cluster and on every target cluster (its delivered Secrets, and a foreign
   // Secret of a delivered name); the Namespaces as metadata only (their labels are all an identity's consent reads).
-  cacheSecrets(manager, { clusters: 'all' });
+  // In the namespaced mode the same caches per namespace, only where the ControlPlanes and identities say; a namespace's
+  // cache filled or refused reconciles what waits on it (accessChanged, below).
+  const controllers = new Map<string, Controller>();
+  if (namespaced) cacheSecretsByNamespace(manager, { onAccess: (clusterName, namespace) => accessChanged(clusterName, namespace) });
+  else cacheSecrets(manager, { clusters: 'all' });
   manager.cache(MetadataKinds.Namespace, { transform: withoutAnnotations });
   const planeResult = (result: PassResult): Result => ({ ...(result.requeueAfter !== undefined ? { requeueAfter: result.requeueAfter } : {}), reason: result.skipped ? 'Unchanged' : result.actions.length > 0 ? 'Acted' : 'Converged' });
   const key = (request: { namespace?: string; name: string }) => ({ namespace: request.namespace ?? '', name: request.name });
@@ -160,22 +186,49 @@ export function registerControllers(manager: Manager, options: ControllerOptions
    * was queued (nothing to do), or one whose API server does not answer (nothing can be read or written there; its
    * orders are queued again when it answers).
    */
-  const served = async (request: Request, reconcile: (site: OrderSite) => Promise<Result>): Promise<Result> => {
+  const served = async (kind: ObjectKind, request: Request, reconcile: (site: OrderSite) => Promise<Result>): Promise<Result> => {
     const site = siteOf(request.cluster);
     if (!site) return { reason: 'ClusterNotRegistered' };
     if (!manager.connected(request.cluster)) return { requeueAfter: TARGET_CLUSTER_RECHECK_MS, reason: 'ClusterUnreachable' };
+    if (waitsForSecrets(kind, request)) return { reason: WAITING_FOR_SECRETS };
     const result = await reconcile(site);
     const requeueAfter = requeueOn(request.cluster, result.requeueAfter);
     return { ...result, ...(requeueAfter !== undefined ? { requeueAfter } : {}) };
   };
 
+  /**
+   * Whether a pass of the request's object must wait for a namespace's Secret cache to fill (the namespaced mode): it
+   * would read "no Secret" where there may be one. It writes nothing; the namespace's fill reconciles it.
+   */
+  const waitsForSecrets = (kind: ObjectKind, request: Request): boolean => {
+    if (!namespaced) return false;
+    const object = manager.clusterNamed(request.cluster)?.get(KINDS[kind], request.namespace, request.name);
+    if (!object) return false;
+    const identity = kind === 'ControlPlane' ? identityOf(object as ControlPlane) : undefined;
+    const source = identity !== undefined ? manager.cluster.get(Kinds.KeystoneClusterIdentity, undefined, identity)?.spec.secretRef.namespace : undefined;
+    return pendingPlace(secretPlacesOf(kind, object as PlacedObject, request.cluster, source), (p) => accessOf(p.cluster, p.namespace)) !== undefined;
+  };
+
+  /**
+   * A namespace's Secret cache was filled, refused or dropped: every object a pass of which reads or writes Secrets there
+   * is reconciled again, from scratch (what its last pass remembered did not know the namespace's access).
+   */
+  const accessChanged = (clusterName: string, namespace: string): void => {
+    for (const { kind, cluster: where, object } of secretAccessDependents(manager, clusterName, namespace)) {
+      const k = objectKey(object.metadata.namespace, object.metadata.name);
+      if (object.metadata.uid) plane.memo?.forget(object.metadata.uid);
+      if (kind === 'KeystoneApplicationCredential') credentials.forget({ namespace: object.metadata.namespace ?? '', name: object.metadata.name }, where);
+      controllers.get(kind)?.enqueue(clusterKey(where, k));
+    }
+  };
+
   const reconcilers: Record<ObjectKind, (request: Request) => Promise<Result>> = {
-    ControlPlane: async (r) => planeResult(await reconcileControlPlane(key(r), plane)),
-    KeystoneProject: (r) => served(r, async (site) => planeResult(await reconcileProject(key(r), plane, site))),
-    KeystoneUser: (r) => served(r, async (site) => planeResult(await reconcileUser(key(r), plane, site))),
-    KeystoneRoleAssignment: (r) => served(r, async (site) => planeResult(await reconcileAssignment(key(r), plane, site))),
+    ControlPlane: async (r) => (waitsForSecrets('ControlPlane', r) ? { reason: WAITING_FOR_SECRETS } : planeResult(await reconcileControlPlane(key(r), plane))),
+    KeystoneProject: (r) => served('KeystoneProject', r, async (site) => planeResult(await reconcileProject(key(r), plane, site))),
+    KeystoneUser: (r) => served('KeystoneUser', r, async (site) => planeResult(await reconcileUser(key(r), plane, site))),
+    KeystoneRoleAssignment: (r) => served('KeystoneRoleAssignment', r, async (site) => planeResult(await reconcileAssignment(key(r), plane, site))),
     KeystoneApplicationCredential: (r) =>
-      served(r, async (site) => {
+      served('KeystoneApplicationCredential', r, async (site) => {
         const k = key(r);
         const name = r.cluster || undefined;
         try {
@@ -194,11 +247,11 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       }),
   };
 
-  registerClusterIdentityController(manager, cluster, clock);
+  controllers.set('KeystoneClusterIdentity', registerClusterIdentityController(manager, cluster, clock, namespaced ? { access: (namespace) => accessOf(MANAGEMENT, namespace) } : {}));
   if (options.consumerHandoff) registerHandoff(manager, { clock });
   for (const kind of Object.keys(KINDS) as ObjectKind[]) {
     const order = kind !== 'ControlPlane';
-    manager.controller({
+    const controller = manager.controller({
       kind: KINDS[kind],
       reconcile: reconcilers[kind],
       // The orders live on every cluster; the ControlPlanes on the management cluster only.
@@ -215,7 +268,47 @@ export function registerControllers(manager: Manager, options: ControllerOptions
         ...(kind === 'ControlPlane' ? controlPlaneIdentityWatches() : []),
       ],
     });
+    controllers.set(kind, controller);
   }
+}
+
+/** The reason a pass logs when it waits for a namespace's Secret cache to fill. */
+export const WAITING_FOR_SECRETS = 'WaitingForSecrets';
+
+/** The base name of the operator's RBAC objects when none is configured (the construct's default `name`). */
+const DEFAULT_OPERATOR_NAME = 'keystone-appcred-operator';
+
+/**
+ * The objects a change of the Secret access of `namespace` on `cluster` concerns: on the management cluster the
+ * ControlPlanes there and those whose identity's source is there, those identities and the ones these ControlPlanes
+ * use, and the orders (on every cluster) of a ControlPlane there and the orders in the namespace; on a target cluster
+ * the orders in the namespace there.
+ */
+export function secretAccessDependents(manager: Manager, cluster: string, namespace: string): { kind: ObjectKind | 'KeystoneClusterIdentity'; cluster: string; object: KubeObject }[] {
+  const out: { kind: ObjectKind | 'KeystoneClusterIdentity'; cluster: string; object: KubeObject }[] = [];
+  const orderKinds: ObjectKind[] = ['KeystoneProject', 'KeystoneUser', 'KeystoneRoleAssignment', 'KeystoneApplicationCredential'];
+  if (cluster !== MANAGEMENT) {
+    const reads = manager.clusterNamed(cluster);
+    for (const kind of orderKinds) for (const object of reads?.list(KINDS[kind], { namespace }) ?? []) out.push({ kind, cluster, object });
+    return out;
+  }
+  const reads = manager.cluster;
+  const identities = reads.list(Kinds.KeystoneClusterIdentity) as KeystoneClusterIdentity[];
+  const sourced = new Set(identities.filter((i) => i.spec.secretRef.namespace === namespace).map((i) => i.metadata.name));
+  const controlPlanes = (reads.list(Kinds.ControlPlane) as ControlPlane[]).filter((cp) => cp.metadata.namespace === namespace || sourced.has(identityOf(cp) ?? ''));
+  const used = new Set([...sourced, ...controlPlanes.map((cp) => identityOf(cp)).filter((n): n is string => n !== undefined)]);
+  for (const identity of identities) if (used.has(identity.metadata.name)) out.push({ kind: 'KeystoneClusterIdentity', cluster: MANAGEMENT, object: identity });
+  for (const cp of controlPlanes) out.push({ kind: 'ControlPlane', cluster: MANAGEMENT, object: cp });
+  for (const where of [MANAGEMENT, ...manager.targetClusters()]) {
+    const there = manager.clusterNamed(where);
+    for (const kind of orderKinds) {
+      for (const object of there?.list(KINDS[kind]) ?? []) {
+        const own = where === MANAGEMENT && object.metadata.namespace === namespace;
+        if (own || controlPlaneKey(object as unknown as OrderObject).namespace === namespace) out.push({ kind, cluster: where, object });
+      }
+    }
+  }
+  return out;
 }
 
 /**

@@ -22,6 +22,7 @@ import { objectKey, parseKey, type KubeObject, type ResourceKind } from '../kube
 import { ReadThrough } from '../kube/read-through';
 import { newerOf } from '../kube/store';
 import type { ClusterPort, NamespaceObject, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
+import { GRANTED, type SecretAccess } from '../plane/secret-access';
 import type { EventRecorder } from './runtime/events';
 import { readsWhole } from './secret-cache';
 
@@ -80,17 +81,25 @@ export class PlaneCluster implements ClusterPort {
   private readonly copies: ReadThrough<Secret>;
   private swept = Date.now();
 
-  /** `events`: records an Event per condition transition a status write makes (steady objects write none). */
   /**
+   * `events`: records an Event per condition transition a status write makes (steady objects write none).
    * `options.references`: whether the cluster holds the ControlPlanes and identities that reference Secrets (the
    * management cluster; false for a target cluster). @default true
    */
   constructor(
     private readonly cluster: Cluster,
     private readonly events?: EventRecorder,
-    private readonly options: { readonly references?: boolean } = {},
+    private readonly options: {
+      readonly references?: boolean;
+      /** What the caches know of Secrets in a namespace (the namespaced mode). @default every namespace granted */
+      readonly access?: (namespace: string) => SecretAccess;
+    } = {},
   ) {
     this.copies = new ReadThrough(cluster, Kinds.Secret);
+  }
+
+  secretAccess(namespace: string): SecretAccess {
+    return this.options.access ? this.options.access(namespace) : GRANTED;
   }
 
   async get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined> {

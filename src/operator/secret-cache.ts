@@ -16,18 +16,20 @@
 import type { KeystoneClusterIdentity } from '../api/cluster-identity';
 import { MIRRORED_LABEL } from '../api/cluster-identity';
 import type { ControlPlane } from '../api/identity-plane';
+import { managementGrants, targetGrants } from '../api/secret-access';
 import { GROUP } from '../api/types';
 import type { ClusterReader } from '../kube/cluster';
 import { Kinds, MetadataKinds } from '../kube/kinds';
-import type { KubeObject } from '../kube/object';
+import type { KubeObject, ResourceKind } from '../kube/object';
 import { adminSecretNames } from '../plane/admin-credential';
 import { labelKeys } from '../plane/naming';
 import type { ObjectKey } from '../plane/ports';
-import type { ClusterScope } from './runtime/clusters';
+import { MANAGEMENT, type ClusterScope } from './runtime/clusters';
 import type { WatchSpec } from './runtime/controller';
 import type { Manager } from './runtime/manager';
 import type { MapFunction } from './runtime/mapper';
-import { cacheByLabels } from './runtime/partition';
+import type { NamespaceAccess, NamespaceShare } from './runtime/namespaces';
+import { cacheByLabels, labelPartitions, withoutAnnotations } from './runtime/partition';
 
 /** The label keys of the Secrets the operator writes: a Secret carrying one is cached whole. */
 export const OWN_SECRET_LABELS: readonly string[] = [labelKeys('KeystoneApplicationCredential').name, labelKeys('KeystoneUser').name, MIRRORED_LABEL];
@@ -35,9 +37,57 @@ export const OWN_SECRET_LABELS: readonly string[] = [labelKeys('KeystoneApplicat
 /**
  * Declares the operator's Secret caches: whole for its own Secrets (by label), metadata only for every other; with
  * `clusters: 'all'` on every engaged target cluster too (its delivered Secrets, and a foreign Secret of a delivered name).
+ * The cluster-wide mode lists and watches every namespace at once; the namespaced mode
+ * ({@link cacheSecretsByNamespace}) the same shares in each namespace that needs them, and nowhere else.
  */
 export function cacheSecrets(manager: Manager, options: { readonly clusters?: ClusterScope } = {}): void {
   cacheByLabels(manager, Kinds.Secret, OWN_SECRET_LABELS, { others: 'metadata', ...options });
+}
+
+/**
+ * The shares of a namespace where the operator reads and writes Secrets: the metadata of the Secrets it does not
+ * write first (the broadest list: the probe whose refusal says the namespace is not granted), then its own Secrets whole
+ * by label, as in the cluster-wide mode.
+ */
+export function secretNamespaceShares(): NamespaceShare[] {
+  const partitions = labelPartitions(OWN_SECRET_LABELS);
+  return [
+    { kind: MetadataKinds.Secret, labelSelector: partitions.others.labelSelector, transform: withoutAnnotations },
+    ...partitions.whole.map((selection) => ({ kind: Kinds.Secret as ResourceKind<KubeObject>, labelSelector: selection.labelSelector })),
+  ];
+}
+
+/** The share of a Secret the operator only reads by name (a KeystoneClusterIdentity's source): its metadata, selected by name. */
+export function sourceSecretShare(name: string): NamespaceShare {
+  return { kind: MetadataKinds.Secret, fieldSelector: `metadata.name=${name}`, transform: withoutAnnotations };
+}
+
+/**
+ * The namespaces whose Secrets the operator caches on `cluster` in the namespaced mode, each with its shares: on the
+ * management cluster the ControlPlanes' namespaces, their assignments there, and the identities' sources (by name); on
+ * a target cluster the namespaces the ControlPlanes assign on it (src/api/secret-access.ts).
+ */
+export function wantedSecretNamespaces(reads: ClusterReader, cluster: string): Map<string, NamespaceShare[]> {
+  const controlPlanes = reads.list(Kinds.ControlPlane) as ControlPlane[];
+  const grants = cluster === MANAGEMENT ? managementGrants(controlPlanes, reads.list(Kinds.KeystoneClusterIdentity) as KeystoneClusterIdentity[]) : targetGrants(controlPlanes, cluster);
+  const wanted = new Map<string, NamespaceShare[]>();
+  for (const namespace of grants.namespaces) wanted.set(namespace, secretNamespaceShares());
+  for (const source of grants.sources) wanted.set(source.namespace, [...(wanted.get(source.namespace) ?? []), sourceSecretShare(source.name)]);
+  return wanted;
+}
+
+/**
+ * Declares the namespaced mode's Secret caches (issue 34): per namespace, only where {@link wantedSecretNamespaces}
+ * says, on the management cluster and every target cluster, following the ControlPlanes and identities as they change.
+ */
+export function cacheSecretsByNamespace(manager: Manager, options: { readonly onAccess?: (cluster: string, namespace: string, access: NamespaceAccess) => void } = {}): void {
+  manager.cacheByNamespace({
+    kinds: [Kinds.Secret, MetadataKinds.Secret],
+    clusters: 'all',
+    dependsOn: [Kinds.ControlPlane, Kinds.KeystoneClusterIdentity],
+    wanted: (cluster) => wantedSecretNamespaces(manager.cluster, cluster),
+    ...(options.onAccess ? { onAccess: options.onAccess } : {}),
+  });
 }
 
 /**

@@ -115,10 +115,16 @@ export function decideIdentityRef(controlPlane: ControlPlane, observed: Identity
 /** The identity's status from what the operator observed. */
 export function decideIdentityStatus(
   identity: KeystoneClusterIdentity,
-  observed: { readonly sourceFound: boolean; readonly mirroredNamespaces: readonly string[] },
+  observed: {
+    readonly sourceFound: boolean;
+    readonly mirroredNamespaces: readonly string[];
+    /** The operator is not granted the source Secret (the namespaced Secret access): the refusal's message. @default granted */
+    readonly sourceRefused?: string;
+  },
 ): Verdict & { readonly namespaces: string[] } {
   const ref = identity.spec.secretRef;
   const namespaces = [...new Set(observed.mirroredNamespaces)].sort();
+  if (observed.sourceRefused !== undefined) return { status: 'False', reason: ClusterIdentityReason.SecretNotFound, message: `Secret ${ref.namespace}/${ref.name} cannot be read: ${observed.sourceRefused}`, namespaces };
   return observed.sourceFound
     ? { status: 'True', reason: ClusterIdentityReason.SecretFound, message: `Secret ${ref.namespace}/${ref.name} found`, namespaces }
     : { status: 'False', reason: ClusterIdentityReason.SecretNotFound, message: `Secret ${ref.namespace}/${ref.name} not found`, namespaces };

@@ -7,6 +7,7 @@ import { AdmissionReason, type ControlPlane, type NamespaceAssignment, type Obje
 import { PlaneConditionType } from '../api';
 import { conditionOf } from './conditions';
 import { AdminCredentialReason } from './reasons';
+import { deniedMessage, type SecretAccess } from './secret-access';
 
 /** The longest cluster name a label value carries. */
 export const CLUSTER_NAME_MAX_LENGTH = 63;
@@ -52,7 +53,11 @@ export type Consent =
   /** Not admitted: nothing is created, changed, delivered, repaired or swept; what exists stays. No finalizer. */
   | {
       readonly state: 'refused';
-      readonly reason: typeof AdmissionReason.ControlPlaneNotFound | typeof AdmissionReason.NamespaceNotAssigned | typeof AdmissionReason.ClusterNameTooLong;
+      readonly reason:
+        | typeof AdmissionReason.ControlPlaneNotFound
+        | typeof AdmissionReason.NamespaceNotAssigned
+        | typeof AdmissionReason.ClusterNameTooLong
+        | typeof AdmissionReason.SecretAccessNotGranted;
       readonly message: string;
       /** The ControlPlane, when one was found (a teardown still reaches Keystone through it). */
       readonly controlPlane?: ControlPlane;
@@ -70,10 +75,17 @@ export type Consent =
  * 1. on a target cluster, a name longer than a label value carries → `ClusterNameTooLong`;
  * 2. no ControlPlane → `ControlPlaneNotFound` on the management cluster, `NamespaceNotAssigned` on a target cluster;
  * 3. no `namespaceAssignments` entry for the namespace on the cluster → `NamespaceNotAssigned` (frozen);
- * 4. `AdminCredentialReady` not True → assigned, waiting: `WaitingForCABundle` when that is the ControlPlane's reason
+ * 4. `access` (the order's own namespace, for a kind that delivers a Secret there) refused by the API server →
+ *    `SecretAccessNotGranted` (frozen the same way: the grant is the platform admin's second act, ./secret-access.ts);
+ * 5. `AdminCredentialReady` not True → assigned, waiting: `WaitingForCABundle` when that is the ControlPlane's reason
  *    (identity-plane.md: orders report it), `WaitingForAdminCredential` otherwise.
  */
-export function consentOf(location: OrderLocation, key: { readonly namespace: string; readonly name: string }, controlPlane: ControlPlane | undefined): Consent {
+export function consentOf(
+  location: OrderLocation,
+  key: { readonly namespace: string; readonly name: string },
+  controlPlane: ControlPlane | undefined,
+  access?: SecretAccess,
+): Consent {
   const cluster = location.cluster ?? '';
   if (cluster.length > CLUSTER_NAME_MAX_LENGTH) {
     return {
@@ -95,6 +107,15 @@ export function consentOf(location: OrderLocation, key: { readonly namespace: st
       state: 'refused',
       reason: AdmissionReason.NamespaceNotAssigned,
       message: `ControlPlane ${key.namespace}/${key.name} has no namespaceAssignments entry for ${where}; the order is frozen`,
+      controlPlane,
+      ...(wait ? { wait } : {}),
+    };
+  }
+  if (access?.state === 'denied') {
+    return {
+      state: 'refused',
+      reason: AdmissionReason.SecretAccessNotGranted,
+      message: deniedMessage({ cluster, namespace: location.namespace }, access, `the Secret ${location.name} delivers`),
       controlPlane,
       ...(wait ? { wait } : {}),
     };

@@ -23,6 +23,11 @@ export interface ControlPlaneObservations {
   readonly login?: AdminLogin;
   /** With `adminCredential.identityRef`: `IdentityAllowed` and `CredentialsMirrored` (src/plane/cluster-identity.ts). */
   readonly identity?: { readonly allowed: Verdict; readonly mirrored: Verdict };
+  /**
+   * Set when the API server refused the operator the Secrets of the ControlPlane's namespace, or its identity's source
+   * (the namespaced Secret access, ./secret-access.ts): the message of the refusal. Nothing is read or logged in then.
+   */
+  readonly secretsRefused?: string;
 }
 
 /** The Keystone error kinds that mean "no answer": the login is retried soon. */
@@ -46,6 +51,7 @@ export function decideControlPlane(controlPlane: ControlPlane, observed: Control
 
 function adminVerdict(observed: ControlPlaneObservations): { verdict: Verdict; version?: string; requeueAfter?: number } {
   const { credential, login } = observed;
+  if (observed.secretsRefused !== undefined) return { verdict: { status: 'False', reason: AdminCredentialReason.SecretAccessNotGranted, message: observed.secretsRefused } };
   if (!credential.ok) return { verdict: { status: 'False', reason: credential.reason, message: credential.message } };
   if (!login) return { verdict: { status: 'False', reason: AdminCredentialReason.KeystoneUnreachable, message: 'the admin login was not attempted' }, requeueAfter: UNREACHABLE_RECHECK_MS };
   if (login.ok) {

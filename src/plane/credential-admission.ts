@@ -1,7 +1,7 @@
 /**
  * What the KeystoneApplicationCredential reconciler reads from the identity plane each pass (spec, Consent): its
- * `Admission` (ControlPlaneNotFound, NamespaceNotAssigned, ClusterNameTooLong, WaitingForAdminCredential — the order
- * is frozen) and its `Gate` (WaitingForCABundle, then the user, the project and the role on the project — the schedule
+ * `Admission` (ControlPlaneNotFound, NamespaceNotAssigned, ClusterNameTooLong, SecretAccessNotGranted,
+ * WaitingForAdminCredential — the order is frozen) and its `Gate` (WaitingForCABundle, then the user, the project and the role on the project — the schedule
  * pauses and the delivered Secret is kept). Built from the same rules the plane's own kinds use.
  */
 import {
@@ -17,6 +17,7 @@ import { consentOf, controlPlaneKey, locationOf } from './consent';
 import { notPublished } from './delivery';
 import { checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
+import type { SecretAccess } from './secret-access';
 
 /** The objects a KeystoneApplicationCredential references, as the cache holds them. */
 export interface CredentialReferences {
@@ -35,6 +36,11 @@ export interface CredentialReferences {
   readonly userPasswordAvailable?: boolean;
   /** The cluster the order lives on. @default the management cluster */
   readonly cluster?: string;
+  /**
+   * The operator's access to Secrets in the order's namespace (./secret-access.ts): refused → SecretAccessNotGranted,
+   * frozen. @default granted
+   */
+  readonly secretAccess?: SecretAccess;
 }
 
 /** The admission and gate of a KeystoneApplicationCredential; both undefined when it may act. */
@@ -47,7 +53,7 @@ export interface CredentialAdmission {
 
 /** Computes the order's admission, then (when admitted) its gate, in the spec's order. */
 export function credentialAdmission(order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
-  const consent = consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane);
+  const consent = consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess);
   if (consent.state === 'refused') return { admission: { reason: consent.reason, message: consent.message } };
   const unpublished = notPublished(consent.controlPlane, refs.cluster);
   const undeliverable = unpublished ? { undeliverable: unpublished } : {};

@@ -19,3 +19,4 @@ export * from './keystone-admin';
 export * from './driver';
 export * from './dependents';
 export * from './settled';
+export * from './secret-access';

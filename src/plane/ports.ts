@@ -13,6 +13,7 @@ import type {
   OwnerReference,
 } from '../api';
 import type { PasswordCloud } from '../keystone';
+import type { SecretAccess } from './secret-access';
 
 /** The objects the plane reads, by kind. */
 export interface ObjectsByKind {
@@ -78,6 +79,11 @@ export interface ClusterPort {
   getClusterIdentity(name: string): Promise<KeystoneClusterIdentity | undefined>;
   /** The Namespace of that name (its labels), or undefined when there is no such namespace. */
   getNamespace(name: string): Promise<NamespaceObject | undefined>;
+  /**
+   * What the operator's cache knows of Secrets in a namespace of this cluster (src/plane/secret-access.ts): granted,
+   * being filled, refused by the API server (no Role there), or not watched. @default every namespace granted
+   */
+  secretAccess?(namespace: string): SecretAccess;
   /** The Secret, or undefined. */
   getSecret(key: ObjectKey): Promise<SecretObject | undefined>;
   /** The Secret as the API server holds it now, not as a cache last saw it: for a decision a lagging cache must not make. */

@@ -18,6 +18,12 @@ export const AdminCredentialReason = {
   AuthenticationFailed: 'AuthenticationFailed',
   /** No answer from Keystone (connection, TLS, timeout, 5xx). */
   KeystoneUnreachable: 'KeystoneUnreachable',
+  /**
+   * Not identity-plane.md's (issue 34): the operator has no Role in the ControlPlane's namespace (or, with `identityRef`,
+   * none for the identity's source Secret), so it cannot read the admin credential; the message names the namespace,
+   * the Role and how to add it.
+   */
+  SecretAccessNotGranted: 'SecretAccessNotGranted',
 } as const;
 export type AdminCredentialReason = (typeof AdminCredentialReason)[keyof typeof AdminCredentialReason];
 

@@ -8,6 +8,10 @@
  * restore (rotates at once); the assignment held while the order exists; delete the order (nothing left anywhere).
  * Throughout, a consumer probe re-reads the delivered Secret and authenticates with it every second: it never fails.
  * Further cases: repairs, a lost parked secret, a foreign Secret, OpenBao unreachable.
+ *
+ * The operator runs in the namespaced Secret access (issue 34): its ClusterRole has no rule on Secrets, and its Roles
+ * are the ones the constructs synthesize from the ControlPlane declared in the same app (the ControlPlane's namespace
+ * and the assigned one), so the whole story is proven under those Roles only.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +25,7 @@ import { GROUP, condition, credentialFixtures, type Order } from '../support/cre
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
-import { installCrds, metricsText, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { declareControlPlane, installCrds, metricsText, namespacedOperatorRbac, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -47,7 +51,14 @@ let kubeconfig = '';
 let workDir = '';
 const operatorEnv = (baoAddress: string) => ({ KAC_OPENBAO_ADDRESS: baoAddress, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string });
 const launch = async (name: string, baoAddress = process.env.KAC_BAO_ADDR as string) => {
-  operator = await startOperator({ name, kubeconfig, namespace: IDENTITY.namespace, logDir: workDir, args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'], env: operatorEnv(baoAddress) });
+  operator = await startOperator({
+    name,
+    kubeconfig,
+    namespace: IDENTITY.namespace,
+    logDir: workDir,
+    args: ['--secret-access', 'namespaced', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
+    env: operatorEnv(baoAddress),
+  });
   await waitReady(operator);
 };
 
@@ -76,8 +87,10 @@ beforeAll(async () => {
   unlock = await lockCluster('credential-story.test.ts');
   workDir = process.env.KAC_TEST_WORKDIR as string;
   const manifests = await installCrds(synthesizeManifests());
-  kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'credential-story.kubeconfig'));
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
+  // No rule on Secrets cluster-wide: the Roles the constructs synthesize from the ControlPlane declared in the app.
+  const rbac = namespacedOperatorRbac(IDENTITY, (chart) => declareControlPlane(chart, controlPlane(true) as Parameters<typeof declareControlPlane>[1]));
+  kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'credential-story.kubeconfig'), { rbac });
   await applyOk(fx.adminSecret(), { fieldManager: 'kac-test' });
   await applyOk(controlPlane(true), { fieldManager: 'kac-test' });
   await launch('story-a');
@@ -98,6 +111,13 @@ afterAll(async () => {
 describe('the KeystoneApplicationCredential story on the real API server, Keystone and OpenBao', () => {
   let g1: Record<string, string>;
   const latency: { rotation?: number; bare?: number } = {};
+
+  it('runs under the namespaced Secret access: Secrets in the two namespaces only, none across the cluster', async () => {
+    const can = async (verb: string, where: string[]) => (await kubectl(['auth', 'can-i', verb, 'secrets', ...where, `--as=system:serviceaccount:${IDENTITY.namespace}:operator`])).stdout.trim();
+    for (const ns of [NS, CP_NS]) for (const verb of ['list', 'create', 'delete']) expect(`${ns} ${verb} ${await can(verb, ['-n', ns])}`).toBe(`${ns} ${verb} yes`);
+    expect(await can('list', ['--all-namespaces'])).toBe('no');
+    expect(await can('get', ['-n', 'kube-system'])).toBe('no');
+  });
 
   it('orders a credential beside the refused pieces: NoRoleOnProject, nothing in Keystone', async () => {
     await applyOk([projectOrder, userOrder, credentialOrder('app', { interval: '1m', gracePeriod: '20s' })], { fieldManager: 'kac-test' });

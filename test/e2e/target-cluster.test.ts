@@ -14,6 +14,11 @@
  * register again → resumed with nothing minted; a restart of the operator: every order of both clusters settled by the
  * cache (no Keystone call, no write to an order or a Secret: Keystone is reached through a recording proxy); teardown;
  * no secret in any log, Event or status.
+ *
+ * Both clusters grant Secrets in the namespaced mode (issue 34): no rule on Secrets in either ClusterRole; on the
+ * management cluster the Roles the constructs synthesize from the ControlPlane declared in the same app, on the target
+ * cluster those `manifests --target-cluster --secret-namespaces` prints for the namespace assigned there; the operator
+ * runs with `--secret-access namespaced`.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,9 +34,11 @@ import { applyOk, eventually, getJson, kubeconfigFor, kubectl, kubectlOk, type K
 import { run } from '../support/package';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import {
+  declareControlPlane,
   installCrds,
   metricSum,
   metricsText,
+  namespacedOperatorRbac,
   operatorKubeconfig,
   operatorLog,
   registrationSecret,
@@ -131,7 +138,7 @@ const launch = async (name: string) => {
     kubeconfig: join(workDir, 'target-cluster.kubeconfig'),
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
+    args: ['--secret-access', 'namespaced', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
     env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
   });
   logs.push(operator.server.log);
@@ -143,10 +150,12 @@ beforeAll(async () => {
   workDir = process.env.KAC_TEST_WORKDIR as string;
   proxy = await startRecordingProxy(env.authUrl);
   const manifests = await installCrds(synthesizeManifests());
-  await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'target-cluster.kubeconfig'));
-  targetKubeconfig = await targetClusterKubeconfig({ namespace: IDENTITY.namespace });
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
-  await kubectl(['create', 'namespace', NS], { as: 'target' });
+  // The namespaced Secret access on both clusters: the management cluster's Roles from the ControlPlane declared in the
+  // app, the target cluster's from `manifests --target-cluster --secret-namespaces` (which creates the namespace first).
+  const rbac = namespacedOperatorRbac(IDENTITY, (chart) => declareControlPlane(chart, controlPlane() as Parameters<typeof declareControlPlane>[1]));
+  await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'target-cluster.kubeconfig'), { rbac });
+  targetKubeconfig = await targetClusterKubeconfig({ namespace: IDENTITY.namespace }, { secretNamespaces: [NS] });
   await applyOk(adminSecret(), { fieldManager: 'kac-test' });
   await applyOk(controlPlane(), { fieldManager: 'kac-test' });
   await launch('mc-a');
@@ -167,6 +176,18 @@ afterAll(async () => {
 
 describe('an order on a registered target cluster', () => {
   let g1: Record<string, string>;
+
+  it('both clusters grant Secrets in the namespaced mode only: in the namespaces that need them, none across the cluster', async () => {
+    const can = async (verb: string, where: string[], as: 'admin' | 'target') =>
+      (await kubectl(['auth', 'can-i', verb, 'secrets', ...where, `--as=system:serviceaccount:${IDENTITY.namespace}:operator`], { as })).stdout.trim();
+    for (const ns of [NS, CP_NS]) expect(`${ns} ${await can('create', ['-n', ns], 'admin')}`).toBe(`${ns} yes`);
+    expect(await can('watch', ['-n', NS], 'target')).toBe('yes');
+    for (const as of ['admin', 'target'] as const) {
+      expect(await can('list', ['--all-namespaces'], as)).toBe('no');
+      expect(await can('get', ['-n', 'kube-system'], as)).toBe('no');
+    }
+    expect(await can('list', ['-n', CP_NS], 'target')).toBe('no');
+  });
 
   it('registers edge-1 from a labelled kubeconfig Secret: connected, and an Event on the Secret', async () => {
     await applyOk(registrationSecret(EDGE, IDENTITY.namespace, targetKubeconfig), onManagement);

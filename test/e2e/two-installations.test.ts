@@ -98,7 +98,7 @@ beforeAll(async () => {
   const workDir = process.env.KAC_TEST_WORKDIR as string;
   for (const who of installations) {
     await installCrds(manifests, who.as);
-    const kubeconfig = await operatorKubeconfig(manifests, who.identity, `${workDir}/twin-${who.name}.kubeconfig`, who.as);
+    const kubeconfig = await operatorKubeconfig(manifests, who.identity, `${workDir}/twin-${who.name}.kubeconfig`, { as: who.as });
     for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns], { as: who.as });
     await applyOk([who.fx.adminSecret(), who.fx.controlPlane({ assigned: true })], { as: who.as });
     who.operator = await startOperator({

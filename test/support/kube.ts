@@ -6,7 +6,8 @@
  *
  * Variables it exports (see docs/testing.md): KAC_KUBECONFIG, KAC_KUBECONFIG_LIMITED, KAC_KUBECTL, KAC_KUBE_SERVER,
  * KAC_KUBE_CA_FILE, KAC_KUBE_ADMIN_CERT_FILE, KAC_KUBE_ADMIN_KEY_FILE, KAC_KUBE_LIMITED_CERT_FILE,
- * KAC_KUBE_LIMITED_KEY_FILE, KAC_KUBE_LIMITED_USER, KAC_KUBE_VERSION, KAC_KUBE_GC ('1' when the controller manager runs).
+ * KAC_KUBE_LIMITED_KEY_FILE, KAC_KUBE_LIMITED_USER, KAC_KUBE_VERSION, KAC_KUBE_GC ('1' when the controller manager runs),
+ * KAC_KUBE_AUDIT_LOG (the audit log of service accounts' requests on Secrets).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -160,6 +161,8 @@ export interface KubeCluster {
   readonly kubectl: string;
   /** Whether kube-controller-manager runs. */
   readonly controllerManager: boolean;
+  /** The audit log of service accounts' requests on Secrets (JSON lines, metadata level). */
+  readonly auditLog: string;
   readonly logs: readonly string[];
   /** Stops kube-apiserver (SIGTERM; etcd and the controller manager keep running). */
   stopApiServer(): Promise<void>;
@@ -225,6 +228,24 @@ export async function startKubeCluster(workDir: string, options: { readonly name
     const server = `https://127.0.0.1:${port}`;
     const apiLog = join(workDir, 'kube-apiserver.log');
     logs.push(apiLog);
+    // The audit log of what service accounts ask of Secrets (metadata only: who, verb, namespace, code; never a body),
+    // so a test can count an operator's requests, the refused ones included, which the API server's metrics do not.
+    const auditPolicy = join(workDir, 'audit-policy.yaml');
+    const auditLog = join(workDir, 'audit-secrets.log');
+    writeFileSync(
+      auditPolicy,
+      [
+        'apiVersion: audit.k8s.io/v1',
+        'kind: Policy',
+        'omitStages: [RequestReceived]',
+        'rules:',
+        '  - level: Metadata',
+        '    userGroups: ["system:serviceaccounts"]',
+        '    resources: [{ group: "", resources: ["secrets"] }]',
+        '  - level: None',
+        '',
+      ].join('\n'),
+    );
     const apiArgs = [
       `--etcd-servers=${etcdUrl}`, '--etcd-prefix=/kac-registry',
       '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
@@ -236,6 +257,7 @@ export async function startKubeCluster(workDir: string, options: { readonly name
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
       '--endpoint-reconciler-type=none', '--v=1',
+      `--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`, '--audit-log-maxsize=200', '--audit-log-maxbackup=1',
     ];
     const admin = { ca: pki.ca, cert: pki.adminCert, key: pki.adminKey };
     const startApiServer = async (): Promise<void> => {
@@ -283,6 +305,7 @@ export async function startKubeCluster(workDir: string, options: { readonly name
       kubeconfigLimited,
       kubectl: bins.kubectl.path,
       controllerManager: options.controllerManager,
+      auditLog,
       logs,
       stopApiServer: async () => {
         await apiserver?.stop();
@@ -313,6 +336,7 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
       KAC_KUBE_LIMITED_USER: LIMITED_USER,
       KAC_KUBE_VERSION: PINNED_VERSIONS.kubernetes,
       KAC_KUBE_GC: cluster.controllerManager ? '1' : '0',
+      KAC_KUBE_AUDIT_LOG: cluster.auditLog,
     },
     logs: cluster.logs,
     stop: cluster.stop,

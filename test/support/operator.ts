@@ -9,6 +9,9 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applyOk, eventually, kubectl, kubectlOk, type Identity, type KubeObject } from './kubectl';
 import { freePort, startServer, tail, type Server } from './proc';
+import { App, Chart } from 'cdk8s';
+import { Operator } from '../../constructs/operator';
+import { ControlPlane } from '../../constructs/orders/control-plane';
 import { renderTargetClusterManifests } from '../../src/cli/manifests';
 import { synthesizeManifests } from './synth';
 
@@ -74,14 +77,60 @@ export function operatorRbac(manifests: string, identity: OperatorIdentity): Kub
 }
 
 /**
+ * The namespaced mode's RBAC as a platform team's cdk8s app synthesizes it (issue 34): the Operator construct with
+ * `secretAccess: 'namespaced'` and the ControlPlanes (and identities) `declare` adds to the same app, so the Roles come
+ * from the constructs alone; the ClusterRole (no rule on Secrets), a Role `keystone-appcred-operator-secrets` per
+ * namespace they name (and the read-only source Roles), the Lease and registration Roles, all bound to the identity's
+ * service account. The Roles keep their names and namespaces; the cluster-scoped ones are named after the binding.
+ */
+export function namespacedOperatorRbac(identity: OperatorIdentity, declare: (chart: Chart) => void): KubeObject[] {
+  const app = new App({ outdir: join(process.env.KAC_TEST_WORKDIR ?? REPO, 'never-written') });
+  const operatorChart = new Chart(app, 'operator');
+  new Operator(operatorChart, 'Operator', {
+    image: 'keystone-appcred',
+    tag: 'test',
+    secretAccess: 'namespaced',
+    openBao: { address: 'https://openbao.invalid:8200', auth: { method: 'kubernetes', role: 'r' } },
+  });
+  declare(new Chart(app, 'declared'));
+  const docs = [...(operatorChart.toJson() as (KubeObject & { rules?: unknown[] })[]), ...(app.charts.filter((c) => c !== operatorChart).flatMap((c) => c.toJson()) as (KubeObject & { rules?: unknown[] })[])];
+  const sa = identity.serviceAccount ?? 'operator';
+  const subjects = [{ kind: 'ServiceAccount', name: sa, namespace: identity.namespace }];
+  const clusterRole = docs.find((d) => d.kind === 'ClusterRole') as KubeObject & { rules: unknown[] };
+  const own = docs.filter((d) => d.kind === 'Role' && d.metadata.namespace === 'keystone-appcred-system') as (KubeObject & { rules: unknown[] })[];
+  const perNamespace = docs.filter((d) => d.kind === 'Role' && d.metadata.labels?.['app.kubernetes.io/component'] === 'secret-access') as (KubeObject & { rules: unknown[] })[];
+  const roleName = (role: KubeObject) => role.metadata.name.replace(/^keystone-appcred-operator-/, '');
+  const binding = (name: string, namespace?: string) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, ...(namespace ? { namespace } : {}) }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects });
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: identity.namespace } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: identity.binding }, rules: clusterRole.rules },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: identity.binding }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: identity.binding }, subjects },
+    ...own.flatMap((role) => [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: roleName(role), namespace: identity.namespace }, rules: role.rules }, binding(roleName(role), identity.namespace)]),
+    ...perNamespace.flatMap((role) => [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: role.metadata.name, namespace: role.metadata.namespace }, rules: role.rules }, binding(role.metadata.name, role.metadata.namespace)]),
+  ] as KubeObject[];
+}
+
+/** A ControlPlane declared in a test's app for the Roles the constructs synthesize from it (its namespace and assignments). */
+export function declareControlPlane(chart: Chart, controlPlane: KubeObject & { spec: { namespaceAssignments?: { namespace: string; targetClusterRef?: { name: string } }[] } }): void {
+  new ControlPlane(chart, `${controlPlane.metadata.namespace}-${controlPlane.metadata.name}`, {
+    metadata: { name: controlPlane.metadata.name, namespace: controlPlane.metadata.namespace },
+    keystone: { authURL: 'https://keystone.invalid/v3' },
+    adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+    namespaceAssignments: (controlPlane.spec.namespaceAssignments ?? []).map((a) => ({ namespace: a.namespace, ...(a.targetClusterRef ? { targetClusterRef: { name: a.targetClusterRef.name } } : {}) })),
+  });
+}
+
+/**
  * The operator's identity on the target cluster (`@needs target-kube`), as a platform team makes it: what
  * `keystone-appcred manifests --target-cluster --target-service-account <namespace>/<name>` prints (the four order CRDs,
  * the ClusterRole and its binding) applied there, the service account and a token for it; returns the kubeconfig (CA
  * embedded, so the registration Secret is all the operator needs) that authenticates as it.
  */
-export async function targetClusterKubeconfig(identity: { readonly namespace: string; readonly serviceAccount?: string }): Promise<string> {
+export async function targetClusterKubeconfig(identity: { readonly namespace: string; readonly serviceAccount?: string }, options: { readonly secretNamespaces?: readonly string[] } = {}): Promise<string> {
   const sa = identity.serviceAccount ?? 'operator';
-  const yaml = renderTargetClusterManifests({ serviceAccount: `${identity.namespace}/${sa}` });
+  // The namespaced mode's Roles need their namespaces first.
+  for (const namespace of options.secretNamespaces ?? []) await kubectl(['create', 'namespace', namespace], { as: 'target' });
+  const yaml = renderTargetClusterManifests({ serviceAccount: `${identity.namespace}/${sa}`, ...(options.secretNamespaces ? { secretNamespaces: options.secretNamespaces } : {}) });
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', '-'], { as: 'target', input: yaml });
   await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as: 'target' });
   await kubectl(['create', 'namespace', identity.namespace], { as: 'target' });
@@ -112,10 +161,16 @@ export function registrationSecret(name: string, namespace: string, kubeconfig: 
  * authenticates as it to `path`; returns `path`. `as: 'target'`: on the second API server, as the management cluster of
  * a second installation.
  */
-export async function operatorKubeconfig(manifests: string, identity: OperatorIdentity, path: string, as: Identity = 'admin'): Promise<string> {
+export async function operatorKubeconfig(
+  manifests: string,
+  identity: OperatorIdentity,
+  path: string,
+  options: { readonly rbac?: readonly KubeObject[]; readonly as?: Identity } = {},
+): Promise<string> {
   const sa = identity.serviceAccount ?? 'operator';
+  const as = options.as ?? 'admin';
   await kubectl(['create', 'namespace', identity.namespace], { as });
-  await applyOk(operatorRbac(manifests, identity), { fieldManager: 'kac-test', as });
+  await applyOk([...(options.rbac ?? operatorRbac(manifests, identity))], { fieldManager: 'kac-test', as });
   const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=2h'], { as })).trim();
   const server = as === 'target' ? process.env.KAC_TARGET_KUBE_SERVER : process.env.KAC_KUBE_SERVER;
   const ca = as === 'target' ? process.env.KAC_TARGET_KUBE_CA_FILE : process.env.KAC_KUBE_CA_FILE;

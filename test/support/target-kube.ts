@@ -58,6 +58,7 @@ export const startTargetKube: Starter = async (workDir: string): Promise<Started
         KAC_TARGET_KUBE_ADMIN_KEY_FILE: pki.adminKey,
         KAC_TARGET_KUBE_CONTROL: `http://127.0.0.1:${port}`,
         KAC_TARGET_KUBE_GC: controllerManager ? '1' : '0',
+        KAC_TARGET_KUBE_AUDIT_LOG: cluster.auditLog,
         KAC_KUBECTL: cluster.kubectl,
       },
       logs: cluster.logs,

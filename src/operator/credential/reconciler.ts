@@ -187,8 +187,11 @@ export class CredentialReconciler {
     const password = passwordSecret?.data[PASSWORD_KEY];
     const caBundle = caRef ? caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
 
-    const consent = consentOf(location, cpKey, controlPlane);
+    // The operator's access to Secrets in the order's namespace (the namespaced mode: refused → SecretAccessNotGranted).
+    const secretAccess = orders.secretAccess?.(key.namespace);
+    const consent = consentOf(location, cpKey, controlPlane, secretAccess);
     const { admission, gate: referenceGate, undeliverable } = credentialAdmission(order, {
+      ...(secretAccess ? { secretAccess } : {}),
       ...(controlPlane ? { controlPlane } : {}),
       ...(user ? { user } : {}),
       ...(project ? { project } : {}),

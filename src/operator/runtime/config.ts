@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Duration } from '../../api/duration';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, ReconciledKinds, type ReconciledKind } from '../../api/operator-env';
+import { SECRET_ACCESS_MODES, SecretAccessMode } from '../../api/secret-access';
 import { LOG_LEVELS, type LogLevel } from './log';
 
 /** The environment variables the operator reads: the construct's contract (src/api/operator-env.ts). */
@@ -53,6 +54,10 @@ export interface OperatorConfig {
   readonly heapTrimIntervalMs: number;
   /** The container's memory limit in bytes, exported for the heap alert; absent: the cgroup's, if any. */
   readonly memoryLimitBytes?: number;
+  /** How the operator is granted Secrets: cluster-wide, or per namespace (docs/operator.md, "RBAC"). */
+  readonly secretAccess: SecretAccessMode;
+  /** The base name of its RBAC objects, which the conditions of a refused namespace name (`<name>-secrets`). */
+  readonly rbacName: string;
 }
 
 /** One setting: its flag, its environment variable, its default, what it does. */
@@ -100,6 +105,14 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'openbaoRole', flag: '--openbao-role <role>', env: OPERATOR_ENV.openBaoRole, description: 'OpenBao role of the Kubernetes auth method' },
   { key: 'openbaoToken', flag: '', env: OPERATOR_ENV.openBaoToken, description: 'OpenBao token for token auth (environment only: a flag would show in ps)' },
   { key: 'openbaoCaFile', flag: '--openbao-ca-file <file>', env: OPERATOR_ENV.openBaoCaFile, description: 'PEM file with the CA of OpenBao\'s certificate' },
+  {
+    key: 'secretAccess',
+    flag: '--secret-access <mode>',
+    env: OPERATOR_ENV.secretAccess,
+    default: SecretAccessMode.ClusterWide,
+    description: 'cluster-wide: list and watch Secrets in every namespace (a ClusterRole grants them); namespaced: only in the namespaces the ControlPlanes and identities name, each granted by a Role there (an order where none is reads SecretAccessNotGranted)',
+  },
+  { key: 'rbacName', flag: '--rbac-name <name>', env: OPERATOR_ENV.rbacName, default: 'keystone-appcred-operator', description: 'the base name of the operator\'s RBAC objects (the construct\'s name): the Role <name>-secrets its conditions name where Secrets are not granted' },
   {
     key: 'consumerHandoff',
     flag: '--consumer-handoff',
@@ -178,6 +191,8 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     consumerHandoff: flags.consumerHandoff === true || toggle(read('consumerHandoff') as { value: string; from: string }, fail),
     keystoneRate: count('keystoneRate', 'must be a number of requests per second, 0 or more (0: no limit)', false),
     keystoneInFlight: count('keystoneInFlight', 'must be a whole number of requests, 0 or more (0: no limit)', true),
+    secretAccess: secretAccessMode(read('secretAccess') as Got, fail),
+    rbacName: name('rbacName'),
   };
   const memory = read('memoryLimit');
   return memory ? { ...config, memoryLimitBytes: memoryBytes(memory, fail) } : config;
@@ -204,6 +219,10 @@ function toggle(got: { value: string; from: string }, fail: (got: { value: strin
 }
 
 type Got = { value: string; from: string };
+
+function secretAccessMode(got: Got, fail: (got: Got, rule: string) => never): SecretAccessMode {
+  return (SECRET_ACCESS_MODES as readonly string[]).includes(got.value) ? (got.value as SecretAccessMode) : fail(got, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
+}
 
 function workerCount(got: Got, fail: (got: Got, rule: string) => never, value = got.value): number {
   const n = Number(value);

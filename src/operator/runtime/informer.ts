@@ -50,8 +50,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   readonly logger?: Logger;
   /** Called when the informer relists: `expired` (410) or `error`. */
   readonly onRelist?: (reason: 'expired' | 'error') => void;
-  /** Called after each list that succeeded (true) and each list or watch that failed (false, with the error's text). */
-  readonly onHealth?: (connected: boolean, error?: string) => void;
+  /** Called after each list that succeeded (true) and each list or watch that failed (false, with the error's text and the error). */
+  readonly onHealth?: (connected: boolean, error?: string, cause?: unknown) => void;
   readonly random?: () => number;
 }
 
@@ -150,7 +150,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         const delay = backoffDelay(failures++, { baseMs: 1000, maxMs: 60_000, ...this.options.backoff, random: this.options.random });
         this.logger.warn('list/watch failed; relisting after a backoff', { error: errorMessage(error), retryInMs: delay, failures });
         this.options.onRelist?.('error');
-        this.options.onHealth?.(false, errorMessage(error));
+        this.options.onHealth?.(false, errorMessage(error), error);
         await this.sleep(delay);
       }
     }

@@ -34,6 +34,7 @@ import { Informer, listWatchOf, type ListWatch } from './informer';
 import { LeaderElector, leaseClientOf, type LeaseClient } from './leader';
 import { errorMessage, silentLogger, type Logger } from './log';
 import { MapperRegistry, kindId, self, type Mapper } from './mapper';
+import { NamespaceCaches, ScopedStore, type NamespaceAccess, type NamespaceShare } from './namespaces';
 import { OperatorMetrics } from './metrics';
 import { StatusWriter } from './status';
 
@@ -90,6 +91,20 @@ interface Partition {
   readonly informer: Informer;
 }
 
+/** Kinds cached per namespace, for namespaces that change at run time (see {@link Manager.cacheByNamespace}). */
+export interface NamespacedCacheOptions {
+  /** The kinds whose caches are (also) per namespace; no cluster-wide informer is made for them. */
+  readonly kinds: readonly ResourceKind<KubeObject>[];
+  /** The namespaces to cache on a cluster ({@link MANAGEMENT} or a target cluster's name), each with its shares. */
+  readonly wanted: (cluster: string) => ReadonlyMap<string, readonly NamespaceShare[]>;
+  /** The kinds whose changes may change `wanted`: it is computed again on each of their events. */
+  readonly dependsOn: readonly ResourceKind<KubeObject>[];
+  /** `all`: target clusters cache per namespace too. @default 'management' */
+  readonly clusters?: ClusterScope;
+  /** Each change of a namespace's state on a cluster (see ./namespaces.ts). */
+  readonly onAccess?: (cluster: string, namespace: string, access: NamespaceAccess) => void;
+}
+
 /** The name of a kind's cache in metrics, logs and `/readyz`: `Secret`, or `Secret/metadata` for its metadata-only view. */
 export function cacheName(kind: ResourceKind<KubeObject>): string {
   return kind.metadataOnly ? `${kind.kind}/metadata` : kind.kind;
@@ -111,6 +126,8 @@ interface Engagement {
   /** Each kind's informers on the cluster, one per partition of the kind on the management cluster. */
   readonly informers: Map<string, Informer[]>;
   readonly stores: Map<string, StoreReader>;
+  /** The per-namespace caches on the cluster (the namespaced kinds declared for every cluster). */
+  readonly scoped?: NamespaceCaches;
   readonly cluster: Cluster;
   /** Every cache has synced: its objects are reconciled and its changes mapped. */
   ready: boolean;
@@ -152,6 +169,9 @@ export class Manager {
   /** The controllers whose primary kind is reconciled on every cluster, with that kind. */
   private readonly multiClusterControllers = new Map<Controller, ResourceKind<KubeObject>>();
   private readonly elector: LeaderElector | undefined;
+  /** The kinds cached per namespace, and the management cluster's per-namespace caches. */
+  private namespaced: (NamespacedCacheOptions & { readonly ids: ReadonlySet<string> }) | undefined;
+  private scoped: NamespaceCaches | undefined;
   private signalLost: () => void = () => undefined;
   private started = false;
   private controllersStarted = false;
@@ -178,6 +198,7 @@ export class Manager {
         const kind = parts[0].informer.kind;
         sizes[cacheName(kind)] = this.storeOf(kind)?.size ?? 0;
       }
+      for (const kind of this.namespaced?.kinds ?? []) sizes[cacheName(kind)] = this.storeOf(kind)?.size ?? 0;
       return sizes;
     });
     this.lostLeadership = new Promise((resolve) => (this.signalLost = resolve));
@@ -275,11 +296,69 @@ export class Manager {
     let store = this.stores.get(id);
     if (!store) {
       const parts = this.partitions.get(id);
-      if (!parts) return undefined;
-      store = parts.length === 1 ? parts[0].informer.store : new MergedStore(parts.map((p) => p.informer.store));
+      if (this.namespaced?.ids.has(id)) {
+        store = new ScopedStore(kind, () => (this.partitions.get(id) ?? []).map((p) => p.informer.store), () => this.scoped);
+      } else {
+        if (!parts) return undefined;
+        store = parts.length === 1 ? parts[0].informer.store : new MergedStore(parts.map((p) => p.informer.store));
+      }
       this.stores.set(id, store);
     }
     return store as unknown as StoreReader<T>;
+  }
+
+  /**
+   * Caches `kinds` per namespace, in the namespaces `wanted` names for each cluster, which are computed again whenever a
+   * `dependsOn` kind changes (issue 34: the operator's Secrets, only where ControlPlanes say it needs them). Reads of
+   * such a kind see the objects of the namespaces cached now (and of any cluster-wide partition of it); a namespace's
+   * state is {@link namespaceAccess}. Before {@link start} only; once per manager.
+   */
+  cacheByNamespace(options: NamespacedCacheOptions): void {
+    if (this.started) throw new Error('cacheByNamespace: declare it before the manager starts');
+    if (this.namespaced) throw new Error('cacheByNamespace: declared already');
+    const ids = new Set(options.kinds.map(kindId));
+    for (const id of ids) if (this.partitions.has(id)) throw new Error(`${id} is already cached cluster-wide; declare its namespaced caches before any controller, watch or cache of it`);
+    this.namespaced = { ...options, ids };
+    if (options.clusters === 'all') for (const id of ids) this.everyCluster.add(id);
+    this.scoped = this.namespaceCaches(MANAGEMENT, (kind, selection) => (this.options.listWatch ? this.options.listWatch(kind, selection) : listWatchOf(this.requireApi(), kind, selection)));
+    const refresh = { added: () => this.refreshNamespaces(), updated: () => this.refreshNamespaces(), deleted: () => this.refreshNamespaces() };
+    for (const kind of options.dependsOn) for (const informer of this.informers(kind)) informer.addHandler(refresh);
+  }
+
+  /** What the per-namespace caches of `namespace` on `cluster` hold; undefined when no kind is cached per namespace. */
+  namespaceAccess(cluster: string, namespace: string): NamespaceAccess | undefined {
+    if (!this.namespaced) return undefined;
+    const caches = cluster === MANAGEMENT ? this.scoped : this.targets.get(cluster)?.scoped;
+    return caches?.access(namespace) ?? { state: 'unwatched' };
+  }
+
+  /** The namespaces cached per namespace on `cluster`, sorted. */
+  cachedNamespaces(cluster: string = MANAGEMENT): string[] {
+    const caches = cluster === MANAGEMENT ? this.scoped : this.targets.get(cluster)?.scoped;
+    return caches?.namespaces() ?? [];
+  }
+
+  /** Computes the wanted namespaces of every cluster again and starts or stops their caches (cheap when nothing changed). */
+  refreshNamespaces(): void {
+    const declared = this.namespaced;
+    if (!declared || this.stopping) return;
+    this.scoped?.set(declared.wanted(MANAGEMENT));
+    for (const engagement of this.targets.values()) if (!engagement.stopped) engagement.scoped?.set(declared.wanted(engagement.name));
+  }
+
+  private namespaceCaches(cluster: string, listWatch: (kind: ResourceKind<KubeObject>, selection: Selection) => ListWatch<KubeObject>): NamespaceCaches {
+    const declared = this.namespaced as NamespacedCacheOptions;
+    const logger = cluster === MANAGEMENT ? this.logger : this.logger.child({ cluster });
+    return new NamespaceCaches({
+      listWatch,
+      handlerFor: (kind) => this.registry.handlerFor(kind, cluster),
+      indexesOf: (kind) => this.indexes.get(kindId(kind)) ?? [],
+      resync: (kind) => this.primaries.has(kindId(kind)),
+      resyncPeriodMs: this.options.resyncPeriodMs ?? 3_600_000,
+      logger,
+      onRelist: (kind, reason) => this.metrics.relisted(cacheName(kind), reason),
+      onAccess: (namespace, access) => declared.onAccess?.(cluster, namespace, access),
+    });
   }
 
   /**
@@ -296,11 +375,13 @@ export class Manager {
     const previous = this.targets.get(name);
     const informers = new Map<string, Informer[]>();
     const stores = new Map<string, StoreReader>();
+    const scoped = this.namespaced && this.namespaced.clusters === 'all' ? this.namespaceCaches(name, (kind, selection) => listWatchOf(api, kind, selection)) : undefined;
     const caches = {
       storeOf: <T extends KubeObject>(kind: ResourceKind<T>) => {
         const id = kindId(kind);
         let store = stores.get(id);
         const parts = informers.get(id);
+        if (!store && scoped && this.namespaced?.ids.has(id)) stores.set(id, (store = new ScopedStore(kind, () => (informers.get(id) ?? []).map((i) => i.store), () => scoped)));
         if (!store && parts) stores.set(id, (store = parts.length === 1 ? parts[0].store : new MergedStore(parts.map((i) => i.store))));
         return store as unknown as StoreReader<T> | undefined;
       },
@@ -311,6 +392,7 @@ export class Manager {
       name,
       informers,
       stores,
+      ...(scoped ? { scoped } : {}),
       stoppedSignal,
       stop: () => stop(),
       cluster: new LiveCluster(api, caches, { reportingController: REPORTING_CONTROLLER, reportingInstance: this.options.identity, onWrite: (verb, kind) => this.metrics.wrote(kind, verb) }),
@@ -355,6 +437,7 @@ export class Manager {
     if (previous) await this.stopEngagement(previous);
     if (engagement.stopped) throw new Error(`cluster ${name} was disengaged before its caches synced`);
     for (const informer of [...informers.values()].flat()) informer.start({ resync: this.primaries.has(kindId(informer.kind)) });
+    scoped?.set((this.namespaced as NamespacedCacheOptions).wanted(name));
     logger.info('cluster engaged', { kinds: [...informers.values()].flat().map((i) => cacheName(i.kind)).join(',') });
     await Promise.race([Promise.all([...informers.values()].flat().map((i) => i.waitForSync())), engagement.stoppedSignal]);
     if (engagement.stopped) throw new Error(`cluster ${name} was disengaged before its caches synced`);
@@ -384,7 +467,7 @@ export class Manager {
     engagement.stopped = true;
     engagement.ready = false;
     engagement.stop();
-    await Promise.all([...engagement.informers.values()].flat().map((i) => i.stop()));
+    await Promise.all([...[...engagement.informers.values()].flat().map((i) => i.stop()), engagement.scoped?.stop()]);
     this.logger.info('cluster disengaged', { cluster: engagement.name });
   }
 
@@ -420,6 +503,7 @@ export class Manager {
     if (this.started) return;
     this.started = true;
     for (const informer of this.allInformers()) informer.start({ resync: this.primaries.has(kindId(informer.kind)) });
+    this.refreshNamespaces();
     this.logger.info('manager started', { kinds: [...new Set(this.allInformers().map((i) => cacheName(i.kind)))].join(','), controllers: this.controllers.map((c) => c.name).join(',') });
     if (!this.elector) {
       this.metrics.leader(true);
@@ -457,7 +541,7 @@ export class Manager {
     else if (this.elector) released = await this.elector.release();
     this.metrics.leader(false);
     await Promise.all([...this.targets.keys()].map((name) => this.disengage(name)));
-    await Promise.all(this.allInformers().map((i) => i.stop()));
+    await Promise.all([...this.allInformers().map((i) => i.stop()), this.scoped?.stop()]);
     this.logger.info('manager stopped', { drained, released });
     return { drained, released };
   }
@@ -475,6 +559,8 @@ export class Manager {
 
   /** The informers of a kind: its partitions, or (none declared) one informer of the whole kind, made now. */
   private informers<T extends KubeObject>(kind: ResourceKind<T>): Informer<T>[] {
+    // A kind cached per namespace has no cluster-wide informer (its list would need a cluster-wide grant).
+    if (!this.partitions.has(kindId(kind)) && this.namespaced?.ids.has(kindId(kind))) return [];
     const parts = this.partitions.get(kindId(kind)) ?? [this.addPartition(kind, {}, undefined)];
     return parts.map((p) => p.informer as unknown as Informer<T>);
   }

@@ -2,7 +2,7 @@
  * The ControlPlane driver: reads the admin `clouds.yaml` Secret and the CA bundle Secret, logs in to Keystone as the
  * admin (a real token; again whenever the ControlPlane or one of its Secrets changed), decides and records the status.
  */
-import { CredentialsMirroredReason, MIRRORED_LABEL, MIRRORED_LABEL_VALUE } from '../../api';
+import { CredentialsMirroredReason, MIRRORED_LABEL, MIRRORED_LABEL_VALUE, type KeystoneClusterIdentity } from '../../api';
 import { decideIdentityRef, releasedMirrors } from '../cluster-identity';
 import type { Verdict } from '../conditions';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
@@ -10,6 +10,8 @@ import { decideControlPlane, type AdminLogin } from '../control-plane';
 import { failureKind } from '../keystone-admin';
 import { messageOf } from '../order-status';
 import type { ObjectKey, PlaneDeps } from '../ports';
+import { AdminCredentialReason } from '../reasons';
+import { deniedMessage } from '../secret-access';
 import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
 import { sameJson, type PassResult } from './run';
@@ -32,6 +34,15 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     deps.cluster.listSecrets(key.namespace, { [MIRRORED_LABEL]: MIRRORED_LABEL_VALUE }),
   ]);
   const settled = async () => planeSettled(controlPlane);
+  // The namespaced Secret access: a namespace whose Secrets the API server refused the operator is reported, and nothing
+  // is read, mirrored or logged in with until the grant appears (./secret-access.ts).
+  const refused = secretsRefused(deps, key, identity);
+  if (refused !== undefined) {
+    const plan = decideControlPlane(controlPlane, { credential: { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: refused }, secretsRefused: refused }, (deps.clock ?? (() => new Date()))());
+    const changed = !sameJson(plan.status, controlPlane.status);
+    if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
+    return { wroteStatus: changed, steps: 1, actions: [] };
+  }
   return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source, mirrors]), async () => {
     // Mirrors of an identity this ControlPlane no longer uses lose it as an owner (and go with their last owner).
     for (const action of releasedMirrors(controlPlane, mirrors)) {
@@ -72,4 +83,15 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     const requeueAfter = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
     return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), wroteStatus: changed, steps: 1, actions: [] };
   }, settled);
+}
+
+/** The message of a refused grant in the ControlPlane's namespace or for its identity's source Secret, if one is refused. */
+function secretsRefused(deps: PlaneDeps, key: ObjectKey, identity: KeystoneClusterIdentity | undefined): string | undefined {
+  const own = deps.cluster.secretAccess?.(key.namespace);
+  if (own?.state === 'denied') return deniedMessage({ cluster: '', namespace: key.namespace }, own, `the admin credential and the children of ControlPlane ${key.name}`);
+  if (!identity) return undefined;
+  const ref = identity.spec.secretRef;
+  const source = deps.cluster.secretAccess?.(ref.namespace);
+  if (source?.state !== 'denied') return undefined;
+  return deniedMessage({ cluster: '', namespace: ref.namespace }, source, `the source Secret ${ref.name} of KeystoneClusterIdentity ${identity.metadata.name}`, ref.name);
 }

@@ -7,12 +7,16 @@ import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { consentOf, controlPlaneKey, locationOf, type Consent, type OrderObject } from '../consent';
 import type { Holders } from '../holds';
 import type { ClusterPort, KeystoneAdmin, OrderSite, PlaneDeps } from '../ports';
+import type { SecretAccess } from '../secret-access';
 
-/** The consent of an order, from the cache. */
-export async function observeConsent(deps: PlaneDeps, order: OrderObject, cluster?: string): Promise<Consent> {
+/**
+ * The consent of an order, from the cache; `access`: the operator's access to Secrets in the order's own namespace, for
+ * a kind that delivers one there (src/plane/secret-access.ts).
+ */
+export async function observeConsent(deps: PlaneDeps, order: OrderObject, cluster?: string, access?: SecretAccess): Promise<Consent> {
   const key = controlPlaneKey(order);
   const controlPlane = await deps.cluster.get('ControlPlane', key);
-  return consentOf(locationOf(order, cluster), key, controlPlane);
+  return consentOf(locationOf(order, cluster), key, controlPlane, access);
 }
 
 /**

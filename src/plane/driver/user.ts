@@ -76,7 +76,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, site: Order
   };
 
   const observe = async (order: KeystoneUser): Promise<UserObservations> => {
-    const consent = await observeConsent(deps, order, cluster);
+    const consent = await observeConsent(deps, order, cluster, orders.secretAccess?.(key.namespace));
     controlPlane = consent.controlPlane;
     const deleting = !!order.metadata.deletionTimestamp;
     const hold = deleting ? holdOnUser(order, await observeHolders(orders, key.namespace)) : undefined;
@@ -169,7 +169,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, site: Order
     const expected = cloud && password ? userSecretData(cloud, password) : undefined;
     const carries = expected !== undefined && cachedDelivered !== undefined && ownedBy(cachedDelivered, user.metadata.uid) && USER_SECRET_KEYS.every((k) => cachedDelivered.data[k] === expected[k]);
     const agrees = user.status?.userID && user.status.passwordGeneration === generation && carries ? undefined : 'the parked password or the delivered Secret does not agree with the status';
-    return planeSettled(user, { consent: await observeConsent(deps, user, cluster), finalizer: teardownFinalizer('KeystoneUser'), ...(agrees ? { agrees } : {}) });
+    return planeSettled(user, { consent: await observeConsent(deps, user, cluster, orders.secretAccess?.(key.namespace)), finalizer: teardownFinalizer('KeystoneUser'), ...(agrees ? { agrees } : {}) });
   };
   const pass = (): Promise<PassResult> =>
     runPass({

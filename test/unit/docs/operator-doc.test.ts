@@ -7,7 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { CLUSTER_RULES, HANDOFF_RULES, REGISTRATION_RULES, TARGET_CLUSTER_RULES, leaseRules, type JustifiedRule } from '../../../constructs/operator-rbac';
+import {
+  CLUSTER_RULES,
+  HANDOFF_RULES,
+  NAMESPACE_SECRET_RULES,
+  NAMESPACED_CLUSTER_RULES,
+  REGISTRATION_RULES,
+  TARGET_CLUSTER_RULES,
+  TARGET_NAMESPACE_SECRET_RULES,
+  leaseRules,
+  sourceSecretRules,
+  type JustifiedRule,
+} from '../../../constructs/operator-rbac';
 import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
@@ -69,13 +80,10 @@ describe('docs/operator.md: configuration', () => {
 });
 
 describe('docs/operator.md: RBAC', () => {
-  const table = rows(section('## RBAC: every rule and why')).slice(1);
-  const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader'), ...REGISTRATION_RULES];
   const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
   const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim());
-
-  it.each(rules.map((r) => [`${r.apiGroups.join(',') || 'core'} ${r.resources.join(',')} ${r.verbs.join(',')}`, r] as const))('%s has a row with its reason', (_, rule) => {
-    const row = table.find(
+  const rowOf = (table: string[][], rule: JustifiedRule) =>
+    table.find(
       (cells) =>
         rule.apiGroups.length === 1 &&
         groupOf(cells[0]) === rule.apiGroups[0] &&
@@ -83,12 +91,38 @@ describe('docs/operator.md: RBAC', () => {
         JSON.stringify(sorted(verbsOf(cells[2]))) === JSON.stringify(sorted(rule.verbs)) &&
         JSON.stringify(sorted(spans(cells[3]))) === JSON.stringify(sorted(rule.resourceNames ?? [])),
     );
-    expect(row).toBeDefined();
-    expect(row![4].length).toBeGreaterThan(20);
+  const title = (r: JustifiedRule) => `${r.apiGroups.join(',') || 'core'} ${r.resources.join(',')} ${r.verbs.join(',')}`;
+
+  describe('the cluster-wide mode', () => {
+    const table = rows(section('### The cluster-wide mode (the default)')).slice(1);
+    const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader'), ...REGISTRATION_RULES];
+
+    it.each(rules.map((r) => [title(r), r] as const))('%s has a row with its reason', (_, rule) => {
+      const row = rowOf(table, rule);
+      expect(row).toBeDefined();
+      expect(row![4].length).toBeGreaterThan(20);
+    });
+
+    it('has no row for a rule the construct does not grant', () => {
+      expect(table).toHaveLength(rules.length);
+    });
   });
 
-  it('has no row for a rule the construct does not grant', () => {
-    expect(table).toHaveLength(rules.length);
+  describe('the namespaced mode', () => {
+    const table = rows(section('### The namespaced mode')).slice(1);
+    const rules: JustifiedRule[] = [...NAMESPACE_SECRET_RULES, ...sourceSecretRules('<secret>')];
+
+    it.each(rules.map((r) => [title(r), r] as const))('the Role rule %s has a row with its reason', (_, rule) => {
+      const row = rowOf(table, rule);
+      expect(row).toBeDefined();
+      expect(row![4].length).toBeGreaterThan(20);
+    });
+
+    it('has no other row, and the ClusterRole is the cluster-wide one without its rules on Secrets, as the text says', () => {
+      expect(table).toHaveLength(rules.length);
+      expect(NAMESPACED_CLUSTER_RULES).toEqual(CLUSTER_RULES.filter((r) => !r.resources.includes('secrets')));
+      expect(CLUSTER_RULES.filter((r) => r.resources.includes('secrets'))).toHaveLength(3);
+    });
   });
 });
 
@@ -104,6 +138,10 @@ describe('docs/operator.md: RBAC on a target cluster', () => {
 
   it('has a row per rule, no more', () => {
     expect(table).toHaveLength(TARGET_CLUSTER_RULES.length);
+  });
+
+  it('the namespaced mode\'s Role holds the Secret rows, as the text says', () => {
+    expect(TARGET_NAMESPACE_SECRET_RULES.map((r) => r.verbs)).toEqual(TARGET_CLUSTER_RULES.filter((r) => r.resources.includes('secrets')).map((r) => r.verbs));
   });
 });
 

@@ -6,6 +6,7 @@
  * creates), the status subresource, delete with preconditions and finalizers. Every request is recorded.
  */
 import { randomUUID } from 'node:crypto';
+import { KubeApiError } from '../../../src/kube/errors';
 import { applyMergePatch } from '../../../src/kube/json';
 import { METADATA_ACCEPT, type HttpRequest, type HttpResponse, type Query, type Transport, type WatchEvent, type WatchOptions, type WatchStream } from '../../../src/kube/transport';
 
@@ -23,8 +24,20 @@ interface Watcher {
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
 
-/** The label selector of a query as a predicate (the forms the runtime sends: `k=v`, `k!=v`, `k`, `!k`). */
+/** The label and field selectors of a query as a predicate (labels: `k=v`, `k!=v`, `k`, `!k`; fields: `metadata.name=x`). */
 function selectorOf(query: Query): (object: Obj) => boolean {
+  const labels = labelSelectorOf(query);
+  const fields = (typeof query.fieldSelector === 'string' ? query.fieldSelector : '')
+    .split(',')
+    .filter(Boolean)
+    .map((term) => {
+      const [path, value] = term.split('=');
+      return (o: Obj) => String(path.split('.').reduce<unknown>((v, step) => (v as Record<string, unknown> | undefined)?.[step], o)) === value;
+    });
+  return (o) => labels(o) && fields.every((f) => f(o));
+}
+
+function labelSelectorOf(query: Query): (object: Obj) => boolean {
   const text = typeof query.labelSelector === 'string' ? query.labelSelector : '';
   const terms = text
     .split(',')
@@ -45,6 +58,10 @@ const partial = (o: Obj): Obj => ({ apiVersion: 'meta.k8s.io/v1', kind: 'Partial
 
 const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
 
+/** A 403 as the RBAC authorizer words it. */
+const forbidden = (verb: string, plural: string, namespace?: string) =>
+  status(403, 'Forbidden', `${plural} is forbidden: User "system:serviceaccount:ops:operator" cannot ${verb} resource "${plural}" in API group ""${namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope'}`);
+
 export class FakeApiServer implements Transport {
   readonly server = 'https://fake.invalid';
   readonly requests: (HttpRequest & { watch?: boolean })[] = [];
@@ -56,6 +73,11 @@ export class FakeApiServer implements Transport {
   compactedBelow = 0;
   /** Delay of each response, in ms (0: next microtask). */
   latencyMs = 0;
+  /**
+   * The authorizer, as RBAC answers: false refuses the request with 403 Forbidden (a list, a get or a write; a watch is
+   * refused as it starts). @default everything allowed
+   */
+  authorize: (request: { readonly verb: string; readonly namespace?: string; readonly plural: string; readonly name?: string; readonly fieldSelector?: string }) => boolean = () => true;
 
   /** Stores an object as a user would (no request recorded); returns it with its metadata. */
   seed(collectionPath: string, input: object): Obj {
@@ -120,6 +142,11 @@ export class FakeApiServer implements Transport {
     const [, group, namespace, plural, name, sub] = m;
     const collection = `/${group}/${plural}`;
     const query = request.query ?? {};
+    const verb = { GET: name === undefined ? 'list' : 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' }[request.method];
+    const fieldSelector = typeof query.fieldSelector === 'string' ? query.fieldSelector : undefined;
+    if (!this.authorize({ verb, plural, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}), ...(fieldSelector ? { fieldSelector } : {}) })) {
+      return { status: 403, body: forbidden(verb, plural, namespace) };
+    }
     if (name === undefined) {
       if (request.method === 'GET') return this.list(collection, namespace, query, request.accept === METADATA_ACCEPT.list);
       if (request.method === 'POST') return this.create(collection, namespace, request.body as Obj);
@@ -179,6 +206,10 @@ export class FakeApiServer implements Transport {
     const m = PATH.exec(path);
     if (!m) throw new Error(`bad watch path ${path}`);
     const [, group, namespace, plural] = m;
+    const fieldSelector = typeof query.fieldSelector === 'string' ? query.fieldSelector : undefined;
+    if (!this.authorize({ verb: 'watch', plural, ...(namespace ? { namespace } : {}), ...(fieldSelector ? { fieldSelector } : {}) })) {
+      throw KubeApiError.from(403, forbidden('watch', plural, namespace), `WATCH ${path}`);
+    }
     const watcher: Watcher = { collection: `/${group}/${plural}`, namespace, selector: selectorOf(query), metadataOnly: options.accept === METADATA_ACCEPT.object, onEvent, onDone, open: true };
     const from = Number(query.resourceVersion ?? 0);
     if (from < this.compactedBelow) {

@@ -133,6 +133,33 @@ describe('keystone-appcred manifests', () => {
     expect(container(on)?.env).toEqual(expect.arrayContaining([{ name: 'KAC_CONSUMER_HANDOFF', value: 'true' }]));
   });
 
+  it('--secret-namespaces: no cluster-scoped rule on Secrets, a Role per namespace and a read-only Role per source, the operator namespaced', async () => {
+    const secretRules = (docs: Awaited<ReturnType<typeof run>>, kind: string) =>
+      docs.filter((d) => d.kind === kind).flatMap((d) => ((d as unknown as { rules: { resources: string[] }[] }).rules ?? []).filter((r) => r.resources.includes('secrets')).map(() => `${d.metadata.namespace ?? ''}/${d.metadata.name}`));
+    const docs = await run('--image', 'kac', '--secret-namespaces', 'openstack,tenant-a,vault/keystone-admin');
+    expect(secretRules(docs, 'ClusterRole')).toEqual([]);
+    expect([...new Set(secretRules(docs, 'Role'))]).toEqual([
+      'keystone-appcred-system/keystone-appcred-operator-cluster-registration',
+      'openstack/keystone-appcred-operator-secrets',
+      'tenant-a/keystone-appcred-operator-secrets',
+      'vault/keystone-appcred-operator-source-keystone-admin',
+    ]);
+    expect(names(docs).filter((n) => n.startsWith('RoleBinding/') && !n.includes('keystone-appcred-system'))).toHaveLength(3);
+    expect(container(docs)?.env).toEqual(expect.arrayContaining([{ name: 'KAC_SECRET_ACCESS', value: 'namespaced' }, { name: 'KAC_RBAC_NAME', value: 'keystone-appcred-operator' }]));
+    // With --sample, the sample ControlPlane's namespaces are granted too, beside it.
+    expect(names(await run('--image', 'kac', '--secret-namespaces', 'extra', '--sample')).filter((n) => n.startsWith('Role/') && n.endsWith('-secrets'))).toEqual([
+      'Role/extra/keystone-appcred-operator-secrets',
+      'Role/openstack/keystone-appcred-operator-secrets',
+      'Role/tenant-a/keystone-appcred-operator-secrets',
+    ]);
+    // On a target cluster: the namespaces only.
+    const target = await run('--target-cluster', '--secret-namespaces', 'tenant-a');
+    expect(secretRules(target, 'ClusterRole')).toEqual([]);
+    expect([...new Set(secretRules(target, 'Role'))]).toEqual(['tenant-a/keystone-appcred-operator-secrets']);
+    await expect(run('--target-cluster', '--secret-namespaces', 'tenant-a,vault/x')).rejects.toThrow('entry "vault/x" names a Secret, but a target cluster holds no KeystoneClusterIdentity source');
+    await expect(run('--image', 'kac', '--secret-namespaces', 'Tenant')).rejects.toThrow("option '--secret-namespaces <list>' argument 'Tenant' is invalid. entry \"Tenant\": \"Tenant\" must be a namespace name");
+  });
+
   it('gives the operator the construct\'s workers, or --workers', async () => {
     expect(container(await run('--image', 'kac'))?.env).toContainEqual({ name: 'KAC_WORKERS', value: String(DEFAULT_WORKERS) });
     expect(container(await run('--image', 'kac', '--workers', '12'))?.env).toContainEqual({ name: 'KAC_WORKERS', value: '12' });

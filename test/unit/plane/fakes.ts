@@ -20,6 +20,7 @@ import type {
   ObjectOf,
   PlaneDeps,
   RoleGrant,
+  SecretAccess,
   SecretManifest,
   SecretObject,
 } from '../../../src/plane';
@@ -117,6 +118,13 @@ export class FakeCluster implements ClusterPort {
   async getNamespace(name: string): Promise<NamespaceObject | undefined> {
     const labels = this.namespaces.get(name);
     return labels ? { metadata: { name, labels: clone(labels) } } : undefined;
+  }
+
+  /** What the operator's caches know of Secrets by namespace (the namespaced mode); a namespace not here is granted. */
+  readonly access = new Map<string, SecretAccess>();
+
+  secretAccess(namespace: string): SecretAccess {
+    return this.access.get(namespace) ?? { state: 'granted' };
   }
 
   /** The fake has no cache: the same as getSecret. */

@@ -34,7 +34,17 @@ describe('operator configuration', () => {
       consumerHandoff: false,
       keystoneRate: 20,
       keystoneInFlight: 8,
+      secretAccess: 'cluster-wide',
+      rbacName: 'keystone-appcred-operator',
     });
+  });
+
+  it('reads the Secret access mode and the RBAC name from flags or the environment, and refuses anything else', () => {
+    expect(resolveConfig({ secretAccess: 'namespaced' }, {}, defaults).secretAccess).toBe('namespaced');
+    expect(resolveConfig({}, { KAC_SECRET_ACCESS: 'namespaced', KAC_RBAC_NAME: 'kac' }, defaults)).toMatchObject({ secretAccess: 'namespaced', rbacName: 'kac' });
+    expect(resolveConfig({ secretAccess: 'cluster-wide' }, { KAC_SECRET_ACCESS: 'namespaced' }, defaults).secretAccess).toBe('cluster-wide');
+    expect(() => resolveConfig({}, { KAC_SECRET_ACCESS: 'Namespaced' }, defaults)).toThrow('KAC_SECRET_ACCESS (Namespaced) must be one of cluster-wide, namespaced');
+    expect(() => resolveConfig({ rbacName: 'Kac' }, {}, defaults)).toThrow('--rbac-name (Kac) must be a Kubernetes name');
   });
 
   it('turns the consumer handoff on with the flag or KAC_CONSUMER_HANDOFF=true, and refuses another value', () => {
