@@ -1,4 +1,4 @@
-# The operator's image: `keystone-appcred operator` on Node 24, as the Operator construct (constructs/operator.ts) runs
+# The operator's image: `keystone-appcred operator` on Node 24, as the Operator construct (constructs/operator/) runs
 # it: entry point OPERATOR_COMMAND from /app, the non-root UID/GID 1000 (the construct's default runAsUser, the `node`
 # user of the official image), and nothing written outside /tmp, so it runs with a read-only root file system (the
 # construct mounts an emptyDir at /tmp). test/unit/package/dockerfile.test.ts keeps this file in sync with the construct;

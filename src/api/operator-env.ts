@@ -1,5 +1,5 @@
 /**
- * The operator's environment contract: the variables the construct's Deployment sets (constructs/operator.ts) and the
+ * The operator's environment contract: the variables the construct's Deployment sets (constructs/operator/) and the
  * `keystone-appcred operator` command reads (src/operator/runtime/config.ts). Written once, here, where neither side
  * needs cdk8s.
  */

@@ -1,6 +1,6 @@
 /**
  * `keystone-appcred operator`: the in-cluster operator. In a pod it reads the environment the construct's Deployment
- * sets (constructs/operator.ts `OperatorEnv`) and the service account; from a laptop it runs against any cluster with
+ * sets (constructs/operator/ `OperatorEnv`) and the service account; from a laptop it runs against any cluster with
  * `--kubeconfig` (or KUBECONFIG, ~/.kube/config). Flags override the environment.
  */
 import { totalmem } from 'node:os';

@@ -10,26 +10,16 @@
  * management cluster's (`OrderSite`), a ControlPlane change requeues its orders on every cluster, a child's cluster
  * label names its order's cluster, and an order on a target cluster is looked at again every 10 minutes at the latest.
  */
-import {
-  secretName,
-  SecretAccessMode,
-  type ControlPlane,
-  type KeystoneClusterIdentity,
-  type KeystoneApplicationCredential,
-  type KeystoneProject,
-  type KeystoneRoleAssignment,
-  type KeystoneUser,
-} from '../api';
+import { SecretAccessMode, type ControlPlane } from '../api';
 import type { ClusterReader } from '../kube/cluster';
 import { Kinds, MetadataKinds, type Secret } from '../kube/kinds';
-import { objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../kube/object';
-import { dependents, secretDependents, type CachedObjects } from '../plane/dependents';
+import { objectKey, type KubeObject } from '../kube/object';
+import { KINDS, objectDependents, secretAccessDependents, secretDependentKeys } from './watches';
 import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
 import { KeystoneLimitDefaults } from '../api/operator-env';
 import { KeystoneLimits, KeystoneSessions } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
-import { controlPlaneKey, type OrderObject } from '../plane/consent';
 import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject, type SecretAccess } from '../plane/secret-access';
 import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
@@ -43,20 +33,12 @@ import { cacheSecrets, cacheSecretsByNamespace, secretWatches } from './secret-c
 import type { OpenBaoConfig } from './runtime/config';
 import { EventRecorder } from './runtime/events';
 import type { Cluster } from '../kube/cluster';
-import { MANAGEMENT, clusterKey, type ClusterObjectKey } from './runtime/clusters';
+import { MANAGEMENT, clusterKey } from './runtime/clusters';
 import type { Controller } from './runtime/controller';
 import type { Manager } from './runtime/manager';
 import type { MapContext } from './runtime/mapper';
 import type { Request, Result } from './runtime/controller';
 
-/** The kinds the controllers reconcile, by the plane's kind name. */
-const KINDS: Readonly<Record<ObjectKind, ResourceKind<KubeObject>>> = {
-  ControlPlane: Kinds.ControlPlane,
-  KeystoneProject: Kinds.KeystoneProject,
-  KeystoneUser: Kinds.KeystoneUser,
-  KeystoneRoleAssignment: Kinds.KeystoneRoleAssignment,
-  KeystoneApplicationCredential: Kinds.KeystoneApplicationCredential,
-};
 
 /** What the controllers need beyond the manager. */
 export interface ControllerOptions {
@@ -277,121 +259,6 @@ export const WAITING_FOR_SECRETS = 'WaitingForSecrets';
 
 /** The base name of the operator's RBAC objects when none is configured (the construct's default `name`). */
 const DEFAULT_OPERATOR_NAME = 'keystone-appcred-operator';
-
-/**
- * The objects a change of the Secret access of `namespace` on `cluster` concerns: on the management cluster the
- * ControlPlanes there and those whose identity's source is there, those identities and the ones these ControlPlanes
- * use, and the orders (on every cluster) of a ControlPlane there and the orders in the namespace; on a target cluster
- * the orders in the namespace there.
- */
-export function secretAccessDependents(manager: Manager, cluster: string, namespace: string): { kind: ObjectKind | 'KeystoneClusterIdentity'; cluster: string; object: KubeObject }[] {
-  const out: { kind: ObjectKind | 'KeystoneClusterIdentity'; cluster: string; object: KubeObject }[] = [];
-  const orderKinds: ObjectKind[] = ['KeystoneProject', 'KeystoneUser', 'KeystoneRoleAssignment', 'KeystoneApplicationCredential'];
-  if (cluster !== MANAGEMENT) {
-    const reads = manager.clusterNamed(cluster);
-    for (const kind of orderKinds) for (const object of reads?.list(KINDS[kind], { namespace }) ?? []) out.push({ kind, cluster, object });
-    return out;
-  }
-  const reads = manager.cluster;
-  const identities = reads.list(Kinds.KeystoneClusterIdentity) as KeystoneClusterIdentity[];
-  const sourced = new Set(identities.filter((i) => i.spec.secretRef.namespace === namespace).map((i) => i.metadata.name));
-  const controlPlanes = (reads.list(Kinds.ControlPlane) as ControlPlane[]).filter((cp) => cp.metadata.namespace === namespace || sourced.has(identityOf(cp) ?? ''));
-  const used = new Set([...sourced, ...controlPlanes.map((cp) => identityOf(cp)).filter((n): n is string => n !== undefined)]);
-  for (const identity of identities) if (used.has(identity.metadata.name)) out.push({ kind: 'KeystoneClusterIdentity', cluster: MANAGEMENT, object: identity });
-  for (const cp of controlPlanes) out.push({ kind: 'ControlPlane', cluster: MANAGEMENT, object: cp });
-  for (const where of [MANAGEMENT, ...manager.targetClusters()]) {
-    const there = manager.clusterNamed(where);
-    for (const kind of orderKinds) {
-      for (const object of there?.list(KINDS[kind]) ?? []) {
-        const own = where === MANAGEMENT && object.metadata.namespace === namespace;
-        if (own || controlPlaneKey(object as unknown as OrderObject).namespace === namespace) out.push({ kind, cluster: where, object });
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * The objects of `kind` a change of `watched` requeues: on the changed object's own cluster, and for a ControlPlane (on
- * the management cluster) its orders on every cluster.
- */
-export function objectDependents(kind: ObjectKind, watched: ObjectKind, object: KubeObject, reads: ClusterReader, context?: MapContext): (ObjectKey | ClusterObjectKey)[] {
-  const own = keysOf(kind, dependents(watched, object, cached(reads, object, watched, context?.cluster ?? MANAGEMENT)));
-  if (watched !== 'ControlPlane' || kind === 'ControlPlane' || !context) return own;
-  const elsewhere = context.fleet.targets().flatMap((target) => {
-    const there = context.fleet.readsOf(target);
-    if (!there) return [];
-    return keysOf(kind, dependents(watched, object, cached(there, object, watched, target))).map((k) => ({ cluster: target, key: k as ObjectKey }));
-  });
-  return [...own, ...elsewhere];
-}
-
-/** The objects of `kind` a changed Secret requeues: on its own cluster, and for a child its order on the cluster its label names. */
-export function secretDependentKeys(kind: ObjectKind, secret: Secret, reads: ClusterReader, context?: MapContext): (ObjectKey | ClusterObjectKey)[] {
-  return keysOf(kind, secretDependents(secretRefOf(secret), secretNeighbours(reads, secret, context?.cluster ?? MANAGEMENT)));
-}
-
-/** The keys of the objects of `kind` among `refs`: plain on the changed object's cluster, qualified on another. */
-function keysOf(kind: ObjectKind, refs: readonly { kind: ObjectKind; namespace: string; name: string; cluster?: string }[]): (ObjectKey | ClusterObjectKey)[] {
-  return refs.filter((r) => r.kind === kind).map((r) => (r.cluster ? { cluster: r.cluster, key: objectKey(r.namespace, r.name) } : objectKey(r.namespace, r.name)));
-}
-
-/**
- * The cached objects `dependents` reads on `cluster`: a ControlPlane's orders anywhere (and, on the management cluster,
- * the ControlPlanes; a target cluster has none); for an order, only the role assignments and credentials of its
- * namespace that name its user (and project), selected by the store's field indexes. Listing the whole namespace for
- * every event of every order made a relist of 5,000 orders cost minutes of CPU.
- */
-function cached(reads: ClusterReader, object: KubeObject, changed: ObjectKind, cluster: string): CachedObjects {
-  if (changed === 'ControlPlane' || object.metadata.namespace === undefined) {
-    return {
-      ...(cluster === MANAGEMENT ? { controlPlanes: reads.list(Kinds.ControlPlane) as ControlPlane[] } : {}),
-      users: reads.list(Kinds.KeystoneUser) as KeystoneUser[],
-      projects: reads.list(Kinds.KeystoneProject) as KeystoneProject[],
-      assignments: reads.list(Kinds.KeystoneRoleAssignment) as KeystoneRoleAssignment[],
-      credentials: reads.list(Kinds.KeystoneApplicationCredential) as KeystoneApplicationCredential[],
-    };
-  }
-  const namespace = object.metadata.namespace;
-  const naming = (fields: Record<string, string>): CachedObjects => ({
-    assignments: reads.list(Kinds.KeystoneRoleAssignment, { namespace, fields }) as KeystoneRoleAssignment[],
-    credentials: reads.list(Kinds.KeystoneApplicationCredential, { namespace, fields }) as KeystoneApplicationCredential[],
-  });
-  if (changed === 'KeystoneUser') return naming({ 'spec.userRef.name': object.metadata.name });
-  if (changed === 'KeystoneProject') return naming({ 'spec.projectRef.name': object.metadata.name });
-  const { userRef, projectRef } = (object as KeystoneRoleAssignment | KeystoneApplicationCredential).spec;
-  return naming({ 'spec.userRef.name': userRef.name, 'spec.projectRef.name': projectRef.name });
-}
-
-const DELIVERED_SUFFIX = secretName('');
-
-/**
- * The cached objects `secretDependents` reads: the credential order whose delivered name the Secret has (found by
- * name: a namespace may hold thousands of orders and Secrets), and on the management cluster the ControlPlanes of the
- * Secret's namespace (a target cluster has none).
- */
-function secretNeighbours(reads: ClusterReader, secret: KubeObject, cluster: string): CachedObjects {
-  const namespace = secret.metadata.namespace ?? '';
-  const name = secret.metadata.name;
-  const order = name.endsWith(DELIVERED_SUFFIX) ? reads.get(Kinds.KeystoneApplicationCredential, namespace, name.slice(0, -DELIVERED_SUFFIX.length)) : undefined;
-  return {
-    ...(cluster === MANAGEMENT ? { controlPlanes: reads.list(Kinds.ControlPlane, { namespace }) as ControlPlane[] } : {}),
-    credentials: order ? [order as KeystoneApplicationCredential] : [],
-  };
-}
-
-/** What `secretDependents` reads of a Secret: its name, labels and owners (never its data). */
-function secretRefOf(secret: Secret) {
-  return {
-    metadata: {
-      name: secret.metadata.name,
-      namespace: secret.metadata.namespace ?? '',
-      ...(secret.metadata.labels ? { labels: secret.metadata.labels } : {}),
-      ...(secret.metadata.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
-    },
-    data: {},
-  };
-}
 
 /** The runtime's OpenBao settings as the backup's login. */
 function openBaoOf(config: OpenBaoConfig) {

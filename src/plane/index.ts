@@ -6,7 +6,7 @@ export * from './ports';
 export * from './consent';
 export * from './holds';
 export * from './references';
-export * from './credential-admission';
+export * from './gates';
 export * from './admin-credential';
 export * from './cluster-identity';
 export * from './order-status';

@@ -15,40 +15,18 @@
  * Keystone by hand is noticed at the next wake-up or change.
  */
 import { createHash } from 'node:crypto';
-import {
-  PlaneDefaults,
-  TEARDOWN_FINALIZER,
-  backingPath,
-  childPrefix,
-  resolveSpec,
-  type KeystoneApplicationCredential,
-  type KeystoneApplicationCredentialStatus,
-} from '../../api';
+import { TEARDOWN_FINALIZER, backingPath, resolveSpec, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
 import { observeCached, reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
 import { settled } from '../../lifecycle/settled';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
-import { credentialAdmission } from '../../plane/credential-admission';
-import { deliveredAuthUrl } from '../../plane/delivery';
 import { fingerprintOf } from '../../plane/driver/memo';
-import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath } from '../../plane/consent';
-import { PASSWORD_KEY, childLabels, passwordSecretName } from '../../plane/naming';
-import { assignmentSelector } from '../../plane/references';
+import { credentialGates, credentialReads, type UserConnection } from '../../plane/gates';
 import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
 
-/** How the reconciler reaches Keystone as the ordered user, scoped to the ordered project. */
-export interface UserConnection {
-  readonly authUrl: string;
-  /** PEM of the ControlPlane's CA bundle; absent: the system trust store. */
-  readonly caBundle?: string;
-  readonly userId: string;
-  readonly password: string;
-  /** The user's `status.passwordGeneration` the password is of: a new one never uses a token of the old. */
-  readonly passwordGeneration?: number;
-  readonly projectId: string;
-}
+export type { UserConnection } from '../../plane/gates';
 
 /** An Event about an order (never a secret in `note`). */
 export interface CredentialEvent {
@@ -149,25 +127,23 @@ export class CredentialReconciler {
     const finalizers = order.metadata.finalizers ?? [];
     if (deleting && !finalizers.includes(TEARDOWN_FINALIZER)) return {};
 
-    const location = locationOf(order, where);
-    const prefix = childPrefix(location);
-    const cpKey = controlPlaneKey(order);
+    // Read: what the pass stands on (the identity plane says where each thing lives: plane/gates.ts).
+    const reads = credentialReads(order, where);
+    const { location, prefix } = reads;
+    const cpKey = reads.controlPlane;
     const controlPlane = await cluster.get('ControlPlane', cpKey);
-    const user = await orders.get('KeystoneUser', { namespace: key.namespace, name: order.spec.userRef.name });
-    const project = await orders.get('KeystoneProject', { namespace: key.namespace, name: order.spec.projectRef.name });
-    const assignments = await orders.list('KeystoneRoleAssignment', key.namespace, assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name));
-    const passwordGeneration = user?.status?.passwordGeneration;
-    const passwordSecret =
-      controlPlane && user && passwordGeneration !== undefined
-        ? await cluster.getSecret({ namespace: cpKey.namespace, name: passwordSecretName(locationOf(user, where), passwordGeneration) })
-        : undefined;
-    const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
-    const caSecret = caRef ? await cluster.getSecret({ namespace: cpKey.namespace, name: caRef.name }) : undefined;
+    const user = await orders.get('KeystoneUser', reads.user);
+    const project = await orders.get('KeystoneProject', reads.project);
+    const assignments = await orders.list('KeystoneRoleAssignment', reads.assignments.namespace, reads.assignments.labels);
+    const passwordKey = controlPlane ? reads.password(user) : undefined;
+    const passwordSecret = passwordKey ? await cluster.getSecret(passwordKey) : undefined;
+    const caKey = reads.caBundle(controlPlane);
+    const caSecret = caKey ? await cluster.getSecret(caKey) : undefined;
 
     // The steady state: nothing read changed since a converged pass, and no deadline has come. Checked before anything
     // is decoded or decided, as a resync runs it for every order.
-    const children = await cluster.listSecrets(cpKey.namespace, childLabels(KIND, location));
-    const delivered = await orders.getSecret({ namespace: key.namespace, name: `${order.metadata.name}-credentials` });
+    const children = await cluster.listSecrets(reads.children.namespace, reads.children.labels);
+    const delivered = await orders.getSecret(reads.delivered);
     const fingerprint = fingerprintOf([order, controlPlane, user, project, assignments, passwordSecret, caSecret, children, delivered]);
     const last = this.converged.get(id);
     // The cache alone may vouch for the order on this process's first sight of it, and on the pass its own writes wake.
@@ -184,53 +160,37 @@ export class CredentialReconciler {
     }
     this.converged.delete(id);
 
-    const password = passwordSecret?.data[PASSWORD_KEY];
-    const caBundle = caRef ? caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
-
-    // The operator's access to Secrets in the order's namespace (the namespaced mode: refused → SecretAccessNotGranted).
+    // Gates: the order's verdict, in one step (consent, admission, references, delivery target, its user's connection).
+    // The operator's access to Secrets in the order's namespace counts (the namespaced mode: refused → SecretAccessNotGranted).
     const secretAccess = orders.secretAccess?.(key.namespace);
-    const consent = consentOf(location, cpKey, controlPlane, secretAccess);
-    const { admission, gate: referenceGate, undeliverable } = credentialAdmission(order, {
-      ...(secretAccess ? { secretAccess } : {}),
-      ...(controlPlane ? { controlPlane } : {}),
-      ...(user ? { user } : {}),
-      ...(project ? { project } : {}),
-      assignments,
-      userPasswordAvailable: password !== undefined && password !== '',
-      ...(where ? { cluster: where } : {}),
-    });
-    const gate =
-      referenceGate ??
-      (caRef && !caBundle
-        ? { reason: 'WaitingForCABundle' as const, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
-        : undefined);
+    const verdict = credentialGates(
+      order,
+      {
+        ...(controlPlane ? { controlPlane } : {}),
+        ...(user ? { user } : {}),
+        ...(project ? { project } : {}),
+        assignments,
+        ...(passwordSecret ? { passwordSecret } : {}),
+        ...(caSecret ? { caSecret } : {}),
+        ...(secretAccess ? { secretAccess } : {}),
+      },
+      { ...(where ? { cluster: where } : {}), deleting },
+    );
+    const { admission, gate, undeliverable } = verdict;
 
     // The finalizer is stored before anything is created for the order (spec, Deletion Semantics), and the same pass
     // goes on: a pass of its own for the finalizer cost every new order one more reconcile.
     let wrote = false;
-    if (needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER)) {
+    if (verdict.finalizerDue) {
       await orders.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
       wrote = true;
     }
 
-    const connection: UserConnection | undefined =
-      controlPlane && user?.status?.userID && project?.status?.projectID && password
-        ? {
-            authUrl: controlPlane.spec.services.keystone.external.authURL,
-            ...(caBundle ? { caBundle } : {}),
-            userId: user.status.userID,
-            password,
-            ...(passwordGeneration !== undefined ? { passwordGeneration } : {}),
-            projectId: project.status.projectID,
-          }
-        : undefined;
-    const released = deleting && teardownPath(consent).path === 'release';
-    // A frozen or gated order never reaches Keystone; a deleted one tears down whatever its consent and gates say
-    // (spec, Deletion Semantics), as long as the user's password and the ControlPlane are there to authenticate with.
-    const reachable = deleting ? connection : !gate && !admission ? connection : undefined;
+    // Ports: Keystone as the ordered user (abandoned once the ControlPlane is gone in a teardown), the children, the
+    // delivered Secret, the backup.
     const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
-    const asUser = released || !reachable ? undefined : this.keystoneOf(reachable, prefix, fresh, about);
-    const keystone = released ? abandoned() : asUser ? asUser : unreachable(gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet');
+    const asUser = verdict.releasable || !verdict.connection ? undefined : this.keystoneOf(verdict.connection, prefix, fresh, about);
+    const keystone = verdict.releasable ? abandoned() : asUser ? asUser : unreachable(verdict.unreachable ?? 'Keystone is not reachable');
     const before = order.status ?? {};
     // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
     // cluster ordering the same names for the same Keystone user never has its credentials or its backup taken
@@ -250,12 +210,10 @@ export class CredentialReconciler {
       delivery: new DeliveredSecret(orders, order),
       // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract). With the ControlPlane
       // gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
-      render: (credentialId: string, secret: string) => {
-        const authUrl = controlPlane && deliveredAuthUrl(controlPlane, where);
-        return authUrl && controlPlane
-          ? deliveredData({ authUrl, regionName: controlPlane.spec.region || PlaneDefaults.region }, credentialId, secret)
-          : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret };
-      },
+      render: (credentialId: string, secret: string) =>
+        verdict.document
+          ? deliveredData(verdict.document, credentialId, secret)
+          : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
       undeliverable: async () => (deleting ? undefined : undeliverable),

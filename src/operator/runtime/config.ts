@@ -1,6 +1,6 @@
 /**
  * The operator's settings: the environment contract the construct's Deployment sets (`OperatorEnv`,
- * src/api/operator-env.ts, shared with constructs/operator.ts), command-line flags that override it, and defaults for a
+ * src/api/operator-env.ts, shared with constructs/operator/), command-line flags that override it, and defaults for a
  * run from a laptop.
  */
 import { randomBytes } from 'node:crypto';

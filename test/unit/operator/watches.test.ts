@@ -9,7 +9,7 @@ import { Kinds, type Secret } from '../../../src/kube/kinds';
 import { LiveCluster } from '../../../src/kube/live-cluster';
 import type { KubeObject, ResourceKind } from '../../../src/kube/object';
 import { Store } from '../../../src/kube/store';
-import { objectDependents, secretDependentKeys } from '../../../src/operator/controllers';
+import { objectDependents, secretDependentKeys } from '../../../src/operator/watches';
 import type { MapContext } from '../../../src/operator/runtime/mapper';
 import { childLabels } from '../../../src/plane/naming';
 import { FakeApiServer } from '../kube/fake-api-server';

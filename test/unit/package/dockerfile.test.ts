@@ -166,7 +166,7 @@ describe('.dockerignore', () => {
       expect([source, existsSync(join(REPO, source))]).toEqual([source, true]);
       expect([source, ignored(dockerignore, source.replace(/\/$/, ''))]).toEqual([source, false]);
     }
-    for (const path of ['src/cli/main.ts', 'constructs/operator.ts']) expect([path, ignored(dockerignore, path)]).toEqual([path, false]);
+    for (const path of ['src/cli/main.ts', 'constructs/operator/operator.ts']) expect([path, ignored(dockerignore, path)]).toEqual([path, false]);
   });
 
   it("keeps the host's node_modules, builds, tests and .git out of the context", () => {
@@ -177,7 +177,7 @@ describe('.dockerignore', () => {
 
   it('the context the build hashes is what the build copies: the sources and the locks, nothing of the host', () => {
     const files = contextFiles(REPO, dockerignore);
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'src/cli/main.ts', 'constructs/operator.ts']));
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'src/cli/main.ts', 'constructs/operator/operator.ts']));
     const tops = [...new Set(files.map((f) => f.split('/')[0]))].sort();
     const copied = stages.flatMap((s) => of(s, 'COPY').map(copyOf).filter((c) => !c.from).flatMap((c) => c.sources.map((p) => p.replace(/\/$/, ''))));
     expect(tops).toEqual([...new Set(copied)].sort());

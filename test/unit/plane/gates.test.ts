@@ -1,9 +1,11 @@
 /**
- * The KeystoneApplicationCredential's admission and gate as the identity plane computes them (spec, Consent), one test
- * per reason.
+ * The KeystoneApplicationCredential's gates as the identity plane computes them in one step (src/plane/gates.ts): its
+ * admission and gate (spec, Consent), one test per reason; what its pass reads, and where; its finalizer, teardown
+ * path, its user's connection and where its document points.
  */
 import type { KeystoneProject, KeystoneRoleAssignment, KeystoneUser } from '../../../src/api';
-import { credentialAdmission } from '../../../src/plane';
+import { TEARDOWN_FINALIZER } from '../../../src/api';
+import { credentialAdmission, credentialGates, credentialReads } from '../../../src/plane';
 import { T0, adminReady, assignment, controlPlane, credential, project, user } from './fakes';
 
 const cond = (type: string, status: 'True' | 'False', reason: string) => ({ type, status, reason, message: 'm', lastTransitionTime: T0.toISOString() });
@@ -115,5 +117,59 @@ describe('gates', () => {
   it('the role gate reads status.roleID, not AssignmentReady: a frozen assignment keeps its role', () => {
     const frozen = granted({ status: { roleID: 'r-1', userID: 'u-1', projectID: 'p-1', conditions: [cond('AssignmentReady', 'False', 'NamespaceNotAssigned')] } });
     expect(credentialAdmission(credential(), { ...refs, assignments: [frozen] })).toEqual({});
+  });
+});
+
+describe('credentialReads: where each thing a pass reads lives', () => {
+  it('the ControlPlane and the children in its namespace, the references and the delivered Secret beside the order', () => {
+    const reads = credentialReads(credential());
+    expect(reads.controlPlane).toEqual({ namespace: cp.metadata.namespace, name: cp.metadata.name });
+    expect(reads.user).toEqual({ namespace: 'tenant-a', name: credential().spec.userRef.name });
+    expect(reads.delivered).toEqual({ namespace: 'tenant-a', name: `${credential().metadata.name}-credentials` });
+    expect(reads.children.namespace).toBe(cp.metadata.namespace);
+    expect(reads.prefix).toMatch(new RegExp(`^${credential().metadata.name}-[0-9a-f]{8}-applicationcredential$`));
+    expect(reads.password(undefined)).toBeUndefined();
+    expect(reads.password(readyUser())?.namespace).toBe(cp.metadata.namespace);
+    expect(reads.caBundle(cp)).toBeUndefined();
+  });
+  it('on a target cluster the prefix hashes the cluster too', () => {
+    expect(credentialReads(credential(), 'edge-1').prefix).not.toBe(credentialReads(credential()).prefix);
+  });
+});
+
+describe('credentialGates: the verdict in one step', () => {
+  const password = { metadata: { name: 'pw', namespace: cp.metadata.namespace as string }, data: { password: 'pw-1' } };
+  const world = { ...refs, passwordSecret: password };
+  it('an admitted, ungated order: its finalizer is due, its user connection is the ControlPlane\'s URL with the parked password', () => {
+    const v = credentialGates(credential(), world, { deleting: false });
+    expect(v.admission).toBeUndefined();
+    expect(v.gate).toBeUndefined();
+    expect(v.finalizerDue).toBe(true);
+    expect(v.releasable).toBe(false);
+    expect(v.connection).toEqual({ authUrl: cp.spec.services.keystone.external.authURL, userId: 'u-1', password: 'pw-1', passwordGeneration: 1, projectId: 'p-1' });
+    expect(v.document?.authUrl).toBe(cp.spec.services.keystone.external.authURL);
+  });
+  it('a gated order does not reach Keystone, and says why; the finalizer is not due twice', () => {
+    const v = credentialGates({ ...credential(), metadata: { ...credential().metadata, finalizers: [TEARDOWN_FINALIZER] } }, { ...world, assignments: [] }, { deleting: false });
+    expect(v.gate?.reason).toBe('NoRoleOnProject');
+    expect(v.connection).toBeUndefined();
+    expect(v.unreachable).toBe(v.gate?.message);
+    expect(v.finalizerDue).toBe(false);
+  });
+  it('a missing password is WaitingForUser', () => {
+    expect(credentialGates(credential(), refs, { deleting: false }).gate?.reason).toBe('WaitingForUser');
+  });
+  it('a CA bundle the ControlPlane references and the cache does not hold is WaitingForCABundle; held, it goes into the connection', () => {
+    const withCa = { ...cp, spec: { ...cp.spec, services: { keystone: { external: { ...cp.spec.services.keystone.external, caBundleSecretRef: { name: 'ca', key: 'ca.crt' } } } } } };
+    expect(credentialGates(credential(), { ...world, controlPlane: withCa }, { deleting: false }).gate?.reason).toBe('WaitingForCABundle');
+    const caSecret = { metadata: { name: 'ca', namespace: cp.metadata.namespace as string }, data: { 'ca.crt': 'PEM' } };
+    expect(credentialGates(credential(), { ...world, controlPlane: withCa, caSecret }, { deleting: false }).connection?.caBundle).toBe('PEM');
+  });
+  it('a deleted order reaches Keystone whatever its gates say; with its ControlPlane gone it is released at once', () => {
+    const deleting = { deleting: true };
+    expect(credentialGates(credential(), { ...world, assignments: [] }, deleting).connection?.userId).toBe('u-1');
+    const gone = credentialGates(credential(), { ...world, controlPlane: undefined }, deleting);
+    expect(gone.releasable).toBe(true);
+    expect(gone.connection).toBeUndefined();
   });
 });

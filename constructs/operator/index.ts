@@ -1,0 +1,2 @@
+export * from './operator';
+export * from './props';

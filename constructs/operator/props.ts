@@ -1,0 +1,248 @@
+/**
+ * The operator's props: everything it runs with, and their defaults and rules (an error names the construct, the prop
+ * and the value).
+ */
+import { Construct } from 'constructs';
+import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds, type ReconciledKind } from '../../src/api/operator-env';
+import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretNameViolation, type SecretRef } from '../../src/api/secret-access';
+
+/**
+ * The environment variables the operator process reads (its configuration contract). Defined in src/api so the operator
+ * command reads the same names without loading cdk8s.
+ */
+export { OperatorEnv } from '../../src/api/operator-env';
+export { ReconciledKinds, type ReconciledKind } from '../../src/api/operator-env';
+
+/** Log in to OpenBao with the pod's service account token (Kubernetes auth method). */
+export interface OpenBaoKubernetesAuth {
+  /** Selects the Kubernetes auth method. */
+  readonly method: 'kubernetes';
+  /** The OpenBao role bound to the operator's service account. */
+  readonly role: string;
+  /** Mount path of the auth method. @default "kubernetes" */
+  readonly mountPath?: string;
+}
+
+/** Authenticate to OpenBao with a token read from a Secret in the operator's namespace. */
+export interface OpenBaoTokenAuth {
+  /** Selects token auth. */
+  readonly method: 'token';
+  /** The Secret holding the token. */
+  readonly secretName: string;
+  /** The Secret's key. @default "token" */
+  readonly key?: string;
+}
+
+/** How the operator authenticates to OpenBao. */
+export type OpenBaoAuth = OpenBaoKubernetesAuth | OpenBaoTokenAuth;
+
+/** Where the operator backs credentials up. */
+export interface OpenBaoSettings {
+  /** OpenBao's http or https address, e.g. `https://openbao.openbao.svc:8200`. */
+  readonly address: string;
+  /** How to authenticate. */
+  readonly auth: OpenBaoAuth;
+  /** A Secret in the operator's namespace whose key `ca.crt` holds OpenBao's CA. @default the system trust store */
+  readonly caSecretName?: string;
+}
+
+/** CPU and memory, as Kubernetes quantities. */
+export interface ResourceAmounts {
+  /** CPU, e.g. `100m`. */
+  readonly cpu: string;
+  /** Memory, e.g. `128Mi`. */
+  readonly memory: string;
+}
+
+/** Props of {@link Operator}. */
+export interface OperatorProps {
+  /** The image repository, without tag, built from this repository (e.g. `registry.example/keystone-appcred`). */
+  readonly image: string;
+  /** The image tag. */
+  readonly tag: string;
+  /** OpenBao's address and auth. */
+  readonly openBao: OpenBaoSettings;
+  /** The namespace the operator runs in. @default "keystone-appcred-system" */
+  readonly namespace?: string;
+  /** Emit the namespace (with the `restricted` Pod Security level enforced). @default true */
+  readonly createNamespace?: boolean;
+  /** Base name of every object. @default "keystone-appcred-operator" */
+  readonly name?: string;
+  /** Replicas; one leader reconciles, the others stand by. @default 2 */
+  readonly replicas?: number;
+  /** @default "IfNotPresent" */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Port of `/healthz` and `/readyz`. @default 8081 */
+  readonly healthPort?: number;
+  /** Port of `/metrics`. @default 8080 */
+  readonly metricsPort?: number;
+  /**
+   * @default { cpu: "100m", memory: "256Mi" } (the largest idle RSS measured: 212 MiB at 2,000 converged orders; unrelated
+   * Secrets cost their metadata only; docs/operator.md, "Sizing the memory limit")
+   */
+  readonly requests?: ResourceAmounts;
+  /**
+   * @default { cpu: "500m", memory: "512Mi" } (2.3× the largest peak measured, 220 MiB at 2,000 orders; the process that
+   * converged 5,000 orders settles at 158 MiB: room for bursts up to 5,000 orders; add 32Mi per 1,000 orders beyond that)
+   */
+  readonly limits?: ResourceAmounts;
+  /** @default "info" */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Workers of every controller: how many objects of one kind are reconciled at once (controller-runtime's
+   * MaxConcurrentReconciles; `KAC_WORKERS`). One object is never reconciled by two workers at once. The per-Keystone
+   * rate limit, not this count, decides how many requests reach Keystone. 1 to 64.
+   * @default 8
+   */
+  readonly workers?: number;
+  /**
+   * Workers of single kinds, over `workers` (controller-runtime's GroupKindConcurrency; `KAC_WORKERS_PER_KIND`), e.g.
+   * `{ KeystoneApplicationCredential: 8 }`.
+   * @default every kind runs `workers`
+   */
+  readonly workersPerKind?: Readonly<Partial<Record<ReconciledKind, number>>>;
+  /** The non-root user and group the process runs as (the `node` user of the official Node image). @default 1000 */
+  readonly runAsUser?: number;
+  /**
+   * The consumer handoff: roll the Deployments, StatefulSets and DaemonSets annotated
+   * `c5c3.io/rollout-on-credential-switch` when the delivered Secret they name switches to a new generation, and warn
+   * when their rollout has not finished halfway through the grace period. Adds `get`, `list`, `watch` and `patch` on
+   * those kinds to the ClusterRole (`HANDOFF_RULES`) and sets `KAC_CONSUMER_HANDOFF=true`; without it the operator
+   * has no rule on workloads and rolls none.
+   * @default false
+   */
+  readonly consumerHandoff?: boolean;
+  /**
+   * Requests per second the operator sends to one Keystone endpoint, logins included, however many workers run; 0: no
+   * limit. A 429 or 503 with `Retry-After` pauses the endpoint. Raise it for a Keystone with many workers.
+   * @default 20
+   */
+  readonly keystoneRequestsPerSecond?: number;
+  /**
+   * Requests the operator has in flight to one Keystone endpoint at once; 0: no limit. Each password login and each
+   * credential create costs Keystone a bcrypt computation, so this bounds the Keystone workers a burst keeps busy.
+   * @default 8
+   */
+  readonly keystoneRequestsInFlight?: number;
+  /**
+   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `cluster-wide`: the
+   * ClusterRole grants Secrets in every namespace. `namespaced`: no cluster-scoped rule on Secrets at all; a Role and
+   * RoleBinding `<name>-secrets` in each namespace that needs them, synthesized from the ControlPlanes and
+   * KeystoneClusterIdentities declared in the same app (their namespaces, their assignments on the management cluster,
+   * the identities' `allowedNamespaces.list`), plus `secretNamespaces`; a read-only Role `<name>-source-<secret>` for an
+   * identity's source Secret outside them (and `sourceSecrets`); the operator runs with `KAC_SECRET_ACCESS=namespaced`.
+   * A namespace assigned elsewhere needs its Role added there: until then its orders read `SecretAccessNotGranted`.
+   * @default "cluster-wide"
+   */
+  readonly secretAccess?: SecretAccessMode;
+  /**
+   * With `secretAccess: 'namespaced'`: namespaces granted beyond those the app's ControlPlanes and identities name
+   * (ControlPlanes and assignments applied by other means).
+   * @default none
+   */
+  readonly secretNamespaces?: readonly string[];
+  /**
+   * With `secretAccess: 'namespaced'`: KeystoneClusterIdentity source Secrets granted read only beyond those the app's
+   * identities name.
+   * @default none
+   */
+  readonly sourceSecrets?: readonly SecretRef[];
+}
+
+/** The entry point of the image: the operator command of the project's CLI. */
+export const OPERATOR_COMMAND: readonly string[] = ['node', 'lib/src/cli/main.js', 'operator'];
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+export type Resolved = Required<Omit<OperatorProps, 'openBao'>> & { readonly openBao: OpenBaoSettings };
+
+/** Fills in defaults and checks every prop; an error names the construct, the prop and the value. */
+export function resolve(scope: Construct, props: OperatorProps): Resolved {
+  const fail = (prop: string, value: unknown, rule: string): never => {
+    throw new Error(`${scope.node.path}: ${prop} (${JSON.stringify(value)}) ${rule}`);
+  };
+  const p: Resolved = {
+    namespace: 'keystone-appcred-system',
+    createNamespace: true,
+    name: 'keystone-appcred-operator',
+    replicas: 2,
+    imagePullPolicy: 'IfNotPresent',
+    healthPort: 8081,
+    metricsPort: 8080,
+    requests: { cpu: '100m', memory: '256Mi' },
+    limits: { cpu: '500m', memory: '512Mi' },
+    logLevel: 'info',
+    workers: DEFAULT_WORKERS,
+    workersPerKind: {},
+    runAsUser: 1000,
+    consumerHandoff: false,
+    keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
+    keystoneRequestsInFlight: KeystoneLimitDefaults.inFlight,
+    secretAccess: SecretAccessMode.ClusterWide,
+    secretNamespaces: [],
+    sourceSecrets: [],
+    ...stripUndefined(props),
+    image: props.image,
+    tag: props.tag,
+    openBao: props.openBao,
+  };
+  const lastSegment = (p.image ?? '').split('/').pop() ?? '';
+  if (!/^[a-z0-9]([-a-z0-9._/:]*[a-z0-9])?$/.test(p.image ?? '') || lastSegment.includes(':')) {
+    fail('image', p.image, 'must be an image repository without tag or digest (give the tag in `tag`)');
+  }
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(p.tag)) fail('tag', p.tag, 'must be a Docker tag: letters, digits, _ . -, at most 128 characters');
+  if (!DNS_LABEL.test(p.namespace) || p.namespace.length > 63) fail('namespace', p.namespace, 'must be a DNS label of at most 63 characters');
+  if (!DNS_LABEL.test(p.name) || p.name.length > 52) fail('name', p.name, 'must be a DNS label of at most 52 characters (suffixes are appended)');
+  if (!Number.isInteger(p.replicas) || p.replicas < 1) fail('replicas', p.replicas, 'must be an integer of at least 1');
+  for (const [prop, port] of [['healthPort', p.healthPort], ['metricsPort', p.metricsPort]] as const) {
+    if (!Number.isInteger(port) || port < 1024 || port > 65535) fail(prop, port, 'must be an unprivileged port (1024 to 65535): the process runs as non-root');
+  }
+  if (p.healthPort === p.metricsPort) fail('metricsPort', p.metricsPort, 'must differ from healthPort');
+  for (const [prop, amounts] of [['requests', p.requests], ['limits', p.limits]] as const) {
+    if (!QUANTITY.test(amounts.cpu)) fail(`${prop}.cpu`, amounts.cpu, 'must be a Kubernetes quantity like 100m or 1');
+    if (!QUANTITY.test(amounts.memory)) fail(`${prop}.memory`, amounts.memory, 'must be a Kubernetes quantity like 128Mi');
+  }
+  if (!(Number.isFinite(p.keystoneRequestsPerSecond) && p.keystoneRequestsPerSecond >= 0)) fail('keystoneRequestsPerSecond', p.keystoneRequestsPerSecond, 'must be a number of requests per second, 0 or more (0: no limit)');
+  if (!Number.isInteger(p.keystoneRequestsInFlight) || p.keystoneRequestsInFlight < 0) fail('keystoneRequestsInFlight', p.keystoneRequestsInFlight, 'must be a whole number of requests, 0 or more (0: no limit)');
+  const workerRule = `must be a whole number of workers from 1 to ${MAX_WORKERS}`;
+  const badWorkers = (n: unknown) => !Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_WORKERS;
+  if (badWorkers(p.workers)) fail('workers', p.workers, workerRule);
+  for (const [kind, n] of Object.entries(p.workersPerKind)) {
+    if (!(ReconciledKinds as readonly string[]).includes(kind)) fail(`workersPerKind.${kind}`, n, `names no kind the operator reconciles (${ReconciledKinds.join(', ')})`);
+    if (badWorkers(n)) fail(`workersPerKind.${kind}`, n, workerRule);
+  }
+  if (!Number.isInteger(p.runAsUser) || p.runAsUser < 1) fail('runAsUser', p.runAsUser, 'must be a non-root user id (an integer of at least 1)');
+  if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(p.openBao.address)) fail('openBao.address', p.openBao.address, 'must be an http or https URL');
+  const auth = p.openBao.auth;
+  if (auth.method === 'kubernetes') {
+    if (!auth.role) fail('openBao.auth.role', auth.role, 'must name the OpenBao role bound to the operator\'s service account');
+    if (auth.mountPath !== undefined && !/^[A-Za-z0-9_-][A-Za-z0-9_/-]*$/.test(auth.mountPath)) fail('openBao.auth.mountPath', auth.mountPath, 'must be an OpenBao mount path');
+  } else if (auth.method === 'token') {
+    if (!DNS_LABEL.test(auth.secretName ?? '')) fail('openBao.auth.secretName', auth.secretName, 'must name a Secret in the operator\'s namespace');
+  } else {
+    fail('openBao.auth.method', (auth as { method?: unknown }).method, 'must be kubernetes or token');
+  }
+  if (p.openBao.caSecretName !== undefined && !DNS_LABEL.test(p.openBao.caSecretName)) {
+    fail('openBao.caSecretName', p.openBao.caSecretName, 'must name a Secret in the operator\'s namespace');
+  }
+  if (!SECRET_ACCESS_MODES.includes(p.secretAccess)) fail('secretAccess', p.secretAccess, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
+  const namespaced = p.secretAccess === SecretAccessMode.Namespaced;
+  if (!namespaced && p.secretNamespaces.length > 0) fail('secretNamespaces', p.secretNamespaces, "applies only with secretAccess 'namespaced'");
+  if (!namespaced && p.sourceSecrets.length > 0) fail('sourceSecrets', p.sourceSecrets, "applies only with secretAccess 'namespaced'");
+  p.secretNamespaces.forEach((namespace, i) => {
+    const bad = namespaceViolation(namespace);
+    if (bad) fail(`secretNamespaces[${i}]`, namespace, bad);
+  });
+  p.sourceSecrets.forEach((ref, i) => {
+    const bad = namespaceViolation(ref?.namespace ?? '');
+    if (bad) fail(`sourceSecrets[${i}].namespace`, ref?.namespace, bad);
+    const badName = secretNameViolation(ref?.name ?? '');
+    if (badName) fail(`sourceSecrets[${i}].name`, ref?.name, badName);
+  });
+  return p;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

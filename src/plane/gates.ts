@@ -1,0 +1,240 @@
+/**
+ * A KeystoneApplicationCredential's gates, in one step: what its pass reads of the identity plane
+ * ({@link credentialReads}), and, from what it read, the order's verdict ({@link credentialGates}): its consent
+ * (spec, Consent), its admission (frozen: ControlPlaneNotFound, NamespaceNotAssigned, ClusterNameTooLong,
+ * SecretAccessNotGranted, WaitingForAdminCredential), its gate (the schedule pauses: WaitingForCABundle, the user, the
+ * project, the role on the project), whether it can be delivered where it lives (KeystoneNotPublished), whether its
+ * finalizer is due, how its teardown proceeds, the connection its pass reaches Keystone with as the ordered user, and
+ * where its document points. Pure, built from the rules the plane's own kinds use (consent.ts, references.ts,
+ * delivery.ts, naming.ts), so a driver reads: read → gates → ports → lifecycle → announce.
+ */
+import {
+  CredentialReason,
+  PlaneDefaults,
+  TEARDOWN_FINALIZER,
+  childPrefix,
+  type ControlPlane,
+  type KeystoneApplicationCredential,
+  type KeystoneProject,
+  type KeystoneRoleAssignment,
+  type KeystoneUser,
+  type OrderLocation,
+} from '../api';
+import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
+import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
+import { deliveredAuthUrl, notPublished } from './delivery';
+import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
+import type { SecretObject } from './ports';
+import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
+import { AdminCredentialReason } from './reasons';
+import type { SecretAccess } from './secret-access';
+
+type Key = { readonly namespace: string; readonly name: string };
+
+/** The objects a KeystoneApplicationCredential references, as the cache holds them. */
+export interface CredentialReferences {
+  /** The ControlPlane `spec.controlPlaneRef` resolves to, if any. */
+  readonly controlPlane?: ControlPlane;
+  /** The KeystoneUser `spec.userRef` names, if any. */
+  readonly user?: KeystoneUser;
+  /** The KeystoneProject `spec.projectRef` names, if any. */
+  readonly project?: KeystoneProject;
+  /** The KeystoneRoleAssignments of the order's namespace. */
+  readonly assignments: readonly KeystoneRoleAssignment[];
+  /**
+   * Whether the parked password of the user's `status.passwordGeneration` is readable (the reconciler's own
+   * observation; see `passwordSecretName`). False → WaitingForUser. @default true
+   */
+  readonly userPasswordAvailable?: boolean;
+  /** The cluster the order lives on. @default the management cluster */
+  readonly cluster?: string;
+  /**
+   * The operator's access to Secrets in the order's namespace (./secret-access.ts): refused → SecretAccessNotGranted,
+   * frozen. @default granted
+   */
+  readonly secretAccess?: SecretAccess;
+}
+
+/** The admission and gate of a KeystoneApplicationCredential; both undefined when it may act. */
+export interface CredentialAdmission {
+  readonly admission?: Admission;
+  readonly gate?: Gate;
+  /** An admitted order whose document cannot be delivered where it lives (KeystoneNotPublished). */
+  readonly undeliverable?: Undeliverable;
+}
+
+/** What a pass of the order reads, and where: the objects on the order's cluster and on the management cluster. */
+export interface CredentialReads {
+  readonly location: OrderLocation;
+  /** The prefix of the order's children and credential names. */
+  readonly prefix: string;
+  /** The ControlPlane (management cluster). */
+  readonly controlPlane: Key;
+  /** The KeystoneUser and KeystoneProject (the order's cluster). */
+  readonly user: Key;
+  readonly project: Key;
+  /** The KeystoneRoleAssignments of the user and project (the order's namespace, by these labels). */
+  readonly assignments: { readonly namespace: string; readonly labels: Record<string, string> };
+  /** The order's children in the ControlPlane's namespace (by these labels). */
+  readonly children: { readonly namespace: string; readonly labels: Record<string, string> };
+  /** The delivered Secret (the order's cluster). */
+  readonly delivered: Key;
+  /** The parked password of the user's current generation (management cluster), once the user is read. */
+  password(user: KeystoneUser | undefined): Key | undefined;
+  /** The CA bundle Secret the ControlPlane references (management cluster), once it is read. */
+  caBundle(controlPlane: ControlPlane | undefined): Key | undefined;
+}
+
+/** Where each thing a pass of `order` on `cluster` (absent: the management cluster) reads lives. */
+export function credentialReads(order: KeystoneApplicationCredential, cluster?: string): CredentialReads {
+  const location = locationOf(order, cluster);
+  const cp = controlPlaneKey(order);
+  const namespace = order.metadata.namespace as string;
+  return {
+    location,
+    prefix: childPrefix(location),
+    controlPlane: cp,
+    user: { namespace, name: order.spec.userRef.name },
+    project: { namespace, name: order.spec.projectRef.name },
+    assignments: { namespace, labels: assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name) },
+    children: { namespace: cp.namespace, labels: childLabels('KeystoneApplicationCredential', location) },
+    delivered: { namespace, name: `${order.metadata.name}-credentials` },
+    password: (user) => {
+      const generation = user?.status?.passwordGeneration;
+      return user && generation !== undefined ? { namespace: cp.namespace, name: passwordSecretName(locationOf(user, cluster), generation) } : undefined;
+    },
+    caBundle: (controlPlane) => {
+      const ref = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
+      return ref ? { namespace: cp.namespace, name: ref.name } : undefined;
+    },
+  };
+}
+
+/** What a pass read, for {@link credentialGates}. */
+export interface CredentialWorld {
+  readonly controlPlane?: ControlPlane;
+  readonly user?: KeystoneUser;
+  readonly project?: KeystoneProject;
+  readonly assignments: readonly KeystoneRoleAssignment[];
+  /** The parked password Secret of the user's current generation. */
+  readonly passwordSecret?: SecretObject;
+  /** The CA bundle Secret the ControlPlane references. */
+  readonly caSecret?: SecretObject;
+  /** The operator's access to Secrets in the order's namespace. */
+  readonly secretAccess?: SecretAccess;
+}
+
+/** How a pass reaches Keystone as the ordered user, scoped to the ordered project. */
+export interface UserConnection {
+  readonly authUrl: string;
+  /** PEM of the ControlPlane's CA bundle; absent: the system trust store. */
+  readonly caBundle?: string;
+  readonly userId: string;
+  readonly password: string;
+  /** The user's `status.passwordGeneration` the password is of: a new one never uses a token of the old. */
+  readonly passwordGeneration?: number;
+  readonly projectId: string;
+}
+
+/** The order's verdict: see the module comment. */
+export interface CredentialGates extends CredentialAdmission {
+  readonly consent: Consent;
+  /** The teardown finalizer is to be stored now (the namespace is assigned, the order carries none). */
+  readonly finalizerDue: boolean;
+  /** A deleted order's teardown releases it at once: its ControlPlane is gone, nothing is left to reach Keystone with. */
+  readonly releasable: boolean;
+  /**
+   * The ordered user's connection, when the pass may reach Keystone: an admitted, ungated order, or one being deleted,
+   * once the user, its password and the project are there.
+   */
+  readonly connection?: UserConnection;
+  /** Why the pass does not reach Keystone, when it does not. */
+  readonly unreachable?: string;
+  /** What the delivered `clouds.yaml` points at: the auth URL published for the order's cluster, and the region. */
+  readonly document?: { readonly authUrl: string; readonly regionName: string };
+}
+
+/**
+ * The order's verdict from what its pass read: consent once, then its admission, gate and delivery target, its
+ * finalizer and teardown path, and its user's connection (see the module comment). `deleting`: a deleted order tears
+ * down whatever its consent and gates say (spec, Deletion Semantics).
+ */
+export function credentialGates(order: KeystoneApplicationCredential, world: CredentialWorld, options: { readonly cluster?: string; readonly deleting: boolean }): CredentialGates {
+  const { cluster, deleting } = options;
+  const consent = consentOf(locationOf(order, cluster), controlPlaneKey(order), world.controlPlane, world.secretAccess);
+  const password = world.passwordSecret?.data[PASSWORD_KEY];
+  const refs = { ...world, userPasswordAvailable: password !== undefined && password !== '', ...(cluster ? { cluster } : {}) };
+  const { admission, gate: referenceGate, undeliverable } = admissionOf(consent, order, refs);
+  const caRef = world.controlPlane?.spec.services.keystone.external.caBundleSecretRef;
+  const caBundle = caRef ? world.caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
+  const cpKey = controlPlaneKey(order);
+  const gate =
+    referenceGate ??
+    (caRef && !caBundle
+      ? { reason: CredentialReason.WaitingForCABundle, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
+      : undefined);
+  const { controlPlane, user, project } = world;
+  const passwordGeneration = user?.status?.passwordGeneration;
+  const connection: UserConnection | undefined =
+    controlPlane && user?.status?.userID && project?.status?.projectID && password
+      ? {
+          authUrl: controlPlane.spec.services.keystone.external.authURL,
+          ...(caBundle ? { caBundle } : {}),
+          userId: user.status.userID,
+          password,
+          ...(passwordGeneration !== undefined ? { passwordGeneration } : {}),
+          projectId: project.status.projectID,
+        }
+      : undefined;
+  // A frozen or gated order never reaches Keystone; a deleted one does, as long as the user's password and the
+  // ControlPlane are there to authenticate with.
+  const reachable = deleting || (!gate && !admission) ? connection : undefined;
+  const authUrl = controlPlane && deliveredAuthUrl(controlPlane, cluster);
+  return {
+    consent,
+    ...(admission ? { admission } : {}),
+    ...(gate ? { gate } : {}),
+    ...(undeliverable ? { undeliverable } : {}),
+    finalizerDue: needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER),
+    releasable: deleting && teardownPath(consent).path === 'release',
+    ...(reachable ? { connection: reachable } : { unreachable: gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet' }),
+    ...(authUrl && controlPlane ? { document: { authUrl, regionName: controlPlane.spec.region || PlaneDefaults.region } } : {}),
+  };
+}
+
+/** Computes the order's admission, then (when admitted) its gate, in the spec's order. */
+export function credentialAdmission(order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
+  return admissionOf(consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess), order, refs);
+}
+
+function admissionOf(consent: Consent, order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
+  if (consent.state === 'refused') return { admission: { reason: consent.reason, message: consent.message } };
+  const unpublished = notPublished(consent.controlPlane, refs.cluster);
+  const undeliverable = unpublished ? { undeliverable: unpublished } : {};
+  if (consent.wait?.reason === AdminCredentialReason.WaitingForCABundle) {
+    return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message }, ...undeliverable };
+  }
+  if (consent.wait) return { admission: { reason: consent.wait.reason, message: consent.wait.message } };
+  const gate = gateOf(order, refs);
+  return { ...(gate ? { gate } : {}), ...undeliverable };
+}
+
+function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences): Gate | undefined {
+  const user = checkUser(order, order.spec.userRef.name, refs.user);
+  if (user) return { reason: CredentialReason[user.reason], message: user.message };
+  if (refs.userPasswordAvailable === false) {
+    return {
+      reason: CredentialReason.WaitingForUser,
+      message: `the password of KeystoneUser ${order.spec.userRef.name} generation ${refs.user?.status?.passwordGeneration} is not available`,
+    };
+  }
+  const project = checkProject(order, order.spec.projectRef.name, refs.project);
+  if (project) return { reason: CredentialReason[project.reason], message: project.message };
+  if (rolesOnProject(order, refs.user as KeystoneUser, refs.project as KeystoneProject, refs.assignments).length === 0) {
+    return {
+      reason: CredentialReason.NoRoleOnProject,
+      message: `no KeystoneRoleAssignment in namespace ${order.metadata.namespace} has assigned user ${order.spec.userRef.name} a role on project ${order.spec.projectRef.name}`,
+    };
+  }
+  return undefined;
+}
