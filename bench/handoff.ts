@@ -20,6 +20,7 @@ import { kubeRequest } from '../test/support/kubectl';
 import { installCrds, metricsText, rssMiB, startOperator, waitReady } from '../test/support/operator';
 import { synthesizeManifests } from '../test/support/synth';
 import { conditions, median, printTable, type Figure } from './report';
+import { stopOnSignals } from './stops';
 
 const REPO = resolve(__dirname, '..');
 const NS = 'bench-workloads';
@@ -85,14 +86,7 @@ async function main(): Promise<void> {
   const rounds = Number(process.argv[3] ?? 3);
   const work = mkdtempSync(join(tmpdir(), 'kac-bench-handoff-'));
   const stops: (() => Promise<void>)[] = [];
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void (async () => {
-        for (const stop of [...stops].reverse()) await stop().catch(() => undefined);
-        process.exit(130);
-      })();
-    });
-  }
+  stopOnSignals(stops);
   try {
     const kube = await startKube(join(work, 'kube'));
     stops.push(kube.stop);

@@ -1,0 +1,99 @@
+/**
+ * A process seen from outside: its CPU ticks and RSS from /proc, its metrics (the operator's /metrics text), when it
+ * has gone quiet, and a heap snapshot of it.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { metricsText, type OperatorProcess } from '../../test/support/operator';
+import type { RecordingProxy } from '../../test/support/recording-proxy';
+
+/** Clock ticks per second of /proc's CPU times. */
+export const CLK_TCK = 100;
+
+/** The sum of a metric's samples (all labels). */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? (\S+)$/gm)) if (m[1] === name) sum += Number(m[2]);
+  return sum;
+}
+
+/** utime + stime of a process, in clock ticks. */
+export function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU ticks of the Kubernetes side (the API server, etcd, the controller manager) and of this script. */
+export function clusterTicks(): number {
+  let ticks = 0;
+  for (const name of ['kube-apiserver', 'etcd', 'kube-controller']) {
+    let pids: string[] = [];
+    try {
+      pids = execFileSync('pgrep', ['-x', name], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    } catch {
+      // none running
+    }
+    for (const pid of pids) ticks += cpuTicks(Number(pid));
+  }
+  const own = process.cpuUsage();
+  return ticks + ((own.user + own.system) / 1e6) * CLK_TCK;
+}
+
+/** A process's resident set size, in MiB. */
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+/** The RSS in its kernel parts: anonymous memory (heap, malloc, stacks) and file pages (the node binary's code touched). */
+export function rssParts(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB, RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB`;
+}
+
+/** Waits until the proxy has seen no Keystone call and the operator's queues are empty for `quietMs`. */
+export async function quiet(op: OperatorProcess, proxy: RecordingProxy, quietMs = 3_000, timeoutMs = 600_000): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() - since < quietMs) {
+    if (Date.now() > deadline) throw new Error('the operator did not go quiet');
+    const text = await metricsText(op);
+    const now = proxy.calls.length * 1e6 + metricSum(text, 'keystone_appcred_api_writes_total');
+    if (now !== last || metricSum(text, 'keystone_appcred_workqueue_depth') > 0) [last, since] = [now, Date.now()];
+    await sleep(500);
+  }
+}
+
+/**
+ * Where an operator's RSS is, from its metrics: the V8 heap in use and held, memory outside it (Buffers, native TLS and
+ * zlib state), and what the heap trimmer gave back so far.
+ */
+export function memoryOf(text: string): string {
+  const mib = (name: string) => (metricSum(text, name) / 2 ** 20).toFixed(0);
+  return [
+    `heap used ${mib('nodejs_heap_size_used_bytes')} MiB, held ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB`,
+    `${metricSum(text, 'keystone_appcred_heap_trims_total')} heap trims so far (${mib('keystone_appcred_heap_trimmed_bytes_total')} MiB given back, ${(metricSum(text, 'keystone_appcred_heap_trim_seconds_total') * 1000).toFixed(0)} ms of pauses)`,
+  ].join('; ');
+}
+
+/** Writes a heap snapshot of the operator into `dir` (SIGUSR2, see KAC_BENCH_HEAP_DIR) and waits until it is complete. */
+export async function heapSnapshot(op: OperatorProcess, dir: string, what: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  op.server.process.kill('SIGUSR2');
+  for (;;) {
+    await sleep(2_000);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    await sleep(2_000);
+    if (size > 0 && statSync(join(dir, file)).size === size) {
+      process.stderr.write(`[bench] heap snapshot at ${what}: ${join(dir, file)}\n`);
+      return;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * 4. A restart with every order converged, and 5. a failover to a standby with warm caches (the leader killed with
+ * SIGKILL): the Keystone calls at the proxy and the new process's API writes until quiet; goal 0 and 0.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { metricsText, waitReady, type OperatorProcess } from '../../test/support/operator';
+import { launch } from './launch';
+import { metricSum, quiet } from './process';
+import type { Run } from './run';
+
+/** Stops the operator running now and starts a new one: its first pass over every order, until quiet; one row. */
+export async function restart(run: Run): Promise<void> {
+  const { env, figures } = run;
+  const { proxy } = env;
+  await quiet(run.op, proxy);
+  await run.op.server.stop(10_000);
+  const mark = proxy.calls.length;
+  run.op = await launch(env, 'bench-restarted', false);
+  await waitReady(run.op);
+  await sleep(2_000);
+  await quiet(run.op, proxy);
+  const calls = proxy.since(mark).length;
+  const writes = metricSum(await metricsText(run.op), 'keystone_appcred_api_writes_total');
+  const reconciles = metricSum(await metricsText(run.op), 'keystone_appcred_reconcile_total');
+  figures.push({ figure: `restart with ${run.total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${reconciles} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
+  process.stderr.write(`[bench] restart with ${run.total} orders: ${calls} Keystone calls, ${writes} API writes, ${reconciles} reconciles\n`);
+  await run.op.server.stop(10_000);
+}
+
+/** Two replicas with leader election, the leader killed with SIGKILL, the standby takes over; one row. */
+export async function failover(run: Run): Promise<void> {
+  const { env, figures } = run;
+  const { proxy } = env;
+  const leaderOf = async (p: OperatorProcess) => metricSum(await metricsText(p), 'keystone_appcred_leader') === 1;
+  const a = await launch(env, 'bench-leader', false, [], true);
+  run.stops.push(() => a.server.stop(1_000));
+  await waitReady(a);
+  for (const deadline = Date.now() + 60_000; !(await leaderOf(a)); await sleep(250)) if (Date.now() > deadline) throw new Error('no leader');
+  await quiet(a, proxy);
+  const b = await launch(env, 'bench-standby', false, [], true);
+  run.stops.push(() => b.server.stop(10_000));
+  await waitReady(b);
+  await sleep(2_000);
+  const mark = proxy.calls.length;
+  a.server.process.kill('SIGKILL');
+  // The standby takes over once the Lease (the default 15 s) expired unrenewed.
+  for (const deadline = Date.now() + 90_000; !(await leaderOf(b)); await sleep(250)) if (Date.now() > deadline) throw new Error('the standby did not take over');
+  await sleep(2_000);
+  await quiet(b, proxy);
+  const calls = proxy.since(mark).length;
+  const text = await metricsText(b);
+  const writes = metricSum(text, 'keystone_appcred_api_writes_total');
+  figures.push({ figure: `failover to the standby with ${run.total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${metricSum(text, 'keystone_appcred_reconcile_total')} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
+  process.stderr.write(`[bench] failover with ${run.total} orders: ${calls} Keystone calls, ${writes} API writes\n`);
+  await a.server.stop(1_000).catch(() => undefined);
+}
