@@ -11,12 +11,12 @@
  *   next `up` switches to that successor, without creating a second one.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
-import { runPulumi, type PulumiResult } from '../support/pulumi';
+import { buildProject } from '../support/package';
+import { configureStack, type PulumiResult, runPulumi } from '../support/pulumi';
 import { homeWithPlugin, testPlugin } from '../support/pulumi-plugin';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
@@ -74,13 +74,7 @@ describe.each([
   /** A fresh stack with `app`'s connection from the stack config (the password a secret), minted once. */
   async function freshStack(name: string): Promise<Outputs> {
     stack = name;
-    await ok(['stack', 'init']);
-    await ok(['config', 'set', 'interval', '1h']);
-    await ok(['config', 'set', 'gracePeriod', '20m']);
-    await ok(['config', 'set', 'authUrl', proxy.url]);
-    await ok(['config', 'set', 'userId', user.userId]);
-    await ok(['config', 'set', 'projectId', user.projectId]);
-    await ok(['config', 'set', '--secret', 'password', '--', user.password]);
+    await configureStack(ok, { interval: '1h', gracePeriod: '20m', authUrl: proxy.url, userId: user.userId, projectId: user.projectId, password: user.password });
     await ok(['up', '--yes', '--skip-preview']);
     const minted = await app();
     expect(await works(minted)).toBe(true);
@@ -108,8 +102,8 @@ describe.each([
       cpSync(join(__dirname, 'fixtures', 'pulumi-yaml'), dir, { recursive: true });
       env = { PULUMI_HOME: await homeWithPlugin(testPlugin()), ...connection };
     } else {
-      const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
-      if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
+      // The build `npm run build` makes (the program loads the provider from lib/), under the lock every build takes.
+      await buildProject();
       cpSync(join(__dirname, 'fixtures', 'pulumi-appcred'), dir, { recursive: true });
       mkdirSync(join(dir, 'node_modules'));
       symlinkSync(REPO, join(dir, 'node_modules', 'keystone-appcred'), 'dir');

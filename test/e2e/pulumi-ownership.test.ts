@@ -8,12 +8,12 @@
  * from a Node.js program.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
-import { runPulumi } from '../support/pulumi';
+import { buildProject } from '../support/package';
+import { configureStack, runPulumi } from '../support/pulumi';
 import { homeWithPlugin, testPlugin } from '../support/pulumi-plugin';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 
@@ -91,13 +91,7 @@ describe.each([
   }
 
   async function configure(who: Installation): Promise<void> {
-    await ok(who, ['stack', 'init']);
-    await ok(who, ['config', 'set', 'interval', '1h']);
-    await ok(who, ['config', 'set', 'gracePeriod', '20m']);
-    await ok(who, ['config', 'set', 'authUrl', user.authUrl]);
-    await ok(who, ['config', 'set', 'userId', user.userId]);
-    await ok(who, ['config', 'set', 'projectId', user.projectId]);
-    await ok(who, ['config', 'set', '--secret', 'password', '--', user.password]);
+    await configureStack((args) => ok(who, args), { interval: '1h', gracePeriod: '20m', authUrl: user.authUrl, userId: user.userId, projectId: user.projectId, password: user.password });
   }
 
   beforeAll(async () => {
@@ -105,8 +99,8 @@ describe.each([
     user = await createServiceUser(`pulumi-own-${face}`);
     if (face === 'yaml') home = await homeWithPlugin(testPlugin());
     else {
-      const build = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8' });
-      if (!existsSync(join(REPO, 'lib', 'src', 'pulumi', 'provider-impl.js'))) throw new Error(`npm run build produced no provider:\n${build.stdout}`);
+      // The build `npm run build` makes (the program loads the provider from lib/), under the lock every build takes.
+      await buildProject();
     }
     installations.push(installation('a'), installation('b'));
     for (const who of installations) await configure(who);

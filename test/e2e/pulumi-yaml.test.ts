@@ -17,8 +17,9 @@ import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL, packageSchema } from '../../src/pulumi/plugin/schema';
+import { TEXT_INPUT_LIMITS } from '../support/pulumi-limits';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
-import { runPulumi, type PulumiResult } from '../support/pulumi';
+import { configureStack, type PulumiResult, runPulumi } from '../support/pulumi';
 import { homeWithPlugin, packedPlugin, pluginVersion } from '../support/pulumi-plugin';
 import { expectNoPlaintextInState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
@@ -95,13 +96,7 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
   const held = async (): Promise<string[]> => (await new ApplicationCredentials(user.session()).list()).map((c) => c.name).sort();
   const noPlaintext = (): void => expectNoPlaintextInState([user.password, ...seen], `${stack}.json`);
   async function configure(stackName: string): Promise<void> {
-    await ok(['stack', 'init'], {}, stackName);
-    await ok(['config', 'set', 'interval', '1h'], {}, stackName);
-    await ok(['config', 'set', 'gracePeriod', '20m'], {}, stackName);
-    await ok(['config', 'set', 'authUrl', proxy.url], {}, stackName);
-    await ok(['config', 'set', 'userId', user.userId], {}, stackName);
-    await ok(['config', 'set', 'projectId', user.projectId], {}, stackName);
-    await ok(['config', 'set', '--secret', 'password', '--', user.password], {}, stackName);
+    await configureStack((args) => ok(args, {}, stackName), { interval: '1h', gracePeriod: '20m', authUrl: proxy.url, userId: user.userId, projectId: user.projectId, password: user.password });
   }
 
   beforeAll(async () => {
@@ -324,29 +319,7 @@ describe('the keystone-appcred provider plugin from Pulumi YAML', () => {
   });
 
   it('every text input one character longer than its limit fails pulumi preview naming the field, its length and whose limit it is; no secret shown', async () => {
-    const limits: Record<string, number> = {
-      'connection.cloud': 255,
-      'connection.authUrl': 2048,
-      'connection.userName': 255,
-      'connection.userId': 64,
-      'connection.userDomainName': 64,
-      'connection.userDomainId': 64,
-      'connection.password': 4096,
-      'connection.projectName': 64,
-      'connection.projectId': 64,
-      'connection.projectDomainName': 64,
-      'connection.projectDomainId': 64,
-      'connection.caBundle': 1024 * 1024,
-      'connection.regionName': 255,
-      'rotation.interval': 64,
-      'rotation.gracePeriod': 64,
-      cloudName: 255,
-      'backup.address': 2048,
-      'backup.token': 1024 * 1024,
-      'backup.mount': 1024 * 1024,
-      'backup.path': 1024 * 1024,
-      'backup.namespace': 1024 * 1024,
-    };
+    const limits = TEXT_INPUT_LIMITS;
     const secret = 'long-secret-'.repeat(400_000);
     const long = (field: string): string => {
       const n = limits[field] + 1;

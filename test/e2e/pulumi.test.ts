@@ -13,9 +13,10 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync 
 import { join, resolve } from 'node:path';
 import { OpenBaoBackup } from '../../src/backup';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
+import { TEXT_INPUT_LIMITS } from '../support/pulumi-limits';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { buildProject } from '../support/package';
-import { runPulumi, type PulumiResult } from '../support/pulumi';
+import { configureStack, type PulumiResult, runPulumi } from '../support/pulumi';
 import { expectNoPlaintextInState as scanState, exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 
@@ -81,12 +82,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     return out;
   }
   async function configure(stackName: string): Promise<void> {
-    await ok(['stack', 'init'], {}, stackName);
-    await ok(['config', 'set', 'interval', '1h'], {}, stackName);
-    await ok(['config', 'set', 'authUrl', proxy.url], {}, stackName);
-    await ok(['config', 'set', 'userId', user.userId], {}, stackName);
-    await ok(['config', 'set', 'projectId', user.projectId], {}, stackName);
-    await ok(['config', 'set', '--secret', 'password', '--', user.password], {}, stackName);
+    await configureStack((args) => ok(args, {}, stackName), { interval: '1h', authUrl: proxy.url, userId: user.userId, projectId: user.projectId, password: user.password });
   }
   async function up(env: NodeJS.ProcessEnv = {}): Promise<string> {
     return ok(['up', '--yes', '--skip-preview'], env);
@@ -116,13 +112,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
     user = await createServiceUser('pulumi-e2e');
     proxy = await startRecordingProxy(user.authUrl);
     dir = programDir();
-    await ok(['stack', 'init']);
-    await ok(['config', 'set', 'interval', '1h']);
-    await ok(['config', 'set', 'gracePeriod', '20m']);
-    await ok(['config', 'set', 'authUrl', proxy.url]);
-    await ok(['config', 'set', 'userId', user.userId]);
-    await ok(['config', 'set', 'projectId', user.projectId]);
-    await ok(['config', 'set', '--secret', 'password', '--', user.password]);
+    await configureStack((args) => ok(args), { interval: '1h', gracePeriod: '20m', authUrl: proxy.url, userId: user.userId, projectId: user.projectId, password: user.password });
   });
 
   afterAll(async () => {
@@ -402,29 +392,7 @@ describe('KeystoneApplicationCredential with the real Pulumi CLI', () => {
   });
 
   /** Every text input: the connection's 13 fields, the durations, cloudName and the backup's 5 fields, with its limit. */
-  const LIMITS: Record<string, number> = {
-    'connection.cloud': 255,
-    'connection.authUrl': 2048,
-    'connection.userName': 255,
-    'connection.userId': 64,
-    'connection.userDomainName': 64,
-    'connection.userDomainId': 64,
-    'connection.password': 4096,
-    'connection.projectName': 64,
-    'connection.projectId': 64,
-    'connection.projectDomainName': 64,
-    'connection.projectDomainId': 64,
-    'connection.caBundle': 1024 * 1024,
-    'connection.regionName': 255,
-    'rotation.interval': 64,
-    'rotation.gracePeriod': 64,
-    cloudName: 255,
-    'backup.address': 2048,
-    'backup.token': 1024 * 1024,
-    'backup.mount': 1024 * 1024,
-    'backup.path': 1024 * 1024,
-    'backup.namespace': 1024 * 1024,
-  };
+  const LIMITS = TEXT_INPUT_LIMITS;
   const FIELDS = Object.keys(LIMITS);
   const SECRET_FIELDS = ['connection.password', 'backup.token'];
   /** The args with each text input set to `value(field)`. */

@@ -5,11 +5,13 @@
  * The tarball is packed once per test run (a lock directory in the run's work dir, or in the system temp dir without
  * one), after the build `prepack` runs. npm runs on the Node 24 that runs Jest.
  */
+import { alive } from '../../tools/image/build';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { buildArtifacts, bundlePlugin } from '../../tools/plugin';
+import { pruneLib } from '../../tools/prune-lib';
 
 /** The repository root. */
 export const REPO = resolve(__dirname, '..', '..');
@@ -92,6 +94,7 @@ export function withBuildLock<T>(body: () => Promise<T>): Promise<T> {
 function buildUnlocked(): void {
   const start = Date.now();
   const result = spawnSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: REPO, encoding: 'utf8', env: nodeEnv() });
+  pruneLib(REPO);
   bundlePlugin();
   for (const target of exportTargets().filter((t) => t.startsWith('lib/'))) {
     const path = join(REPO, target);
@@ -104,16 +107,6 @@ function buildUnlocked(): void {
 /** {@link buildUnlocked} under {@link BUILD_LOCK}. */
 export function buildProject(): Promise<void> {
   return withBuildLock(async () => buildUnlocked());
-}
-
-/** Whether a process of `pid` runs (a signal 0 reaches it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 900_000): Promise<T> {

@@ -8,8 +8,9 @@
  * The tests run as root; every process of the user runs under `setpriv --reuid --regid --clear-groups`, which keeps
  * the environment it is given (and so `HOME`, `PATH` and the `PULUMI_*` variables the test chooses).
  */
+import { place } from './pulumi-sdk';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { cacheDir, resolveBinary } from './binaries';
 import { run, runOk, type RunResult } from './package';
@@ -36,16 +37,6 @@ export interface UserPython {
   own(path: string): void;
   /** Runs `command` as the user with exactly `env` (plus HOME). */
   run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult>;
-}
-
-/** Hard link, or copy where a link is impossible (another file system). */
-function place(from: string, to: string): void {
-  try {
-    linkSync(from, to);
-  } catch {
-    copyFileSync(from, to);
-    chmodSync(to, 0o755);
-  }
 }
 
 /** A directory of root's, readable by all (0755). */

@@ -11,8 +11,8 @@ import { dirname, join } from 'node:path';
 import { resolveBinaries } from './binaries';
 import { progress } from './proc';
 
-/** Hard link, or copy where a link is impossible (another file system). */
-function place(from: string, to: string): void {
+/** Hard link, or copy where a link is impossible (another file system), executable. */
+export function place(from: string, to: string): void {
   try {
     linkSync(from, to);
   } catch {

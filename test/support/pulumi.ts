@@ -185,3 +185,27 @@ export const preparePulumi: Starter = async (workDir: string): Promise<Started> 
     },
   };
 };
+
+/** The stack config the e2e programs read: the rotation, and `app`'s connection with the password as a secret. */
+export interface StackSettings {
+  readonly interval: string;
+  readonly gracePeriod?: string;
+  readonly authUrl: string;
+  readonly userId: string;
+  readonly projectId: string;
+  readonly password: string;
+}
+
+/**
+ * `pulumi stack init` and the config of {@link StackSettings}, through the test's own `ok` (which adds the stack and
+ * its environment, and fails on a non-zero exit).
+ */
+export async function configureStack(ok: (args: string[]) => Promise<unknown>, settings: StackSettings): Promise<void> {
+  await ok(['stack', 'init']);
+  await ok(['config', 'set', 'interval', settings.interval]);
+  if (settings.gracePeriod !== undefined) await ok(['config', 'set', 'gracePeriod', settings.gracePeriod]);
+  await ok(['config', 'set', 'authUrl', settings.authUrl]);
+  await ok(['config', 'set', 'userId', settings.userId]);
+  await ok(['config', 'set', 'projectId', settings.projectId]);
+  await ok(['config', 'set', '--secret', 'password', '--', settings.password]);
+}

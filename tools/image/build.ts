@@ -145,7 +145,8 @@ function readFileSafe(path: string): string {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of `pid` runs (a signal 0 reaches it; EPERM: it runs as another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
