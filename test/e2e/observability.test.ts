@@ -196,7 +196,9 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
 
   it('Keystone unreachable past the window: the Keystone alert fires and the credential stays valid; Keystone back: it resolves', async () => {
     const endpoint = new URL(keystone.url).origin + '/v3';
-    expect(await alerts('KeystoneAppCredKeystoneUnreachable', {}, true)).toEqual([]);
+    // The premise: Keystone answers the operator. On a loaded machine a request that ran past its deadline counts as a
+    // transport failure and can leave the alert pending for a while; wait until none is pending or firing.
+    await eventually(async () => (await alerts('KeystoneAppCredKeystoneUnreachable', {}, true)).length === 0, 90_000, 500);
     const g1 = await fx.delivered('app');
     keystone.down = true;
     const cut = Date.now();
