@@ -430,6 +430,15 @@ describe('an order on a registered target cluster', () => {
     // after a restart as without one: src/lifecycle/settled.ts).
     const idle = (o: Order) => ready(o) && o.status?.previousCredentialGeneration === undefined;
     await eventually(async () => idle(await fx.order('app')) && idle(await mgmt.order('app')), 90_000);
+    // ... and every identity-plane order of both clusters and the ControlPlane converged too: Ready, its status of the
+    // current spec (an order still on its way, on a loaded machine, takes a full pass after the restart, as it should).
+    const current = (o: Order) => ready(o) && o.status?.observedGeneration === o.metadata.generation;
+    await eventually(async () => {
+      for (const f of [fx, mgmt]) {
+        for (const [kind, name] of [['keystoneprojects', 'proj'], ['keystoneusers', 'svc'], ['keystoneroleassignments', 'member']] as const) if (!current(await f.order(name, kind))) return false;
+      }
+      return current(await mgmt.controlPlaneNow());
+    }, 90_000);
     await operator.server.stop(10_000);
     const mark = proxy.calls.length;
     await launch('mc-b');
