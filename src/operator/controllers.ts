@@ -198,8 +198,13 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   const accessChanged = (clusterName: string, namespace: string): void => {
     for (const { kind, cluster: where, object } of secretAccessDependents(manager, clusterName, namespace)) {
       const k = objectKey(object.metadata.namespace, object.metadata.name);
-      if (object.metadata.uid) plane.memo?.forget(object.metadata.uid);
-      if (kind === 'KeystoneApplicationCredential') credentials.forget({ namespace: object.metadata.namespace ?? '', name: object.metadata.name }, where);
+      // Met anew: a pass that ran before knew nothing of the namespace's access; the cache may settle the next one, as
+      // after a restart (a filled namespace must not cost every order it concerns a pass to Keystone).
+      if (object.metadata.uid) {
+        if (plane.memo?.reset) plane.memo.reset(object.metadata.uid);
+        else plane.memo?.forget(object.metadata.uid);
+      }
+      if (kind === 'KeystoneApplicationCredential') credentials.forget({ namespace: object.metadata.namespace ?? '', name: object.metadata.name }, where, { anew: true });
       controllers.get(kind)?.enqueue(clusterKey(where, k));
     }
   };

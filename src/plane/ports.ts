@@ -186,6 +186,12 @@ export interface PassMemo {
   unchanged(uid: string, fingerprint: string): boolean;
   record(uid: string, fingerprint: string): void;
   forget(uid: string): void;
+  /**
+   * Forgets the object and meets it anew: its next pass is a first sight again, which the cache alone may settle (what
+   * the process knew of it changed under it, e.g. a namespace's Secret access: src/operator/controllers.ts).
+   * @default forget only
+   */
+  reset?(uid: string): void;
 }
 
 /** Everything the drivers run with. */

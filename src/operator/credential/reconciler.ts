@@ -271,9 +271,18 @@ export class CredentialReconciler {
     return { status: result.status, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - this.clock().getTime()) } : {}) };
   }
 
-  /** Forgets what the reconciler remembers of an order (e.g. when it is deleted), on `cluster` (absent: the management cluster). */
-  forget(key: { readonly namespace: string; readonly name: string }, cluster?: string): void {
-    this.converged.delete(convergedId(key, cluster || undefined));
+  /**
+   * Forgets what the reconciler remembers of an order (e.g. when it is deleted), on `cluster` (absent: the management
+   * cluster). `anew`: the order is met anew, its next pass a first sight the cache may settle (what this process knew of
+   * it changed under it: a namespace's Secret access), unless a change of the user's is still to be listed anew.
+   */
+  forget(key: { readonly namespace: string; readonly name: string }, cluster?: string, options: { readonly anew?: boolean } = {}): void {
+    const id = convergedId(key, cluster || undefined);
+    this.converged.delete(id);
+    if (options.anew && !this.seen.get(id)?.fresh) {
+      this.seen.delete(id);
+      this.justActed.delete(id);
+    }
   }
 
   /**

@@ -72,6 +72,11 @@ export class ConvergedPasses implements PassMemo {
     this.last.delete(uid);
   }
 
+  reset(uid: string): void {
+    this.last.delete(uid);
+    this.seen.delete(uid);
+  }
+
   /** Objects remembered (converged). */
   get size(): number {
     return this.last.size;
