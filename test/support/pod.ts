@@ -26,6 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from 'node:fs';
 import type { Server as NetServer } from 'node:net';
 import { join, posix, resolve } from 'node:path';
+import { fieldValue, resourceValue } from './downward-api';
 import { endpointText, forward } from './netns-forward';
 import { freePort, startServer, type Server } from './proc';
 import { run, runOk } from './package';
@@ -188,23 +189,6 @@ function homeOf(rootfs: string, uid: number): string {
     return line?.split(':')[5] || '/';
   } catch {
     return '/';
-  }
-}
-
-/** The downward API's value of `fieldPath` for this pod. */
-function fieldValue(fieldPath: string, pod: { name: string; namespace: string; serviceAccount: string }): string {
-  switch (fieldPath) {
-    case 'metadata.name':
-      return pod.name;
-    case 'metadata.namespace':
-      return pod.namespace;
-    case 'spec.serviceAccountName':
-      return pod.serviceAccount;
-    case 'status.podIP':
-    case 'status.hostIP':
-      return '127.0.0.1';
-    default:
-      throw new Error(`the pod runner does not fill the downward API field ${fieldPath}`);
   }
 }
 
@@ -382,23 +366,4 @@ export async function startPod(options: PodOptions): Promise<Pod> {
 export function podNameOf(deployment: string, templateHash: string): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
   return `${deployment}-${templateHash}-${Array.from(randomBytes(5), (b) => alphabet[b % alphabet.length]).join('')}`;
-}
-
-/** A Kubernetes quantity (`512Mi`, `100m`, `1`) as a number. */
-function quantity(value: string | number): number {
-  const match = /^(\d+(?:\.\d+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(String(value));
-  if (!match) throw new Error(`the pod runner cannot read the quantity ${String(value)}`);
-  const factor: Record<string, number> = { '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
-  return Number(match[1]) * (factor[match[2] ?? ''] as number);
-}
-
-/**
- * A downward-API `resourceFieldRef` as the kubelet fills it: the container's limit or request, divided by the divisor
- * and rounded up. A limit the container does not set is the node's allocatable there, which this runner does not have.
- */
-function resourceValue(ref: { readonly resource: string; readonly divisor?: string | number }, container: ContainerLike): string {
-  const [section, name] = ref.resource.split('.') as [string, string];
-  const amount = section === 'limits' || section === 'requests' ? container.resources?.[section]?.[name] : undefined;
-  if (amount === undefined) throw new Error(`the pod runner does not resolve resourceFieldRef ${ref.resource}: the container sets no ${ref.resource}`);
-  return String(Math.ceil(quantity(amount) / quantity(ref.divisor ?? '1')));
 }
