@@ -200,10 +200,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       const k = objectKey(object.metadata.namespace, object.metadata.name);
       // Met anew: a pass that ran before knew nothing of the namespace's access; the cache may settle the next one, as
       // after a restart (a filled namespace must not cost every order it concerns a pass to Keystone).
-      if (object.metadata.uid) {
-        if (plane.memo?.reset) plane.memo.reset(object.metadata.uid);
-        else plane.memo?.forget(object.metadata.uid);
-      }
+      if (object.metadata.uid) plane.memo?.forget(object.metadata.uid, { anew: true });
       if (kind === 'KeystoneApplicationCredential') credentials.forget({ namespace: object.metadata.namespace ?? '', name: object.metadata.name }, where, { anew: true });
       controllers.get(kind)?.enqueue(clusterKey(where, k));
     }

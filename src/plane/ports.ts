@@ -185,13 +185,12 @@ export interface PassMemo {
   firstSight?(uid: string): boolean;
   unchanged(uid: string, fingerprint: string): boolean;
   record(uid: string, fingerprint: string): void;
-  forget(uid: string): void;
   /**
-   * Forgets the object and meets it anew: its next pass is a first sight again, which the cache alone may settle (what
-   * the process knew of it changed under it, e.g. a namespace's Secret access: src/operator/controllers.ts).
-   * @default forget only
+   * Forgets the object's last converged pass, so its next pass is a full one. `anew`: it is met anew, its next pass a
+   * first sight again, which the cache alone may settle (what the process knew of it changed under it, e.g. a
+   * namespace's Secret access: src/operator/controllers.ts).
    */
-  reset?(uid: string): void;
+  forget(uid: string, options?: { readonly anew?: boolean }): void;
 }
 
 /** Everything the drivers run with. */

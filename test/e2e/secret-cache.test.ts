@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { OWN_SECRET_LABELS } from '../../src/operator/secret-cache';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition } from '../support/credential-fixtures';
 import { applyOk, eventually, getJson, kubeRequest, kubectl, type KubeObject } from '../support/kubectl';
@@ -26,7 +27,6 @@ import { metricsText, operatorKubeconfig, installCrds, removeOperatorRbac, start
 import { tail } from '../support/proc';
 import { synthesizeManifests } from '../support/synth';
 import { selfSigned } from '../support/tls';
-import { OWN_SECRET_LABELS } from '../../src/operator/secret-cache';
 
 jest.setTimeout(300_000);
 

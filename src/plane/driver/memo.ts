@@ -68,13 +68,9 @@ export class ConvergedPasses implements PassMemo {
     this.last.set(uid, fingerprint);
   }
 
-  forget(uid: string): void {
+  forget(uid: string, options: { readonly anew?: boolean } = {}): void {
     this.last.delete(uid);
-  }
-
-  reset(uid: string): void {
-    this.last.delete(uid);
-    this.seen.delete(uid);
+    if (options.anew) this.seen.delete(uid);
   }
 
   /** Objects remembered (converged). */

@@ -299,6 +299,36 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(calls).toContain('list');
   });
 
+  it('an order met anew (a namespace\'s Secret access changed under it) is settled by the cache, unless a change of the user\'s is still to be listed', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    const key = { namespace: NS, name: 'app' };
+    await w.reconciler.reconcile(key); // the pass the operator's own last writes woke, vouched for by the cache
+    // Forgotten without `anew` (what a deleted order gets), the next pass is a full one.
+    w.reconciler.forget(key);
+    expect((await w.reconciler.reconcile(key)).skipped).toBeUndefined();
+    expect(calls).toContain('list');
+    // Met anew, the cache settles it: no Keystone call.
+    calls.length = 0;
+    w.reconciler.forget(key, undefined, { anew: true });
+    expect(await w.reconciler.reconcile(key)).toMatchObject({ skipped: true, settled: true });
+    expect(calls).toEqual([]);
+    // A change of the user's, its pass failed: met anew, it still lists anew.
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), metadata: { ...w.get().metadata, annotations: { 'example.com/recheck': '1' } } });
+    w.keystone.fault = (call) => {
+      if (call === 'list') throw new Error('Keystone is down');
+    };
+    await expect(w.reconciler.reconcile(key)).rejects.toThrow(/Keystone is down/);
+    w.reconciler.forget(key, undefined, { anew: true });
+    w.keystone.fault = () => undefined;
+    w.fresh.length = 0;
+    expect((await w.reconciler.reconcile(key)).skipped).toBeUndefined();
+    expect(w.fresh).toEqual([true]);
+  });
+
   it('a pass lists anew only after a change the user made to the order (its spec, its annotations), not after its own writes nor for a raised credentialGeneration', async () => {
     const w = world();
     w.assignment();

@@ -1,6 +1,6 @@
 /**
  * The plane's pass memo (src/plane/driver/memo.ts): an object met for the first time may be settled by the cache alone;
- * `forget` makes its next pass a full one, `reset` meets it anew (what the process knew of it changed under it, as a
+ * `forget` makes its next pass a full one, `forget` with `anew` meets it anew (what the process knew of it changed under it, as a
  * namespace's Secret access), so the cache may settle it again instead of a pass to Keystone.
  */
 import { ConvergedPasses, memoized } from '../../../src/plane/driver/memo';
@@ -27,10 +27,10 @@ describe('memoized with a first-sight settle', () => {
     expect(m.passes()).toBe(1);
   });
 
-  it('after reset the object is met anew: the cache settles it again, no pass', async () => {
+  it('forgotten anew, the object is met anew: the cache settles it again, no pass', async () => {
     const m = run();
     await m.once();
-    m.memo.reset('uid-1');
+    m.memo.forget('uid-1', { anew: true });
     expect((await m.once()).skipped).toBe(true);
     expect(m.passes()).toBe(0);
   });
