@@ -21,7 +21,7 @@
  * The timeline (each phase's seconds, the Keystone calls and API writes at the upgrade) is printed at the end.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OpenBaoBackup } from '../../src/backup/openbao';
 import { ApplicationCredentials } from '../../src/keystone';
@@ -29,7 +29,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
-import { metricSum, metricsText, releaseAllLeftovers, releaseLeftovers, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { metricSum, metricsText, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { buildProject } from '../support/package';
 import { configureStack, runPulumi } from '../support/pulumi';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
@@ -73,22 +73,7 @@ const probes: ReturnType<typeof fx.probe>[] = [];
 const upgradeFigures: Record<string, unknown> = {};
 
 /** A kubeconfig that authenticates as the installed operator's service account (what its pod would use). */
-async function serviceAccountKubeconfig(path: string): Promise<string> {
-  const token = (await kubectlOk(['create', 'token', SA, '-n', SYSTEM, '--duration=2h'])).trim();
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'sa',
-      clusters: [{ name: 'kac', cluster: { server: process.env.KAC_KUBE_SERVER, 'certificate-authority': process.env.KAC_KUBE_CA_FILE } }],
-      users: [{ name: SA, user: { token } }],
-      contexts: [{ name: 'sa', context: { cluster: 'kac', user: SA } }],
-    }),
-    { mode: 0o600 },
-  );
-  return path;
-}
+const installedOperatorKubeconfig = (path: string) => serviceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: SA }, path);
 
 const operatorEnv = { KAC_OPENBAO_ADDRESS: BAO.address, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: BAO.token };
 const electionFlags = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
@@ -149,7 +134,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     const yaml = execFileSync(process.execPath, [join(PREVIOUS, 'lib/src/cli/main.js'), 'manifests', '--image', `keystone-appcred:${PREVIOUS_VERSION}`, '--openbao-address', BAO.address], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
     await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, timeoutMs: 120_000 });
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
-    const kubeconfig = await serviceAccountKubeconfig(join(workDir, 'old.kubeconfig'));
+    const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'old.kubeconfig'));
     oldOperator = await startOperator({ name: 'old', command: [process.execPath, join(PREVIOUS, 'lib/src/cli/main.js'), 'operator'], cwd: PREVIOUS, kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
     await waitReady(oldOperator);
     for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
@@ -208,7 +193,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     expect(deployment.spec.template.spec.containers[0].image).toBe(`keystone-appcred:${JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version as string}`);
     phase('CRDs, RBAC and Deployment applied');
     // The rollout: the new pod starts beside the old one (a standby), the old one gets SIGTERM and hands the Lease over.
-    const kubeconfig = await serviceAccountKubeconfig(join(workDir, 'new.kubeconfig'));
+    const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'new.kubeconfig'));
     const mark = proxy.calls.length;
     operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
     await waitReady(operator);
