@@ -9,7 +9,8 @@
  *    steady (a 720h schedule); one frozen (its namespace's assignment removed); one whose 0.1.0 backup path another
  *    installation overwrote. A consumer probe logs in with the delivered Secrets every second throughout.
  * 2. This release applied over it as docs/upgrading.md says: the CRDs (deploy/crds.yaml), then the RBAC and the
- *    Deployment (deploy/install.yaml), then the new operator started beside the old one, which is stopped (a rollout).
+ *    Deployment (deploy/install.yaml), then the old operator stopped and the new one started (a Recreate rollout),
+ *    while another installation still on 0.1.0 writes the 0.1.0 path of one order.
  * 3. Asserted: for a minute nothing is minted, deleted or changed (Keystone, statuses, delivered Secrets); no Keystone
  *    call and no API write but the foreign backup's Event at the upgrade; every backup at its uid path within a pass
  *    and the 0.1.0 path emptied (the foreign one left, a ForeignBackup Event); the probe never fails; 0.1.0's
@@ -168,8 +169,6 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     // Frozen: its namespace's assignment removed.
     await applyOk(fx.controlPlane({ authUrl: proxy.url }), { fieldManager: 'kac-test' });
     await eventually(async () => condition(await fxFrozen.order('frozen'), 'Ready')?.reason === 'NotAllReady', 60_000);
-    // Another installation sharing this OpenBao wrote the 0.1.0 path of `foreign` last.
-    await formerBackup(fx, 'foreign').write({ 'clouds.yaml': '', application_credential_id: 'another-installations-credential', application_credential_secret: 'not-this-orders' });
     // 0.1.0 backed up at the spec's path, without the uid.
     for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen']] as const) {
       const o = await f.order(name);
@@ -182,23 +181,23 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
   });
 
   it('this release applied as docs/upgrading.md says: the CRDs, then the RBAC and the Deployment, then the new operator takes over', async () => {
-    // Wait for the old operator's own writes to settle, then take the reference snapshot.
-    await new Promise((r) => setTimeout(r, 3_000));
-    before = await clusterSnapshot();
-    keystoneBefore = await keystoneCredentials();
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/crds.yaml')], { timeoutMs: 120_000 });
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/install.yaml')], { timeoutMs: 120_000 });
     const deployment = JSON.parse(await kubectlOk(['get', 'deployment', SA, '-n', SYSTEM, '-o', 'json'])) as { spec: { template: { spec: { containers: { image: string }[] } } } };
     expect(deployment.spec.template.spec.containers[0].image).toBe(`keystone-appcred:${JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version as string}`);
     phase('CRDs, RBAC and Deployment applied');
-    // The rollout: the new pod starts beside the old one (a standby), the old one gets SIGTERM and hands the Lease over.
+    // The rollout (as the Recreate strategy does it): the old pod gets SIGTERM and releases the Lease, the new one starts.
+    await oldOperator?.server.stop(30_000);
+    oldOperator = undefined;
+    before = await clusterSnapshot();
+    keystoneBefore = await keystoneCredentials();
+    // Meanwhile another installation sharing this OpenBao (still on 0.1.0) wrote the 0.1.0 path of `foreign` last.
+    await formerBackup(fx, 'foreign').write({ 'clouds.yaml': '', application_credential_id: 'another-installations-credential', application_credential_secret: 'not-this-orders' });
     const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'new.kubeconfig'));
     const mark = proxy.calls.length;
     operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
     await waitReady(operator);
-    await oldOperator?.server.stop(30_000);
-    oldOperator = undefined;
     await eventually(async () => /^keystone_appcred_leader 1$/m.test(await metricsText(operator as OperatorProcess)), 60_000);
     const leaderAt = Date.now();
     phase('new operator leading');
@@ -285,7 +284,8 @@ describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s pac
     symlinkSync(pulumiModules, join(dir, 'node_modules', '@pulumi'), 'dir');
   };
   const ok = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
-    const result = await runPulumi([...args, '--stack', 'upgrade', '--non-interactive'], { cwd: dir, env, timeoutMs: 240_000 });
+    const end = args.includes('--') ? args.indexOf('--') : args.length;
+    const result = await runPulumi([...args.slice(0, end), '--stack', 'upgrade', '--non-interactive', ...args.slice(end)], { cwd: dir, env, timeoutMs: 240_000 });
     if (result.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`.split(user.password).join('***'));
     return result.stdout;
   };
