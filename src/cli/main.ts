@@ -10,6 +10,7 @@ import { alertsCommand, dashboardCommand } from './monitoring';
 import { operatorCommand } from './operator';
 import { rotateCommand } from './rotate';
 import { statusCommand } from './status';
+import { packageVersion } from './version';
 
 function duration(field: string) {
   return (value: string): string => {
@@ -22,7 +23,9 @@ function duration(field: string) {
 }
 
 export function program(): Command {
-  const cli = new Command('keystone-appcred').description('Mint, rotate, deliver, back up and tear down Keystone application credentials');
+  const cli = new Command('keystone-appcred')
+    .description('Mint, rotate, deliver, back up and tear down Keystone application credentials')
+    .version(packageVersion(), '-V, --version', 'print the version of keystone-appcred');
   cli
     .command('demo')
     .description('run the lifecycle against a throwaway local Keystone (or OS_AUTH_URL) and print a timeline')

@@ -8,12 +8,14 @@
  * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
  * command runs, so the rest of the command line works without them.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type * as Library from '../../constructs';
 import { DEFAULT_WORKERS } from '../api/operator-env';
 import { parseSecretGrants, type SecretGrants } from '../api/secret-access';
+import { packageVersion } from './version';
+
+export { packageVersion } from './version';
 
 /** What {@link renderManifests} synthesizes. */
 export interface ManifestsOptions {
@@ -86,18 +88,6 @@ export interface ParsedImage {
   readonly image: string;
   readonly tag: string;
   readonly given: string;
-}
-
-/** The version in this package's package.json (the default image tag). */
-export function packageVersion(): string {
-  for (let dir = __dirname; ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'keystone-appcred' && pkg.version) return pkg.version;
-    }
-    if (dirname(dir) === dir) throw new Error('keystone-appcred: package.json not found above ' + __dirname);
-  }
 }
 
 /**

@@ -18,6 +18,7 @@ import { Manager } from '../operator/runtime/manager';
 import { HeapTrimmer } from '../operator/runtime/heap';
 import { OperatorMetrics } from '../operator/runtime/metrics';
 import { connectChecked, EXIT_CONFIGURATION, StartupError, type Started } from './operator-start';
+import { packageVersion } from './version';
 
 /** The field manager of every write the operator makes. */
 export const FIELD_MANAGER = 'keystone-appcred-operator';
@@ -42,7 +43,8 @@ export function registerControllers(manager: Manager, config: OperatorConfig, id
  */
 export async function runOperator(config: OperatorConfig): Promise<number> {
   const logger = jsonLogger({ level: config.logLevel });
-  logger.info('operator starting', describeConfig(config));
+  const version = packageVersion();
+  logger.info('operator starting', { version, ...describeConfig(config) });
   let started: Started;
   try {
     started = await connectChecked(config, { onRetry: (error, attempt) => logger.debug('the API server does not answer yet', { attempt, error }) });
@@ -60,7 +62,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     user: connection.user,
     authenticatedAs: identity?.username,
   });
-  const metrics = new OperatorMetrics();
+  const metrics = new OperatorMetrics({ version });
   const memoryLimit = config.memoryLimitBytes ?? cgroupMemoryLimit();
   if (memoryLimit !== undefined) metrics.memoryLimit(memoryLimit);
   const api = new KubeApi(connection.transport, FIELD_MANAGER);

@@ -11,6 +11,7 @@
  * (ownership.ts, applied when the pass observes).
  */
 import { ConditionType, ReadyReason, setCondition, type AdmissionReason, type KeystoneApplicationCredentialStatus } from '../api';
+import { migration } from './migration';
 import type { Failure, LifecycleOrder, Observations, Plan } from './model';
 import { Step } from './step';
 import { teardown } from './teardown';
@@ -21,7 +22,7 @@ type Status = KeystoneApplicationCredentialStatus;
 export function decide(order: LifecycleOrder, observations: Observations, now: Date): Plan {
   const observed = observedStatus(order);
   if (order.deleting) return teardown(observed, observations);
-  if (observations.admission) return frozen(observed, observations.admission.reason, observations.admission.message, now);
+  if (observations.admission) return movedBackup(frozen(observed, observations.admission.reason, observations.admission.message, now), observations);
   return new Step(order, observations, now, observed).plan();
 }
 
@@ -39,6 +40,23 @@ export function decideFailure(order: LifecycleOrder, observations: Observations,
 
 function observedStatus(order: LifecycleOrder): Status {
   return { ...order.status, observedGeneration: order.generation ?? order.status.observedGeneration };
+}
+
+/**
+ * A frozen order's backup still moves to its own path after an upgrade (migration.ts): the same document in OpenBao,
+ * no Keystone call, nothing the consumer sees; everything else of the order stays as it is.
+ */
+function movedBackup(plan: Plan, world: Observations): Plan {
+  const live = plan.status.credentialGeneration;
+  const deliveredParked = world.generations.some((r) => r.generation === live && r.parked);
+  const { actions } = migration({
+    status: plan.status,
+    deliveredParked,
+    ...(world.backup ? { backup: world.backup } : {}),
+    ...(world.formerBackup ? { former: world.formerBackup } : {}),
+    deliverable: world.undeliverable === undefined,
+  });
+  return actions.length === 0 ? plan : { ...plan, actions: [...plan.actions, ...actions] };
 }
 
 /**

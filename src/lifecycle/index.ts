@@ -1,5 +1,6 @@
 export * from './conditions';
 export * from './decide';
+export * from './migration';
 export * from './model';
 export * from './ownership';
 export * from './ports';

@@ -109,6 +109,11 @@ export interface Observations {
   readonly keystoneError?: string;
   /** The backup; absent when none is configured. */
   readonly backup?: BackupObservation;
+  /**
+   * The path keystone-appcred 0.1.0 backed up to (the spec's, without the owner segment), when the face looks at it this
+   * pass (migration.ts): its document is removed once proven the order's own. Absent: not looked at.
+   */
+  readonly formerBackup?: BackupObservation;
   readonly delivery: DeliveryObservation;
 }
 
@@ -154,6 +159,8 @@ export type Action =
   | { readonly type: 'discard'; readonly generation: number; readonly why: string }
   /** Remove the backup's document (teardown). */
   | { readonly type: 'remove-backup'; readonly why: string }
+  /** Remove the order's own document, credential `credentialId`, from the path 0.1.0 backed up to (migration.ts). */
+  | { readonly type: 'remove-former-backup'; readonly credentialId: string; readonly why: string }
   /** Remove the delivered Secret (teardown). */
   | { readonly type: 'withdraw'; readonly why: string }
   /** Teardown is done: release the order (drop the finalizer, forget the resource). */

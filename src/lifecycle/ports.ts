@@ -73,6 +73,11 @@ export interface Ports {
   readonly secrets: SecretStore;
   /** Absent: no backup configured; delivery does not wait for one. */
   readonly backup?: BackupPort;
+  /**
+   * The path keystone-appcred 0.1.0 backed up to, when it differs from `backup`'s and the face wants it looked at this
+   * pass (migration.ts): read, and its document removed once proven the order's own. @default not looked at
+   */
+  readonly formerBackup?: BackupPort;
   readonly delivery: DeliveryPort;
   /** Renders the delivered document of a credential. */
   render(credentialId: string, secret: string): SecretData;

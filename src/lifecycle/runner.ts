@@ -8,9 +8,10 @@
  */
 import { SECRET_KEYS, type KeystoneApplicationCredentialStatus } from '../api';
 import { decide, decideFailure } from './decide';
-import type { Action, DeliveryObservation, ForeignCredential, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import { formerBackup, migration, accountedIds, type FormerBackup } from './migration';
+import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
-import type { KeystoneCredential, Ports } from './ports';
+import type { BackupPort, KeystoneCredential, Ports } from './ports';
 import type { CachedObservations } from './settled';
 
 /** How one action went, for timelines, logs and metrics. Carries no secret. */
@@ -43,6 +44,11 @@ export interface RunResult {
   readonly steps: number;
   /** The credentials under the order's names the order did not mint, as the pass observed them (ownership.ts). */
   readonly foreign: readonly ForeignCredential[];
+  /**
+   * The document at the path keystone-appcred 0.1.0 backed up to, as the pass left it (migration.ts), when the pass
+   * looked there: `foreign` is another's, left alone, for the face to report.
+   */
+  readonly former?: FormerBackup;
 }
 
 /** Error text of a failed observation; the ports' errors are already secret-free (Keystone and OpenBao redact theirs). */
@@ -57,16 +63,14 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
  */
 export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status' | 'owner'> = { status: {} }): Promise<Observations> {
   const status = order.status;
-  const [listed, parked, backupRead, delivered, admission, gate, undeliverable] = await Promise.all([
+  const [listed, parked, backupRead, formerRead, delivered, admission, gate, undeliverable] = await Promise.all([
     ports.keystone.list().then(
       (credentials) => ({ credentials }),
       (error: unknown) => ({ error: reason(error) }),
     ),
     ports.secrets.list(),
-    ports.backup?.read().then(
-      (credentialId) => (credentialId === undefined ? {} : { credentialId }),
-      (error: unknown) => ({ error: reason(error) }),
-    ),
+    readBackup(ports.backup),
+    readBackup(ports.formerBackup),
     ports.delivery.read(),
     ports.admission?.(),
     ports.gate?.(),
@@ -86,10 +90,19 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
     ...(foreign.length > 0 ? { foreign } : {}),
     ...('error' in listed ? { keystoneError: listed.error } : {}),
     ...(backupRead !== undefined ? { backup: backupRead } : {}),
+    ...(formerRead !== undefined ? { formerBackup: formerRead } : {}),
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
     ...(undeliverable ? { undeliverable } : {}),
   };
+}
+
+/** What a backup port holds (an error is an observation too); undefined without a port. */
+function readBackup(port: BackupPort | undefined): Promise<BackupObservation> | undefined {
+  return port?.read().then(
+    (credentialId) => (credentialId === undefined ? {} : { credentialId }),
+    (error: unknown) => ({ error: reason(error) }),
+  );
 }
 
 /**
@@ -164,6 +177,39 @@ function recordedGeneration(status: KeystoneApplicationCredentialStatus, credent
   return undefined;
 }
 
+/**
+ * The backup of an order the cache settles (settled.ts) on a process's first sight of it, after an upgrade above all:
+ * the own path and the path keystone-appcred 0.1.0 wrote are read, and the migration's actions run (migration.ts): the
+ * own path gets the delivered document when it lacks it, the order's document leaves the former path. OpenBao only,
+ * never Keystone, never the API server. Undefined when a path cannot be read: the order then takes the full pass, which
+ * reports it (BackupNotSynced). An action that fails throws an {@link ActionError}.
+ */
+export async function settleBackup(
+  order: Pick<LifecycleOrder, 'status'>,
+  ports: Pick<Ports, 'backup' | 'formerBackup' | 'secrets' | 'render'>,
+  options: Pick<RunOptions, 'onAction'> = {},
+): Promise<{ readonly former: FormerBackup; readonly actions: number } | undefined> {
+  const [backup, former] = await Promise.all([readBackup(ports.backup), readBackup(ports.formerBackup)]);
+  if (backup?.error !== undefined || former?.error !== undefined) return undefined;
+  const live = order.status.credentialGeneration;
+  const deliveredParked = live !== undefined && (await ports.secrets.list()).some((p) => p.generation === live && p.parked);
+  const planned = migration({ status: order.status, deliveredParked, ...(backup ? { backup } : {}), ...(former ? { former } : {}) });
+  for (const action of planned.actions) {
+    const t0 = performance.now();
+    try {
+      if (action.type === 'backup') await ports.backup?.write(await documentOf(ports, action));
+      else if (action.type === 'remove-former-backup') await ports.formerBackup?.remove();
+      options.onAction?.({ action, outcome: 'done', ms: performance.now() - t0 });
+    } catch (error) {
+      const failure = new ActionError(action, error);
+      options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: failure.message });
+      throw failure;
+    }
+  }
+  const after = planned.actions.some((a) => a.type === 'remove-former-backup') ? { state: 'empty' as const } : planned.former;
+  return { former: after, actions: planned.actions.length };
+}
+
 /** A pass could not observe all it needs (Keystone or the backup unreachable); the recorded conditions say so. */
 export class ObservationError extends Error {
   constructor(message: string) {
@@ -183,7 +229,7 @@ export class ActionError extends Error {
   }
 }
 
-async function documentOf(ports: Ports, action: { readonly generation: number; readonly credentialId: string }) {
+async function documentOf(ports: Pick<Ports, 'secrets' | 'render'>, action: { readonly generation: number; readonly credentialId: string }) {
   const secret = await ports.secrets.read(action.generation);
   if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
   return ports.render(action.credentialId, secret);
@@ -249,6 +295,9 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'remove-backup':
       await ports.backup?.remove();
       return { outcome: 'done' };
+    case 'remove-former-backup':
+      await ports.formerBackup?.remove();
+      return { outcome: 'done' };
     case 'withdraw':
       await ports.delivery.remove();
       return { outcome: 'done' };
@@ -267,7 +316,7 @@ export function carry(world: Observations, action: Action, executed: Executed): 
   const records = new Map(world.generations.map((r) => [r.generation, r]));
   const g = 'generation' in action ? action.generation : 0;
   const record = records.get(g) ?? { generation: g, parked: false };
-  let { backup, delivery } = world;
+  let { backup, delivery, formerBackup: former } = world;
   switch (action.type) {
     case 'park':
       records.set(g, { ...record, parked: true });
@@ -291,6 +340,9 @@ export function carry(world: Observations, action: Action, executed: Executed): 
     case 'remove-backup':
       backup = {};
       break;
+    case 'remove-former-backup':
+      former = {};
+      break;
     case 'withdraw':
       delivery = { state: 'absent' };
       break;
@@ -298,7 +350,7 @@ export function carry(world: Observations, action: Action, executed: Executed): 
       break;
   }
   const generations = [...records.values()].filter((r) => r.parked || r.failure !== undefined || r.credential !== undefined).sort((a, b) => a.generation - b.generation);
-  return { ...world, generations, delivery, ...(backup !== undefined ? { backup } : {}) };
+  return { ...world, generations, delivery, ...(backup !== undefined ? { backup } : {}), ...(former !== undefined ? { formerBackup: former } : {}) };
 }
 
 /**
@@ -311,6 +363,13 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
   );
+}
+
+/** The former path's verdict as a pass leaves it, when the pass looked there. */
+function formerOf(world: Observations, status: KeystoneApplicationCredentialStatus): { former?: FormerBackup } {
+  if (world.formerBackup === undefined) return {};
+  const own = world.keystoneError === undefined ? world.generations.flatMap((r) => (r.credential ? [r.credential.id] : [])) : [];
+  return { former: formerBackup(world.formerBackup, accountedIds(status, own)) };
 }
 
 /**
@@ -359,15 +418,19 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
         throw failure;
       }
     }
-    if (released) return { status: plan.status, released: true, steps: step, foreign: observed.foreign ?? [] };
+    if (released) return { status: plan.status, released: true, steps: step, foreign: observed.foreign ?? [], ...formerOf(world, plan.status) };
     // The step's status holds once its actions succeeded; the next step decides on it (a refused mint is decided again).
     if (!refused) current = { ...current, status: plan.status };
     if (plan.actions.length === 0) {
       await record(plan.status);
       world = observed;
-      const unobserved = [world.keystoneError && `Keystone: ${world.keystoneError}`, world.backup?.error && `backup: ${world.backup.error}`].filter(Boolean);
+      const unobserved = [
+        world.keystoneError && `Keystone: ${world.keystoneError}`,
+        world.backup?.error && `backup: ${world.backup.error}`,
+        world.formerBackup?.error && `the backup path keystone-appcred 0.1.0 wrote: ${world.formerBackup.error}`,
+      ].filter(Boolean);
       if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
-      return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step, foreign: world.foreign ?? [] };
+      return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step, foreign: world.foreign ?? [], ...formerOf(world, plan.status) };
     }
   }
   await record(current.status).catch(() => undefined); // what the steps that succeeded established

@@ -4,6 +4,7 @@
 import { alternateCredentialName, credentialName, formatTime, type KeystoneApplicationCredentialStatus } from '../api';
 import { report } from './conditions';
 import type { Action, Failure, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import { migration } from './migration';
 import { carriedGenerations, rebuild } from './recorded';
 import * as rotation from './rotation';
 
@@ -68,6 +69,7 @@ export class Step {
       }
       if (this.status.credentialGeneration !== undefined) this.reschedule();
     }
+    this.migrate();
     this.report();
     return {
       status: this.status,
@@ -274,6 +276,29 @@ export class Step {
       const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt);
       if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
     }
+  }
+
+  /**
+   * After an upgrade from 0.1.0 (migration.ts): the own path gets the delivered document when nothing above wrote it
+   * (a gated order), and the order's document leaves the path 0.1.0 wrote once the own path holds it. OpenBao only.
+   */
+  private migrate(): void {
+    if (this.world.backup === undefined) return;
+    const live = this.status.credentialGeneration;
+    const writes = this.backedUp !== undefined && this.backedUp === live;
+    const { actions } = migration({
+      status: this.status,
+      deliveredParked: live !== undefined && this.records.get(live)?.parked === true,
+      backup: this.world.backup,
+      ...(this.world.formerBackup ? { former: this.world.formerBackup } : {}),
+      ownCredentialIds: this.keystoneKnown ? [...this.records.values()].flatMap((r) => (r.credential ? [r.credential.id] : [])) : [],
+      // A write this step makes for another generation (a switch it could not finish) does not count.
+      writesBackup: writes,
+      deliverable: this.world.undeliverable === undefined,
+    });
+    // The own path is written by the rules above whenever they run; the migration adds it only where they did not.
+    const backupWritten = this.actions.some((a) => a.type === 'backup');
+    this.actions.push(...actions.filter((a) => !(a.type === 'backup' && backupWritten)));
   }
 
   /** The conditions and the Secret's status fields, as this step leaves them. */

@@ -103,11 +103,15 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
   /** The successor's credential, as this run's own mint created it. */
   const minted = new Map<number, string>();
   if (olds.successorGeneration !== undefined && olds.successorCredentialId !== undefined) minted.set(olds.successorGeneration, olds.successorCredentialId);
+  // A state keystone-appcred 0.1.0 wrote has no owner id, and its backup is at the default path without one: this run
+  // writes the owner's path and removes the 0.1.0 document once it is proven this resource's (src/lifecycle/migration.ts).
+  const migrating = !deleting && olds.owner === undefined && olds.credentialId !== undefined && inputs.backup !== undefined && inputs.backup.path === undefined;
   const ports: Ports = {
     keystone: keystone.port,
     secrets,
     delivery,
     ...(inputs.backup !== undefined ? { backup: backupOf(ctx, inputs, owner) } : {}),
+    ...(migrating ? { formerBackup: backupOf(ctx, inputs, undefined) } : {}),
     render,
     writeStatus: async (next) => {
       status = next;
@@ -141,13 +145,16 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         // parked secret is recorded, so the next up finds it in Keystone and continues with it.
         if (e.action.type === 'mint') changed = true;
         if (e.outcome === 'failed') return;
-        if (['delete', 'backup', 'remove-backup'].includes(e.action.type)) changed = true;
+        if (['delete', 'backup', 'remove-backup', 'remove-former-backup'].includes(e.action.type)) changed = true;
         const a = e.action;
         if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
         if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
       },
     });
     await reportOf(ctx, result.status, result.foreign, deleting);
+    if (result.former?.state === 'foreign') {
+      await ctx.warn(`the backup path keystone-appcred 0.1.0 wrote for this resource (without its owner id) holds credential ${result.former.credentialId}, which this resource does not record: left alone; remove it with bao kv metadata delete once you know whose it is`);
+    }
     return await current(inputs);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

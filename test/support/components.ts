@@ -8,18 +8,20 @@ import { startImage } from './image';
 import { startKeystone } from './keystone';
 import { startKube } from './kube';
 import { startOpenBao } from './openbao';
+import { preparePreviousRelease } from './previous-release';
 import { preparePromtool, startPrometheus } from './prometheus';
 import { preparePulumi } from './pulumi';
 import { startTargetKube } from './target-kube';
 
 /**
  * `target-kube` is a second API server, a registered target cluster (test/support/target-kube.ts); `promtool` only
- * provides the binary, `prometheus` runs a server (test/support/prometheus.ts).
+ * provides the binary, `prometheus` runs a server (test/support/prometheus.ts); `previous-release` is the release
+ * before this one, built from the repository's history and cached by commit (test/support/previous-release.ts).
  */
-export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao' | 'pulumi' | 'promtool' | 'prometheus';
+export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao' | 'pulumi' | 'promtool' | 'prometheus' | 'previous-release';
 
 /** In start order: the image first (a cold build is the longest step, and needs none of the others). */
-export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi', 'promtool', 'prometheus'];
+export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi', 'promtool', 'prometheus', 'previous-release'];
 
 /** A started component. */
 export interface Started {
@@ -42,6 +44,7 @@ const STARTERS: Record<Component, Starter> = {
   pulumi: preparePulumi,
   promtool: preparePromtool,
   prometheus: startPrometheus,
+  'previous-release': preparePreviousRelease,
 };
 
 export async function starterFor(component: Component): Promise<Starter> {

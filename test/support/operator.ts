@@ -171,7 +171,16 @@ export async function operatorKubeconfig(
   const as = options.as ?? 'admin';
   await kubectl(['create', 'namespace', identity.namespace], { as });
   await applyOk([...(options.rbac ?? operatorRbac(manifests, identity))], { fieldManager: 'kac-test', as });
-  const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=2h'], { as })).trim();
+  return serviceAccountKubeconfig({ namespace: identity.namespace, serviceAccount: sa }, path, as);
+}
+
+/**
+ * Writes to `path` a kubeconfig that authenticates as an existing service account (a 2 h token), e.g. the one an
+ * installed operator's pod would use; returns `path`.
+ */
+export async function serviceAccountKubeconfig(account: { readonly namespace: string; readonly serviceAccount: string }, path: string, as: Identity = 'admin'): Promise<string> {
+  const sa = account.serviceAccount;
+  const token = (await kubectlOk(['create', 'token', sa, '-n', account.namespace, '--duration=2h'], { as })).trim();
   const server = as === 'target' ? process.env.KAC_TARGET_KUBE_SERVER : process.env.KAC_KUBE_SERVER;
   const ca = as === 'target' ? process.env.KAC_TARGET_KUBE_CA_FILE : process.env.KAC_KUBE_CA_FILE;
   writeFileSync(
@@ -182,7 +191,7 @@ export async function operatorKubeconfig(
       'current-context': 'sa',
       clusters: [{ name: 'kac', cluster: { server, 'certificate-authority': ca } }],
       users: [{ name: sa, user: { token } }],
-      contexts: [{ name: 'sa', context: { cluster: 'kac', user: sa, namespace: identity.namespace } }],
+      contexts: [{ name: 'sa', context: { cluster: 'kac', user: sa, namespace: account.namespace } }],
     }),
     { mode: 0o600 },
   );

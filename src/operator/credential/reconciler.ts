@@ -17,7 +17,8 @@
 import { createHash } from 'node:crypto';
 import { TEARDOWN_FINALIZER, backingPath, resolveSpec, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
-import { observeCached, reconcile as runLifecycle, type ActionEvent } from '../../lifecycle/runner';
+import type { FormerBackup } from '../../lifecycle/migration';
+import { observeCached, reconcile as runLifecycle, settleBackup, type ActionEvent } from '../../lifecycle/runner';
 import { settled } from '../../lifecycle/settled';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { fingerprintOf } from '../../plane/driver/memo';
@@ -99,6 +100,12 @@ export class CredentialReconciler {
   private readonly seen = new Map<string, { readonly asked: string; readonly credentialGeneration: number; readonly fresh: boolean }>();
   /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
   private readonly justActed = new Set<string>();
+  /**
+   * Orders whose backup this process has looked at on both paths, its own and the one keystone-appcred 0.1.0 wrote
+   * (src/lifecycle/migration.ts): the first pass over an order after a start reads both, in OpenBao only, and moves the
+   * document; later passes read the own path alone (a teardown reads both again).
+   */
+  private readonly backupLooked = new Set<string>();
   private readonly clock: () => Date;
   private readonly sessions: KeystoneSessions;
 
@@ -121,6 +128,7 @@ export class CredentialReconciler {
       this.converged.delete(id);
       this.seen.delete(id);
       this.justActed.delete(id);
+      this.backupLooked.delete(id);
       return {};
     }
     const deleting = order.metadata.deletionTimestamp !== undefined;
@@ -152,7 +160,8 @@ export class CredentialReconciler {
     const changedByUser = met !== undefined && met.asked !== asked.asked && asked.credentialGeneration <= met.credentialGeneration;
     const fresh = changedByUser || (met?.fresh ?? false);
     // A change the user made is never vouched for by the cache, even when it lands on the pass the own writes wake.
-    const vouchable = met === undefined || (this.justActed.delete(id) && !fresh);
+    const firstSight = met === undefined;
+    const vouchable = firstSight || (this.justActed.delete(id) && !fresh);
     this.seen.set(id, { ...asked, fresh });
     const now = this.clock();
     if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
@@ -196,6 +205,10 @@ export class CredentialReconciler {
     // cluster ordering the same names for the same Keystone user never has its credentials or its backup taken
     // (src/lifecycle/ownership.ts).
     const owner = order.metadata.uid;
+    // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
+    const backupAt = this.deps.backup;
+    const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
+    const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
       prefix,
       ...(owner ? { owner } : {}),
@@ -226,7 +239,9 @@ export class CredentialReconciler {
     // and takes the full pass).
     if (vouchable && !wrote && !deleting && fingerprint !== undefined) {
       const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
-      if (verdict.settled) {
+      // On a first sight the backup is looked at too, in OpenBao only: after an upgrade, this moves it to the own path.
+      const moved = verdict.settled && firstSight && ownBackup ? await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, id, where) : true;
+      if (verdict.settled && moved) {
         const wakeAt = verdict.wakeAt?.getTime();
         this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
         return { skipped: true, settled: true, status: before, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {}) };
@@ -236,7 +251,8 @@ export class CredentialReconciler {
     const ports: Ports = {
       keystone,
       ...cachedPorts,
-      ...(this.deps.backup ? { backup: this.deps.backup(backingPath(cpKey.namespace, prefix, owner)) } : {}),
+      ...(ownBackup ? { backup: ownBackup } : {}),
+      ...(formerBackup ? { formerBackup } : {}),
       writeStatus: async (status) => {
         await orders.writeStatus(KIND, key, status); // the port records an Event per condition transition
         wrote = true;
@@ -260,6 +276,7 @@ export class CredentialReconciler {
       },
     });
     if (asUser && fresh) this.seen.set(id, { ...asked, fresh: false }); // the pass observed Keystone anew and succeeded
+    if (formerBackup) await this.formerLooked(order, result.former, id, where);
     if (result.released) {
       await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' }, where);
       this.converged.delete(id);
@@ -283,6 +300,36 @@ export class CredentialReconciler {
       this.seen.delete(id);
       this.justActed.delete(id);
     }
+  }
+
+  /**
+   * The backup of an order the cache settles, on this process's first sight of it (src/lifecycle/runner.ts
+   * `settleBackup`): false when a path cannot be read, and the order takes the full pass.
+   */
+  private async settleBackup(
+    order: KeystoneApplicationCredential,
+    lifecycleOrder: { readonly status: KeystoneApplicationCredentialStatus },
+    ports: Parameters<typeof settleBackup>[1],
+    id: string,
+    where: string | undefined,
+  ): Promise<boolean> {
+    const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) });
+    if (moved === undefined) return false;
+    if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
+    return true;
+  }
+
+  /**
+   * The path 0.1.0 wrote was looked at: not again in this process (but at teardown). A document there the order
+   * cannot account for is left alone and reported, once per process, with a Warning Event naming the path's credential.
+   */
+  private async formerLooked(order: KeystoneApplicationCredential, former: FormerBackup | undefined, id: string, where: string | undefined): Promise<void> {
+    this.backupLooked.add(id);
+    if (former?.state !== 'foreign') return;
+    const note =
+      `the backup path keystone-appcred 0.1.0 wrote for this order (without its uid) holds credential ${former.credentialId}, which this order does not record: ` +
+      'left alone (another installation sharing this OpenBao may have written it); remove it with bao kv metadata delete once you know whose it is';
+    await this.emit(order, { type: 'Warning', reason: 'ForeignBackup', action: 'Migrate', note }, where);
   }
 
   /**

@@ -22,6 +22,7 @@
  * | `keystone_appcred_heap_trims_total` | | memory-reducing collections after a burst (`--heap-trim-interval`) |
  * | `keystone_appcred_heap_trimmed_bytes_total` | | held V8 heap those collections gave back |
  * | `keystone_appcred_heap_trim_seconds_total` | | the pauses they took |
+ * | `keystone_appcred_build_info` | version | 1; `version` is the operator's (its package.json), as kube's `kubernetes_build_info` |
  * | `keystone_appcred_target_cluster_connected` | cluster | 1 while a registered target cluster's API server answers, 0 while it does not or its kubeconfig is unusable |
  *
  * plus prom-client's default process metrics (`process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, ...).
@@ -60,8 +61,15 @@ export class OperatorMetrics {
   private readonly keystoneRequests: Counter<'endpoint' | 'result'>;
   private memoryLimitGauge?: Gauge;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /**
+   * `version`: the operator's version, exported as `keystone_appcred_build_info{version}` (absent without one);
+   * `defaultMetrics`: prom-client's process metrics. @default no version; default metrics on
+   */
+  constructor(options: { defaultMetrics?: boolean; version?: string } = {}) {
     const registers = [this.registry];
+    if (options.version !== undefined) {
+      new Gauge({ name: 'keystone_appcred_build_info', help: 'Always 1; the version label is the running operator\'s version.', labelNames: ['version'], registers }).set({ version: options.version }, 1);
+    }
     this.reconciles = new Counter({ name: 'keystone_appcred_reconcile_total', help: 'Finished reconciles by kind and result.', labelNames: ['kind', 'result'], registers });
     this.errors = new Counter({ name: 'keystone_appcred_reconcile_errors_total', help: 'Failed reconciles by kind.', labelNames: ['kind'], registers });
     this.duration = new Histogram({

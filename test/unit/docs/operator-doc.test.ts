@@ -146,7 +146,7 @@ describe('docs/operator.md: RBAC on a target cluster', () => {
 });
 
 describe('docs/operator.md: metrics', () => {
-  const operatorMetrics = new OperatorMetrics({ defaultMetrics: false });
+  const operatorMetrics = new OperatorMetrics({ defaultMetrics: false, version: '0.0.0-test' });
   operatorMetrics.memoryLimit(512 * 2 ** 20); // exported once a limit is known
   const runtime = operatorMetrics.registry;
   const perOrder = new Registry();

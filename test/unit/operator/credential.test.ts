@@ -693,3 +693,96 @@ describe('KeystoneApplicationCredential reconciler under several workers', () =>
   });
 });
 
+
+describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (the backup path without the uid)', () => {
+  const former = (prefix: string) => `openstack/keystone/${CP_NS}/${prefix}/service-accounts/application-credential`;
+  const own = (w: ReturnType<typeof world>) => `openstack/keystone/${CP_NS}/${w.prefix}/${w.get().metadata.uid}/service-accounts/application-credential`;
+  /** A converged order whose backup is where 0.1.0 left it: at the spec's path, none at its own. */
+  async function upgraded(formerHolds?: string) {
+    const backups = new Map<string, string>();
+    const w = world({ backups });
+    w.assignment();
+    await w.converge();
+    const id = w.get().status?.credentialID as string;
+    backups.delete(own(w));
+    backups.set(former(w.prefix), formerHolds ?? id);
+    const calls: string[] = [];
+    w.keystone.fault = (call) => void calls.push(call);
+    w.cluster.clear();
+    const restart = (atMs = 60_000) =>
+      new CredentialReconciler({
+        cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)),
+        keystone: () => w.keystone,
+        clock: () => new Date(T0.getTime() + atMs),
+        event: (order, e) => w.cluster.event(order, e),
+        backup: (path: string) => ({
+          read: async () => backups.get(path),
+          write: async (data) => void backups.set(path, data.application_credential_id),
+          remove: async () => void backups.delete(path),
+        }),
+      });
+    return { w, id, backups, calls, restarted: restart(), restart };
+  }
+
+  it('the first pass after the restart moves the backup to the own path and removes the one 0.1.0 wrote: settled, 0 Keystone calls, 0 API writes', async () => {
+    const { w, id, backups, calls, restarted } = await upgraded();
+    const first = await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(first).toMatchObject({ skipped: true, settled: true });
+    expect(backups.get(own(w))).toBe(id);
+    expect(backups.has(former(w.prefix))).toBe(false);
+    expect(calls).toEqual([]);
+    expect(w.cluster.writes).toEqual([]);
+    // Later passes of the same process look at the own path only; a document put back at the former path stays.
+    backups.set(former(w.prefix), id);
+    await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(backups.get(former(w.prefix))).toBe(id);
+  });
+
+  it('a document at the former path the order does not record is left alone and reported (a Warning Event ForeignBackup), once per process', async () => {
+    const { w, id, backups, calls, restarted } = await upgraded('another-installations-credential');
+    expect(await restarted.reconcile({ namespace: NS, name: 'app' })).toMatchObject({ settled: true });
+    expect(backups.get(own(w))).toBe(id);
+    expect(backups.get(former(w.prefix))).toBe('another-installations-credential');
+    expect(calls).toEqual([]);
+    const warnings = w.cluster.events.filter((e) => e.reason === 'ForeignBackup');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].note).toContain('another-installations-credential');
+    expect(w.cluster.writes.map((x) => x.verb)).toEqual(['event']);
+    await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(w.cluster.events.filter((e) => e.reason === 'ForeignBackup')).toHaveLength(1);
+  });
+
+  it('an order that is not settled (a rotation due) migrates in its full pass, after the switch the rotation makes', async () => {
+    const { w, backups, restart } = await upgraded();
+    w.travel(3_601_000);
+    await restart(3_601_000).reconcile({ namespace: NS, name: 'app' });
+    const status = w.get().status;
+    expect(status?.credentialGeneration).toBe(2);
+    expect(backups.get(own(w))).toBe(status?.credentialID);
+    // The former document held generation 1, the superseded one the status records: the order's own, removed.
+    expect(backups.has(former(w.prefix))).toBe(false);
+  });
+
+  it('teardown after the upgrade leaves both paths empty; a foreign document at the former path stays', async () => {
+    for (const holds of [undefined, 'another-installations-credential']) {
+      const { w, backups, restarted } = await upgraded(holds);
+      const ownPath = own(w);
+      await w.cluster.delete(Kinds.KeystoneApplicationCredential, NS, 'app');
+      for (let i = 0; i < 3 && w.get(); i++) await restarted.reconcile({ namespace: NS, name: 'app' });
+      expect(w.get()).toBeUndefined();
+      expect(backups.has(ownPath)).toBe(false);
+      expect(backups.get(former(w.prefix))).toBe(holds);
+    }
+  });
+
+  it('a frozen order (its namespace no longer assigned) gets its backup moved too, and nothing else', async () => {
+    const { w, id, backups, calls, restarted } = await upgraded();
+    w.controlPlane([]);
+    w.cluster.clear();
+    await restarted.reconcile({ namespace: NS, name: 'app' });
+    expect(w.reason('Ready')).toBe('NotAllReady');
+    expect(backups.get(own(w))).toBe(id);
+    expect(backups.has(former(w.prefix))).toBe(false);
+    expect(calls.filter((c) => c !== 'list')).toEqual([]);
+  });
+});

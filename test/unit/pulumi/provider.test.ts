@@ -491,3 +491,46 @@ describe('worldOf', () => {
     expect(w.delivery).toEqual({ state: 'delivered', credentialId: 'b', intact: true });
   });
 });
+
+describe('a stack keystone-appcred 0.1.0 created (no owner id; its backup at the path without one)', () => {
+  const formerPath = `keystone/pulumi/${PREFIX}/service-accounts/application-credential`;
+  /** A state as 0.1.0 left it: the current one without the owner id, its backup at the path without one. */
+  async function fromOneZero(formerHolds?: string) {
+    const s = setup({ backupFails: () => false });
+    const { id, outs } = await s.provider.create(inputs({ backup: {} }));
+    const { owner, ...state } = outs;
+    s.backed.clear();
+    s.backed.set(formerPath, formerHolds ?? (outs.credentialId as string));
+    return { ...s, id, state: state as ProviderOutputs, owner };
+  }
+
+  it('the first up after the upgrade changes nothing (no due rotation, no diff); the update that rotates writes the owner path and removes the 0.1.0 document, minting once', async () => {
+    const { provider, keystone, travel, backed, id, state } = await fromOneZero();
+    expect((await provider.diff(id, state, inputs({ backup: {} }))).changes).toBe(false);
+    const creates = () => keystone.writes.filter((w) => w.startsWith('create')).length;
+    expect(creates()).toBe(1);
+    travel(H);
+    const { outs } = await provider.update(id, state, inputs({ backup: {} }));
+    expect(creates()).toBe(2);
+    expect(outs.owner).toMatch(/^[0-9a-f-]{36}$/);
+    expect([...backed.entries()]).toEqual([[`keystone/pulumi/${PREFIX}/${outs.owner}/service-accounts/application-credential`, outs.credentialId]]);
+    // Destroy then leaves both paths empty.
+    await provider.delete(id, outs);
+    expect(backed.size).toBe(0);
+  });
+
+  it('a document at the 0.1.0 path the state does not record is left alone, with a warning', async () => {
+    const { provider, travel, backed, id, state, warnings } = await fromOneZero('another-stacks-credential');
+    travel(H);
+    const { outs } = await provider.update(id, state, inputs({ backup: {} }));
+    expect(backed.get(formerPath)).toBe('another-stacks-credential');
+    expect(backed.get(`keystone/pulumi/${PREFIX}/${outs.owner}/service-accounts/application-credential`)).toBe(outs.credentialId);
+    expect(warnings.some((w) => w.includes('another-stacks-credential') && w.includes('left alone'))).toBe(true);
+  });
+
+  it('destroy without an up between removes the 0.1.0 document (the state names no owner: its path is the one without)', async () => {
+    const { provider, backed, id, state } = await fromOneZero();
+    await provider.delete(id, state);
+    expect(backed.size).toBe(0);
+  });
+});

@@ -1,0 +1,337 @@
+// @needs kube keystone openbao pulumi previous-release
+/**
+ * The upgrade from the previous release (keystone-appcred 0.1.0, built from commit 8f3fd1c by the `previous-release`
+ * component) to this one, as a platform team lives it, the way cert-manager's hack/verify-upgrade.sh and
+ * prometheus-operator's upgradepath test do it:
+ *
+ * 1. 0.1.0 installed as its README said (`manifests | kubectl apply --server-side -f -`), its operator running under
+ *    that RBAC, with orders in flight: one rotated by a raised generation, its generation 1 in its grace period; one
+ *    steady (a 720h schedule); one frozen (its namespace's assignment removed); one whose 0.1.0 backup path another
+ *    installation overwrote. A consumer probe logs in with the delivered Secrets every second throughout.
+ * 2. This release applied over it as docs/upgrading.md says: the CRDs (deploy/crds.yaml), then the RBAC and the
+ *    Deployment (deploy/install.yaml), then the old operator stopped and the new one started (a Recreate rollout),
+ *    while another installation still on 0.1.0 writes the 0.1.0 path of one order.
+ * 3. Asserted: for a minute nothing is minted, deleted or changed (Keystone, statuses, delivered Secrets); no Keystone
+ *    call and no API write but the foreign backup's Event at the upgrade; every backup at its uid path within a pass
+ *    and the 0.1.0 path emptied (the foreign one left, a ForeignBackup Event); the probe never fails; 0.1.0's
+ *    generation 1 swept at its previousCredentialDeleteAt; a rotation and a teardown (both paths empty) under the new
+ *    release.
+ * 4. The Pulumi face: a stack created with 0.1.0's package, then `up`, `refresh`, a rotation and `destroy` with this
+ *    one: nothing minted but the rotation's credential.
+ *
+ * The timeline (each phase's seconds, the Keystone calls and API writes at the upgrade) is printed at the end.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { OpenBaoBackup } from '../../src/backup/openbao';
+import { ApplicationCredentials } from '../../src/keystone';
+import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
+import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
+import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
+import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
+import { metricSum, metricsText, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { buildProject } from '../support/package';
+import { configureStack, runPulumi } from '../support/pulumi';
+import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
+import { startRecordingProxy, isWrite, type RecordingProxy } from '../support/recording-proxy';
+
+jest.setTimeout(600_000);
+
+const REPO = resolve(__dirname, '..', '..');
+const PREVIOUS = process.env.KAC_PREVIOUS_RELEASE_DIR as string;
+const PREVIOUS_VERSION = process.env.KAC_PREVIOUS_RELEASE_VERSION as string;
+const SYSTEM = 'keystone-appcred-system';
+const SA = 'keystone-appcred-operator';
+const NS = 'kac-upgrade';
+const FROZEN_NS = 'kac-upgrade-frozen';
+const CP_NS = 'kac-upgrade-cp';
+const GRACE_S = 150;
+const CRDS = ['controlplanes', 'keystoneprojects', 'keystoneusers', 'keystoneroleassignments', 'keystoneapplicationcredentials', 'keystoneclusteridentities'].map((r) => `${r}.c5c3.io`);
+const USERS = { main: uniqueName('upgrade'), frozen: uniqueName('upgrade-frozen') };
+const fx = Object.assign(credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: USERS.main, projectName: uniqueName('upgrade') }), { userName: USERS.main });
+const fxFrozen = Object.assign(credentialFixtures({ namespace: FROZEN_NS, cpNamespace: CP_NS, userName: USERS.frozen, projectName: uniqueName('upgrade-frozen') }), { userName: USERS.frozen });
+const BAO = { address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string };
+
+/** The backup at an order's 0.1.0 path (the spec's, without the uid) and at its uid path. */
+const formerBackup = (f: typeof fx, name: string) => new OpenBaoBackup({ ...BAO, path: `keystone/${CP_NS}/${f.prefixOf(name)}/service-accounts/application-credential` });
+const ownBackup = (f: typeof fx, name: string, uid: string) => f.backup(name, uid);
+
+const timeline: [string, number][] = [];
+let phaseStart = Date.now();
+const phase = (name: string) => {
+  const now = Date.now();
+  timeline.push([name, (now - phaseStart) / 1000]);
+  phaseStart = now;
+};
+
+let unlock: (() => void) | undefined;
+let proxy: RecordingProxy;
+let workDir = '';
+let oldOperator: OperatorProcess | undefined;
+let operator: OperatorProcess | undefined;
+const probes: ReturnType<typeof fx.probe>[] = [];
+const upgradeFigures: Record<string, unknown> = {};
+
+/** A kubeconfig that authenticates as the installed operator's service account (what its pod would use). */
+const installedOperatorKubeconfig = (path: string) => serviceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: SA }, path);
+
+const operatorEnv = { KAC_OPENBAO_ADDRESS: BAO.address, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: BAO.token };
+const electionFlags = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
+
+/** The ordered users' credentials in Keystone, as the admin sees them: id → name. */
+async function keystoneCredentials(): Promise<Record<string, string>> {
+  const admin = adminSession(fx.env);
+  const out: Record<string, string> = {};
+  const users = await admin.request({ method: 'GET', path: admin.transport.pathOf('users') });
+  const names = new Set([fx, fxFrozen].map((f) => f.userName));
+  for (const u of (users.body as { users: { id: string; name: string }[] }).users.filter((x) => names.has(x.name))) {
+    const list = await admin.request({ method: 'GET', path: admin.transport.pathOf(`users/${u.id}/application_credentials`) });
+    for (const c of (list.body as { application_credentials: { id: string; name: string }[] }).application_credentials) out[c.id] = c.name;
+  }
+  return out;
+}
+
+/** What must not change for a minute after the upgrade: the orders' statuses and the delivered Secrets. */
+async function clusterSnapshot(): Promise<string> {
+  const orders: unknown[] = [];
+  for (const [f, names] of [[fx, ['graced', 'steady', 'foreign']], [fxFrozen, ['frozen']]] as const) {
+    for (const name of names) orders.push({ name, status: (await f.order(name)).status, secret: await f.delivered(name) });
+  }
+  return JSON.stringify(orders);
+}
+
+const ready = (o: Order) => condition(o, 'Ready')?.status === 'True';
+
+beforeAll(async () => {
+  unlock = await lockCluster('upgrade.test.ts');
+  workDir = mkdtempSync(join(process.env.KAC_TEST_WORKDIR as string, 'upgrade-'));
+  proxy = await startRecordingProxy(fx.env.authUrl);
+  // A cluster as a 0.1.0 user has it: nothing of this project but what 0.1.0 installs.
+  await releaseAllLeftovers();
+  await kubectl(['delete', 'crd', ...CRDS, '--ignore-not-found', '--timeout=180s'], { timeoutMs: 200_000 });
+  phase('setup');
+}, LOCKED_SETUP_MS);
+
+afterAll(async () => {
+  for (const p of probes) await p.stop();
+  await operator?.server.stop(5_000);
+  await oldOperator?.server.stop(5_000);
+  await releaseLeftovers([NS, FROZEN_NS, CP_NS]);
+  for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  // The operator's namespace is the one other files install into: gone before the lock is let go.
+  await kubectl(['delete', 'namespace', SYSTEM, '--timeout=180s'], { timeoutMs: 200_000 });
+  await proxy?.close();
+  process.stdout.write(`[upgrade] timeline (s): ${timeline.map(([n, s]) => `${n} ${s.toFixed(1)}`).join(', ')}; at the upgrade: ${JSON.stringify(upgradeFigures)}\n`);
+  unlock?.();
+});
+
+describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in flight`, () => {
+  let before = '';
+  let keystoneBefore: Record<string, string> = {};
+  const uids: Record<string, string> = {};
+
+  it(`${PREVIOUS_VERSION} installed as its README said, its operator running; orders in grace, steady, frozen, and one whose 0.1.0 path another installation wrote`, async () => {
+    const yaml = execFileSync(process.execPath, [join(PREVIOUS, 'lib/src/cli/main.js'), 'manifests', '--image', `keystone-appcred:${PREVIOUS_VERSION}`, '--openbao-address', BAO.address], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+    await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, timeoutMs: 120_000 });
+    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'old.kubeconfig'));
+    oldOperator = await startOperator({ name: 'old', command: [process.execPath, join(PREVIOUS, 'lib/src/cli/main.js'), 'operator'], cwd: PREVIOUS, kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
+    await waitReady(oldOperator);
+    for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
+    const adminYaml = fx.adminCloudsYaml().replace(fx.env.authUrl, proxy.url);
+    await applyOk([fx.adminSecret('keystone-admin', adminYaml), fx.controlPlane({ authUrl: proxy.url, assignments: [{ namespace: FROZEN_NS }] })], { fieldManager: 'kac-test' });
+    await applyOk([...fx.identityOrders(), ...fxFrozen.identityOrders()], { fieldManager: 'kac-test' });
+    await applyOk(
+      [
+        fx.credentialOrder('graced', { interval: '1h', gracePeriod: `${GRACE_S}s` }),
+        fx.credentialOrder('steady', { interval: '720h', gracePeriod: '1h' }),
+        fx.credentialOrder('foreign', { interval: '720h', gracePeriod: '1h' }),
+        fxFrozen.credentialOrder('frozen', { interval: '720h', gracePeriod: '1h' }),
+      ],
+      { fieldManager: 'kac-test' },
+    );
+    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fx, 'foreign'], [fxFrozen, 'frozen']] as const) {
+      await eventually(async () => {
+        const o = await f.order(name);
+        return o.status?.credentialGeneration === 1 && ready(o) && o;
+      }, 180_000);
+    }
+    phase(`${PREVIOUS_VERSION} installed, 4 orders delivered`);
+    probes.push(fx.probe('graced'), fx.probe('steady'));
+    // In flight: generation 2 by a raised generation, generation 1 in its grace period.
+    await fx.merge('keystoneapplicationcredential', 'graced', { spec: { credentialGeneration: 2 } });
+    const graced = await eventually(async () => {
+      const o = await fx.order('graced');
+      return o.status?.credentialGeneration === 2 && o.status.previousCredentialGeneration === 1 && ready(o) && o;
+    }, 120_000);
+    expect(graced.status?.previousCredentialDeleteAt).toBeDefined();
+    // Frozen: its namespace's assignment removed.
+    await applyOk(fx.controlPlane({ authUrl: proxy.url }), { fieldManager: 'kac-test' });
+    await eventually(async () => condition(await fxFrozen.order('frozen'), 'Ready')?.reason === 'NotAllReady', 60_000);
+    // 0.1.0 backed up at the spec's path, without the uid.
+    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen']] as const) {
+      const o = await f.order(name);
+      uids[name] = o.metadata.uid as string;
+      expect(await formerBackup(f, name).read()).toBe(o.status?.credentialID);
+      expect(await ownBackup(f, name, uids[name]).read()).toBeUndefined();
+    }
+    uids.foreign = (await fx.order('foreign')).metadata.uid as string;
+    phase('orders in flight');
+  });
+
+  it('this release applied as docs/upgrading.md says: the CRDs, then the RBAC and the Deployment, then the new operator takes over', async () => {
+    await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/crds.yaml')], { timeoutMs: 120_000 });
+    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/install.yaml')], { timeoutMs: 120_000 });
+    const deployment = JSON.parse(await kubectlOk(['get', 'deployment', SA, '-n', SYSTEM, '-o', 'json'])) as { spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(deployment.spec.template.spec.containers[0].image).toBe(`keystone-appcred:${JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version as string}`);
+    phase('CRDs, RBAC and Deployment applied');
+    // The rollout (as the Recreate strategy does it): the old pod gets SIGTERM and releases the Lease, the new one starts.
+    await oldOperator?.server.stop(30_000);
+    oldOperator = undefined;
+    before = await clusterSnapshot();
+    keystoneBefore = await keystoneCredentials();
+    // Meanwhile another installation sharing this OpenBao (still on 0.1.0) wrote the 0.1.0 path of `foreign` last.
+    await formerBackup(fx, 'foreign').write({ 'clouds.yaml': '', application_credential_id: 'another-installations-credential', application_credential_secret: 'not-this-orders' });
+    const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'new.kubeconfig'));
+    const mark = proxy.calls.length;
+    operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
+    await waitReady(operator);
+    await eventually(async () => /^keystone_appcred_leader 1$/m.test(await metricsText(operator as OperatorProcess)), 60_000);
+    const leaderAt = Date.now();
+    phase('new operator leading');
+    // Within one pass: every backup at its uid path, the 0.1.0 path emptied (the foreign document left alone).
+    await eventually(async () => {
+      for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fx, 'foreign'], [fxFrozen, 'frozen']] as const) {
+        const id = (await f.order(name)).status?.credentialID;
+        if ((await ownBackup(f, name, uids[name]).read()) !== id) return false;
+      }
+      return true;
+    }, 60_000, 250);
+    upgradeFigures.migratedAfterLeaderS = (Date.now() - leaderAt) / 1000;
+    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen']] as const) expect(await formerBackup(f, name).read()).toBeUndefined();
+    expect(await formerBackup(fx, 'foreign').read()).toBe('another-installations-credential');
+    const events = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', NS, '-o', 'json'])) as { items: { reason: string; regarding: { name: string }; note: string }[] };
+    expect(events.items.filter((e) => e.reason === 'ForeignBackup').map((e) => [e.regarding.name, e.note.includes('another-installations-credential')])).toEqual([['foreign', true]]);
+    phase('backups migrated');
+    // A minute: nothing minted, deleted or changed; no Keystone call; no API write but that one Event.
+    const quietUntil = Date.now() + 60_000;
+    while (Date.now() < quietUntil) {
+      expect(await keystoneCredentials()).toEqual(keystoneBefore);
+      expect(await clusterSnapshot()).toBe(before);
+      await new Promise((r) => setTimeout(r, 5_000));
+    }
+    const calls = proxy.since(mark);
+    const text = await metricsText(operator);
+    upgradeFigures.keystoneCalls = calls.length;
+    upgradeFigures.keystoneWrites = calls.filter(isWrite).length;
+    upgradeFigures.apiWrites = metricSum(text, 'keystone_appcred_api_writes_total');
+    upgradeFigures.apiWritesEvents = metricSum(text, 'keystone_appcred_api_writes_total', { verb: 'event' });
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([]);
+    expect(upgradeFigures.apiWrites).toBe(upgradeFigures.apiWritesEvents);
+    expect(upgradeFigures.apiWritesEvents).toBe(1);
+    expect(text).toMatch(/^keystone_appcred_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
+    phase('a quiet minute');
+  });
+
+  it(`${PREVIOUS_VERSION}'s generation 1 is swept at its previousCredentialDeleteAt; the consumers never failed`, async () => {
+    const graced = await fx.order('graced');
+    const deleteAt = Date.parse(graced.status?.previousCredentialDeleteAt as string);
+    const g1 = graced.status?.previousCredentialID as string;
+    const goneAt = await eventually(async () => !(g1 in (await keystoneCredentials())) && Date.now(), deleteAt - Date.now() + 120_000, 250);
+    upgradeFigures.sweepLateS = (goneAt - deleteAt) / 1000;
+    expect(goneAt).toBeGreaterThanOrEqual(deleteAt - 1_000);
+    expect(goneAt - deleteAt).toBeLessThan(30_000);
+    for (const p of probes) expect(p.failures).toEqual([]);
+    phase('generation 1 swept');
+  });
+
+  it('a rotation under the new release: one create, the backup at the uid path; a teardown leaves Keystone and both paths empty', async () => {
+    const mark = proxy.calls.length;
+    await fx.merge('keystoneapplicationcredential', 'steady', { spec: { credentialGeneration: 2 } });
+    const steady = await eventually(async () => {
+      const o = await fx.order('steady');
+      return o.status?.credentialGeneration === 2 && ready(o) && o;
+    }, 120_000);
+    expect(proxy.since(mark).filter((c) => c.method === 'POST' && c.path.includes('application_credentials'))).toHaveLength(1);
+    expect(await ownBackup(fx, 'steady', uids.steady).read()).toBe(steady.status?.credentialID);
+    phase('a rotation');
+    for (const p of probes) await p.stop();
+    for (const p of probes) expect(p.failures).toEqual([]);
+    probes.length = 0;
+    for (const name of ['graced', 'steady']) await kubectl(['delete', 'keystoneapplicationcredential', name, '-n', NS, '--wait=false']);
+    await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', 'graced', '-n', NS])).code !== 0 && (await kubectl(['get', 'keystoneapplicationcredential', 'steady', '-n', NS])).code !== 0, 120_000);
+    expect(await fx.userCredentials(fx.prefixOf('graced'))).toEqual([]);
+    expect(await fx.userCredentials(fx.prefixOf('steady'))).toEqual([]);
+    for (const name of ['graced', 'steady']) {
+      expect(await ownBackup(fx, name, uids[name]).read()).toBeUndefined();
+      expect(await formerBackup(fx, name).read()).toBeUndefined();
+    }
+    phase('a teardown');
+  });
+});
+
+describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s package, then this one`, () => {
+  const TYPE = 'pulumi-nodejs:dynamic/keystone-appcred:KeystoneApplicationCredential';
+  const FAKETIME = { LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', FAKETIME: '+61m', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+  let user: ServiceUser;
+  let dir = '';
+  const link = (pkg: string, pulumiModules: string) => {
+    rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(pkg, join(dir, 'node_modules', 'keystone-appcred'), 'dir');
+    symlinkSync(pulumiModules, join(dir, 'node_modules', '@pulumi'), 'dir');
+  };
+  const ok = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const end = args.includes('--') ? args.indexOf('--') : args.length;
+    const result = await runPulumi([...args.slice(0, end), '--stack', 'upgrade', '--non-interactive', ...args.slice(end)], { cwd: dir, env, timeoutMs: 240_000 });
+    if (result.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`.split(user.password).join('***'));
+    return result.stdout;
+  };
+  const outputs = async () => unwrapSecrets(exportedResources(await ok(['stack', 'export', '--show-secrets'])).find((r) => r.type === TYPE)?.outputs ?? {}) as Record<string, string | number | undefined>;
+  const creates = (mark: number) => proxy.since(mark).filter((c) => c.method === 'POST' && c.path.includes('application_credentials')).length;
+  const atPath = (prefix: string, owner?: string) => new OpenBaoBackup({ ...BAO, path: `keystone/pulumi/${prefix}${owner ? `/${owner}` : ''}/service-accounts/application-credential` });
+
+  it('created by 0.1.0; up, refresh, a rotation and destroy with this release: one create (the rotation), the backup moved, both paths empty at the end', async () => {
+    phaseStart = Date.now();
+    user = await createServiceUser('upgrade-pulumi');
+    dir = mkdtempSync(join(workDir, 'pulumi-'));
+    cpSync(join(__dirname, 'fixtures', 'pulumi-appcred'), dir, { recursive: true });
+    link(PREVIOUS, join(PREVIOUS, 'node_modules', '@pulumi'));
+    await configureStack(ok, { interval: '1h', gracePeriod: '20m', authUrl: proxy.url, userId: user.userId, projectId: user.projectId, password: user.password });
+    await ok(['config', 'set', 'keystone-appcred:openbaoAddress', BAO.address]);
+    await ok(['config', 'set', '--secret', 'keystone-appcred:openbaoToken', BAO.token]);
+    await ok(['up', '--yes', '--skip-preview']);
+    const o1 = await outputs();
+    expect(o1.owner).toBeUndefined();
+    const prefix = o1.prefix as string;
+    expect(await atPath(prefix).read()).toBe(o1.credentialId);
+    phase(`pulumi: stack created with ${PREVIOUS_VERSION}`);
+    // The package upgraded: this release's build.
+    await buildProject();
+    link(REPO, join(REPO, 'node_modules', '@pulumi'));
+    const mark = proxy.calls.length;
+    const up = await ok(['up', '--yes', '--skip-preview']);
+    expect(up).not.toMatch(/updated|created|deleted|replaced/);
+    await ok(['refresh', '--yes', '--skip-preview']);
+    const o2 = await outputs();
+    expect(o2.credentialId).toBe(o1.credentialId);
+    expect(creates(mark)).toBe(0);
+    await ok(['up', '--yes', '--skip-preview'], FAKETIME);
+    const o3 = await outputs();
+    expect(o3.credentialGeneration).toBe(2);
+    expect(o3.previousCredentialId).toBe(o1.credentialId);
+    expect(creates(mark)).toBe(1);
+    expect(o3.owner).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await atPath(prefix, o3.owner as string).read()).toBe(o3.credentialId);
+    expect(await atPath(prefix).read()).toBeUndefined();
+    phase('pulumi: up, refresh, a rotation with this release');
+    await ok(['destroy', '--yes', '--skip-preview'], FAKETIME);
+    expect((await new ApplicationCredentials(user.session()).list()).map((c) => c.name).filter((n) => n.startsWith(prefix))).toEqual([]);
+    expect(await atPath(prefix, o3.owner as string).read()).toBeUndefined();
+    expect(await atPath(prefix).read()).toBeUndefined();
+    expect(creates(mark)).toBe(1);
+    phase('pulumi: destroy');
+  });
+});

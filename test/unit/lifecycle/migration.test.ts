@@ -1,0 +1,65 @@
+/**
+ * The backup's move from the path keystone-appcred 0.1.0 wrote (src/lifecycle/migration.ts): pure rules, and what
+ * decide and teardown make of them.
+ */
+import { accountedIds, formerBackup, formerTeardown, migration } from '../../../src/lifecycle/migration';
+import { teardown } from '../../../src/lifecycle/teardown';
+
+const status = { credentialGeneration: 2, credentialID: 'id-2', previousCredentialGeneration: 1, previousCredentialID: 'id-1' };
+
+describe('the document at the former path', () => {
+  it('is the order\'s own when its id is one the status records or one of its own generations holds; else foreign; unreadable is unknown', () => {
+    const ids = accountedIds(status, ['id-3']);
+    expect([...ids].sort()).toEqual(['id-1', 'id-2', 'id-3']);
+    expect(formerBackup(undefined, ids)).toEqual({ state: 'empty' });
+    expect(formerBackup({}, ids)).toEqual({ state: 'empty' });
+    expect(formerBackup({ credentialId: 'id-1' }, ids)).toEqual({ state: 'own', credentialId: 'id-1' });
+    expect(formerBackup({ credentialId: 'id-3' }, ids)).toEqual({ state: 'own', credentialId: 'id-3' });
+    expect(formerBackup({ credentialId: 'other' }, ids)).toEqual({ state: 'foreign', credentialId: 'other' });
+    expect(formerBackup({ error: 'OpenBao GET: 503' }, ids)).toEqual({ state: 'unknown', error: 'OpenBao GET: 503' });
+    expect(accountedIds({ credentialID: '' })).toEqual(new Set());
+  });
+});
+
+describe('migration', () => {
+  it('writes the delivered document at the own path, then removes the order\'s document from the former path', () => {
+    const { actions, former } = migration({ status, deliveredParked: true, backup: {}, former: { credentialId: 'id-2' } });
+    expect(actions.map((a) => a.type)).toEqual(['backup', 'remove-former-backup']);
+    expect(actions[0]).toMatchObject({ generation: 2, credentialId: 'id-2' });
+    expect(former).toEqual({ state: 'own', credentialId: 'id-2' });
+  });
+
+  it('removes only once the own path holds the document: held already, or written by the pass; never while it cannot be read or written', () => {
+    expect(migration({ status, deliveredParked: true, backup: { credentialId: 'id-2' }, former: { credentialId: 'id-1' } }).actions.map((a) => a.type)).toEqual(['remove-former-backup']);
+    expect(migration({ status, deliveredParked: false, backup: {}, writesBackup: true, former: { credentialId: 'id-1' } }).actions.map((a) => a.type)).toEqual(['remove-former-backup']);
+    // No parked secret, no document: nothing to write, so the former one stays.
+    expect(migration({ status, deliveredParked: false, backup: {}, former: { credentialId: 'id-1' } }).actions).toEqual([]);
+    expect(migration({ status, deliveredParked: true, backup: {}, deliverable: false, former: { credentialId: 'id-1' } }).actions).toEqual([]);
+    expect(migration({ status, deliveredParked: true, backup: { error: 'down' }, former: { credentialId: 'id-1' } }).actions).toEqual([]);
+    expect(migration({ status, deliveredParked: true, former: { credentialId: 'id-1' } }).actions).toEqual([]);
+  });
+
+  it('leaves a foreign document and reports it; does nothing without a delivered credential; nothing without a former path looked at but the own write', () => {
+    const foreign = migration({ status, deliveredParked: true, backup: { credentialId: 'id-2' }, former: { credentialId: 'someone-else' } });
+    expect(foreign).toEqual({ actions: [], former: { state: 'foreign', credentialId: 'someone-else' } });
+    expect(migration({ status: {}, deliveredParked: true, backup: {}, former: { credentialId: 'x' } }).actions).toEqual([]);
+    expect(migration({ status, deliveredParked: true, backup: {} }).actions.map((a) => a.type)).toEqual(['backup']);
+    expect(migration({ status, deliveredParked: true, backup: { credentialId: 'id-2' } }).actions).toEqual([]);
+  });
+});
+
+describe('teardown after an upgrade', () => {
+  const world = (formerBackup?: { credentialId?: string; error?: string }) => ({
+    generations: [{ generation: 2, parked: true, credential: { id: 'id-2' } }, { generation: 3, parked: false, credential: { id: 'id-3' } }],
+    delivery: { state: 'delivered' as const, credentialId: 'id-2', intact: true },
+    backup: { credentialId: 'id-2' },
+    ...(formerBackup ? { formerBackup } : {}),
+  });
+
+  it('removes the order\'s own document at the former path beside the own one, keeps a foreign one, and waits while it cannot be read', () => {
+    expect(teardown(status, world({ credentialId: 'id-3' })).actions.map((a) => a.type)).toEqual(['delete', 'delete', 'remove-backup', 'remove-former-backup', 'discard', 'withdraw', 'release']);
+    expect(teardown(status, world({ credentialId: 'other' })).actions.map((a) => a.type)).toEqual(['delete', 'delete', 'remove-backup', 'discard', 'withdraw', 'release']);
+    expect(teardown(status, world({ error: 'OpenBao GET: 503' })).actions).toEqual([]);
+    expect(formerTeardown(status, undefined, [])).toEqual({ actions: [], hold: false, former: { state: 'empty' } });
+  });
+});
