@@ -2,6 +2,7 @@ export * from './conditions';
 export * from './decide';
 export * from './model';
 export * from './ownership';
+export * from './privileges';
 export * from './ports';
 export * from './recorded';
 export * as rotation from './rotation';
