@@ -94,7 +94,8 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
 
 /** What a credential carries, as Keystone lists it, and whether its description marks its roles as a chosen subset. */
 function privilegesOf(credential: ApplicationCredential, mark: CredentialMark): HeldPrivileges {
-  return { roles: credential.roles, subset: mark.subset === true, accessRules: credential.accessRules };
+  // Sorted: Keystone lists a credential's roles in no fixed order, and what is recorded must not change with it.
+  return { roles: [...credential.roles].sort(), subset: mark.subset === true, accessRules: credential.accessRules };
 }
 
 /**

@@ -250,7 +250,7 @@ function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences
  */
 function roleSubsetGate(order: KeystoneApplicationCredential, allowedRoles: readonly string[], assigned: readonly string[]): Gate | undefined {
   const namespace = order.metadata.namespace;
-  const list = (roles: readonly string[]): string => (roles.length > 0 ? [...new Set(roles)].join(', ') : 'none');
+  const list = (roles: readonly string[]): string => (roles.length > 0 ? [...new Set(roles)].sort().join(', ') : 'none');
   const notAllowed = rolesNotHeld(order.spec.roles, allowedRoles);
   if (notAllowed.length > 0) {
     return {

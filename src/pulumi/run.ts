@@ -86,7 +86,7 @@ function rolesGate(inputs: Pick<ProviderInputs, 'roles'>, port: Ports['keystone'
   if (asked === undefined || port.roles === undefined) return undefined;
   const held = port.roles.bind(port);
   return async () => {
-    const roles = await held();
+    const roles = [...(await held())].sort();
     const missing = rolesNotHeld(asked, roles);
     if (missing.length === 0) return undefined;
     const list = roles.length > 0 ? roles.join(', ') : 'none';
