@@ -552,6 +552,15 @@ describe('roles and accessRules (issue 42)', () => {
     expect(g4.accessRules).toBeUndefined();
   });
 
+  it('refresh reads what the delivered credential carries from Keystone', async () => {
+    const { provider, keystone } = setup();
+    const { id, outs } = await provider.create(inputs({ roles: ['reader'], accessRules: [GET] }));
+    const stored = keystone.credentials.get(outs.credentialId as string);
+    if (stored) stored.roles = ['reader', 'member']; // as Keystone lists it (another order)
+    const { props } = await provider.read(id, { ...outs, credentialRoles: undefined, roles: undefined, accessRules: undefined });
+    expect(props).toMatchObject({ credentialRoles: ['reader', 'member'], roles: ['reader', 'member'], accessRules: [GET] });
+  });
+
   it('an up that cannot rotate yet records the delivered credential\'s privileges, not the new inputs', async () => {
     const { provider, travel } = setup();
     const { id, outs: g1 } = await provider.create(inputs());
