@@ -15,10 +15,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PYTHON, pythonEnv } from '../../src/testbed/keystone/config';
+import { freePort } from './proc';
 
 const SCRIPT = `# Written by keystone-appcred's tests (test/support/guarded-service.ts): a service behind keystonemiddleware.
 import json
@@ -92,18 +92,6 @@ export interface GuardedService {
   /** What the process logged (the middleware's decisions, the access log). */
   log(): string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts the service and resolves once it answers (401 without a token). */
