@@ -65,7 +65,7 @@ export const CONTROL_PLANE: KindDefinition = definition('ControlPlane', {
         'The admin credential, used only for users, projects and role assignments: exactly one of cloudCredentialsRef and identityRef.',
         {
           cloudCredentialsRef: object(
-            'A Secret in the ControlPlane\'s namespace whose key clouds.yaml holds a password cloud with admin rights.',
+            'A Secret in the ControlPlane\'s namespace whose key clouds.yaml holds a password cloud or an application credential (auth_type v3applicationcredential) with admin rights.',
             {
               secretName: string({ description: 'The Secret\'s name.', maxLength: PlaneLimits.secretNameMaxLength }),
               cloudName: string({ description: 'The cloud in clouds.yaml.', maxLength: K, default: PlaneDefaults.cloudName }),
@@ -105,6 +105,9 @@ export const CONTROL_PLANE: KindDefinition = definition('ControlPlane', {
     conditions: conditions('AdminCredentialReady and the aggregate Ready.'),
     observedGeneration: int64('The metadata.generation the controller last reconciled.'),
     keystoneVersion: statusString('The Keystone API version the auth URL reports.'),
+    adminCredentialExpiresAt: time(
+      'When the admin credential, an application credential, expires in Keystone. Absent for a password cloud or a credential without an expiry.',
+    ),
   }),
   columns: [
     ready('Ready'),

@@ -3,6 +3,7 @@
  * Summary). Bounds come from `Limits`, defaults from `src/api/defaults.ts`, rules from `RULES`: nothing is restated here.
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../src/api/defaults';
+import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
 import { Limits, RULES } from '../../src/api/rules';
 import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
 import type { KindDefinition } from '../crd';
@@ -55,6 +56,25 @@ const spec = object(
       },
       [],
       { default: {} },
+    ),
+    // Not the reference's (issue 42): optional, so c5c3's own manifests apply unchanged.
+    roles: array(
+      "Not in the reference (an extension): the names of the roles the credential carries, a subset of the roles KeystoneRoleAssignments of the namespace gave the user on the project, each in the namespace's allowedRoles. Left out: every role the user holds on the project. Keystone keeps a credential's roles immutable: a change rotates (a successor with the new roles; the superseded credential keeps its roles for the grace period).",
+      string({ description: 'A role name.', maxLength: PrivilegeLimits.roleMaxLength }),
+      { minItems: 1, maxItems: PrivilegeLimits.rolesMaxItems, listType: 'set' },
+    ),
+    accessRules: array(
+      "Not in the reference (an extension): the only requests a token from the credential may make, enforced by keystonemiddleware's auth_token in each service (with its service_type set). Left out: every request the roles allow. A change rotates, as for roles.",
+      object(
+        'One access rule: a service type, an HTTP method and a path.',
+        {
+          service: string({ description: 'The service type as the catalog lists it (compute, object-store).', maxLength: PrivilegeLimits.serviceMaxLength }),
+          method: string({ description: 'The HTTP method.', maxLength: 6, enum: ACCESS_RULE_METHODS }),
+          path: string({ description: 'The request path, beginning with /; * matches one path segment, ** any number of segments.', maxLength: PrivilegeLimits.pathMaxLength }),
+        },
+        ['service', 'method', 'path'],
+      ),
+      { minItems: 1, maxItems: PrivilegeLimits.accessRulesMaxItems, listType: 'atomic' },
     ),
   },
   ['controlPlaneRef', 'userRef', 'projectRef'],

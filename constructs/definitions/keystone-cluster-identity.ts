@@ -50,7 +50,7 @@ export const KEYSTONE_CLUSTER_IDENTITY: KindDefinition = {
     'KeystoneClusterIdentitySpec. Every field is mutable.',
     {
       secretRef: object(
-        'The credentials Secret, whose key clouds.yaml holds a password cloud with admin rights. Its author must be allowed to get it.',
+        'The credentials Secret, whose key clouds.yaml holds a password cloud or an application credential (auth_type v3applicationcredential) with admin rights. Its author must be allowed to get it.',
         {
           name: string({ description: 'The Secret\'s name: a DNS subdomain.', maxLength: L.secretNameMaxLength }),
           namespace: string({ description: 'The Secret\'s namespace: a DNS label. Never defaulted; it need not be an allowed namespace.', maxLength: L.namespaceMaxLength }),

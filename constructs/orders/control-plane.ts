@@ -37,7 +37,10 @@ export interface NamespaceAssignmentProps {
   readonly allowedRoles?: readonly string[];
 }
 
-/** A Secret in the ControlPlane's namespace whose key `clouds.yaml` holds a password cloud with admin rights. */
+/**
+ * A Secret in the ControlPlane's namespace whose key `clouds.yaml` holds a password cloud or an application credential
+ * (`auth_type: v3applicationcredential`) with admin rights.
+ */
 export interface CloudCredentialsRefProps {
   /** The Secret's name. */
   readonly secretName: string;

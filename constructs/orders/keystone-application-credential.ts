@@ -4,6 +4,7 @@
  */
 import type { Construct } from 'constructs';
 import type { DurationInput } from '../../src/api/duration';
+import type { AccessRule } from '../../src/api/privileges';
 import { KIND, type KeystoneApplicationCredentialSpec } from '../../src/api/types';
 import { validate, type Violation } from '../../src/api/validation';
 import { defined, durationString, emittedControlPlaneRef, Order, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
@@ -43,6 +44,18 @@ export interface KeystoneApplicationCredentialProps extends OrderProps {
    * @default {} (interval 720h, grace period 24h)
    */
   readonly rotation?: RotationProps;
+  /**
+   * Not in the reference (an extension, issue 42): the names of the roles the credential carries, each in the
+   * namespace's `allowedRoles` and assigned to the user on the project by a KeystoneRoleAssignment. A change rotates.
+   * @default every role the user holds on the project
+   */
+  readonly roles?: readonly string[];
+  /**
+   * Not in the reference (an extension, issue 42): the only requests a token from the credential may make, enforced by
+   * keystonemiddleware in each service. A change rotates.
+   * @default none
+   */
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /**
@@ -68,6 +81,8 @@ export class KeystoneApplicationCredential extends Order<KeystoneApplicationCred
         projectRef: { name: props.projectRef.name },
         credentialGeneration: props.credentialGeneration,
         rotation,
+        roles: props.roles && [...props.roles],
+        accessRules: props.accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
       }),
       props,
     );

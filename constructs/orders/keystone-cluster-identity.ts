@@ -10,7 +10,10 @@ import { defined, Order, type OrderProps } from './order';
 
 /** Props of {@link KeystoneClusterIdentity}. */
 export interface KeystoneClusterIdentityProps extends OrderProps {
-  /** The credentials Secret, whose key `clouds.yaml` holds a password cloud with admin rights; its author must be allowed to `get` it. */
+  /**
+   * The credentials Secret, whose key `clouds.yaml` holds a password cloud or an application credential
+   * (`auth_type: v3applicationcredential`) with admin rights; its author must be allowed to `get` it.
+   */
   readonly secretRef: {
     /** The Secret's name: a DNS subdomain of at most 253 characters. */
     readonly name: string;

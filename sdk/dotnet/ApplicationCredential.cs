@@ -10,11 +10,17 @@ using Pulumi.Serialization;
 namespace Pulumi.KeystoneAppcred
 {
     /// <summary>
-    /// A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
+    /// A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
     /// </summary>
     [KeystoneAppcredResourceType("keystone-appcred:index:ApplicationCredential")]
     public partial class ApplicationCredential : global::Pulumi.CustomResource
     {
+        /// <summary>
+        /// The access rules the delivered credential was minted with; absent: none.
+        /// </summary>
+        [Output("accessRules")]
+        public Output<ImmutableArray<Outputs.AccessRule>> AccessRules { get; private set; } = null!;
+
         /// <summary>
         /// The OpenBao backup, if one was asked for.
         /// </summary>
@@ -58,6 +64,12 @@ namespace Pulumi.KeystoneAppcred
         public Output<string?> CredentialId { get; private set; } = null!;
 
         /// <summary>
+        /// The roles the delivered credential carries, as Keystone lists them.
+        /// </summary>
+        [Output("credentialRoles")]
+        public Output<ImmutableArray<string>> CredentialRoles { get; private set; } = null!;
+
+        /// <summary>
         /// The delivered credential's secret.
         /// </summary>
         [Output("credentialSecret")]
@@ -98,6 +110,12 @@ namespace Pulumi.KeystoneAppcred
         /// </summary>
         [Output("previousCredentialId")]
         public Output<string?> PreviousCredentialId { get; private set; } = null!;
+
+        /// <summary>
+        /// The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
+        /// </summary>
+        [Output("roles")]
+        public Output<ImmutableArray<string>> Roles { get; private set; } = null!;
 
         /// <summary>
         /// The rotation schedule in force, defaults applied.
@@ -157,6 +175,18 @@ namespace Pulumi.KeystoneAppcred
 
     public sealed class ApplicationCredentialArgs : global::Pulumi.ResourceArgs
     {
+        [Input("accessRules")]
+        private InputList<Inputs.AccessRuleArgs>? _accessRules;
+
+        /// <summary>
+        /// The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+        /// </summary>
+        public InputList<Inputs.AccessRuleArgs> AccessRules
+        {
+            get => _accessRules ?? (_accessRules = new InputList<Inputs.AccessRuleArgs>());
+            set => _accessRules = value;
+        }
+
         [Input("backup")]
         private Input<Inputs.BackupArgs>? _backup;
 
@@ -200,6 +230,18 @@ namespace Pulumi.KeystoneAppcred
         /// </summary>
         [Input("credentialGeneration")]
         public Input<int>? CredentialGeneration { get; set; }
+
+        [Input("roles")]
+        private InputList<string>? _roles;
+
+        /// <summary>
+        /// The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
+        /// </summary>
+        public InputList<string> Roles
+        {
+            get => _roles ?? (_roles = new InputList<string>());
+            set => _roles = value;
+        }
 
         /// <summary>
         /// The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.

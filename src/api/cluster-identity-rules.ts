@@ -10,7 +10,8 @@
  */
 import { ClusterIdentityLimits as L } from './cluster-identity';
 import { dnsLabelRule } from './rules';
-import { validateAgainst, type FieldBound, type PlaneRule, type RuleTable } from './identity-plane-rules';
+import { validateAgainst, type PlaneRule, type RuleTable } from './identity-plane-rules';
+import type { FieldBound } from './validation';
 import {
   isLabelKey,
   isLabelValue,

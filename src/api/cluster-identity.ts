@@ -67,7 +67,7 @@ export interface AllowedNamespaces {
 
 /** KeystoneClusterIdentitySpec. Every field is mutable. */
 export interface KeystoneClusterIdentitySpec {
-  /** The Secret whose key `clouds.yaml` holds a password cloud with admin rights. */
+  /** The Secret whose key `clouds.yaml` holds a password cloud or an application credential with admin rights. */
   readonly secretRef: ClusterIdentitySecretRef;
   /** The cloud in that `clouds.yaml`. @default "admin" */
   readonly cloudName?: string;

@@ -45,14 +45,31 @@ export const CredentialReason = {
    * delivered beside them, False while they keep it from minting; the message names each and what to do.
    */
   ForeignCredential: 'ForeignCredential',
+  /**
+   * Not in the spec's table (issue 42): `spec.roles` names a role the ControlPlane's `namespaceAssignments` entry for the
+   * order's namespace does not allow (`allowedRoles`); the message names each such role and the allowed ones.
+   */
+  RoleNotAllowed: 'RoleNotAllowed',
+  /**
+   * Not in the spec's table (issue 42): `spec.roles` names a role the user does not hold on the project (no
+   * KeystoneRoleAssignment of the namespace assigned it; for the Pulumi resource, not in the user's token); the message
+   * names each such role and the ones the user holds.
+   */
+  RoleNotAssigned: 'RoleNotAssigned',
 } as const;
 export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
+
+/**
+ * A ControlPlane's `AdminCredentialReady=True` reason while its admin application credential expires within
+ * `ADMIN_CREDENTIAL_EXPIRY_WARNING` (issue 42; the plane's other reasons are in src/plane/reasons.ts).
+ */
+export const ADMIN_CREDENTIAL_EXPIRING = 'AdminCredentialExpiring';
 
 /**
  * Reasons that call for a look although their condition is True (the order works): recorded as a Warning Event when a
  * condition turns to them.
  */
-export const WARNING_REASONS: ReadonlySet<string> = new Set([CredentialReason.ForeignCredential]);
+export const WARNING_REASONS: ReadonlySet<string> = new Set([CredentialReason.ForeignCredential, ADMIN_CREDENTIAL_EXPIRING]);
 
 /** Reasons of `DeliveryReady` (spec, Conditions). */
 export const DeliveryReason = {

@@ -4,6 +4,7 @@
  * `credentialGeneration` and an absent duration to their defaults themselves.
  */
 import { Duration } from './duration';
+import type { AccessRule } from './privileges';
 import type { KeystoneApplicationCredentialSpec } from './types';
 
 /** Schema default of `spec.credentialGeneration`. */
@@ -20,8 +21,19 @@ export interface ResolvedRotation {
   readonly gracePeriod: Duration;
 }
 
+/**
+ * What a credential is minted with beyond its name, secret and expiry (issue 42): the roles it carries and the access
+ * rules it is restricted to. Keystone keeps both immutable.
+ */
+export interface Privileges {
+  /** The roles it carries. @default every role the user holds on the project */
+  readonly roles?: readonly string[];
+  /** The only requests a token from it may make. @default none: every request its roles allow */
+  readonly accessRules?: readonly AccessRule[];
+}
+
 /** The spec fields the lifecycle reads, resolved. */
-export interface ResolvedSpec extends ResolvedRotation {
+export interface ResolvedSpec extends ResolvedRotation, Privileges {
   readonly credentialGeneration: number;
 }
 
@@ -29,11 +41,13 @@ export interface ResolvedSpec extends ResolvedRotation {
  * Resolves defaults and parses durations. Does not validate ranges (see `validate`); throws a DurationError naming the
  * field for a string that is no Go duration at all.
  */
-export function resolveSpec(spec: Pick<KeystoneApplicationCredentialSpec, 'credentialGeneration' | 'rotation'>): ResolvedSpec {
+export function resolveSpec(spec: Pick<KeystoneApplicationCredentialSpec, 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules'>): ResolvedSpec {
   return {
     credentialGeneration: spec.credentialGeneration || DEFAULT_CREDENTIAL_GENERATION,
     interval: Duration.parse(spec.rotation?.interval || DEFAULT_INTERVAL, 'spec.rotation.interval'),
     gracePeriod: Duration.parse(spec.rotation?.gracePeriod || DEFAULT_GRACE_PERIOD, 'spec.rotation.gracePeriod'),
+    ...(spec.roles !== undefined && spec.roles.length > 0 ? { roles: [...spec.roles] } : {}),
+    ...(spec.accessRules !== undefined && spec.accessRules.length > 0 ? { accessRules: spec.accessRules.map((r) => ({ service: r.service, method: r.method, path: r.path })) } : {}),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { CONTROL_PLANE_REF_RULES, dnsLabelRule, type Rule } from './rules';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
-import { violation, type Violation } from './validation';
+import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Violation } from './validation';
 
 /**
  * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;
@@ -160,35 +160,6 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
   ],
 };
 
-/**
- * A schema bound the validator checks before the rules (the CRD states the same bound in its openAPIV3Schema). A `map`
- * is an object of string values (`additionalProperties`), such as a label selector's `matchLabels`.
- */
-export interface FieldBound {
-  /** The field, dotted from the object root, `[]` stepping into every item. */
-  readonly path: string;
-  /** Must be present whenever its parent is. @default false */
-  readonly required?: boolean;
-  /** The JSON type. */
-  readonly type: 'string' | 'integer' | 'array' | 'map';
-  /** Of a string. @default 1 */
-  readonly minLength?: number;
-  /** Of a string, and of each value of a map. @default none */
-  readonly maxLength?: number;
-  /** Of an integer. @default none */
-  readonly minimum?: number;
-  /** Of a string. @default none */
-  readonly enum?: readonly string[];
-  /** Of an array. @default none */
-  readonly minItems?: number;
-  /** Of an array. @default none */
-  readonly maxItems?: number;
-  /** An array whose items are unique (`x-kubernetes-list-type: set`). @default false */
-  readonly unique?: boolean;
-  /** Entries of a map. @default none */
-  readonly maxProperties?: number;
-}
-
 const refBounds = (prefix: string): FieldBound[] => [
   { path: `${prefix}.name`, required: true, type: 'string', maxLength: PlaneLimits.refNameMaxLength },
 ];
@@ -232,65 +203,6 @@ const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
     { path: 'spec.role', required: true, type: 'string', maxLength: K },
   ],
 };
-
-/** Each value at `path` with its concrete field path (`[]` expanded to `[i]`); absent leaves are reported as undefined. */
-export function valuesAt(root: unknown, path: string): { field: string; value: unknown }[] {
-  let nodes: { field: string; value: unknown }[] = [{ field: '', value: root }];
-  if (path === '') return nodes;
-  for (const segment of path.split('.')) {
-    const each = segment.endsWith('[]');
-    const key = each ? segment.slice(0, -2) : segment;
-    const next: { field: string; value: unknown }[] = [];
-    for (const node of nodes) {
-      const value = node.value !== null && typeof node.value === 'object' ? (node.value as Record<string, unknown>)[key] : undefined;
-      const field = node.field === '' ? key : `${node.field}.${key}`;
-      if (!each) next.push({ field, value });
-      else if (Array.isArray(value)) value.forEach((item: unknown, i) => next.push({ field: `${field}[${i}]`, value: item }));
-    }
-    nodes = next;
-  }
-  return nodes;
-}
-
-function parentPresent(root: unknown, path: string): boolean {
-  const dot = path.lastIndexOf('.');
-  if (dot < 0) return true;
-  return valuesAt(root, path.slice(0, dot)).some((n) => n.value !== undefined && n.value !== null);
-}
-
-function checkBound(out: Violation[], root: unknown, bound: FieldBound): void {
-  for (const { field, value } of valuesAt(root, bound.path)) {
-    if (value === undefined || value === null) {
-      if (bound.required && parentPresent(root, bound.path)) out.push(violation(field, value, 'is required'));
-    } else if (bound.type === 'string') {
-      const minLength = bound.minLength ?? 1;
-      if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
-      else if (value.length < minLength) out.push(violation(field, value, `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long`));
-      else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
-      else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
-    } else if (bound.type === 'integer') {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
-      else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
-    } else if (bound.type === 'map') checkMap(out, field, value, bound);
-    else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
-    else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
-    else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
-    else if (bound.unique && new Set(value.map((item) => JSON.stringify(item))).size !== value.length) out.push(violation(field, value, 'must not contain duplicates'));
-  }
-}
-
-function checkMap(out: Violation[], field: string, value: unknown, bound: FieldBound): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    out.push(violation(field, value, 'must be an object of strings'));
-    return;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (bound.maxProperties !== undefined && entries.length > bound.maxProperties) out.push(violation(field, value, `must have at most ${bound.maxProperties} entries`));
-  for (const [key, item] of entries) {
-    if (typeof item !== 'string') out.push(violation(`${field}.${key}`, item, 'must be a string'));
-    else if (bound.maxLength !== undefined && item.length > bound.maxLength) out.push(violation(`${field}.${key}`, item, `must be at most ${bound.maxLength} characters long`));
-  }
-}
 
 /** The top-level required blocks of each kind: their absence is reported once, not as every missing leaf. */
 const REQUIRED_BLOCKS: Readonly<Record<PlaneKind, readonly string[]>> = {

@@ -137,7 +137,20 @@ export interface ControlPlaneStatus {
   readonly observedGeneration?: number;
   /** The Keystone API version the auth URL reports. */
   readonly keystoneVersion?: string;
+  /**
+   * Not identity-plane.md's (issue 42): when the admin credential, an application credential, expires in Keystone
+   * (RFC 3339). Absent for a password cloud or a credential without an expiry; kept after it expired while the login
+   * fails, so the refusal says why.
+   */
+  readonly adminCredentialExpiresAt?: string;
 }
+
+/**
+ * How long before its expiry an admin application credential is reported (`AdminCredentialReady=True/
+ * AdminCredentialExpiring` and the alert `KeystoneAppCredAdminCredentialExpiring`): its rotation is the platform
+ * team's, by hand, so a week ahead.
+ */
+export const ADMIN_CREDENTIAL_EXPIRY_WARNING = '168h';
 
 /** KeystoneProjectSpec. */
 export interface KeystoneProjectSpec {

@@ -3,6 +3,7 @@ export * from './defaults';
 export * from './duration';
 export * from './naming';
 export * from './rules';
+export * from './privileges';
 export * from './types';
 export * from './validation';
 export * from './time';

@@ -5,6 +5,7 @@
  * `pulumi preview`.
  */
 import { Duration } from './duration';
+import { PRIVILEGE_RULES } from './privileges';
 
 /** Lengths and bounds of the schema (spec, Spec). */
 export const Limits = {
@@ -19,7 +20,10 @@ export const Limits = {
   durationMaxLength: 64,
 } as const;
 
-/** Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root). */
+/**
+ * Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root); `[]` after a segment
+ * steps into every item of that list.
+ */
 export type RulePath =
   | ''
   | 'spec'
@@ -31,7 +35,11 @@ export type RulePath =
   | 'spec.credentialGeneration'
   | 'spec.rotation'
   | 'spec.rotation.interval'
-  | 'spec.rotation.gracePeriod';
+  | 'spec.rotation.gracePeriod'
+  | 'spec.roles'
+  | 'spec.accessRules'
+  | 'spec.accessRules[].service'
+  | 'spec.accessRules[].path';
 
 /** One `x-kubernetes-validations` entry with its TypeScript twin. */
 export interface Rule {
@@ -172,6 +180,8 @@ export const RULES: readonly Rule[] = [
     },
   },
   ...CONTROL_PLANE_REF_RULES,
+  // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
+  ...PRIVILEGE_RULES,
   {
     path: '',
     field: 'metadata.name',

@@ -4,6 +4,7 @@
  * int64 fields are JavaScript numbers: generations stay far below 2^53.
  */
 import type { Condition } from './conditions';
+import type { AccessRule } from './privileges';
 
 /** API group of every kind of this project. */
 export const GROUP = 'c5c3.io';
@@ -94,6 +95,19 @@ export interface KeystoneApplicationCredentialSpec {
   readonly credentialGeneration?: number;
   /** @default {} */
   readonly rotation?: RotationSpec;
+  /**
+   * Not the reference's (issue 42): the names of the roles the credential carries, a subset of the roles
+   * KeystoneRoleAssignments of the namespace gave the user on the project, each in the namespace's `allowedRoles`.
+   * A change rotates: the successor carries the new roles, the superseded credential its old ones for the grace period.
+   * @default every role the user holds on the project (the reference's behaviour)
+   */
+  readonly roles?: readonly string[];
+  /**
+   * Not the reference's (issue 42): the only requests a token from the credential may make, where the service's
+   * keystonemiddleware enforces access rules. A change rotates, as for `roles`.
+   * @default none: every request the roles allow
+   */
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /** KeystoneApplicationCredentialStatus (spec, Status). Times are RFC 3339 strings, as `metav1.Time` serializes. */

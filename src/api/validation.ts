@@ -5,6 +5,7 @@
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from './defaults';
 import { Duration, DurationError } from './duration';
+import { PRIVILEGE_BOUNDS } from './privileges';
 import { Limits, RULES, type Rule } from './rules';
 import type { KeystoneApplicationCredentialSpec } from './types';
 
@@ -50,6 +51,96 @@ export function violation(field: string, value: unknown, rule: string): Violatio
   return { field, value, rule, message: `${field}${shown}: ${rule}` };
 }
 
+/**
+ * A schema bound the validator checks before the rules (the CRD states the same bound in its openAPIV3Schema). A `map`
+ * is an object of string values (`additionalProperties`), such as a label selector's `matchLabels`.
+ */
+export interface FieldBound {
+  /** The field, dotted from the object root, `[]` stepping into every item. */
+  readonly path: string;
+  /** Must be present whenever its parent is. @default false */
+  readonly required?: boolean;
+  /** The JSON type. */
+  readonly type: 'string' | 'integer' | 'array' | 'map';
+  /** Of a string. @default 1 */
+  readonly minLength?: number;
+  /** Of a string, and of each value of a map. @default none */
+  readonly maxLength?: number;
+  /** Of an integer. @default none */
+  readonly minimum?: number;
+  /** Of a string. @default none */
+  readonly enum?: readonly string[];
+  /** Of an array. @default none */
+  readonly minItems?: number;
+  /** Of an array. @default none */
+  readonly maxItems?: number;
+  /** An array whose items are unique (`x-kubernetes-list-type: set`). @default false */
+  readonly unique?: boolean;
+  /** Entries of a map. @default none */
+  readonly maxProperties?: number;
+}
+
+/** Each value at `path` with its concrete field path (`[]` expanded to `[i]`); absent leaves are reported as undefined. */
+export function valuesAt(root: unknown, path: string): { field: string; value: unknown }[] {
+  let nodes: { field: string; value: unknown }[] = [{ field: '', value: root }];
+  if (path === '') return nodes;
+  for (const segment of path.split('.')) {
+    const each = segment.endsWith('[]');
+    const key = each ? segment.slice(0, -2) : segment;
+    const next: { field: string; value: unknown }[] = [];
+    for (const node of nodes) {
+      const value = node.value !== null && typeof node.value === 'object' ? (node.value as Record<string, unknown>)[key] : undefined;
+      const field = node.field === '' ? key : `${node.field}.${key}`;
+      if (!each) next.push({ field, value });
+      else if (Array.isArray(value)) value.forEach((item: unknown, i) => next.push({ field: `${field}[${i}]`, value: item }));
+    }
+    nodes = next;
+  }
+  return nodes;
+}
+
+/** Whether the parent of `path` is present somewhere in `root` (a required field is missing only under a present parent). */
+export function parentPresent(root: unknown, path: string): boolean {
+  const dot = path.lastIndexOf('.');
+  if (dot < 0) return true;
+  return valuesAt(root, path.slice(0, dot)).some((n) => n.value !== undefined && n.value !== null);
+}
+
+/** Every violation of `bound` by the values its path reaches in `root`, into `out`. */
+export function checkBound(out: Violation[], root: unknown, bound: FieldBound): void {
+  for (const { field, value } of valuesAt(root, bound.path)) {
+    if (value === undefined || value === null) {
+      if (bound.required && parentPresent(root, bound.path)) out.push(violation(field, value, 'is required'));
+    } else if (bound.type === 'string') {
+      const minLength = bound.minLength ?? 1;
+      if (typeof value !== 'string') out.push(violation(field, value, 'must be a string'));
+      else if (value.length < minLength) out.push(violation(field, value, `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long`));
+      else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
+      else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
+    } else if (bound.type === 'integer') {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
+      else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
+    } else if (bound.type === 'map') checkMap(out, field, value, bound);
+    else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
+    else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
+    else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
+    else if (bound.unique && new Set(value.map((item) => JSON.stringify(item))).size !== value.length) out.push(violation(field, value, 'must not contain duplicates'));
+  }
+}
+
+function checkMap(out: Violation[], field: string, value: unknown, bound: FieldBound): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    out.push(violation(field, value, 'must be an object of strings'));
+    return;
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (bound.maxProperties !== undefined && entries.length > bound.maxProperties) out.push(violation(field, value, `must have at most ${bound.maxProperties} entries`));
+  for (const [key, item] of entries) {
+    if (typeof item !== 'string') out.push(violation(`${field}.${key}`, item, 'must be a string'));
+    else if (bound.maxLength !== undefined && item.length > bound.maxLength) out.push(violation(`${field}.${key}`, item, `must be at most ${bound.maxLength} characters long`));
+  }
+}
+
 /** The order as the API server would store it: the schema defaults filled in, without touching the input. */
 export function withSchemaDefaults(order: OrderInput): OrderInput {
   const spec = order.spec ?? {};
@@ -66,14 +157,9 @@ export function withSchemaDefaults(order: OrderInput): OrderInput {
   };
 }
 
+/** The value at a path without `[]` (the first node `valuesAt` reaches). */
 function at(root: unknown, path: string): unknown {
-  if (path === '') return root;
-  let node: unknown = root;
-  for (const key of path.split('.')) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
+  return valuesAt(root, path)[0]?.value;
 }
 
 function checkName(out: Violation[], field: string, value: unknown, maxLength: number, required = true): void {
@@ -119,11 +205,16 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
       out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
     }
   }
+  // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
+  for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
   return out;
 }
 
+/** The settings a Pulumi resource carries: the rotation, the generation, the roles and the access rules. */
+const SETTINGS = ['spec.rotation', 'spec.credentialGeneration', 'spec.roles', 'spec.accessRules'];
+
 function inScope(rule: Rule, scope: ValidationScope): boolean {
-  return scope === 'order' || rule.path.startsWith('spec.rotation') || rule.path === 'spec.credentialGeneration';
+  return scope === 'order' || SETTINGS.some((prefix) => rule.path === prefix || rule.path.startsWith(`${prefix}.`) || rule.path.startsWith(`${prefix}[]`));
 }
 
 /**
@@ -137,15 +228,17 @@ export function validate(order: OrderInput, old?: OrderInput, scope: ValidationS
   const malformed = new Set(out.map((v) => v.field));
   for (const rule of RULES) {
     if (!inScope(rule, scope)) continue;
-    const self = at(next, rule.path);
-    const field = rule.field ?? rule.path;
-    if (self === undefined || malformed.has(rule.path) || malformed.has(field)) continue;
     if (rule.path === 'spec.rotation' && (malformed.has('spec.rotation.interval') || malformed.has('spec.rotation.gracePeriod'))) continue;
-    if (rule.transition) {
-      const oldSelf = previous ? at(previous, rule.path) : undefined;
-      if (oldSelf === undefined || rule.holds(self, oldSelf)) continue;
-    } else if (rule.holds(self)) continue;
-    out.push(violation(field, at(next, field), rule.message));
+    const olds = rule.transition && previous ? valuesAt(previous, rule.path) : [];
+    valuesAt(next, rule.path).forEach(({ field: node, value: self }, i) => {
+      const field = rule.field ?? node;
+      if (self === undefined || malformed.has(node) || malformed.has(field) || [...malformed].some((m) => m.startsWith(`${node}[`))) return;
+      if (rule.transition) {
+        const oldSelf = olds[i]?.value;
+        if (oldSelf === undefined || rule.holds(self, oldSelf)) return;
+      } else if (rule.holds(self)) return;
+      out.push(violation(field, rule.field ? at(next, field) : self, rule.message));
+    });
   }
   return out;
 }

@@ -5,6 +5,7 @@
  * application credentials) and carries a client-supplied secret, so the secret can be parked before Keystone ever sees
  * it and a crash between "create" and "deliver" loses nothing (see the architecture's crash-safety note).
  */
+import type { AccessRule } from '../api/privileges';
 import { deleteResource, type DeleteOutcome } from './delete';
 import { isKeystoneError } from './errors';
 import { Reply } from './reply';
@@ -21,10 +22,15 @@ export interface ApplicationCredential {
   readonly projectId: string;
   /** When it stops authenticating; `undefined` = never. */
   readonly expiresAt?: Date;
-  /** Names of the roles it delegates (the creating token's roles on the project, implied ones included). */
+  /**
+   * Names of the roles it delegates: the ones asked for at create, else the creating token's roles on the project
+   * (implied ones included).
+   */
   readonly roles: readonly string[];
   /** Whether it may manage other application credentials (`false` for every credential this client creates). */
   readonly unrestricted: boolean;
+  /** The only requests a token from it may make; empty: none (every request its roles allow). */
+  readonly accessRules: readonly AccessRule[];
 }
 
 /** What {@link ApplicationCredentials.create} needs. */
@@ -36,6 +42,14 @@ export interface ApplicationCredentialInput {
   readonly secret: string;
   /** Expiry, sent as UTC `…Z` (Keystone rejects `+hh:mm` offsets and past times). @default never expires */
   readonly expiresAt?: Date;
+  /**
+   * Names of the roles it carries, a subset of the creating token's roles on the project (Keystone answers 400 "Cannot
+   * create an application credential with unassigned role" for another, 404 for a role that does not exist).
+   * @default every role of the creating token
+   */
+  readonly roles?: readonly string[];
+  /** The only requests a token from it may make (Keystone's `access_rules`). @default none */
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /**
@@ -60,6 +74,10 @@ export class ApplicationCredentials {
     };
     if (input.description !== undefined) body.description = input.description;
     if (input.expiresAt !== undefined) body.expires_at = formatKeystoneTime(input.expiresAt);
+    if (input.roles !== undefined && input.roles.length > 0) body.roles = input.roles.map((name) => ({ name }));
+    if (input.accessRules !== undefined && input.accessRules.length > 0) {
+      body.access_rules = input.accessRules.map((rule) => ({ service: rule.service, method: rule.method, path: rule.path }));
+    }
     const path = await this.collectionPath();
     const response = await this.session.request({
       method: 'POST',
@@ -120,5 +138,6 @@ function credentialOf(reply: Reply): ApplicationCredential {
     expiresAt: reply.time('expires_at', parseKeystoneTime),
     roles: reply.objects('roles').map((role) => role.string('name')),
     unrestricted: reply.optionalBoolean('unrestricted') ?? false,
+    accessRules: reply.objects('access_rules').map((rule) => ({ service: rule.string('service'), method: rule.string('method'), path: rule.string('path') })),
   };
 }

@@ -24,12 +24,14 @@ export interface PasswordAuth {
   readonly project: NamedRef;
 }
 
-/** Application-credential authentication; the token is scoped to the credential's project. */
-export interface ApplicationCredentialAuth {
+/**
+ * Application-credential authentication; the token is scoped to the credential's project. The credential is named by
+ * its id, or by its name with its user (a name is unique per user only).
+ */
+export type ApplicationCredentialAuth = {
   readonly method: 'application-credential';
-  readonly id: string;
   readonly secret: string;
-}
+} & ({ readonly id: string } | { readonly name: string; readonly user: NamedRef });
 
 /** How a session authenticates. */
 export type KeystoneAuth = PasswordAuth | ApplicationCredentialAuth;
@@ -112,11 +114,12 @@ export async function authenticateApplicationCredential(
 
 function requestBodyOf(auth: KeystoneAuth): unknown {
   if (auth.method === 'application-credential') {
+    const credential = 'id' in auth ? { id: auth.id } : { name: auth.name, user: refOf(auth.user) };
     return {
       auth: {
         identity: {
           methods: ['application_credential'],
-          application_credential: { id: auth.id, secret: auth.secret },
+          application_credential: { ...credential, secret: auth.secret },
         },
       },
     };

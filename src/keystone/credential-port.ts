@@ -3,9 +3,10 @@
  * deterministic generation names, and the document a credential is delivered as.
  */
 import { generationOf } from '../api/naming';
-import { describeCredential, markOf } from '../lifecycle/ownership';
+import type { HeldPrivileges } from '../lifecycle/model';
+import { describeCredential, markOf, type CredentialMark } from '../lifecycle/ownership';
 import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
-import { ApplicationCredentials } from './application-credentials';
+import { ApplicationCredentials, type ApplicationCredential } from './application-credentials';
 import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
 import { isKeystoneError } from './errors';
 import { knownCredentials } from './known-credentials';
@@ -61,22 +62,40 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
       const out: KeystoneCredential[] = [];
       for (const c of await known.list({ fresh: options.fresh === true })) {
         const generation = generationOf(prefix, c.name);
-        if (generation !== undefined) out.push({ generation, id: c.id, name: c.name, mark: markOf(c.description), userId: c.userId, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) });
+        if (generation === undefined) continue;
+        const mark = markOf(c.description);
+        out.push({ generation, id: c.id, name: c.name, mark, userId: c.userId, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), privileges: privilegesOf(c, mark) });
       }
       return out;
     },
     async create(request) {
       const c = await credentials
-        .create({ name: request.name, description: describeCredential(description, request.mark), secret: request.secret, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}) })
+        .create({
+          name: request.name,
+          description: describeCredential(description, request.mark),
+          secret: request.secret,
+          ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}),
+          ...(request.roles !== undefined ? { roles: request.roles } : {}),
+          ...(request.accessRules !== undefined ? { accessRules: request.accessRules } : {}),
+        })
         .catch(unsure);
       known.created(c);
-      return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) };
+      return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), privileges: privilegesOf(c, request.mark) };
+    },
+    async roles() {
+      return (await session.token()).roles;
     },
     async delete(id) {
       await credentials.delete(id).catch(unsure);
       known.deleted(id);
     },
   };
+}
+
+/** What a credential carries, as Keystone lists it, and whether its description marks its roles as a chosen subset. */
+function privilegesOf(credential: ApplicationCredential, mark: CredentialMark): HeldPrivileges {
+  // Sorted: Keystone lists a credential's roles in no fixed order, and what is recorded must not change with it.
+  return { roles: [...credential.roles].sort(), subset: mark.subset === true, accessRules: credential.accessRules };
 }
 
 /**

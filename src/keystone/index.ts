@@ -16,3 +16,4 @@ export * from './credential-port';
 export * from './domains';
 export * from './version';
 export * from './password-cloud';
+export * from './admin-cloud';

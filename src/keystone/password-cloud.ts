@@ -22,11 +22,13 @@ export interface PasswordCloud {
   readonly regionName?: string;
 }
 
-const text = (value: unknown): string | undefined => {
+/** A text field of a cloud: a non-empty string, or a number as text. */
+export function cloudText(value: unknown): string | undefined {
   if (typeof value === 'string' && value.length > 0) return value;
   if (typeof value === 'number') return String(value);
   return undefined;
-};
+}
+const text = cloudText;
 
 function refOf(id: string | undefined, name: string | undefined, domainId: string | undefined, domainName: string | undefined): NamedRef | undefined {
   if (id !== undefined) return { id };
@@ -36,10 +38,10 @@ function refOf(id: string | undefined, name: string | undefined, domainId: strin
 }
 
 /**
- * Reads the password cloud `cloudName` of a `clouds.yaml` document. Throws {@link CloudsYamlError} when the document is
- * not YAML, has no such cloud, is not a password cloud, or lacks the user, the password or the project scope.
+ * The cloud `cloudName` of a `clouds.yaml` document, as written. Throws {@link CloudsYamlError} when the document is not
+ * YAML, has no `clouds` map, or no such cloud.
  */
-export function parsePasswordCloud(document: string, cloudName: string): PasswordCloud {
+export function cloudEntry(document: string, cloudName: string): Record<string, unknown> {
   let doc: unknown;
   try {
     doc = parse(document);
@@ -53,14 +55,37 @@ export function parsePasswordCloud(document: string, cloudName: string): Passwor
     const names = Object.keys(clouds as object);
     throw new CloudsYamlError(`clouds.yaml defines no cloud "${cloudName}" (it defines ${names.length > 0 ? names.map((n) => `"${n}"`).join(', ') : 'none'})`);
   }
-  const c = cloud as Record<string, unknown>;
-  const authType = text(c.auth_type);
+  return cloud as Record<string, unknown>;
+}
+
+/** The `auth` map of a cloud entry (empty when absent or not a map). */
+export function cloudAuth(cloud: Record<string, unknown>): Record<string, unknown> {
+  return (cloud.auth !== null && typeof cloud.auth === 'object' ? cloud.auth : {}) as Record<string, unknown>;
+}
+
+/** The user of a cloud's `auth`: `user_id`, or `username` (`user_name`) within `user_domain_id`/`user_domain_name`. */
+export function cloudUser(auth: Record<string, unknown>): NamedRef | undefined {
+  return refOf(text(auth.user_id), text(auth.username) ?? text(auth.user_name), text(auth.user_domain_id) ?? text(auth.domain_id), text(auth.user_domain_name) ?? text(auth.domain_name));
+}
+
+/**
+ * Reads the password cloud `cloudName` of a `clouds.yaml` document. Throws {@link CloudsYamlError} when the document is
+ * not YAML, has no such cloud, is not a password cloud, or lacks the user, the password or the project scope.
+ */
+export function parsePasswordCloud(document: string, cloudName: string): PasswordCloud {
+  const cloud = cloudEntry(document, cloudName);
+  const authType = text(cloud.auth_type);
   if (authType !== undefined && authType !== 'password' && authType !== 'v3password') {
     throw new CloudsYamlError(`clouds.yaml cloud "${cloudName}" has auth_type ${authType}; it must be a password cloud`);
   }
-  const auth = (c.auth !== null && typeof c.auth === 'object' ? c.auth : {}) as Record<string, unknown>;
+  return passwordCloudOf(cloud, cloudName);
+}
+
+/** The password cloud of a cloud entry whose `auth_type` is a password's; throws naming what it lacks. */
+export function passwordCloudOf(c: Record<string, unknown>, cloudName: string): PasswordCloud {
+  const auth = cloudAuth(c);
   const password = text(auth.password);
-  const user = refOf(text(auth.user_id), text(auth.username) ?? text(auth.user_name), text(auth.user_domain_id) ?? text(auth.domain_id), text(auth.user_domain_name) ?? text(auth.domain_name));
+  const user = cloudUser(auth);
   const project = refOf(
     text(auth.project_id) ?? text(auth.tenant_id),
     text(auth.project_name) ?? text(auth.tenant_name),

@@ -51,7 +51,7 @@ const digest = (value: unknown): string => createHash('sha256').update(JSON.stri
 /** The identity and scope of a connection, without its secret. */
 function familyOf(connection: SessionConnection): unknown[] {
   const auth = connection.auth;
-  const who = auth.method === 'password' ? ['password', auth.user, auth.project] : ['application-credential', auth.id];
+  const who = auth.method === 'password' ? ['password', auth.user, auth.project] : ['application-credential', 'id' in auth ? auth.id : { name: auth.name, user: auth.user }];
   return [connection.authUrl, ...who];
 }
 

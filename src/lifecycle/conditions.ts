@@ -41,6 +41,8 @@ export interface StepOutcome {
   readonly backedUp?: number;
   /** A generation the step could not mint: foreign credentials hold every name it may take. */
   readonly blocked?: number;
+  /** The live credential's roles or access rules are not the spec's, and its successor waits for the grace period. */
+  readonly deferred?: boolean;
 }
 
 /** One condition's status, reason and message. */
@@ -116,7 +118,10 @@ function credentialCondition(s: StepOutcome): Verdict {
     return { status: 'False', reason: CredentialReason.ForeignCredential, message: `generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
   }
   if (live > 0 && exists) {
-    const message = pending !== undefined ? `generation ${live} is delivered; generation ${pending} is being created` : `generation ${live} exists in Keystone`;
+    const deferred = s.deferred
+      ? `; its roles or access rules differ from the spec's: a successor carrying the spec's is created when the grace period of generation ${s.status.previousCredentialGeneration} ends (${s.status.previousCredentialDeleteAt})`
+      : '';
+    const message = (pending !== undefined ? `generation ${live} is delivered; generation ${pending} is being created` : `generation ${live} exists in Keystone`) + deferred;
     if (s.blocked !== undefined) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
     if (foreign.length > 0) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; ${foreignNote(foreign)}` };
     return { status: 'True', reason: CredentialReason.CredentialMinted, message };

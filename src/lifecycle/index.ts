@@ -3,6 +3,7 @@ export * from './decide';
 export * from './migration';
 export * from './model';
 export * from './ownership';
+export * from './privileges';
 export * from './ports';
 export * from './recorded';
 export * as rotation from './rotation';

@@ -3,7 +3,7 @@
  * Nothing here carries a secret: actions name generations, and the runner fetches a parked secret only when it executes
  * one, so a plan can be logged, diffed and shown as it is.
  */
-import type { AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
+import type { AccessRule, AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
 
 /** The order, as every face hands it to the lifecycle. */
 export interface LifecycleOrder {
@@ -27,6 +27,30 @@ export interface LifecycleOrder {
   readonly secretName?: string;
 }
 
+/**
+ * What a credential carries, as Keystone shows it (issue 42): its roles and its access rules, both immutable in
+ * Keystone, and whether its roles were a chosen subset.
+ */
+export interface HeldPrivileges {
+  /** The names of the roles Keystone lists for it. Absent when the face does not know them. */
+  readonly roles?: readonly string[];
+  /**
+   * It was minted with a chosen subset of roles (its description's mark, ownership.ts), not with every role its user
+   * held: with `spec.roles` left out, such a credential is replaced.
+   */
+  readonly subset: boolean;
+  /** Its access rules; empty: none, every request its roles allow. */
+  readonly accessRules: readonly AccessRule[];
+}
+
+/** A credential of a generation, as Keystone holds it. */
+export interface HeldCredential {
+  readonly id: string;
+  readonly expiresAt?: Date;
+  /** What it carries; absent when the face does not know (the rotation trigger then reads no change). */
+  readonly privileges?: HeldPrivileges;
+}
+
 /** One credential generation as the world holds it: its parked secret and its Keystone credential. */
 export interface GenerationRecord {
   readonly generation: number;
@@ -35,7 +59,7 @@ export interface GenerationRecord {
   /** A terminal error recorded when Keystone refused to create it. */
   readonly failure?: string;
   /** The credential of this generation's deterministic name, as Keystone holds it. */
-  readonly credential?: { readonly id: string; readonly expiresAt?: Date };
+  readonly credential?: HeldCredential;
 }
 
 /**
@@ -138,7 +162,12 @@ export type Trigger =
   /** The live credential is gone from Keystone (deleted out of band). */
   | 'gone'
   /** The live credential's secret is lost; Keystone cannot hand it back. */
-  | 'secret-lost';
+  | 'secret-lost'
+  /**
+   * Not the reference's (issue 42): the live credential's roles or access rules are not the spec's. Keystone keeps both
+   * immutable, so the change is a successor minted with the spec's, switched to with the usual grace period.
+   */
+  | 'privileges-changed';
 
 /** A small idempotent step; the runner executes them in order. */
 export type Action =

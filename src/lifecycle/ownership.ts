@@ -25,12 +25,17 @@
 import { createHash } from 'node:crypto';
 import type { ForeignCredential } from './model';
 
-/** What a credential's description says about who minted it. */
+/** What a credential's description says about who minted it, and how. */
 export interface CredentialMark {
   /** The owner id of the order that minted it. */
   readonly owner?: string;
   /** {@link proofOf} the secret it was minted with. */
   readonly proof?: string;
+  /**
+   * Its roles are a subset the order chose (`roles=subset`; issue 42), not every role its user held: Keystone lists a
+   * credential's roles, not whether they were chosen, and an order that drops its subset must replace it.
+   */
+  readonly subset?: boolean;
 }
 
 /** Separates the proof's input from any other use of a secret's digest. */
@@ -41,9 +46,9 @@ export function proofOf(secret: string): string {
   return createHash('sha256').update(PROOF_CONTEXT).update(secret).digest('base64url');
 }
 
-/** A credential's description: what it is for, then its marks (`; owner=<id>; proof=<digest>`). */
+/** A credential's description: what it is for, then its marks (`; owner=<id>; proof=<digest>; roles=subset`). */
 export function describeCredential(about: string, mark: CredentialMark): string {
-  return [about, ...(mark.owner ? [`owner=${mark.owner}`] : []), ...(mark.proof ? [`proof=${mark.proof}`] : [])].join('; ');
+  return [about, ...(mark.owner ? [`owner=${mark.owner}`] : []), ...(mark.proof ? [`proof=${mark.proof}`] : []), ...(mark.subset ? ['roles=subset'] : [])].join('; ');
 }
 
 /** The marks a description carries; none for a credential minted before marks, or by anybody else. */
@@ -52,7 +57,8 @@ export function markOf(description: string | undefined): CredentialMark {
   const field = (name: string): string | undefined => new RegExp(`(?:^|;\\s*)${name}=([A-Za-z0-9_.:-]+)\\s*(?:;|$)`).exec(description)?.[1];
   const owner = field('owner');
   const proof = field('proof');
-  return { ...(owner ? { owner } : {}), ...(proof ? { proof } : {}) };
+  const subset = field('roles') === 'subset';
+  return { ...(owner ? { owner } : {}), ...(proof ? { proof } : {}), ...(subset ? { subset } : {}) };
 }
 
 /** What an order can prove its credentials by. */

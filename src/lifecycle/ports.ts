@@ -3,8 +3,8 @@
  * against Keystone, Kubernetes Secrets and OpenBao; the Pulumi provider against Keystone and its resource state; the
  * demo against Keystone and a directory.
  */
-import type { KeystoneApplicationCredentialStatus, SecretKey } from '../api';
-import type { Admission, Gate, Undeliverable } from './model';
+import type { KeystoneApplicationCredentialStatus, Privileges, SecretKey } from '../api';
+import type { Admission, Gate, HeldCredential, HeldPrivileges, Undeliverable } from './model';
 import type { CredentialMark } from './ownership';
 
 /** A credential under the order's names as Keystone holds it, whoever minted it. */
@@ -18,16 +18,35 @@ export interface KeystoneCredential {
   readonly mark: CredentialMark;
   /** The Keystone user that holds it. */
   readonly userId?: string;
+  /** Its roles and access rules (issue 42). */
+  readonly privileges?: HeldPrivileges;
+}
+
+/** What a create asks Keystone for. */
+export interface CreateRequest extends Privileges {
+  readonly name: string;
+  readonly secret: string;
+  readonly expiresAt?: Date;
+  /** The marks its description carries (ownership.ts), `subset` when `roles` are given. */
+  readonly mark: CredentialMark;
 }
 
 /** Keystone, authenticated as the ordered user, scoped to the ordered project. */
 export interface CredentialPort {
   /** Every credential whose name is one of the order's generation names (ownership.ts tells which are the order's). */
   list(): Promise<KeystoneCredential[]>;
-  /** Creates a restricted credential with a client-supplied secret, its description carrying `mark`. */
-  create(request: { readonly name: string; readonly secret: string; readonly expiresAt?: Date; readonly mark: CredentialMark }): Promise<{ id: string; expiresAt?: Date }>;
+  /**
+   * Creates a restricted credential with a client-supplied secret, its description carrying `mark`, with the roles and
+   * access rules asked for (none asked: every role of the user's token, no access rule).
+   */
+  create(request: CreateRequest): Promise<HeldCredential>;
   /** Deletes a credential; one already gone is fine. */
   delete(id: string): Promise<void>;
+  /**
+   * The names of the roles the user holds on the project, as Keystone shows them in the user's project-scoped token
+   * (implied roles included): what a role subset may name. Absent on a port that cannot tell.
+   */
+  roles?(): Promise<readonly string[]>;
 }
 
 /** A parked generation: its secret, or the terminal error Keystone gave when it was created. */

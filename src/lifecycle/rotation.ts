@@ -6,6 +6,7 @@
  */
 import { formatDeadline, formatTime, scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
 import type { GenerationRecord, LifecycleOrder, Trigger } from './model';
+import { privilegesDiffer } from './privileges';
 
 const time = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
 
@@ -28,7 +29,9 @@ export function sweepDue(status: KeystoneApplicationCredentialStatus, now: Date)
 /**
  * Why a rotation should start now, if it should. The triggers, in the order they are reported: no credential yet;
  * `spec.credentialGeneration` above `status.credentialGeneration`; the live credential gone from or expired in Keystone;
- * its secret lost; the schedule due (`now >= status.nextRotation`). Whether one may start is {@link mayStart}'s call.
+ * its secret lost; its roles or access rules not the spec's (issue 42: Keystone keeps both immutable, so a change is a
+ * successor, as a raised generation is; privileges.ts); the schedule due (`now >= status.nextRotation`). Whether one
+ * may start is {@link mayStart}'s call: a change of roles or rules waits for a running grace period, as any trigger.
  */
 export function trigger(order: LifecycleOrder, live: GenerationRecord | undefined, now: Date): Trigger | undefined {
   const status = order.status;
@@ -37,6 +40,7 @@ export function trigger(order: LifecycleOrder, live: GenerationRecord | undefine
   if (!live?.credential) return 'gone';
   if (live.credential.expiresAt !== undefined && now >= live.credential.expiresAt) return 'expired';
   if (!live.parked) return 'secret-lost';
+  if (privilegesDiffer(order.spec, live.credential.privileges)) return 'privileges-changed';
   const next = dueAt(order);
   if (next !== undefined && now >= next) return 'schedule';
   return undefined;
@@ -164,5 +168,7 @@ export function describe(trigger: Trigger, order: LifecycleOrder): string {
       return 'live credential gone from Keystone';
     case 'secret-lost':
       return "live credential's secret lost";
+    case 'privileges-changed':
+      return "live credential's roles or access rules differ from the spec's";
   }
 }

@@ -6,10 +6,10 @@
  * world again (the parked secrets, the credentials Keystone holds under the deterministic names, the backup, the Secret)
  * and `decide` continues from there.
  */
-import { SECRET_KEYS, type KeystoneApplicationCredentialStatus } from '../api';
+import { SECRET_KEYS, type KeystoneApplicationCredentialStatus, type Privileges } from '../api';
 import { decide, decideFailure } from './decide';
 import { formerBackup, migration, accountedIds, type FormerBackup } from './migration';
-import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
+import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, HeldCredential, HeldPrivileges, LifecycleOrder, Observations, Plan } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
 import type { BackupPort, KeystoneCredential, Ports } from './ports';
 import type { CachedObservations } from './settled';
@@ -22,6 +22,8 @@ export interface ActionEvent {
   readonly error?: string;
   /** The Keystone id a mint created. */
   readonly credentialId?: string;
+  /** What the credential a mint created carries (issue 42). */
+  readonly privileges?: HeldPrivileges;
 }
 
 export interface RunOptions {
@@ -81,7 +83,7 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
   const { own, foreign } = await sortByOwner(ports, order, 'credentials' in listed ? listed.credentials : [], records, delivered, backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined);
   for (const c of own) {
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
-    records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}) } });
+    records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), ...(c.privileges ? { privileges: c.privileges } : {}) } });
   }
   const delivery = await deliveryOf(ports, delivered, records, status);
   return {
@@ -236,9 +238,10 @@ async function documentOf(ports: Pick<Ports, 'secrets' | 'render'>, action: { re
 }
 
 /** What an action established: `refused` when Keystone refused a mint for good; the credential a mint created. */
-type Executed =
-  | { readonly outcome: 'done'; readonly created?: { readonly id: string; readonly expiresAt?: Date } }
-  | { readonly outcome: 'refused'; readonly failure: string };
+type Executed = { readonly outcome: 'done'; readonly created?: HeldCredential } | { readonly outcome: 'refused'; readonly failure: string };
+
+/** What a mint asks of Keystone besides the name and the secret: the order's owner mark, its roles and access rules. */
+type Minting = { readonly owner?: string } & Privileges;
 
 /** How long a mint waits for a secret its own pass parked to become readable (see {@link parkedSecret}). */
 const PARKED_READ_WAIT_MS = [5, 10, 20, 40, 80, 160, 320, 640];
@@ -262,7 +265,7 @@ async function parkedSecret(ports: Ports, generation: number, parkedThisPass: bo
 }
 
 /** Executes one action. A mint Keystone refused terminally is recorded as the generation's failure. */
-async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>, owner: string | undefined): Promise<Executed> {
+async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>, minting: Minting): Promise<Executed> {
   switch (action.type) {
     case 'park':
       await ports.secrets.park(action.generation);
@@ -270,8 +273,16 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'mint': {
       const secret = await parkedSecret(ports, action.generation, parked.has(action.generation));
       try {
-        const mark = { ...(owner !== undefined ? { owner } : {}), proof: proofOf(secret) };
-        const created = await ports.keystone.create({ name: action.name, secret, ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}), mark });
+        const { owner, roles, accessRules } = minting;
+        const mark = { ...(owner !== undefined ? { owner } : {}), proof: proofOf(secret), ...(roles !== undefined ? { subset: true } : {}) };
+        const created = await ports.keystone.create({
+          name: action.name,
+          secret,
+          ...(action.expiresAt ? { expiresAt: action.expiresAt } : {}),
+          mark,
+          ...(roles !== undefined ? { roles } : {}),
+          ...(accessRules !== undefined ? { accessRules } : {}),
+        });
         return { outcome: 'done', created };
       } catch (error) {
         if (!ports.isTerminal(error)) throw error;
@@ -323,7 +334,7 @@ export function carry(world: Observations, action: Action, executed: Executed): 
       break;
     case 'mint':
       if (executed.outcome === 'refused') records.set(g, { ...record, failure: executed.failure });
-      else if (executed.created) records.set(g, { ...record, credential: { id: executed.created.id, ...(executed.created.expiresAt ? { expiresAt: executed.created.expiresAt } : {}) } });
+      else if (executed.created) records.set(g, { ...record, credential: executed.created });
       break;
     case 'backup':
       backup = { credentialId: action.credentialId };
@@ -351,6 +362,12 @@ export function carry(world: Observations, action: Action, executed: Executed): 
   }
   const generations = [...records.values()].filter((r) => r.parked || r.failure !== undefined || r.credential !== undefined).sort((a, b) => a.generation - b.generation);
   return { ...world, generations, delivery, ...(backup !== undefined ? { backup } : {}), ...(former !== undefined ? { formerBackup: former } : {}) };
+}
+
+/** The roles and access rules the order's spec asks for (issue 42). */
+function privilegesOf(order: LifecycleOrder): Privileges {
+  const { roles, accessRules } = order.spec;
+  return { ...(roles !== undefined ? { roles } : {}), ...(accessRules !== undefined ? { accessRules } : {}) };
 }
 
 /**
@@ -403,13 +420,19 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
     for (const action of plan.actions) {
       const t0 = performance.now();
       try {
-        const executed = await execute(ports, action, parked, order.owner);
+        const executed = await execute(ports, action, parked, { ...(order.owner !== undefined ? { owner: order.owner } : {}), ...privilegesOf(order) });
         if (action.type === 'park') parked.add(action.generation);
         world = carry(world, action, executed);
         refused ||= executed.outcome === 'refused';
         released ||= action.type === 'release';
-        const credentialId = executed.outcome === 'done' ? executed.created?.id : undefined;
-        options.onAction?.({ action, outcome: executed.outcome, ms: performance.now() - t0, ...(credentialId !== undefined ? { credentialId } : {}) });
+        const created = executed.outcome === 'done' ? executed.created : undefined;
+        options.onAction?.({
+          action,
+          outcome: executed.outcome,
+          ms: performance.now() - t0,
+          ...(created ? { credentialId: created.id } : {}),
+          ...(created?.privileges ? { privileges: created.privileges } : {}),
+        });
         if (refused) break;
       } catch (error) {
         const failure = new ActionError(action, error);

@@ -34,6 +34,8 @@ export class Step {
   private delivered?: number;
   /** A generation this step could not mint: foreign credentials hold every name it may take. */
   private blocked?: number;
+  /** A change of roles or access rules that waits for the running grace period (issue 42). */
+  private deferred?: boolean;
 
   constructor(
     private readonly order: LifecycleOrder,
@@ -169,6 +171,7 @@ export class Step {
   /** Starts a rotation when a trigger holds and no grace period runs. */
   private maybeStartRotation(): void {
     const why = rotation.trigger({ ...this.order, status: this.status }, this.records.get(this.live), this.now);
+    if (why === 'privileges-changed' && !rotation.mayStart(this.status)) this.deferred = true;
     if (why === undefined || !rotation.mayStart(this.status)) return;
     const highest = Math.max(0, ...this.records.keys());
     const g = rotation.targetGeneration({ ...this.order, status: this.status }, highest);
@@ -316,6 +319,7 @@ export class Step {
         ...(this.delivered !== undefined ? { delivered: this.delivered } : {}),
         ...(this.backedUp !== undefined ? { backedUp: this.backedUp } : {}),
         ...(this.blocked !== undefined ? { blocked: this.blocked } : {}),
+        ...(this.deferred ? { deferred: true } : {}),
       },
       this.now,
     );

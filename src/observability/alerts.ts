@@ -12,6 +12,7 @@
  * troubleshooting table of the reason.
  */
 import { CredentialReason, DeliveryReason, AdmissionReason } from '../api';
+import { ADMIN_CREDENTIAL_ALERT, adminCredentialAlertGroup } from './admin-credential-alert';
 
 /** One alerting rule, as Prometheus's rule file (and a PrometheusRule's `spec.groups[].rules[]`) holds it. */
 export interface AlertRule {
@@ -166,6 +167,7 @@ export const ALERT_NAMES = [
   'KeystoneAppCredOperatorNoLeader',
   'KeystoneAppCredOperatorNotReady',
   'KeystoneAppCredOperatorMemoryNearLimit',
+  ADMIN_CREDENTIAL_ALERT, // issue 42: admin-credential-alert.ts
 ] as const;
 
 /** An alert's name. */
@@ -369,6 +371,7 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
           ),
         ],
       },
+      adminCredentialAlertGroup(p.runbookBaseUrl),
     ],
   };
 }

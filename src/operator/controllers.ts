@@ -23,6 +23,7 @@ import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
 import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject, type SecretAccess } from '../plane/secret-access';
 import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
+import { adminCredentialMetrics } from './admin-credential-metrics';
 import { CredentialMetrics } from './credential/metrics';
 import { CredentialReconciler } from './credential/reconciler';
 import { controlPlaneIdentityWatches, identityOf, registerClusterIdentityController } from './cluster-identity';
@@ -96,6 +97,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
   const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses({ live }) };
   const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
   const metrics = new CredentialMetrics(manager.metrics.registry);
+  adminCredentialMetrics(manager.metrics.registry, { controlPlanes: () => manager.cluster.list<ControlPlane>(Kinds.ControlPlane), leading: () => manager.isLeader });
 
   // One port per engaged cluster (a re-engaged cluster is a new Cluster, so a new port): its caches, its writes, its Events.
   const ports = new WeakMap<Cluster, PlaneCluster>();

@@ -4,7 +4,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { adminCredentialSecretName, PlaneDefaults, type ControlPlane } from '../api';
-import { CloudsYamlError, parsePasswordCloud } from '../keystone';
+import { CloudsYamlError, parseAdminCloud } from '../keystone';
 import type { AdminConnection, SecretObject } from './ports';
 import { AdminCredentialReason } from './reasons';
 
@@ -34,7 +34,8 @@ export function adminSecretNames(controlPlane: ControlPlane): { readonly cloudCr
 
 /**
  * The admin connection of a ControlPlane: `WaitingForCloudsYaml` while the Secret or its `clouds.yaml` key is missing
- * or empty, `CloudsYamlError` for a document that does not hold a usable password cloud of `cloudName`,
+ * or empty, `CloudsYamlError` for a document that does not hold a usable password or application-credential cloud of
+ * `cloudName` (issue 42: `auth_type: v3applicationcredential`),
  * `WaitingForCABundle` while a referenced CA bundle is missing, empty or holds no PEM certificate. The auth URL is always the ControlPlane's
  * `authURL` (an `auth_url` in the document is not used: the ControlPlane says which Keystone).
  */
@@ -60,7 +61,7 @@ export function adminConnectionOf(controlPlane: ControlPlane, secrets: AdminSecr
   }
   let cloud;
   try {
-    cloud = parsePasswordCloud(document, cloudName);
+    cloud = parseAdminCloud(document, cloudName);
   } catch (error) {
     if (!(error instanceof CloudsYamlError)) throw error;
     return { ok: false, reason: AdminCredentialReason.CloudsYamlError, message: `Secret ${secretName}: ${error.message}` };

@@ -21,6 +21,7 @@ import {
   type OrderLocation,
 } from '../api';
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
+import { rolesNotHeld } from '../lifecycle/privileges';
 import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
 import { deliveredAuthUrl, notPublished } from './delivery';
 import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
@@ -215,11 +216,11 @@ function admissionOf(consent: Consent, order: KeystoneApplicationCredential, ref
     return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message }, ...undeliverable };
   }
   if (consent.wait) return { admission: { reason: consent.wait.reason, message: consent.wait.message } };
-  const gate = gateOf(order, refs);
+  const gate = gateOf(order, refs, consent.assignment.allowedRoles ?? []);
   return { ...(gate ? { gate } : {}), ...undeliverable };
 }
 
-function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences): Gate | undefined {
+function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences, allowedRoles: readonly string[]): Gate | undefined {
   const user = checkUser(order, order.spec.userRef.name, refs.user);
   if (user) return { reason: CredentialReason[user.reason], message: user.message };
   if (refs.userPasswordAvailable === false) {
@@ -230,10 +231,38 @@ function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences
   }
   const project = checkProject(order, order.spec.projectRef.name, refs.project);
   if (project) return { reason: CredentialReason[project.reason], message: project.message };
-  if (rolesOnProject(order, refs.user as KeystoneUser, refs.project as KeystoneProject, refs.assignments).length === 0) {
+  const assigned = rolesOnProject(order, refs.user as KeystoneUser, refs.project as KeystoneProject, refs.assignments);
+  if (assigned.length === 0) {
     return {
       reason: CredentialReason.NoRoleOnProject,
       message: `no KeystoneRoleAssignment in namespace ${order.metadata.namespace} has assigned user ${order.spec.userRef.name} a role on project ${order.spec.projectRef.name}`,
+    };
+  }
+  return roleSubsetGate(order, allowedRoles, assigned.map((a) => a.spec.role));
+}
+
+/**
+ * The role subset's gate (issue 42): every role `spec.roles` names must be in the namespace's `allowedRoles` (the
+ * platform team's consent, as for a KeystoneRoleAssignment), and assigned to the user on the project by a
+ * KeystoneRoleAssignment of the namespace (the plane's record of what the user holds: a role Keystone implies, such as
+ * `reader` by `member`, counts once an assignment names it). Checked without Keystone, so an order that asks for more
+ * than its user may hand on never reaches Keystone.
+ */
+function roleSubsetGate(order: KeystoneApplicationCredential, allowedRoles: readonly string[], assigned: readonly string[]): Gate | undefined {
+  const namespace = order.metadata.namespace;
+  const list = (roles: readonly string[]): string => (roles.length > 0 ? [...new Set(roles)].sort().join(', ') : 'none');
+  const notAllowed = rolesNotHeld(order.spec.roles, allowedRoles);
+  if (notAllowed.length > 0) {
+    return {
+      reason: CredentialReason.RoleNotAllowed,
+      message: `spec.roles names ${notAllowed.length === 1 ? 'role' : 'roles'} ${notAllowed.join(', ')}, not in the allowedRoles of namespace ${namespace} (${list(allowedRoles)})`,
+    };
+  }
+  const notAssigned = rolesNotHeld(order.spec.roles, assigned);
+  if (notAssigned.length > 0) {
+    return {
+      reason: CredentialReason.RoleNotAssigned,
+      message: `spec.roles names ${notAssigned.length === 1 ? 'role' : 'roles'} ${notAssigned.join(', ')}, which no KeystoneRoleAssignment in namespace ${namespace} has assigned user ${order.spec.userRef.name} on project ${order.spec.projectRef.name} (assigned: ${list(assigned)})`,
     };
   }
   return undefined;

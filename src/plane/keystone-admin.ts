@@ -2,7 +2,7 @@
  * The Keystone side of the plane's ports on src/keystone: one admin session per connection (auth URL, admin cloud and
  * CA bundle), reused across passes and orders, so a steady plane logs in once per token lifetime.
  */
-import { Domains, KeystoneSessions, Projects, Roles, Users, identityVersion, isKeystoneError, passwordAuthOf, type FetchLike, type KeystoneSession } from '../keystone';
+import { ApplicationCredentials, Domains, KeystoneSessions, Projects, Roles, Users, adminAuthOf, identityVersion, isKeystoneError, type FetchLike, type KeystoneSession } from '../keystone';
 import type { KeystoneAdmin, KeystoneAdmins, KeystoneRecord } from './ports';
 
 /** Options of {@link keystoneAdmins}. */
@@ -36,8 +36,15 @@ export function keystoneAdmin(session: KeystoneSession): KeystoneAdmin {
   return {
     async verify() {
       session.invalidate();
-      await session.token();
-      return { version: await identityVersion(session.transport) };
+      const token = await session.token();
+      const version = await identityVersion(session.transport);
+      const used = token.applicationCredential;
+      if (!used) return { version };
+      // An application credential's expiry is not in its token (whose own expiry Keystone caps at it): Keystone shows it
+      // to the credential's user, the admin itself, restricted or not.
+      const credential = await new ApplicationCredentials(session).get(used.id);
+      const expiresAt = credential?.expiresAt;
+      return { version, applicationCredential: { id: used.id, name: used.name, ...(expiresAt ? { expiresAt } : {}) } };
     },
     async domainId(name) {
       return (await domains.findByName(name))?.id;
@@ -99,7 +106,7 @@ export function keystoneAdmins(options: KeystoneAdminsOptions = {}): ClosableKey
     connect(connection) {
       const session = sessions.session({
         authUrl: connection.authUrl,
-        auth: passwordAuthOf(connection.cloud),
+        auth: adminAuthOf(connection.cloud),
         ...(connection.caBundle !== undefined ? { caBundle: connection.caBundle } : {}),
       });
       let admin = admins.get(session);

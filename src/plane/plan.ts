@@ -12,6 +12,11 @@ export interface PlanePlan<S, A> {
   readonly actions: readonly A[];
   /** Milliseconds until the order should be looked at again; absent: only an event wakes it. */
   readonly requeueAfter?: number;
+  /**
+   * The object converged and only the clock changes it at `requeueAfter` (a ControlPlane whose admin credential
+   * expires): a pass with the same inputs before then has nothing to do. @default false: a requeue retries a wait
+   */
+  readonly steady?: boolean;
 }
 
 /** The finalizer actions every order kind shares. */

@@ -12,7 +12,7 @@ import type {
   KeystoneUser,
   OwnerReference,
 } from '../api';
-import type { PasswordCloud } from '../keystone';
+import type { AdminCloud } from '../keystone';
 import type { SecretAccess } from './secret-access';
 
 /** The objects the plane reads, by kind. */
@@ -110,12 +110,19 @@ export interface ClusterPort {
   removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
 }
 
+/** What an admin login established. */
+export interface AdminVerified {
+  readonly version: string;
+  /** The application credential the admin authenticated with (issue 42); absent for a password. */
+  readonly applicationCredential?: { readonly id: string; readonly name: string; readonly expiresAt?: Date };
+}
+
 /** How to reach a ControlPlane's Keystone as its admin. */
 export interface AdminConnection {
   /** `services.keystone.external.authURL`. */
   readonly authUrl: string;
-  /** The admin cloud of the `clouds.yaml` Secret. */
-  readonly cloud: PasswordCloud;
+  /** The admin cloud of the `clouds.yaml` Secret: a password or an application credential (issue 42). */
+  readonly cloud: AdminCloud;
   /** PEM of `caBundleSecretRef`; absent: the system trust store. */
   readonly caBundle?: string;
 }
@@ -138,8 +145,11 @@ export interface RoleGrant {
 
 /** Keystone as the ControlPlane's admin sees it. Every call may throw a `KeystoneError`. */
 export interface KeystoneAdmin {
-  /** Authenticates as the admin (a real token) and returns the identity API version the auth URL reports. */
-  verify(): Promise<{ readonly version: string }>;
+  /**
+   * Authenticates as the admin (a real token) and returns the identity API version the auth URL reports, and, when the
+   * admin is an application credential, that credential as Keystone shows it (its expiry: the platform team rotates it).
+   */
+  verify(): Promise<AdminVerified>;
   /** The id of the domain of that name, or undefined. */
   domainId(name: string): Promise<string | undefined>;
   findProject(name: string, domainId: string): Promise<KeystoneRecord | undefined>;
@@ -184,7 +194,8 @@ export interface PassMemo {
   /** Whether the object is met for the first time since the process started (marks it met). @default never */
   firstSight?(uid: string): boolean;
   unchanged(uid: string, fingerprint: string): boolean;
-  record(uid: string, fingerprint: string): void;
+  /** Remembers a converged pass; `until` (epoch ms): only until then, when the clock wakes the object. */
+  record(uid: string, fingerprint: string, until?: number): void;
   /**
    * Forgets the object's last converged pass, so its next pass is a full one. `anew`: it is met anew, its next pass a
    * first sight again, which the cache alone may settle (what the process knew of it changed under it, e.g. a

@@ -4,10 +4,16 @@
  * `AdmissionReason` of src/api; `DeliveryReady` of a KeystoneUser reuses the KeystoneApplicationCredential's
  * `DeliveryReason`. Not in src/api yet: they belong there (see the report of the identity-plane work).
  */
+import { ADMIN_CREDENTIAL_EXPIRING } from '../api/conditions';
 
 /** `AdminCredentialReady` of a ControlPlane. */
 export const AdminCredentialReason = {
   AdminCredentialReady: 'AdminCredentialReady',
+  /**
+   * Not identity-plane.md's (issue 42), a True reason: the admin is an application credential that expires within
+   * `ADMIN_CREDENTIAL_EXPIRY_WARNING`; create its successor and put it into the Secret (recorded as a Warning Event).
+   */
+  AdminCredentialExpiring: ADMIN_CREDENTIAL_EXPIRING,
   /** The Secret `adminCredential.cloudCredentialsRef.secretName`, or its key `clouds.yaml`, is missing or empty. */
   WaitingForCloudsYaml: 'WaitingForCloudsYaml',
   /** The document is not YAML, lacks the cloud, or the cloud is no password cloud with a user, password and project. */

@@ -3,7 +3,7 @@
  * with no Keystone or OpenBao call; values not known yet (preview) pass. Both faces run it: the dynamic resource and the
  * provider plugin.
  */
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate } from '../api';
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate, type AccessRule } from '../api';
 import { connectionProblems } from './connection';
 import { CLOUD_NAME_RULE, backupProblems, textProblem } from './input-rules';
 
@@ -28,6 +28,9 @@ export interface CheckFailure {
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 type Loose = Record<string, unknown>;
+
+/** The fields of an access rule (Keystone refuses any other). */
+const ACCESS_RULE_FIELDS = ['service', 'method', 'path'];
 
 export function isUnknown(value: unknown): boolean {
   if (value === UNKNOWN) return true;
@@ -66,6 +69,16 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
   for (const key of Object.keys(rotationIn ?? {})) {
     if (key !== 'interval' && key !== 'gracePeriod') reasons.push(`rotation.${key}: is not a field of rotation (its fields: interval, gracePeriod)`);
   }
+  // Issue 42: the credential's roles and access rules, by the CRD's rules; a value not known yet (preview) passes.
+  const roles = news.roles === undefined || news.roles === null || isUnknown(news.roles) ? undefined : news.roles;
+  const accessRules = news.accessRules === undefined || news.accessRules === null || isUnknown(news.accessRules) ? undefined : news.accessRules;
+  if (Array.isArray(accessRules)) {
+    accessRules.forEach((rule: unknown, i) => {
+      for (const key of Object.keys(record(rule) ?? {})) {
+        if (!ACCESS_RULE_FIELDS.includes(key)) reasons.push(`accessRules[${i}].${key}: is not a field of an access rule (its fields: ${ACCESS_RULE_FIELDS.join(', ')})`);
+      }
+    });
+  }
   const unknown = new Set<string>();
   if (isUnknown(credentialGeneration)) unknown.add('spec.credentialGeneration');
   if (isUnknown(rotation.interval)) unknown.add('spec.rotation.interval');
@@ -78,6 +91,8 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
       spec: {
         credentialGeneration: known('spec.credentialGeneration', credentialGeneration) as number | undefined,
         rotation: { interval: known('spec.rotation.interval', rotation.interval) as string | undefined, gracePeriod: known('spec.rotation.gracePeriod', rotation.gracePeriod) as string | undefined },
+        ...(roles !== undefined ? { roles: roles as readonly string[] } : {}),
+        ...(accessRules !== undefined ? { accessRules: accessRules as readonly AccessRule[] } : {}),
       },
     },
     olds.credentialGeneration === undefined || isUnknown(olds.credentialGeneration)

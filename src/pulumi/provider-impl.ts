@@ -15,7 +15,7 @@ import { resolveConnection, type ResolvedConnection } from './connection';
 import { engineWarn, type Warn } from './engine-log';
 import { sharedSessions } from './keystone';
 import { orderOf, run, type RunContext } from './run';
-import { STATUS_OUTPUTS, outputsOf, statusOf, stripUndefined, worldOf, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { STATUS_OUTPUTS, outputsOf, privilegesOf, statusOf, stripUndefined, worldOf, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 export { UNKNOWN, type CheckFailure } from './check';
 export { worldOf } from './state';
@@ -64,7 +64,8 @@ export function makeProvider(deps: ProviderDeps = {}) {
 
     /**
      * An update when, at the current time, the engine has something to do with the state taken as the world (a rotation
-     * or a grace sweep is due), or when an input the state echoes changed. No Keystone call.
+     * or a grace sweep is due, roles or access rules that differ from the delivered credential's while no grace period
+     * runs), or when an input the state echoes changed. No Keystone call.
      */
     async diff(_id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
       const replaces = news.prefix !== olds.prefix ? ['prefix'] : [];
@@ -72,8 +73,8 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const echoed = (o: Partial<ProviderInputs>): string => JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName }));
       if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
       const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), context.clock());
-      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml });
-      const moved = STATUS_OUTPUTS.some((k) => projected[k] !== olds[k]);
+      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds) });
+      const moved = STATUS_OUTPUTS.some((k) => JSON.stringify(projected[k]) !== JSON.stringify(olds[k]));
       return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
     },
 
@@ -99,6 +100,13 @@ export function makeProvider(deps: ProviderDeps = {}) {
         const next: Loose = { ...props };
         if (live) {
           if (live.expiresAt) next.credentialExpiresAt = formatTime(live.expiresAt);
+          // What it carries, as Keystone lists it (issue 42): the roles, the subset it was minted with, its rules.
+          const held = live.privileges;
+          if (held) {
+            next.credentialRoles = held.roles;
+            next.roles = held.subset ? held.roles : undefined;
+            next.accessRules = held.accessRules.length > 0 ? held.accessRules : undefined;
+          }
         } else {
           delete next.credentialId;
         }

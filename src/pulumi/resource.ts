@@ -4,6 +4,7 @@
  * the in-cluster reconciler. A rotation is an update: the resource id stays the same.
  */
 import * as pulumi from '@pulumi/pulumi';
+import type { AccessRule } from '../api/privileges';
 import type { ConnectionSettings } from './connection';
 import { pulumiPrefix } from './prefix';
 import { provider } from './provider';
@@ -58,6 +59,24 @@ export interface KeystoneApplicationCredentialArgs {
    * @default "openstack"
    */
   readonly cloudName?: pulumi.Input<string>;
+  /**
+   * The names of the roles the credential carries, a subset of the user's roles on the project (issue 42). Keystone
+   * keeps a credential's roles immutable, so a change rotates: a successor carrying the new roles is minted and switched
+   * to on the next `pulumi up` with no grace period running, and the superseded credential keeps its roles through the
+   * grace period. `pulumi preview` checks the names (at least one, each at most 255 characters, no comma, no
+   * duplicate) without Keystone; whether the user holds each is known only to Keystone, so `pulumi up` checks it before
+   * anything is created and fails naming the role (RoleNotAssigned).
+   * @default every role the user holds on the project
+   */
+  readonly roles?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * The only requests a token from the credential may make (Keystone's access rules), enforced by keystonemiddleware's
+   * `auth_token` in each service that has its `service_type` set. A change rotates, as for `roles`. `pulumi preview`
+   * checks each rule (a service type of letters, digits and hyphens; GET, HEAD, POST, PUT, PATCH or DELETE; a path
+   * beginning with `/`, `*` one segment, `**` any) without Keystone.
+   * @default none: every request the roles allow
+   */
+  readonly accessRules?: pulumi.Input<pulumi.Input<InputsOf<AccessRule>>[]>;
 }
 
 /** The Pulumi type token's module and type. */
@@ -113,6 +132,12 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
   declare readonly previousCredentialGeneration: pulumi.Output<number | undefined>;
   /** When the first `pulumi up` at or after it deletes the superseded credential. */
   declare readonly previousCredentialDeleteAt: pulumi.Output<string | undefined>;
+  /** The roles the delivered credential carries, as Keystone lists them. */
+  declare readonly credentialRoles: pulumi.Output<string[]>;
+  /** The role subset the delivered credential was minted with; absent: every role of the user. */
+  declare readonly roles: pulumi.Output<string[] | undefined>;
+  /** The access rules the delivered credential was minted with; absent: none. */
+  declare readonly accessRules: pulumi.Output<AccessRule[] | undefined>;
   /** The prefix of the credential names in Keystone: `<name>-<8 hex>-applicationcredential`. */
   declare readonly prefix: pulumi.Output<string>;
   /**
@@ -130,6 +155,9 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
       connection: args.connection === undefined ? undefined : pulumi.secret(args.connection),
       backup: backup === undefined ? undefined : pulumi.secret(backup),
       cloudName: args.cloudName,
+      roles: args.roles,
+      accessRules: args.accessRules,
+      credentialRoles: undefined,
       credentialId: undefined,
       credentialSecret: undefined,
       cloudsYaml: undefined,

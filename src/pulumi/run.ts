@@ -3,15 +3,15 @@
  * and the outputs it leaves, including what a failed run records. No rotation rule lives here.
  */
 import { randomUUID } from 'node:crypto';
-import { ConditionType, WARNING_REASONS, backingPath, resolveSpec, type KeystoneApplicationCredentialStatus } from '../api';
+import { ConditionType, CredentialReason, WARNING_REASONS, backingPath, resolveSpec, type KeystoneApplicationCredentialStatus } from '../api';
 import { OpenBaoBackup } from '../backup/openbao';
 import { deliveredData, isTerminalCreateError } from '../keystone/credential-port';
-import { foreignNote, reconcile, type ForeignCredential, type LifecycleOrder, type Ports, type SecretData } from '../lifecycle';
+import { foreignNote, reconcile, rolesNotHeld, type ForeignCredential, type Gate, type HeldPrivileges, type LifecycleOrder, type Ports, type SecretData } from '../lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
 import type { Environment } from './check';
-import { resolveConnection } from './connection';
+import { resolveConnection, type ResolvedConnection } from './connection';
 import type { OpenKeystone } from './keystone';
-import { outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { outputsOf, privilegesOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** What a run needs of the provider's surroundings. */
 export interface RunContext {
@@ -41,11 +41,21 @@ function backupOf(ctx: RunContext, inputs: Pick<ProviderInputs, 'backup' | 'pref
   return ctx.backup ? ctx.backup(settings) : new OpenBaoBackup(settings);
 }
 
-export function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, owner?: string, deleting = false): LifecycleOrder {
+export function orderOf(
+  inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules'>,
+  status: KeystoneApplicationCredentialStatus,
+  owner?: string,
+  deleting = false,
+): LifecycleOrder {
   return {
     prefix: inputs.prefix,
     ...(owner !== undefined ? { owner } : {}),
-    spec: resolveSpec({ credentialGeneration: inputs.credentialGeneration, rotation: inputs.rotation }),
+    spec: resolveSpec({
+      credentialGeneration: inputs.credentialGeneration,
+      rotation: inputs.rotation,
+      ...(inputs.roles !== undefined ? { roles: inputs.roles } : {}),
+      ...(inputs.accessRules !== undefined ? { accessRules: inputs.accessRules } : {}),
+    }),
     status,
     ...(deleting ? { deleting } : {}),
   };
@@ -61,7 +71,30 @@ function echoedInputs(olds: Partial<ProviderOutputs>, fallback: ProviderInputs):
     connection: olds.connection,
     backup: olds.backup,
     cloudName: olds.cloudName,
+    roles: olds.roles,
+    accessRules: olds.accessRules,
   });
+}
+
+/**
+ * The role subset's gate (issue 42): every role `roles` names must be one the user holds on the project, as Keystone
+ * shows them in the user's project-scoped token (implied roles included), read when the run observes Keystone, before
+ * anything is created. Keystone would refuse the create with 400, and a role that does not exist with 404, half-way.
+ */
+function rolesGate(inputs: Pick<ProviderInputs, 'roles'>, port: Ports['keystone'], connection: ResolvedConnection): (() => Promise<Gate | undefined>) | undefined {
+  const asked = inputs.roles;
+  if (asked === undefined || port.roles === undefined) return undefined;
+  const held = port.roles.bind(port);
+  return async () => {
+    const roles = [...(await held())].sort();
+    const missing = rolesNotHeld(asked, roles);
+    if (missing.length === 0) return undefined;
+    const list = roles.length > 0 ? roles.join(', ') : 'none';
+    return {
+      reason: CredentialReason.RoleNotAssigned,
+      message: `roles names ${missing.length === 1 ? 'role' : 'roles'} ${missing.join(', ')}, which the connection's user (${connection.source}) does not hold on its project (it holds: ${list})`,
+    };
+  };
 }
 
 /**
@@ -106,12 +139,17 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
   // A state keystone-appcred 0.1.0 wrote has no owner id, and its backup is at the default path without one: this run
   // writes the owner's path and removes the 0.1.0 document once it is proven this resource's (src/lifecycle/migration.ts).
   const migrating = !deleting && olds.owner === undefined && olds.credentialId !== undefined && inputs.backup !== undefined && inputs.backup.path === undefined;
+  const gate = deleting ? undefined : rolesGate(inputs, keystone.port, connection);
+  /** What each generation's credential carries, as this run observed or minted it (issue 42). */
+  const privileges = new Map<number, HeldPrivileges>();
+  if (live !== undefined) privileges.set(live, privilegesOf(olds));
   const ports: Ports = {
     keystone: keystone.port,
     secrets,
     delivery,
     ...(inputs.backup !== undefined ? { backup: backupOf(ctx, inputs, owner) } : {}),
     ...(migrating ? { formerBackup: backupOf(ctx, inputs, undefined) } : {}),
+    ...(gate ? { gate } : {}),
     render,
     writeStatus: async (next) => {
       status = next;
@@ -130,7 +168,8 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     const carries = data !== undefined && data.application_credential_id === status.credentialID && data.application_credential_secret === secret;
     const above = (await secrets.list()).filter((p) => p.parked && p.generation > (generation ?? 0)).sort((a, b) => b.generation - a.generation)[0];
     const successorSecret = above === undefined ? undefined : await secrets.read(above.generation);
-    return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}) }, {
+    const held = generation === undefined ? undefined : privileges.get(generation);
+    return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}), ...(held ? { privileges: held } : {}) }, {
       owner,
       ...(above !== undefined && successorSecret !== undefined
         ? { successorGeneration: above.generation, successorSecret, ...(minted.has(above.generation) ? { successorCredentialId: minted.get(above.generation) } : {}) }
@@ -140,6 +179,9 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
   try {
     const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
       clock: ctx.clock,
+      onObserved: (world) => {
+        for (const r of world.generations) if (r.credential?.privileges) privileges.set(r.generation, r.credential.privileges);
+      },
       onAction: (e) => {
         // A mint whose outcome is unsure (its reply lost, Keystone gone mid-way) may have created the successor: its
         // parked secret is recorded, so the next up finds it in Keystone and continues with it.
@@ -148,6 +190,7 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         if (['delete', 'backup', 'remove-backup', 'remove-former-backup'].includes(e.action.type)) changed = true;
         const a = e.action;
         if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
+        if (a.type === 'mint' && e.privileges) privileges.set(a.generation, e.privileges);
         if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
       },
     });
@@ -182,6 +225,9 @@ async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialSt
   }
   const credential = status.conditions?.find((c) => c.type === ConditionType.CredentialReady);
   if (status.credentialID === undefined) throw new Error(credential ? `${credential.reason}: ${credential.message}` : 'no credential was created');
+  // A role the user does not hold is a wrong input, not a state to live with: the up fails and the state keeps the
+  // credential it has (issue 42).
+  if (credential?.reason === CredentialReason.RoleNotAssigned) throw new Error(`${credential.reason}: ${credential.message}`);
   for (const c of status.conditions ?? []) {
     if (c.type !== ConditionType.Ready && (c.status !== 'True' || WARNING_REASONS.has(c.reason))) await ctx.warn(`${c.type} ${c.reason}: ${c.message}`);
   }

@@ -9,8 +9,8 @@
  * second one. Only what is true in the world is recorded: a failed run records its new inputs only when it switched
  * the delivered credential under them.
  */
-import type { KeystoneApplicationCredentialStatus } from '../api';
-import type { Observations } from '../lifecycle';
+import type { AccessRule, KeystoneApplicationCredentialStatus } from '../api';
+import type { HeldPrivileges, Observations } from '../lifecycle';
 import type { ConnectionSettings } from './connection';
 
 /** The OpenBao backup as inputs; every field may come from the provider's environment. */
@@ -46,6 +46,10 @@ export interface ProviderInputs {
   readonly backup?: BackupSettings;
   /** The key under `clouds:` in the delivered document. @default "openstack" */
   readonly cloudName?: string;
+  /** The roles the credential carries (issue 42). @default every role the user holds on the project */
+  readonly roles?: readonly string[];
+  /** The only requests a token from the credential may make (issue 42). @default none */
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /** The status half of the outputs, named like the CRD's status. */
@@ -60,6 +64,8 @@ export interface StatusOutputs {
   readonly previousCredentialId?: string;
   readonly previousCredentialGeneration?: number;
   readonly previousCredentialDeleteAt?: string;
+  /** The roles the delivered credential carries, as Keystone lists them (issue 42). */
+  readonly credentialRoles?: readonly string[];
 }
 
 /** A successor a failed `up` minted (or parked) and did not switch to: what the next `up` continues from. */
@@ -71,7 +77,11 @@ export interface SuccessorOutputs {
   readonly successorSecret?: string;
 }
 
-/** Everything the state holds: the inputs echoed (minus spec.credentialGeneration, whose name the status takes) and the status. */
+/**
+ * Everything the state holds: the inputs echoed (minus spec.credentialGeneration, whose name the status takes) and the
+ * status. `roles` and `accessRules` echo what the delivered credential was minted with, not the inputs of the last run:
+ * a change waiting for a grace period to end is still to be done (issue 42).
+ */
 export interface ProviderOutputs extends StatusOutputs, SuccessorOutputs {
   readonly prefix: string;
   /**
@@ -83,6 +93,8 @@ export interface ProviderOutputs extends StatusOutputs, SuccessorOutputs {
   readonly connection?: ConnectionSettings;
   readonly backup?: BackupSettings;
   readonly cloudName?: string;
+  readonly roles?: readonly string[];
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /** Outputs Pulumi must store encrypted. */
@@ -100,6 +112,7 @@ export const STATUS_OUTPUTS = [
   'previousCredentialId',
   'previousCredentialGeneration',
   'previousCredentialDeleteAt',
+  'credentialRoles',
 ] as const satisfies readonly (keyof StatusOutputs)[];
 
 /** Drops `undefined` members, recursively (Pulumi cannot carry them in outputs). */
@@ -125,13 +138,19 @@ export function statusOf(outputs: Partial<StatusOutputs>): KeystoneApplicationCr
   });
 }
 
-/** The outputs of a status and the delivered document (and the owner and a pending successor, when there are). */
+/**
+ * The outputs of a status and the delivered document (and the owner and a pending successor, when there are).
+ * `privileges`: what the delivered credential carries, as Keystone shows it; absent when unknown, the inputs' then.
+ */
 export function outputsOf(
   inputs: ProviderInputs,
   status: KeystoneApplicationCredentialStatus,
-  delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string },
+  delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string; readonly privileges?: HeldPrivileges },
   extra: { readonly owner?: string } & SuccessorOutputs = {},
 ): ProviderOutputs {
+  const privileges = delivered.privileges;
+  const roles = privileges ? (privileges.subset ? privileges.roles : undefined) : inputs.roles;
+  const accessRules = privileges ? (privileges.accessRules.length > 0 ? privileges.accessRules : undefined) : inputs.accessRules;
   return stripUndefined({
     prefix: inputs.prefix,
     owner: extra.owner,
@@ -142,6 +161,8 @@ export function outputsOf(
     connection: inputs.connection,
     backup: inputs.backup,
     cloudName: inputs.cloudName,
+    roles: roles === undefined ? undefined : [...roles],
+    accessRules: accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
     credentialId: status.credentialID,
     credentialSecret: delivered.credentialSecret,
     cloudsYaml: delivered.cloudsYaml,
@@ -152,7 +173,18 @@ export function outputsOf(
     previousCredentialId: status.previousCredentialID,
     previousCredentialGeneration: status.previousCredentialGeneration,
     previousCredentialDeleteAt: status.previousCredentialDeleteAt,
+    credentialRoles: privileges?.roles === undefined ? undefined : [...privileges.roles],
   });
+}
+
+/**
+ * What the delivered credential carries, as the state records it: the roles and access rules it was minted with
+ * (`roles` recorded only for a chosen subset) and the roles Keystone listed for it. Unknown for a state written before
+ * issue 42 (nothing recorded): taken as minted with every role and no access rule, as every credential was then.
+ */
+export function privilegesOf(state: Pick<Partial<ProviderOutputs>, 'roles' | 'accessRules' | 'credentialRoles'>): HeldPrivileges {
+  const roles = state.credentialRoles ?? state.roles;
+  return { ...(roles !== undefined ? { roles } : {}), subset: state.roles !== undefined, accessRules: state.accessRules ?? [] };
 }
 
 /**
@@ -166,7 +198,7 @@ export function worldOf(state: Partial<ProviderOutputs>, backup: boolean): Obser
       generation: state.credentialGeneration,
       parked: state.credentialSecret !== undefined,
       ...(state.credentialId !== undefined
-        ? { credential: { id: state.credentialId, ...(state.credentialExpiresAt ? { expiresAt: new Date(state.credentialExpiresAt) } : {}) } }
+        ? { credential: { id: state.credentialId, ...(state.credentialExpiresAt ? { expiresAt: new Date(state.credentialExpiresAt) } : {}), privileges: privilegesOf(state) } }
         : {}),
     });
   }

@@ -472,6 +472,45 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
       },
     ],
   },
+  // Issue 42: the admin application credential's expiry (src/observability/admin-credential-alert.ts), a case of its own.
+  {
+    name: 'an admin application credential: silent while it expires in more than a week, firing (warning) from a week before its expiry, after it still',
+    input_series: [
+      ...healthyOperator,
+      // One expires in 180 days, one a week and an hour after the start (in the week before it from 1h on), one expired at 1h.
+      series('keystone_appcred_admin_credential_expiry_timestamp_seconds', { ...JOB, namespace: 'openstack', name: 'cp' }, `${(180 * 86400 + 3 * 3600).toString()}x180`),
+      series('keystone_appcred_admin_credential_expiry_timestamp_seconds', { ...JOB, namespace: 'openstack', name: 'short' }, `${(7 * 86400 + 3600).toString()}x180`),
+      series('keystone_appcred_admin_credential_expiry_timestamp_seconds', { ...JOB, namespace: 'openstack', name: 'expired' }, '3600x180'),
+    ],
+    alert_rule_test: [
+      { eval_time: '1m', alertname: 'KeystoneAppCredAdminCredentialExpiring', exp_alerts: [] },
+      {
+        eval_time: '2h',
+        alertname: 'KeystoneAppCredAdminCredentialExpiring',
+        exp_alerts: [
+          {
+            exp_labels: { ...JOB, namespace: 'openstack', name: 'expired', severity: 'warning' },
+            exp_annotations: {
+              summary: 'The admin application credential of ControlPlane openstack/expired has expired',
+              description:
+                'ControlPlane openstack/expired authenticates to Keystone with an application credential that has expired (status.adminCredentialExpiresAt). Once it has, Keystone refuses it: no user, project or role assignment of the ControlPlane is created, changed or deleted, and its orders wait with WaitingForAdminCredential (credentials already delivered keep working). Create its successor (openstack application credential create, as the same admin user, with the admin role on its project) and put it into the ControlPlane\'s admin Secret (or the KeystoneClusterIdentity\'s source Secret); the ControlPlane logs in with it at once. kubectl describe controlplane -n openstack expired shows AdminCredentialReady.',
+              runbook_url: runbook('KeystoneAppCredAdminCredentialExpiring'),
+            },
+          },
+          {
+            exp_labels: { ...JOB, namespace: 'openstack', name: 'short', severity: 'warning' },
+            exp_annotations: {
+              summary: 'The admin application credential of ControlPlane openstack/short expires in 6d 23h 0m 0s',
+              description:
+                'ControlPlane openstack/short authenticates to Keystone with an application credential that expires in 6d 23h 0m 0s (status.adminCredentialExpiresAt). Once it has, Keystone refuses it: no user, project or role assignment of the ControlPlane is created, changed or deleted, and its orders wait with WaitingForAdminCredential (credentials already delivered keep working). Create its successor (openstack application credential create, as the same admin user, with the admin role on its project) and put it into the ControlPlane\'s admin Secret (or the KeystoneClusterIdentity\'s source Secret); the ControlPlane logs in with it at once. kubectl describe controlplane -n openstack short shows AdminCredentialReady.',
+              runbook_url: runbook('KeystoneAppCredAdminCredentialExpiring'),
+            },
+          },
+        ],
+      },
+      ...none('KeystoneAppCredAdminCredentialExpiring', '4m'),
+    ],
+  },
 ];
 
 describe('the shipped alerts through promtool', () => {

@@ -357,7 +357,9 @@ function hostileCloudsYamls(): { label: string; data?: Record<string, string>; r
     { label: 'clouds.yaml an alias bomb (billion laughs)', data: { 'clouds.yaml': bomb }, reason: /^CloudsYamlError$/, message: /not YAML: Excessive alias count/ },
     { label: 'clouds: a number', data: { 'clouds.yaml': 'clouds: 42\n' }, reason: /^CloudsYamlError$/, message: /no "clouds" map/ },
     { label: 'no cloud "admin"', data: { 'clouds.yaml': 'clouds:\n  other: {}\n' }, reason: /^CloudsYamlError$/, message: /defines no cloud "admin" \(it defines "other"\)/ },
-    { label: 'auth_type of another kind', data: { 'clouds.yaml': cloud({}, { auth_type: 'v3applicationcredential' }) }, reason: /^CloudsYamlError$/, message: /auth_type v3applicationcredential; it must be a password cloud/ },
+    { label: 'auth_type of another kind', data: { 'clouds.yaml': cloud({}, { auth_type: 'v3token' }) }, reason: /^CloudsYamlError$/, message: /auth_type v3token; it must be a password cloud \(auth_type password\) or an application credential \(auth_type v3applicationcredential\)/ },
+    // Issue 42: an application-credential cloud is accepted; one that carries a password cloud's fields lacks its own.
+    { label: 'an application credential without its id and secret', data: { 'clouds.yaml': cloud({}, { auth_type: 'v3applicationcredential' }) }, reason: /^CloudsYamlError$/, message: /lacks auth\.application_credential_secret, auth\.application_credential_id/ },
     { label: 'auth a string', data: { 'clouds.yaml': JSON.stringify({ clouds: { admin: { auth: 'root:hunter2' } } }) }, reason: /^CloudsYamlError$/, message: /lacks auth\.username.*auth\.password.*auth\.project_name/ },
     { label: 'password a list', data: { 'clouds.yaml': cloud({ password: ['a', 'b'] }) }, reason: /^CloudsYamlError$/, message: /lacks auth\.password/ },
     { label: 'username a map', data: { 'clouds.yaml': cloud({ username: { $ne: 1 } }) }, reason: /^CloudsYamlError$/, message: /lacks auth\.username/ },

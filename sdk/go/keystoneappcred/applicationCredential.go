@@ -11,10 +11,12 @@ import (
 	"keystone-appcred/sdk/go/keystoneappcred/internal"
 )
 
-// A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
+// A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
 type ApplicationCredential struct {
 	pulumi.CustomResourceState
 
+	// The access rules the delivered credential was minted with; absent: none.
+	AccessRules AccessRuleArrayOutput `pulumi:"accessRules"`
 	// The OpenBao backup, if one was asked for.
 	Backup BackupPtrOutput `pulumi:"backup"`
 	// The key under `clouds:` in `cloudsYaml`.
@@ -29,6 +31,8 @@ type ApplicationCredential struct {
 	CredentialGeneration pulumi.IntOutput `pulumi:"credentialGeneration"`
 	// The Keystone id of the delivered credential (the status `credentialID`). Absent after a `pulumi refresh` found it deleted, until the next `pulumi up` mints again.
 	CredentialId pulumi.StringPtrOutput `pulumi:"credentialId"`
+	// The roles the delivered credential carries, as Keystone lists them.
+	CredentialRoles pulumi.StringArrayOutput `pulumi:"credentialRoles"`
 	// The delivered credential's secret.
 	CredentialSecret pulumi.StringOutput `pulumi:"credentialSecret"`
 	// When the delivered credential became the delivered one (RFC 3339).
@@ -43,6 +47,8 @@ type ApplicationCredential struct {
 	PreviousCredentialGeneration pulumi.IntPtrOutput `pulumi:"previousCredentialGeneration"`
 	// The Keystone id of the superseded credential, during its grace period only.
 	PreviousCredentialId pulumi.StringPtrOutput `pulumi:"previousCredentialId"`
+	// The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
+	Roles pulumi.StringArrayOutput `pulumi:"roles"`
 	// The rotation schedule in force, defaults applied.
 	Rotation RotationOutput `pulumi:"rotation"`
 }
@@ -118,6 +124,8 @@ func ApplicationCredentialExists(ctx *pulumi.Context,
 }
 
 type applicationCredentialArgs struct {
+	// The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+	AccessRules []AccessRule `pulumi:"accessRules"`
 	// Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
 	Backup *Backup `pulumi:"backup"`
 	// The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
@@ -126,12 +134,16 @@ type applicationCredentialArgs struct {
 	Connection *Connection `pulumi:"connection"`
 	// The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
 	CredentialGeneration *int `pulumi:"credentialGeneration"`
+	// The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
+	Roles []string `pulumi:"roles"`
 	// The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
 	Rotation *Rotation `pulumi:"rotation"`
 }
 
 // The set of arguments for constructing a ApplicationCredential resource.
 type ApplicationCredentialArgs struct {
+	// The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+	AccessRules AccessRuleArrayInput
 	// Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
 	Backup BackupPtrInput
 	// The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
@@ -140,6 +152,8 @@ type ApplicationCredentialArgs struct {
 	Connection ConnectionPtrInput
 	// The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
 	CredentialGeneration pulumi.IntPtrInput
+	// The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
+	Roles pulumi.StringArrayInput
 	// The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
 	Rotation RotationPtrInput
 }
@@ -231,6 +245,11 @@ func (o ApplicationCredentialOutput) ToApplicationCredentialOutputWithContext(ct
 	return o
 }
 
+// The access rules the delivered credential was minted with; absent: none.
+func (o ApplicationCredentialOutput) AccessRules() AccessRuleArrayOutput {
+	return o.ApplyT(func(v *ApplicationCredential) AccessRuleArrayOutput { return v.AccessRules }).(AccessRuleArrayOutput)
+}
+
 // The OpenBao backup, if one was asked for.
 func (o ApplicationCredentialOutput) Backup() BackupPtrOutput {
 	return o.ApplyT(func(v *ApplicationCredential) BackupPtrOutput { return v.Backup }).(BackupPtrOutput)
@@ -266,6 +285,11 @@ func (o ApplicationCredentialOutput) CredentialId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.CredentialId }).(pulumi.StringPtrOutput)
 }
 
+// The roles the delivered credential carries, as Keystone lists them.
+func (o ApplicationCredentialOutput) CredentialRoles() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringArrayOutput { return v.CredentialRoles }).(pulumi.StringArrayOutput)
+}
+
 // The delivered credential's secret.
 func (o ApplicationCredentialOutput) CredentialSecret() pulumi.StringOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringOutput { return v.CredentialSecret }).(pulumi.StringOutput)
@@ -299,6 +323,11 @@ func (o ApplicationCredentialOutput) PreviousCredentialGeneration() pulumi.IntPt
 // The Keystone id of the superseded credential, during its grace period only.
 func (o ApplicationCredentialOutput) PreviousCredentialId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.PreviousCredentialId }).(pulumi.StringPtrOutput)
+}
+
+// The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
+func (o ApplicationCredentialOutput) Roles() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringArrayOutput { return v.Roles }).(pulumi.StringArrayOutput)
 }
 
 // The rotation schedule in force, defaults applied.

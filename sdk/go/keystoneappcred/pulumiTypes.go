@@ -13,6 +13,124 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// One access rule, as Keystone's: a service type, an HTTP method and a path.
+type AccessRule struct {
+	// The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+	Method string `pulumi:"method"`
+	// The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+	Path string `pulumi:"path"`
+	// The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+	Service string `pulumi:"service"`
+}
+
+// AccessRuleInput is an input type that accepts AccessRuleArgs and AccessRuleOutput values.
+// You can construct a concrete instance of `AccessRuleInput` via:
+//
+//	AccessRuleArgs{...}
+type AccessRuleInput interface {
+	pulumi.Input
+
+	ToAccessRuleOutput() AccessRuleOutput
+	ToAccessRuleOutputWithContext(context.Context) AccessRuleOutput
+}
+
+// One access rule, as Keystone's: a service type, an HTTP method and a path.
+type AccessRuleArgs struct {
+	// The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+	Method pulumi.StringInput `pulumi:"method"`
+	// The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+	Path pulumi.StringInput `pulumi:"path"`
+	// The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+	Service pulumi.StringInput `pulumi:"service"`
+}
+
+func (AccessRuleArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*AccessRule)(nil)).Elem()
+}
+
+func (i AccessRuleArgs) ToAccessRuleOutput() AccessRuleOutput {
+	return i.ToAccessRuleOutputWithContext(context.Background())
+}
+
+func (i AccessRuleArgs) ToAccessRuleOutputWithContext(ctx context.Context) AccessRuleOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AccessRuleOutput)
+}
+
+// AccessRuleArrayInput is an input type that accepts AccessRuleArray and AccessRuleArrayOutput values.
+// You can construct a concrete instance of `AccessRuleArrayInput` via:
+//
+//	AccessRuleArray{ AccessRuleArgs{...} }
+type AccessRuleArrayInput interface {
+	pulumi.Input
+
+	ToAccessRuleArrayOutput() AccessRuleArrayOutput
+	ToAccessRuleArrayOutputWithContext(context.Context) AccessRuleArrayOutput
+}
+
+type AccessRuleArray []AccessRuleInput
+
+func (AccessRuleArray) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]AccessRule)(nil)).Elem()
+}
+
+func (i AccessRuleArray) ToAccessRuleArrayOutput() AccessRuleArrayOutput {
+	return i.ToAccessRuleArrayOutputWithContext(context.Background())
+}
+
+func (i AccessRuleArray) ToAccessRuleArrayOutputWithContext(ctx context.Context) AccessRuleArrayOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AccessRuleArrayOutput)
+}
+
+// One access rule, as Keystone's: a service type, an HTTP method and a path.
+type AccessRuleOutput struct{ *pulumi.OutputState }
+
+func (AccessRuleOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*AccessRule)(nil)).Elem()
+}
+
+func (o AccessRuleOutput) ToAccessRuleOutput() AccessRuleOutput {
+	return o
+}
+
+func (o AccessRuleOutput) ToAccessRuleOutputWithContext(ctx context.Context) AccessRuleOutput {
+	return o
+}
+
+// The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+func (o AccessRuleOutput) Method() pulumi.StringOutput {
+	return o.ApplyT(func(v AccessRule) string { return v.Method }).(pulumi.StringOutput)
+}
+
+// The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+func (o AccessRuleOutput) Path() pulumi.StringOutput {
+	return o.ApplyT(func(v AccessRule) string { return v.Path }).(pulumi.StringOutput)
+}
+
+// The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+func (o AccessRuleOutput) Service() pulumi.StringOutput {
+	return o.ApplyT(func(v AccessRule) string { return v.Service }).(pulumi.StringOutput)
+}
+
+type AccessRuleArrayOutput struct{ *pulumi.OutputState }
+
+func (AccessRuleArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]AccessRule)(nil)).Elem()
+}
+
+func (o AccessRuleArrayOutput) ToAccessRuleArrayOutput() AccessRuleArrayOutput {
+	return o
+}
+
+func (o AccessRuleArrayOutput) ToAccessRuleArrayOutputWithContext(ctx context.Context) AccessRuleArrayOutput {
+	return o
+}
+
+func (o AccessRuleArrayOutput) Index(i pulumi.IntInput) AccessRuleOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) AccessRule {
+		return vs[0].([]AccessRule)[vs[1].(int)]
+	}).(AccessRuleOutput)
+}
+
 // An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.
 type Backup struct {
 	// OpenBao's address. Default: `BAO_ADDR`, else `VAULT_ADDR`.
@@ -812,12 +930,16 @@ func (o RotationPtrOutput) Interval() pulumi.StringPtrOutput {
 }
 
 func init() {
+	pulumi.RegisterInputType(reflect.TypeOf((*AccessRuleInput)(nil)).Elem(), AccessRuleArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AccessRuleArrayInput)(nil)).Elem(), AccessRuleArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BackupInput)(nil)).Elem(), BackupArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BackupPtrInput)(nil)).Elem(), BackupArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConnectionInput)(nil)).Elem(), ConnectionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConnectionPtrInput)(nil)).Elem(), ConnectionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationInput)(nil)).Elem(), RotationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationPtrInput)(nil)).Elem(), RotationArgs{})
+	pulumi.RegisterOutputType(AccessRuleOutput{})
+	pulumi.RegisterOutputType(AccessRuleArrayOutput{})
 	pulumi.RegisterOutputType(BackupOutput{})
 	pulumi.RegisterOutputType(BackupPtrOutput{})
 	pulumi.RegisterOutputType(ConnectionOutput{})

@@ -15,6 +15,8 @@ else:
 from . import _utilities
 
 __all__ = [
+    'AccessRuleArgs',
+    'AccessRuleArgsDict',
     'BackupArgs',
     'BackupArgsDict',
     'ConnectionArgs',
@@ -22,6 +24,77 @@ __all__ = [
     'RotationArgs',
     'RotationArgsDict',
 ]
+
+class AccessRuleArgsDict(TypedDict):
+    """
+    One access rule, as Keystone's: a service type, an HTTP method and a path.
+    """
+    method: pulumi.Input[_builtins.str]
+    """
+    The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+    """
+    path: pulumi.Input[_builtins.str]
+    """
+    The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+    """
+    service: pulumi.Input[_builtins.str]
+    """
+    The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+    """
+
+@pulumi.input_type
+class AccessRuleArgs:
+    def __init__(__self__, *,
+                 method: pulumi.Input[_builtins.str],
+                 path: pulumi.Input[_builtins.str],
+                 service: pulumi.Input[_builtins.str]):
+        """
+        One access rule, as Keystone's: a service type, an HTTP method and a path.
+
+        :param pulumi.Input[_builtins.str] method: The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+        :param pulumi.Input[_builtins.str] path: The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+        :param pulumi.Input[_builtins.str] service: The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+        """
+        pulumi.set(__self__, "method", method)
+        pulumi.set(__self__, "path", path)
+        pulumi.set(__self__, "service", service)
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> pulumi.Input[_builtins.str]:
+        """
+        The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+        """
+        return pulumi.get(self, "method")
+
+    @method.setter
+    def method(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "method", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def path(self) -> pulumi.Input[_builtins.str]:
+        """
+        The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+        """
+        return pulumi.get(self, "path")
+
+    @path.setter
+    def path(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "path", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def service(self) -> pulumi.Input[_builtins.str]:
+        """
+        The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+        """
+        return pulumi.get(self, "service")
+
+    @service.setter
+    def service(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "service", value)
+
 
 class BackupArgsDict(TypedDict):
     """

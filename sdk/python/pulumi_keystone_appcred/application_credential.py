@@ -21,20 +21,26 @@ __all__ = ['ApplicationCredentialArgs', 'ApplicationCredential']
 @pulumi.input_type
 class ApplicationCredentialArgs:
     def __init__(__self__, *,
+                 access_rules: pulumi.Input[Optional[Sequence[pulumi.Input['AccessRuleArgs']]]] = None,
                  backup: pulumi.Input[Optional['BackupArgs']] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional['ConnectionArgs']] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  rotation: pulumi.Input[Optional['RotationArgs']] = None):
         """
         The set of arguments for constructing a ApplicationCredential resource.
 
+        :param pulumi.Input[Sequence[pulumi.Input['AccessRuleArgs']]] access_rules: The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
         :param pulumi.Input['BackupArgs'] backup: Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
         :param pulumi.Input[_builtins.str] cloud_name: The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
         :param pulumi.Input['ConnectionArgs'] connection: The ordered user's Keystone connection, stored as a secret. Prefer the default: the provider reads `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from the environment of `pulumi`, and nothing of it lands in the state.
         :param pulumi.Input[_builtins.int] credential_generation: The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] roles: The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
         :param pulumi.Input['RotationArgs'] rotation: The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
         """
+        if access_rules is not None:
+            pulumi.set(__self__, "access_rules", access_rules)
         if backup is not None:
             pulumi.set(__self__, "backup", backup)
         if cloud_name is None:
@@ -47,8 +53,22 @@ class ApplicationCredentialArgs:
             credential_generation = 1
         if credential_generation is not None:
             pulumi.set(__self__, "credential_generation", credential_generation)
+        if roles is not None:
+            pulumi.set(__self__, "roles", roles)
         if rotation is not None:
             pulumi.set(__self__, "rotation", rotation)
+
+    @_builtins.property
+    @pulumi.getter(name="accessRules")
+    def access_rules(self) -> pulumi.Input[Optional[Sequence[pulumi.Input['AccessRuleArgs']]]]:
+        """
+        The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+        """
+        return pulumi.get(self, "access_rules")
+
+    @access_rules.setter
+    def access_rules(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['AccessRuleArgs']]]]):
+        pulumi.set(self, "access_rules", value)
 
     @_builtins.property
     @pulumi.getter
@@ -100,6 +120,18 @@ class ApplicationCredentialArgs:
 
     @_builtins.property
     @pulumi.getter
+    def roles(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
+        """
+        return pulumi.get(self, "roles")
+
+    @roles.setter
+    def roles(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "roles", value)
+
+    @_builtins.property
+    @pulumi.getter
     def rotation(self) -> pulumi.Input[Optional['RotationArgs']]:
         """
         The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
@@ -117,21 +149,25 @@ class ApplicationCredential(pulumi.CustomResource):
     def __init__(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 access_rules: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]]] = None,
                  backup: pulumi.Input[Optional[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']]] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']]] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  rotation: pulumi.Input[Optional[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']]] = None,
                  __props__=None):
         """
-        A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
+        A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
 
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
+        :param pulumi.Input[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]] access_rules: The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
         :param pulumi.Input[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']] backup: Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
         :param pulumi.Input[_builtins.str] cloud_name: The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
         :param pulumi.Input[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']] connection: The ordered user's Keystone connection, stored as a secret. Prefer the default: the provider reads `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from the environment of `pulumi`, and nothing of it lands in the state.
         :param pulumi.Input[_builtins.int] credential_generation: The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] roles: The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
         :param pulumi.Input[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']] rotation: The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
         """
         ...
@@ -141,7 +177,7 @@ class ApplicationCredential(pulumi.CustomResource):
                  args: Optional[ApplicationCredentialArgs] = None,
                  opts: Optional[pulumi.ResourceOptions] = None):
         """
-        A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
+        A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
 
         :param str resource_name: The name of the resource.
         :param ApplicationCredentialArgs args: The arguments to use to populate this resource's properties.
@@ -158,10 +194,12 @@ class ApplicationCredential(pulumi.CustomResource):
     def _internal_init(__self__,
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
+                 access_rules: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]]] = None,
                  backup: pulumi.Input[Optional[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']]] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']]] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  rotation: pulumi.Input[Optional[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
@@ -172,6 +210,7 @@ class ApplicationCredential(pulumi.CustomResource):
                 raise TypeError('__props__ is only valid when passed in combination with a valid opts.id to get an existing resource')
             __props__ = ApplicationCredentialArgs.__new__(ApplicationCredentialArgs)
 
+            __props__.__dict__["access_rules"] = access_rules
             __props__.__dict__["backup"] = None if backup is None else pulumi.Output.secret(backup)
             if cloud_name is None:
                 cloud_name = 'openstack'
@@ -180,10 +219,12 @@ class ApplicationCredential(pulumi.CustomResource):
             if credential_generation is None:
                 credential_generation = 1
             __props__.__dict__["credential_generation"] = credential_generation
+            __props__.__dict__["roles"] = roles
             __props__.__dict__["rotation"] = rotation
             __props__.__dict__["clouds_yaml"] = None
             __props__.__dict__["credential_expires_at"] = None
             __props__.__dict__["credential_id"] = None
+            __props__.__dict__["credential_roles"] = None
             __props__.__dict__["credential_secret"] = None
             __props__.__dict__["last_rotation"] = None
             __props__.__dict__["next_rotation"] = None
@@ -215,6 +256,7 @@ class ApplicationCredential(pulumi.CustomResource):
 
         __props__ = ApplicationCredentialArgs.__new__(ApplicationCredentialArgs)
 
+        __props__.__dict__["access_rules"] = None
         __props__.__dict__["backup"] = None
         __props__.__dict__["cloud_name"] = None
         __props__.__dict__["clouds_yaml"] = None
@@ -222,6 +264,7 @@ class ApplicationCredential(pulumi.CustomResource):
         __props__.__dict__["credential_expires_at"] = None
         __props__.__dict__["credential_generation"] = None
         __props__.__dict__["credential_id"] = None
+        __props__.__dict__["credential_roles"] = None
         __props__.__dict__["credential_secret"] = None
         __props__.__dict__["last_rotation"] = None
         __props__.__dict__["next_rotation"] = None
@@ -229,6 +272,7 @@ class ApplicationCredential(pulumi.CustomResource):
         __props__.__dict__["previous_credential_delete_at"] = None
         __props__.__dict__["previous_credential_generation"] = None
         __props__.__dict__["previous_credential_id"] = None
+        __props__.__dict__["roles"] = None
         __props__.__dict__["rotation"] = None
         return ApplicationCredential(resource_name, opts=opts, __props__=__props__)
 
@@ -237,6 +281,14 @@ class ApplicationCredential(pulumi.CustomResource):
             opts: Optional[pulumi.ResourceOptions] = None) -> pulumi.Output[bool]:
         __props__: dict = {}
         return pulumi.runtime.exists_resource(None, 'keystone-appcred:index:ApplicationCredential', id, __props__, opts or pulumi.ResourceOptions())
+
+    @_builtins.property
+    @pulumi.getter(name="accessRules")
+    def access_rules(self) -> pulumi.Output[Optional[Sequence['outputs.AccessRule']]]:
+        """
+        The access rules the delivered credential was minted with; absent: none.
+        """
+        return pulumi.get(self, "access_rules")
 
     @_builtins.property
     @pulumi.getter
@@ -295,6 +347,14 @@ class ApplicationCredential(pulumi.CustomResource):
         return pulumi.get(self, "credential_id")
 
     @_builtins.property
+    @pulumi.getter(name="credentialRoles")
+    def credential_roles(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        The roles the delivered credential carries, as Keystone lists them.
+        """
+        return pulumi.get(self, "credential_roles")
+
+    @_builtins.property
     @pulumi.getter(name="credentialSecret")
     def credential_secret(self) -> pulumi.Output[_builtins.str]:
         """
@@ -349,6 +409,14 @@ class ApplicationCredential(pulumi.CustomResource):
         The Keystone id of the superseded credential, during its grace period only.
         """
         return pulumi.get(self, "previous_credential_id")
+
+    @_builtins.property
+    @pulumi.getter
+    def roles(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
+        """
+        The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
+        """
+        return pulumi.get(self, "roles")
 
     @_builtins.property
     @pulumi.getter

@@ -15,10 +15,56 @@ else:
 from . import _utilities
 
 __all__ = [
+    'AccessRule',
     'Backup',
     'Connection',
     'Rotation',
 ]
+
+@pulumi.output_type
+class AccessRule(dict):
+    """
+    One access rule, as Keystone's: a service type, an HTTP method and a path.
+    """
+    def __init__(__self__, *,
+                 method: _builtins.str,
+                 path: _builtins.str,
+                 service: _builtins.str):
+        """
+        One access rule, as Keystone's: a service type, an HTTP method and a path.
+
+        :param _builtins.str method: The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+        :param _builtins.str path: The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+        :param _builtins.str service: The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+        """
+        pulumi.set(__self__, "method", method)
+        pulumi.set(__self__, "path", path)
+        pulumi.set(__self__, "service", service)
+
+    @_builtins.property
+    @pulumi.getter
+    def method(self) -> _builtins.str:
+        """
+        The HTTP method: GET, HEAD, POST, PUT, PATCH, DELETE.
+        """
+        return pulumi.get(self, "method")
+
+    @_builtins.property
+    @pulumi.getter
+    def path(self) -> _builtins.str:
+        """
+        The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.
+        """
+        return pulumi.get(self, "path")
+
+    @_builtins.property
+    @pulumi.getter
+    def service(self) -> _builtins.str:
+        """
+        The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.
+        """
+        return pulumi.get(self, "service")
+
 
 @pulumi.output_type
 class Backup(dict):

@@ -33,7 +33,9 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     identity ? deps.cluster.getSecret(identity.spec.secretRef) : Promise.resolve(undefined),
     deps.cluster.listSecrets(key.namespace, { [MIRRORED_LABEL]: MIRRORED_LABEL_VALUE }),
   ]);
-  const settled = async () => planeSettled(controlPlane);
+  // A ControlPlane whose admin credential expires (an application credential, issue 42) is never settled by the cache:
+  // its first pass after a restart logs in once, which also sets the wake-up that reports the expiry in time.
+  const settled = async () => (controlPlane.status?.adminCredentialExpiresAt === undefined ? planeSettled(controlPlane) : { settled: false as const, why: 'the admin credential expires' });
   // The namespaced Secret access: a namespace whose Secrets the API server refused the operator is reported, and nothing
   // is read, mirrored or logged in with until the grant appears (./secret-access.ts).
   const refused = secretsRefused(deps, key, identity);
@@ -80,8 +82,9 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     const plan = decideControlPlane(controlPlane, { credential, ...(login ? { login } : {}), ...(resolved ? { identity: resolved } : {}) }, (deps.clock ?? (() => new Date()))());
     const changed = !sameJson(plan.status, controlPlane.status);
     if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
-    const requeueAfter = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
-    return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), wroteStatus: changed, steps: 1, actions: [] };
+    const mirrorFailed = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed;
+    const requeueAfter = mirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
+    return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), ...(plan.steady && !mirrorFailed ? { steady: true } : {}), wroteStatus: changed, steps: 1, actions: [] };
   }, settled);
 }
 

@@ -31,7 +31,7 @@ export interface ConvergedPassesOptions {
  * pass of an object deleted meanwhile may record its entry after a sweep, and the next sweep drops it.
  */
 export class ConvergedPasses implements PassMemo {
-  private readonly last = new Map<string, string>();
+  private readonly last = new Map<string, { readonly fingerprint: string; readonly until?: number }>();
   private readonly seen = new Set<string>();
   private readonly now: () => number;
   private swept: number;
@@ -48,10 +48,11 @@ export class ConvergedPasses implements PassMemo {
     return true;
   }
 
-  /** Whether the object's inputs are exactly those of its last converged pass. */
+  /** Whether the object's inputs are exactly those of its last converged pass, and the clock has not woken it since. */
   unchanged(uid: string, fingerprint: string): boolean {
     this.sweep();
-    return this.last.get(uid) === fingerprint;
+    const last = this.last.get(uid);
+    return last !== undefined && last.fingerprint === fingerprint && (last.until === undefined || this.now() < last.until);
   }
 
   /** Now and then: forgets the objects that no longer exist. */
@@ -64,8 +65,8 @@ export class ConvergedPasses implements PassMemo {
     for (const uid of this.seen) if (!keep.has(uid)) this.seen.delete(uid);
   }
 
-  record(uid: string, fingerprint: string): void {
-    this.last.set(uid, fingerprint);
+  record(uid: string, fingerprint: string, until?: number): void {
+    this.last.set(uid, { fingerprint, ...(until !== undefined ? { until } : {}) });
   }
 
   forget(uid: string, options: { readonly anew?: boolean } = {}): void {
@@ -106,7 +107,8 @@ export function fingerprintOf(reads: readonly (Read | readonly Read[])[]): strin
 
 /**
  * Runs `pass` unless the object's inputs are those of its last converged pass; remembers them when this pass converged
- * with nothing to do (no action, no status write, no timer), forgets them otherwise. On the first sight of an object
+ * with nothing to do (no action, no status write, no timer but the clock's of a steady object, remembered until then),
+ * forgets them otherwise. On the first sight of an object
  * (after a restart, on the standby that took over) `settled` may vouch for it from the cache alone (src/plane/settled.ts):
  * it is remembered as converged without its pass, so a restart costs Keystone nothing.
  */
@@ -127,6 +129,9 @@ export async function memoized(
     return { steps: 0, actions: [], skipped: true };
   }
   const result = await pass();
-  if (result.actions.length === 0 && !result.wroteStatus && result.requeueAfter === undefined && !result.released) memo.record(uid, fingerprint);
+  if (result.actions.length === 0 && !result.wroteStatus && !result.released) {
+    if (result.requeueAfter === undefined) memo.record(uid, fingerprint);
+    else if (result.steady) memo.record(uid, fingerprint, (deps.clock ?? (() => new Date()))().getTime() + result.requeueAfter);
+  }
   return result;
 }

@@ -12,6 +12,8 @@ import type { ObjectKey, ObjectKind } from '../ports';
 export interface PassResult {
   /** Milliseconds until the order should be looked at again; absent: only an event wakes it. */
   readonly requeueAfter?: number;
+  /** Converged, and only the clock changes it at `requeueAfter` (see `PlanePlan.steady`). */
+  readonly steady?: boolean;
   /** Teardown finished and the finalizer was released. */
   readonly released?: boolean;
   /** The status was written. */

@@ -7,6 +7,7 @@
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
 import type { ConnectionSettings } from '../connection';
+import { ACCESS_RULE_METHODS, type AccessRule } from '../../api/privileges';
 import type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
 
 /** The package name: the plugin is `pulumi-resource-keystone-appcred`. */
@@ -16,10 +17,15 @@ export const APPLICATION_CREDENTIAL = `${PACKAGE}:index:ApplicationCredential`;
 const ROTATION = `${PACKAGE}:index:Rotation`;
 const CONNECTION = `${PACKAGE}:index:Connection`;
 const BACKUP = `${PACKAGE}:index:Backup`;
+const ACCESS_RULE = `${PACKAGE}:index:AccessRule`;
+
+/** The item type of an array property. */
+export type ItemSpec = { readonly type: 'string' } | { readonly $ref: string };
 
 /** A property of the schema (the subset this package uses). */
 export interface PropertySpec {
-  readonly type?: 'string' | 'integer' | 'boolean' | 'object';
+  readonly type?: 'string' | 'integer' | 'boolean' | 'object' | 'array';
+  readonly items?: ItemSpec;
   readonly $ref?: string;
   readonly description: string;
   readonly default?: string | number;
@@ -46,6 +52,32 @@ const rotationProperties: Properties<keyof RotationSettings> = {
     default: DEFAULT_GRACE_PERIOD,
   },
 };
+
+/** One access rule (issue 42), as Keystone's `access_rules[]`. */
+const accessRuleProperties: Properties<keyof AccessRule> = {
+  service: { type: 'string', description: 'The service type, as the catalog lists it (`compute`, `object-store`): letters, digits and hyphens, at most 64 characters.' },
+  method: { type: 'string', description: `The HTTP method: ${ACCESS_RULE_METHODS.join(', ')}.` },
+  path: {
+    type: 'string',
+    description: 'The request path, beginning with `/`, at most 225 characters: `*` matches one path segment, `**` any number of segments, `{name}` one segment.',
+  },
+};
+
+/** The two privilege inputs (issue 42), echoed as outputs. */
+const privilegeProperties = {
+  roles: {
+    type: 'array',
+    items: { type: 'string' },
+    description:
+      "The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.",
+  },
+  accessRules: {
+    type: 'array',
+    items: { $ref: `#/types/${ACCESS_RULE}` },
+    description:
+      "The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.",
+  },
+} as const satisfies Properties<'roles' | 'accessRules'>;
 
 /** `connection`: the ordered user's Keystone connection. Every field defaults to the provider process's environment. */
 const connectionProperties: Properties<keyof ConnectionSettings> = {
@@ -95,6 +127,7 @@ const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix'>> = {
     secret: true,
   },
   cloudName: { type: 'string', description: 'The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).', default: 'openstack' },
+  ...privilegeProperties,
 };
 
 /**
@@ -131,6 +164,9 @@ const outputProperties: Properties<Exclude<keyof ProviderOutputs, InternalOutput
   connection: { $ref: ref(CONNECTION), description: 'The explicit connection, if one was given.', secret: true },
   backup: { $ref: ref(BACKUP), description: 'The OpenBao backup, if one was asked for.', secret: true },
   cloudName: { type: 'string', description: 'The key under `clouds:` in `cloudsYaml`.' },
+  roles: { type: 'array', items: { type: 'string' }, description: 'The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).' },
+  accessRules: { type: 'array', items: { $ref: `#/types/${ACCESS_RULE}` }, description: 'The access rules the delivered credential was minted with; absent: none.' },
+  credentialRoles: { type: 'array', items: { type: 'string' }, description: 'The roles the delivered credential carries, as Keystone lists them.' },
 };
 
 /** Outputs every successful `pulumi up` leaves in the state. */
@@ -162,11 +198,12 @@ export function packageSchema(version: string) {
         connectionProperties,
       ),
       [BACKUP]: objectType('An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.', backupProperties),
+      [ACCESS_RULE]: { ...objectType("One access rule, as Keystone's: a service type, an HTTP method and a path.", accessRuleProperties), required: ['service', 'method', 'path'] },
     },
     resources: {
       [APPLICATION_CREDENTIAL]: {
         description:
-          "A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.",
+          "A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.",
         inputProperties,
         properties: outputProperties,
         required: REQUIRED_OUTPUTS,

@@ -182,6 +182,11 @@ const LABEL_VALUE = 'empty, or at most 63 letters, digits, hyphens, underscores 
 const SELECTOR = 'spec.allowedNamespaces.selector';
 const expression = (key: string, operator: string, values?: string[]): Record<string, unknown> => ({ key, operator, ...(values ? { values } : {}) });
 
+const THINGS_GET = { service: 'things', method: 'GET', path: '/v1/things/*' };
+const ACCESS_RULE_SERVICE = 'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)';
+const ACCESS_RULE_PATH =
+  "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments";
+
 /** Every fixture, by kind. The rule fixtures of each kind must cover every rule of its table (checked below). */
 const FIXTURES: Record<KindKey, readonly Fixture[]> = {
   KeystoneApplicationCredential: [
@@ -212,6 +217,32 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     valid('name-63-bytes', 'a name of 63 bytes', { 'metadata.name': 'n'.repeat(63) }),
     valid('credentialgeneration-increased', 'credentialGeneration may increase', { 'spec.credentialGeneration': 2 }, {}),
     valid('rotation-changed', 'the schedule may change', { 'spec.rotation.interval': '168h' }, {}),
+    // Not the reference's (issue 42): roles and access rules, optional extension fields; a change rotates.
+    rule('roles entries must not contain a comma', 'roles-comma', { 'spec.roles': ['member', 'a,b'] }),
+    rule('accessRules must not name the same service, method and path twice', 'accessrules-duplicate', {
+      'spec.accessRules': [THINGS_GET, { ...THINGS_GET, method: 'DELETE' }, THINGS_GET],
+    }),
+    rule(ACCESS_RULE_SERVICE, 'accessrule-service-space', { 'spec.accessRules': [{ ...THINGS_GET, service: 'object store' }] }),
+    rule(ACCESS_RULE_PATH, 'accessrule-path-relative', { 'spec.accessRules': [{ ...THINGS_GET, path: 'v1/things' }] }),
+    rule(ACCESS_RULE_PATH, 'accessrule-path-regex', { 'spec.accessRules': [{ ...THINGS_GET, path: '/v1/(things)+' }] }),
+    rule('accessRules[].path must not hold *** (* is one segment, ** any number of segments)', 'accessrule-path-three-stars', {
+      'spec.accessRules': [{ ...THINGS_GET, path: '/v1/***' }],
+    }),
+    schema('roles-empty', 'roles has at least 1 item (leave it out for every role)', { 'spec.roles': [] }, 'spec.roles'),
+    schema('roles-duplicate', 'roles are unique', { 'spec.roles': ['member', 'member'] }, 'Duplicate value'),
+    schema('roles-256', 'a role name is at most 255 characters', { 'spec.roles': ['r'.repeat(256)] }, 'spec.roles[0]'),
+    schema('accessrules-empty', 'accessRules has at least 1 item (leave it out for none)', { 'spec.accessRules': [] }, 'spec.accessRules'),
+    schema('accessrule-method-unknown', 'the method is one of Keystone\'s six', { 'spec.accessRules': [{ ...THINGS_GET, method: 'OPTIONS' }] }, 'spec.accessRules[0].method'),
+    schema('accessrule-path-missing', 'an access rule needs a path', { 'spec.accessRules': [{ service: 'things', method: 'GET' }] }, 'spec.accessRules[0].path: Required value'),
+    schema('accessrule-service-65', 'a service type is at most 64 characters', { 'spec.accessRules': [{ ...THINGS_GET, service: 's'.repeat(65) }] }, 'spec.accessRules[0].service'),
+    schema('accessrule-path-226', 'a path is at most 225 characters', { 'spec.accessRules': [{ ...THINGS_GET, path: `/${'p'.repeat(225)}` }] }, 'spec.accessRules[0].path'),
+    valid('roles-and-accessrules', 'a role subset and access rules with wildcards and a {name} segment', {
+      'spec.roles': ['member', 'reader'],
+      'spec.accessRules': [THINGS_GET, { service: 'object-store', method: 'PUT', path: '/v1/AUTH_{project_id}/backups/**' }, { service: 'compute', method: 'GET', path: '/v2.1/servers' }],
+    }),
+    valid('roles-changed', 'roles may change (a rotation)', { 'spec.roles': ['reader'] }, { 'spec.roles': ['member'] }),
+    valid('accessrules-changed', 'accessRules may change (a rotation)', { 'spec.accessRules': [{ ...THINGS_GET, method: 'HEAD' }] }, { 'spec.accessRules': [THINGS_GET] }),
+    valid('accessrules-removed', 'accessRules may be removed (a rotation)', { 'spec.accessRules': undefined }, { 'spec.accessRules': [THINGS_GET] }),
   ],
   ControlPlane: [
     rule('services.keystone.mode must be External: only an existing Keystone is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),

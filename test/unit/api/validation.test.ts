@@ -124,6 +124,12 @@ describe('validation with no API server in front', () => {
       'controlPlaneRef.name is immutable',
       'controlPlaneRef.namespace is immutable',
       CONTROL_PLANE_NAMESPACE_DNS_LABEL,
+      // Not the reference's (issue 42): the extension fields roles and accessRules.
+      'roles entries must not contain a comma',
+      'accessRules must not name the same service, method and path twice',
+      'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)',
+      "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments",
+      'accessRules[].path must not hold *** (* is one segment, ** any number of segments)',
       'metadata.name must be at most 63 bytes',
     ]);
     for (const rule of RULES) expect(rule.cel.includes('oldSelf')).toBe(rule.transition);
@@ -135,5 +141,39 @@ describe('validation with no API server in front', () => {
       'spec.rotation.interval',
       'spec.rotation', // the default 24h grace is not shorter than 30s either, as the API server would also say
     ]);
+  });
+
+  describe('roles and accessRules (issue 42: extension fields beyond the reference)', () => {
+    const messages = (spec: object, scope: 'order' | 'settings' = 'order') => validate(withSpec(spec), undefined, scope).map((v) => v.message);
+    const rule = (extra: object = {}) => ({ service: 'things', method: 'GET', path: '/v1/things/*', ...extra });
+
+    it('accepts a role subset, and access rules with *, ** and {name} segments', () => {
+      expect(messages({ roles: ['member', 'reader'], accessRules: [rule(), rule({ service: 'object-store', method: 'PUT', path: '/v1/AUTH_{project_id}/c/**' })] })).toEqual([]);
+    });
+
+    it('refuses an empty list, a duplicate role, a comma, an over-long role, naming each field', () => {
+      expect(messages({ roles: [] })).toEqual(['spec.roles ([]): must have at least 1 item']);
+      expect(messages({ roles: ['member', 'member'] })).toEqual(['spec.roles (["member","member"]): must not contain duplicates']);
+      expect(messages({ roles: ['member', 'a,b'] })).toEqual(['spec.roles (["member","a,b"]): roles entries must not contain a comma']);
+      expect(messages({ roles: ['r'.repeat(256)] })).toEqual([`spec.roles[0] ("${'r'.repeat(256)}"): must be at most 255 characters long`]);
+    });
+
+    it("refuses what Keystone's schema or keystonemiddleware's matcher cannot take", () => {
+      expect(messages({ accessRules: [rule({ method: 'OPTIONS' })] })).toEqual(['spec.accessRules[0].method ("OPTIONS"): must be one of GET, HEAD, POST, PUT, PATCH, DELETE']);
+      expect(messages({ accessRules: [{ service: 'things', method: 'GET' }] })).toEqual(['spec.accessRules[0].path: is required']);
+      expect(messages({ accessRules: [rule({ service: 'object store' })] })[0]).toMatch(/^spec\.accessRules\[0\]\.service \("object store"\): accessRules\[\]\.service must be a service type/);
+      for (const path of ['v1/things', '/v1/(things)', '/v1/things?x=1', '/v1/a+b', '/v1/things\\d']) {
+        expect(messages({ accessRules: [rule({ path })] })[0]).toContain(`spec.accessRules[0].path (${JSON.stringify(path)}): accessRules[].path must begin with /`);
+      }
+      expect(messages({ accessRules: [rule({ path: '/v1/***' })] })).toEqual(['spec.accessRules[0].path ("/v1/***"): accessRules[].path must not hold *** (* is one segment, ** any number of segments)']);
+      expect(messages({ accessRules: [rule(), rule({ method: 'HEAD' }), rule()] })[0]).toMatch(/: accessRules must not name the same service, method and path twice$/);
+    });
+
+    it('checks both in the settings scope too (the Pulumi resource carries them)', () => {
+      expect(messages({ roles: [], accessRules: [rule({ method: 'get' })] }, 'settings')).toEqual([
+        'spec.roles ([]): must have at least 1 item',
+        'spec.accessRules[0].method ("get"): must be one of GET, HEAD, POST, PUT, PATCH, DELETE',
+      ]);
+    });
   });
 });

@@ -70,6 +70,13 @@ describe('KeystoneApplicationCredential', () => {
       expect(() => appcred({ rotation })).not.toThrow();
     }
   });
+
+  it('emits roles and accessRules (extension fields, issue 42) and checks them with the CRD rules at synth', () => {
+    const rule = { service: 'object-store', method: 'GET', path: '/v1/AUTH_*/backups/**' };
+    expect(appcred({ roles: ['reader'], accessRules: [rule] }).spec).toMatchObject({ roles: ['reader'], accessRules: [rule] });
+    expect(() => appcred({ roles: ['reader', 'reader'] })).toThrow('spec.roles (["reader","reader"]): must not contain duplicates');
+    expect(() => appcred({ accessRules: [{ ...rule, path: '/v1/(x)' }] })).toThrow('spec.accessRules[0].path ("/v1/(x)"): accessRules[].path must begin with /');
+  });
 });
 
 describe('the neighbour orders', () => {

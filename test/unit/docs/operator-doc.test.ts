@@ -20,6 +20,7 @@ import {
   type JustifiedRule,
 } from '../../../constructs/operator-rbac';
 import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
+import { adminCredentialMetrics } from '../../../src/operator/admin-credential-metrics';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { parameterFlag } from '../../../src/cli/monitoring';
@@ -152,6 +153,7 @@ describe('docs/operator.md: metrics', () => {
   const perOrder = new Registry();
   new CredentialMetrics(perOrder);
   new HandoffMetrics(perOrder);
+  adminCredentialMetrics(perOrder, { controlPlanes: () => [], leading: () => true });
   const names = async () => [...(await runtime.getMetricsAsJSON()), ...(await perOrder.getMetricsAsJSON())].map((m) => m.name);
   const metrics = section('## Metrics');
 

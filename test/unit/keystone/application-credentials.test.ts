@@ -59,8 +59,20 @@ describe('ApplicationCredentials', () => {
       expiresAt,
       roles: ['member', 'reader'],
       unrestricted: false,
+      accessRules: [],
     });
     expect(JSON.stringify(created)).not.toContain('S3CRET');
+  });
+
+  test('create with a role subset and access rules (issue 42) sends them as Keystone names them and reads them back', async () => {
+    const { fake, credentials } = setup();
+    const rule = { service: 'things', method: 'GET', path: '/v1/things/*' };
+    fake.on('POST', COLLECTION, () => json(201, { application_credential: credentialReply({ roles: [{ id: 'r', name: 'reader' }], access_rules: [{ id: 'ar1', ...rule }] }) }));
+    const created = await credentials.create({ name: 'gen-1', secret: 's', roles: ['reader'], accessRules: [rule] });
+    expect(fake.calls('POST', COLLECTION)[0].body).toEqual({
+      application_credential: { name: 'gen-1', secret: 's', unrestricted: false, roles: [{ name: 'reader' }], access_rules: [rule] },
+    });
+    expect(created).toMatchObject({ roles: ['reader'], accessRules: [rule] });
   });
 
   test('create without an expiry sends none and reports none', async () => {

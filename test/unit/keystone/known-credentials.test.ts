@@ -9,10 +9,12 @@ import { AUTH_URL, FakeKeystone, json, keystoneError, tokenReply } from './fake-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function setup(listDelayMs = 30) {
-  const held: { id: string; name: string; description?: string }[] = [];
+  type Held = { id: string; name: string; description?: string; roles?: { name: string }[]; access_rules?: unknown[] };
+  const held: Held[] = [];
+  const sent: Record<string, unknown>[] = [];
   let clock = 1_000_000;
   let failCreates = 0;
-  const reply = (c: { id: string; name: string; description?: string }) => ({ ...c, user_id: 'u1', project_id: 'p1', expires_at: null, roles: [] });
+  const reply = (c: Held) => ({ roles: [], ...c, user_id: 'u1', project_id: 'p1', expires_at: null });
   const fake = new FakeKeystone()
     .on('POST', /^\/v3\/auth\/tokens$/, () => tokenReply('tok', new Date(Date.now() + 3600_000)))
     .on('GET', /^\/v3\/users\/u1\/application_credentials$/, async () => {
@@ -21,13 +23,15 @@ function setup(listDelayMs = 30) {
       return json(200, { application_credentials: snapshot });
     })
     .on('POST', /^\/v3\/users\/u1\/application_credentials$/, async (request) => {
-      const { name, description } = (request.body as { application_credential: { name: string; description?: string } }).application_credential;
+      const body = (request.body as { application_credential: { name: string; description?: string; roles?: { name: string }[]; access_rules?: unknown[] } }).application_credential;
+      const { name, description } = body;
+      sent.push(body);
       if (failCreates > 0) {
         failCreates--;
         return keystoneError(503, 'try again');
       }
       if (held.some((c) => c.name === name)) return keystoneError(409, `Duplicate entry found with name ${name}`);
-      const c = { id: `id-${name}`, name, ...(description !== undefined ? { description } : {}) };
+      const c = { id: `id-${name}`, name, ...(description !== undefined ? { description } : {}), ...(body.roles ? { roles: body.roles } : {}), ...(body.access_rules ? { access_rules: body.access_rules } : {}) };
       held.push(c);
       return json(201, { application_credential: reply(c) });
     })
@@ -48,6 +52,7 @@ function setup(listDelayMs = 30) {
   };
   return {
     held,
+    sent,
     session,
     lists,
     port,
@@ -169,9 +174,21 @@ describe('credentialPort observation', () => {
     await a.create({ name: 'a-credential-v2', secret: 'x', mark: { owner: 'uid-1', proof: 'pr00f' } });
     expect(s.held.find((c) => c.name === 'a-credential-v2')?.description).toBe('managed by keystone-appcred; owner=uid-1; proof=pr00f');
     const fresh = await s.port('a', { fresh: true }).full.list();
+    const none = { roles: [], subset: false, accessRules: [] };
     expect(fresh).toEqual([
-      { generation: 1, id: 'old', name: 'a-credential-v1', userId: 'u1', mark: {} },
-      { generation: 2, id: 'id-a-credential-v2', name: 'a-credential-v2', userId: 'u1', mark: { owner: 'uid-1', proof: 'pr00f' } },
+      { generation: 1, id: 'old', name: 'a-credential-v1', userId: 'u1', mark: {}, privileges: none },
+      { generation: 2, id: 'id-a-credential-v2', name: 'a-credential-v2', userId: 'u1', mark: { owner: 'uid-1', proof: 'pr00f' }, privileges: none },
     ]);
+  });
+
+  test('a create with a role subset marks it (roles=subset) and sends the roles and access rules; the list reads what it carries (issue 42)', async () => {
+    const s = setup(0);
+    const a = s.port('a').full;
+    const rule = { service: 'things', method: 'GET', path: '/v1/things/*' };
+    const created = await a.create({ name: 'a-credential-v1', secret: 'x', mark: { owner: 'uid-1', subset: true }, roles: ['reader'], accessRules: [rule] });
+    expect(s.held[0]?.description).toBe('managed by keystone-appcred; owner=uid-1; roles=subset');
+    expect(s.sent[0]).toMatchObject({ roles: [{ name: 'reader' }], access_rules: [rule] });
+    expect(created.privileges).toEqual({ roles: ['reader'], subset: true, accessRules: [rule] });
+    expect((await s.port('a', { fresh: true }).full.list())[0]?.privileges).toEqual({ roles: ['reader'], subset: true, accessRules: [rule] });
   });
 });

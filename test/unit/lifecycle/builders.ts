@@ -1,5 +1,5 @@
 /** Small builders for the decide() tests: an order, a world, and readable assertions on plans. */
-import { resolveSpec, type KeystoneApplicationCredentialStatus, type RotationSpec } from '../../../src/api';
+import { resolveSpec, type AccessRule, type KeystoneApplicationCredentialStatus, type RotationSpec } from '../../../src/api';
 import type { Action, GenerationRecord, LifecycleOrder, Observations, Plan } from '../../../src/lifecycle';
 
 export const T0 = new Date('2026-12-01T00:00:00Z');
@@ -9,7 +9,7 @@ export const plus = (date: Date, ms: number): Date => new Date(date.getTime() + 
 
 export function order(
   status: KeystoneApplicationCredentialStatus = {},
-  spec: { credentialGeneration?: number; rotation?: RotationSpec } = {},
+  spec: { credentialGeneration?: number; rotation?: RotationSpec; roles?: readonly string[]; accessRules?: readonly AccessRule[] } = {},
   extra: Partial<LifecycleOrder> = {},
 ): LifecycleOrder {
   return { prefix: 'app-1234abcd-applicationcredential', generation: 1, spec: resolveSpec(spec), status, secretName: 'app-credentials', ...extra };

@@ -4,6 +4,7 @@
  * nothing the operator does not export.
  */
 import { Registry } from 'prom-client';
+import { adminCredentialMetrics } from '../../../src/operator/admin-credential-metrics';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
@@ -15,6 +16,7 @@ export async function exportedNames(): Promise<Set<string>> {
   const perOrder = new Registry();
   new CredentialMetrics(perOrder);
   new HandoffMetrics(perOrder);
+  adminCredentialMetrics(perOrder, { controlPlanes: () => [], leading: () => true });
   const names = new Set<string>(['up']); // Prometheus's own per target
   for (const m of [...(await operator.registry.getMetricsAsJSON()), ...(await perOrder.getMetricsAsJSON())]) {
     names.add(m.name);

@@ -5,7 +5,7 @@
 import { sourceHash, type KeystoneClusterIdentity } from '../../../src/api';
 import { decideIdentityStatus, reconcileControlPlane } from '../../../src/plane';
 import { releasedMirrors } from '../../../src/plane/cluster-identity';
-import { CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane } from './fakes';
+import { ADMIN_PASSWORD, CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane } from './fakes';
 
 const key = { namespace: CP_NS, name: 'cp' };
 const MIRROR = { namespace: CP_NS, name: 'keystone-creds-shared' };
@@ -45,6 +45,17 @@ describe('ControlPlane with identityRef', () => {
     const writes = cluster.writes.length;
     await reconcileControlPlane(key, deps);
     expect(cluster.writes.length).toBe(writes);
+  });
+
+  it('an application credential as the identity\'s admin (issue 42): mirrored and logged in with, its expiry reported', async () => {
+    const { cluster, keystone, deps } = setup({ list: [CP_NS] });
+    const document = `clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth:\n      application_credential_id: ac-1\n      application_credential_secret: ${ADMIN_PASSWORD}\n`;
+    cluster.putSecret({ metadata: SOURCE, data: { 'clouds.yaml': document } });
+    keystone.adminCredential = { id: 'ac-1', name: 'shared-admin', expiresAt: new Date(T0.getTime() + 3 * 86_400_000) };
+    await reconcileControlPlane(key, deps);
+    expect(cluster.secret(MIRROR)?.data).toEqual({ 'clouds.yaml': document });
+    expect(cond(cluster, 'AdminCredentialReady')).toMatchObject({ status: 'True', reason: 'AdminCredentialExpiring', message: expect.stringContaining('application credential shared-admin (ac-1)') });
+    expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBe('2026-12-04T00:00:00Z');
   });
 
   it('allowed by selector, and by the empty selector', async () => {

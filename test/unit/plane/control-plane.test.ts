@@ -3,7 +3,7 @@
  * Ready, through the driver on in-memory ports.
  */
 import { reconcileControlPlane } from '../../../src/plane';
-import { CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane, keystoneError } from './fakes';
+import { ADMIN_PASSWORD, AUTH_URL, CP_NS, FakeCluster, FakeKeystone, T0, adminCloudsYaml, condition, controlPlane, keystoneError } from './fakes';
 
 /** A self-signed CA certificate (public part only), for a bundle that parses. */
 const TEST_CA = [
@@ -67,7 +67,9 @@ describe('AdminCredentialReady', () => {
     ['not YAML', 'clouds: [unclosed', 'not YAML'],
     ['no clouds map', 'foo: 1', 'no "clouds" map'],
     ['no cloud of cloudName', adminCloudsYaml('x', 'other'), 'defines no cloud "admin" (it defines "other")'],
-    ['not a password cloud', 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth: {}\n', 'auth_type v3applicationcredential'],
+    ['another auth_type', 'clouds:\n  admin:\n    auth_type: v3token\n    auth: {}\n', 'has auth_type v3token; it must be a password cloud (auth_type password) or an application credential (auth_type v3applicationcredential)'],
+    ['an application credential without its secret or id', 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth: {}\n', 'lacks auth.application_credential_secret, auth.application_credential_id (or auth.application_credential_name with auth.username or auth.user_id)'],
+    ['an application credential by name without its user', 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth: {application_credential_name: a, application_credential_secret: s}\n', 'lacks auth.username (or auth.user_id)'],
     ['no password or project', 'clouds:\n  admin:\n    auth:\n      username: admin\n', 'lacks auth.password, auth.project_name'],
   ])('CloudsYamlError: %s', async (_name, document, message) => {
     const { cluster, keystone, deps } = setup();
@@ -140,5 +142,85 @@ describe('AdminCredentialReady', () => {
     expect(again.wroteStatus).toBe(false);
     expect(cluster.writes.length).toBe(writes);
     expect(admin(cluster)?.lastTransitionTime).toBe('2026-12-01T00:00:00Z');
+  });
+
+  describe('an admin application credential (issue 42)', () => {
+    const byId = (secret = ADMIN_PASSWORD) =>
+      `clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: ${AUTH_URL}\n      application_credential_id: ac-1\n      application_credential_secret: ${secret}\n`;
+    const byName = `clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth:\n      application_credential_name: plane-admin\n      application_credential_secret: ${ADMIN_PASSWORD}\n      username: admin\n      user_domain_name: Default\n`;
+    const DAY = 86_400_000;
+    const at = (ms: number) => new Date(T0.getTime() + ms);
+
+    function appCredSetup(document: string, expiresAt?: Date) {
+      const s = setup();
+      s.keystone.adminCredential = { id: 'ac-1', name: 'plane-admin', ...(expiresAt ? { expiresAt } : {}) };
+      s.cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': document } });
+      return s;
+    }
+
+    it('by id and secret, or by name and user: Ready, naming the credential; one that never expires records no expiry', async () => {
+      for (const document of [byId(), byName]) {
+        const { cluster, keystone, deps } = appCredSetup(document);
+        const result = await reconcileControlPlane(key, deps);
+        expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady', message: expect.stringContaining('as the admin application credential plane-admin (ac-1), which never expires') });
+        expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBeUndefined();
+        expect(result.requeueAfter).toBeUndefined();
+        const cloud = keystone.connection?.cloud;
+        expect(cloud && 'credential' in cloud ? cloud.credential : undefined).toEqual(document === byName ? { name: 'plane-admin', user: { name: 'admin', domainName: 'Default' } } : { id: 'ac-1' });
+      }
+    });
+
+    it('an expiry more than a week away: Ready, recorded, woken when the week before it starts', async () => {
+      const { cluster, deps } = appCredSetup(byId(), at(30 * DAY));
+      const result = await reconcileControlPlane(key, deps);
+      expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady', message: expect.stringContaining('which expires at 2026-12-31T00:00:00Z') });
+      expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBe('2026-12-31T00:00:00Z');
+      expect(result).toMatchObject({ requeueAfter: 23 * DAY, steady: true });
+    });
+
+    it('AdminCredentialExpiring within a week of it: still True (the plane works), what to do, woken at the expiry', async () => {
+      const { cluster, deps } = appCredSetup(byId(), at(30 * DAY));
+      await reconcileControlPlane(key, deps);
+      const result = await reconcileControlPlane(key, { ...deps, clock: () => at(23 * DAY) });
+      expect(admin(cluster)).toMatchObject({
+        status: 'True',
+        reason: 'AdminCredentialExpiring',
+        message: expect.stringContaining('which expires at 2026-12-31T00:00:00Z: create its successor (openstack application credential create) and put it into the admin Secret before then'),
+      });
+      expect(condition(cluster.object('ControlPlane', key), 'Ready')).toMatchObject({ status: 'True' });
+      expect(result).toMatchObject({ requeueAfter: 7 * DAY, steady: true });
+    });
+
+    it('expired: Keystone refuses it, and AuthenticationFailed says it expired; a successor in the Secret turns it Ready', async () => {
+      const { cluster, keystone, deps } = appCredSetup(byId(), at(30 * DAY));
+      await reconcileControlPlane(key, deps);
+      keystone.failNext('verify', keystoneError('unauthorized', 401, 'The request you have made requires authentication.'));
+      await reconcileControlPlane(key, { ...deps, clock: () => at(30 * DAY + 1000) });
+      expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'AuthenticationFailed', message: expect.stringMatching(/^the admin application credential expired at 2026-12-31T00:00:00Z: .*401/) });
+      expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBe('2026-12-31T00:00:00Z');
+      keystone.adminCredential = { id: 'ac-2', name: 'plane-admin-2', expiresAt: at(120 * DAY) };
+      cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': byId().replace('ac-1', 'ac-2') } });
+      await reconcileControlPlane(key, { ...deps, clock: () => at(31 * DAY) });
+      expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady', message: expect.stringContaining('plane-admin-2 (ac-2)') });
+      expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBe('2027-03-31T00:00:00Z');
+    });
+
+    it('a wrong secret before the expiry is a plain AuthenticationFailed, and the recorded expiry goes (it was another credential\'s)', async () => {
+      const { cluster, deps } = appCredSetup(byId(), at(30 * DAY));
+      await reconcileControlPlane(key, deps);
+      cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': byId('wrong') } });
+      await reconcileControlPlane(key, deps);
+      expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'AuthenticationFailed', message: expect.not.stringContaining('expired') });
+      expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBeUndefined();
+    });
+
+    it('a steady pass writes nothing: the messages carry times, never a countdown', async () => {
+      const { cluster, deps } = appCredSetup(byId(), at(3 * DAY));
+      await reconcileControlPlane(key, deps);
+      const writes = cluster.writes.length;
+      const again = await reconcileControlPlane(key, { ...deps, clock: () => at(DAY) });
+      expect(again.wroteStatus).toBe(false);
+      expect(cluster.writes.length).toBe(writes);
+    });
   });
 });

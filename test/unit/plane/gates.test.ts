@@ -120,6 +120,37 @@ describe('gates', () => {
   });
 });
 
+describe('role subsets (issue 42): spec.roles within allowedRoles and the roles assigned, checked without Keystone', () => {
+  const withRoles = (roles: string[]) => credential('app', { roles });
+  const reader = granted({ metadata: { name: 'alice-reader', namespace: 'tenant-a' }, spec: { ...assignment().spec, role: 'reader' } });
+  it('no roles: every role the user holds, as the reference has it (no gate)', () => {
+    expect(credentialAdmission(credential(), refs)).toEqual({});
+  });
+  it('a subset of the assigned roles, each allowed, passes', () => {
+    expect(credentialAdmission(withRoles(['member']), refs)).toEqual({});
+    expect(credentialAdmission(withRoles(['reader', 'member']), { ...refs, assignments: [...refs.assignments, reader] })).toEqual({});
+  });
+  it('RoleNotAllowed names each role not in the namespace\'s allowedRoles, and the allowed ones', () => {
+    expect(credentialAdmission(withRoles(['member', 'admin', 'swiftoperator']), refs).gate).toEqual({
+      reason: 'RoleNotAllowed',
+      message: 'spec.roles names roles admin, swiftoperator, not in the allowedRoles of namespace tenant-a (member, reader)',
+    });
+  });
+  it('RoleNotAssigned names each role no KeystoneRoleAssignment of the namespace gave the user on the project, and the assigned ones', () => {
+    expect(credentialAdmission(withRoles(['member', 'reader']), refs).gate).toEqual({
+      reason: 'RoleNotAssigned',
+      message: 'spec.roles names role reader, which no KeystoneRoleAssignment in namespace tenant-a has assigned user alice on project proj (assigned: member)',
+    });
+  });
+  it('an assignment not granted yet (no status.roleID) does not count', () => {
+    const pending = { ...reader, status: {} };
+    expect(credentialAdmission(withRoles(['reader']), { ...refs, assignments: [...refs.assignments, pending] }).gate?.reason).toBe('RoleNotAssigned');
+  });
+  it('the gates before it come first: a missing user is UserNotFound whatever the roles', () => {
+    expect(credentialAdmission(withRoles(['admin']), { ...refs, user: undefined }).gate?.reason).toBe('UserNotFound');
+  });
+});
+
 describe('credentialReads: where each thing a pass reads lives', () => {
   it('the ControlPlane and the children in its namespace, the references and the delivered Secret beside the order', () => {
     const reads = credentialReads(credential());

@@ -3,7 +3,7 @@
  * connection, the password cloud read from and written to clouds.yaml.
  */
 import { parse } from 'yaml';
-import { CloudsYamlError, parsePasswordCloud, renderPasswordCloudsYaml } from '../../../src/keystone';
+import { CloudsYamlError, adminAuthOf, parseAdminCloud, parsePasswordCloud, renderPasswordCloudsYaml } from '../../../src/keystone';
 import { keystoneAdmins } from '../../../src/plane';
 import { AUTH_URL, FakeKeystone, json, keystoneError, tokenReply } from '../keystone/fake-keystone';
 
@@ -52,6 +52,17 @@ describe('password clouds', () => {
   test('parsePasswordCloud refuses what it cannot use, naming the field', () => {
     expect(() => parsePasswordCloud(':\n- [', 'admin')).toThrow(CloudsYamlError);
     expect(() => parsePasswordCloud('clouds:\n  admin:\n    auth: {username: a, password: b}\n', 'admin')).toThrow('lacks auth.project_name (or auth.project_id)');
+  });
+
+  test('parseAdminCloud (issue 42): a password cloud, or an application credential by id, or by name and user; the session auth of each', () => {
+    const password = 'clouds:\n  admin:\n    auth:\n      username: admin\n      password: pw\n      project_name: admin\n';
+    expect(adminAuthOf(parseAdminCloud(password, 'admin'))).toEqual({ method: 'password', user: { name: 'admin', domainName: 'Default' }, password: 'pw', project: { name: 'admin', domainName: 'Default' } });
+    const byId = 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: http://k/v3\n      application_credential_id: ac1\n      application_credential_secret: s3\n    region_name: R\n';
+    expect(parseAdminCloud(byId, 'admin')).toEqual({ credential: { id: 'ac1' }, secret: 's3', authUrl: 'http://k/v3', regionName: 'R' });
+    expect(adminAuthOf(parseAdminCloud(byId, 'admin'))).toEqual({ method: 'application-credential', id: 'ac1', secret: 's3' });
+    const byName = 'clouds:\n  admin:\n    auth_type: v3applicationcredential\n    auth:\n      application_credential_name: plane\n      application_credential_secret: s3\n      user_id: u1\n';
+    expect(adminAuthOf(parseAdminCloud(byName, 'admin'))).toEqual({ method: 'application-credential', name: 'plane', user: { id: 'u1' }, secret: 's3' });
+    expect(() => parseAdminCloud('clouds:\n  admin:\n    auth_type: token\n', 'admin')).toThrow('has auth_type token; it must be a password cloud (auth_type password) or an application credential (auth_type v3applicationcredential)');
   });
 
   test('renderPasswordCloudsYaml: a password cloud without a project or a CA bundle; any password round-trips', () => {

@@ -35,3 +35,23 @@ describe('memoized with a first-sight settle', () => {
     expect(m.passes()).toBe(0);
   });
 });
+
+describe('memoized with a steady wake-up (issue 42: an admin credential that expires)', () => {
+  it('a steady pass with a timer is remembered until the timer, then passes again; a waiting one never is', async () => {
+    let now = 1_000_000;
+    const memo = new ConvergedPasses({ now: () => now });
+    const deps = { memo, clock: () => new Date(now) } as unknown as PlaneDeps;
+    let passes = 0;
+    const steady = async () => (passes++, { steps: 1, actions: [], requeueAfter: 60_000, steady: true });
+    await memoized(deps, 'cp', 'fp', steady);
+    await memoized(deps, 'cp', 'fp', steady);
+    expect(passes).toBe(1);
+    now += 60_000;
+    await memoized(deps, 'cp', 'fp', steady);
+    expect(passes).toBe(2);
+    const waiting = async () => (passes++, { steps: 1, actions: [], requeueAfter: 60_000 });
+    await memoized(deps, 'other', 'fp', waiting);
+    await memoized(deps, 'other', 'fp', waiting);
+    expect(passes).toBe(4);
+  });
+});

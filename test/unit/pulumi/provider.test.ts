@@ -534,3 +534,84 @@ describe('a stack keystone-appcred 0.1.0 created (no owner id; its backup at the
     expect(backed.size).toBe(0);
   });
 });
+
+describe('roles and accessRules (issue 42)', () => {
+  const GET = { service: 'things', method: 'GET', path: '/v1/things/*' };
+
+  it('preview refuses what can be checked without Keystone, naming field, value and rule, with no Keystone call', async () => {
+    const { provider, keystone } = setup();
+    const { failures } = await provider.check({}, { prefix: PREFIX, roles: ['member', 'member'], accessRules: [{ ...GET, method: 'FETCH', verb: 'x' }, { ...GET, path: 'v1' }] });
+    expect(failures.map((f) => f.reason)).toEqual([
+      'accessRules[0].verb: is not a field of an access rule (its fields: service, method, path)',
+      'roles (["member","member"]): must not contain duplicates',
+      'accessRules[0].method ("FETCH"): must be one of GET, HEAD, POST, PUT, PATCH, DELETE',
+      expect.stringMatching(/^accessRules\[1\]\.path \("v1"\): accessRules\[\]\.path must begin with \//),
+    ]);
+    expect((await provider.check({}, { prefix: PREFIX, roles: [] })).failures).toEqual([{ property: '', reason: 'roles ([]): must have at least 1 item' }]);
+    expect((await provider.check({}, { prefix: PREFIX, roles: UNKNOWN, accessRules: [UNKNOWN] })).failures).toEqual([]);
+    expect(keystone.calls).toEqual([]);
+  });
+
+  it('a role subset and access rules are minted, marked and echoed; credentialRoles is what Keystone lists', async () => {
+    const { provider, keystone } = setup();
+    const { outs } = await provider.create(inputs({ roles: ['reader'], accessRules: [GET] }));
+    expect(outs).toMatchObject({ roles: ['reader'], accessRules: [GET], credentialRoles: ['reader'] });
+    expect(keystone.credentials.get(outs.credentialId as string)).toMatchObject({ roles: ['reader'], accessRules: [GET], description: expect.stringContaining('roles=subset') });
+    const { outs: every } = await setup().provider.create(inputs());
+    expect(every.credentialRoles).toEqual(['member', 'reader']);
+    expect(every.roles).toBeUndefined();
+  });
+
+  it('a role the user does not hold fails up before anything is created (RoleNotAssigned), naming it and the roles held', async () => {
+    const { provider, keystone } = setup();
+    await expect(provider.create(inputs({ roles: ['reader', 'admin'] }))).rejects.toThrow(
+      "RoleNotAssigned: roles names role admin, which the connection's user (OS_* variables) does not hold on its project (it holds: member, reader)",
+    );
+    expect(keystone.writes).toEqual([]);
+  });
+
+  it('a change rotates with the grace period; a change during a grace period waits for it (diff says nothing to do), then rotates', async () => {
+    const { provider, keystone, travel } = setup();
+    const { id, outs: g1 } = await provider.create(inputs());
+    expect((await provider.diff(id, g1, inputs({ roles: ['reader'] }))).changes).toBe(true);
+    const { outs: g2 } = await provider.update(id, g1, inputs({ roles: ['reader'] }));
+    expect(g2).toMatchObject({ credentialGeneration: 2, roles: ['reader'], credentialRoles: ['reader'], previousCredentialGeneration: 1, previousCredentialDeleteAt: '2026-12-01T00:20:00Z' });
+    expect(keystone.authenticates(g1.credentialId, g1.credentialSecret)).toBe(true);
+    expect((await provider.diff(id, g2, inputs({ roles: ['reader'] }))).changes).toBe(false);
+    // The rules change while generation 1's grace period runs: nothing to do until it ends (no Keystone call either).
+    const calls = keystone.calls.length;
+    expect((await provider.diff(id, g2, inputs({ roles: ['reader'], accessRules: [GET] }))).changes).toBe(false);
+    expect(keystone.calls.length).toBe(calls);
+    travel(20 * M);
+    expect((await provider.diff(id, g2, inputs({ roles: ['reader'], accessRules: [GET] }))).changes).toBe(true);
+    const { outs: g3 } = await provider.update(id, g2, inputs({ roles: ['reader'], accessRules: [GET] }));
+    expect(g3).toMatchObject({ credentialGeneration: 3, roles: ['reader'], accessRules: [GET], previousCredentialGeneration: 2 });
+    expect(keystone.credentials.has(g1.credentialId as string)).toBe(false);
+    // Back to every role and no rules: a rotation again, once generation 2's grace period is over.
+    travel(20 * M);
+    const { outs: g4 } = await provider.update(id, g3, inputs());
+    expect(g4).toMatchObject({ credentialGeneration: 4, credentialRoles: ['member', 'reader'] });
+    expect(g4.roles).toBeUndefined();
+    expect(g4.accessRules).toBeUndefined();
+  });
+
+  it('refresh reads what the delivered credential carries from Keystone', async () => {
+    const { provider, keystone } = setup();
+    const { id, outs } = await provider.create(inputs({ roles: ['reader'], accessRules: [GET] }));
+    const stored = keystone.credentials.get(outs.credentialId as string);
+    if (stored) stored.roles = ['reader', 'member']; // as Keystone lists it (another order)
+    const { props } = await provider.read(id, { ...outs, credentialRoles: undefined, roles: undefined, accessRules: undefined });
+    expect(props).toMatchObject({ credentialRoles: ['reader', 'member'], roles: ['reader', 'member'], accessRules: [GET] });
+  });
+
+  it('an up that cannot rotate yet records the delivered credential\'s privileges, not the new inputs', async () => {
+    const { provider, travel } = setup();
+    const { id, outs: g1 } = await provider.create(inputs());
+    const { outs: g2 } = await provider.update(id, g1, inputs({ roles: ['reader'] }));
+    travel(5 * M);
+    const { outs: same } = await provider.update(id, g2, inputs({ roles: ['member'] }));
+    expect(same).toMatchObject({ credentialGeneration: 2, roles: ['reader'] });
+    travel(15 * M);
+    expect((await provider.diff(id, same, inputs({ roles: ['member'] }))).changes).toBe(true);
+  });
+});

@@ -23,6 +23,8 @@ export class FakeKeystone implements KeystoneAdmins, KeystoneAdmin {
   readonly calls: string[] = [];
   /** The admin password Keystone accepts. */
   adminPassword = ADMIN_PASSWORD;
+  /** The admin application credential Keystone accepts (its secret is `adminPassword`), when the admin is one. */
+  adminCredential?: { id: string; name: string; expiresAt?: Date };
   /** Throw a transport error from every call. */
   unreachable = false;
   /** Faults by method: thrown once, before (or after, with `after`) the call takes effect. */
@@ -53,8 +55,13 @@ export class FakeKeystone implements KeystoneAdmins, KeystoneAdmin {
 
   verify() {
     return this.call('verify', () => {
-      if (this.connection?.cloud.password !== this.adminPassword) throw keystoneError('unauthorized', 401, 'The request you have made requires authentication.');
-      return { version: 'v3.14' };
+      const cloud = this.connection?.cloud;
+      const credential = cloud && 'credential' in cloud ? cloud.credential : undefined;
+      const secret = cloud && ('password' in cloud ? cloud.password : cloud.secret);
+      const known = this.adminCredential;
+      const matches = credential === undefined ? known === undefined : known !== undefined && ('id' in credential ? credential.id === known.id : credential.name === known.name);
+      if (secret !== this.adminPassword || !matches) throw keystoneError('unauthorized', 401, 'The request you have made requires authentication.');
+      return { version: 'v3.14', ...(known && credential ? { applicationCredential: { ...known } } : {}) };
     });
   }
   domainId(name: string) {
