@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describeCredential } from '../../../src/lifecycle';
-import { pass, simulation } from '../../support/lifecycle-simulation';
+import { pass, simulation, tenantPass } from '../../support/lifecycle-simulation';
 
 const PREFIX = 'prop-0000cafe-applicationcredential';
 /**
@@ -42,6 +42,23 @@ describe('decide handed a status from any earlier pass, or none', () => {
         expect(final.secretName).toBe('prop-credentials');
       }),
       // FC_SEED=<seed> replays a failing run (fast-check prints the seed).
+      { numRuns: 150, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+    );
+  });
+
+  // Issue 39: a tenant who may edit the delivered Secret writes another installation's credential id into it (the
+  // secret left as is), at random points between passes that are handed stale statuses and die at random steps.
+  it.each([false, true])('a tenant forging the Secret\'s id never gets a foreign credential counted, deleted or kept delivered; each completed pass reports it (backup configured: %s)', async (withBackup) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(tenantPass, { minLength: 5, maxLength: 60 }), async (passes) => {
+        const sim = simulation({ withBackup, prefix: PREFIX, owner: 'our-uid', foreign: FOREIGN, tenant: true });
+        for (const p of passes) await sim.run(p);
+        const final = await sim.settle();
+        expect(sim.delivery.data?.application_credential_id).toBe(final.credentialID);
+        expect(sim.keystone.authenticates(sim.delivery.data?.application_credential_id, sim.delivery.data?.application_credential_secret)).toBe(true);
+        expect(sim.own().length).toBe(final.previousCredentialID ? 2 : 1);
+        expect(sim.keystone.credentials.size).toBe(sim.own().length + sim.foreignIds.size);
+      }),
       { numRuns: 150, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
     );
   });
