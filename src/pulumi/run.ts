@@ -10,6 +10,8 @@ import { foreignNote, reconcile, type ForeignCredential, type LifecycleOrder, ty
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
 import type { Environment } from './check';
 import { resolveConnection } from './connection';
+import { halt } from './halt';
+import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
 import type { OpenKeystone } from './keystone';
 import { outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
@@ -18,27 +20,62 @@ export interface RunContext {
   readonly clock: () => Date;
   readonly env: Environment;
   readonly openKeystone: OpenKeystone;
-  /** Builds the backup port. @default {@link OpenBaoBackup} */
-  readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+  /** Builds the backup port; `owner` is the resource's owner id its metadata names. @default {@link OpenBaoBackup} */
+  readonly backup?: (settings: BackupTarget) => OwnedBackup | undefined;
   readonly warn: (message: string) => Promise<void>;
 }
 
-function backupOf(ctx: RunContext, inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): Ports['backup'] {
+/** Where a resource's backup lives, every field resolved (inputs, then the environment, then the defaults). */
+export type BackupTarget = Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings & { readonly owner?: string };
+
+/** The backup port of `inputs.backup` (none without), at its path: the explicit one, else the default naming the owner. */
+export function backupOf(ctx: Pick<RunContext, 'env' | 'backup'>, inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): { port: OwnedBackup; target: BackupTarget } | undefined {
   if (inputs.backup === undefined) return undefined;
   const e = ctx.env;
   const address = inputs.backup.address ?? e.BAO_ADDR ?? e.VAULT_ADDR;
   const token = inputs.backup.token ?? e.BAO_TOKEN ?? e.VAULT_TOKEN;
   if (!address) throw new Error('backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)');
   if (!token) throw new Error('backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)');
-  const settings = {
+  const target: BackupTarget = {
     ...inputs.backup,
     address,
     token,
     mount: inputs.backup.mount ?? 'openstack',
     path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix, owner).split('/').slice(1).join('/'),
     ...(inputs.backup.namespace ?? e.BAO_NAMESPACE ? { namespace: inputs.backup.namespace ?? e.BAO_NAMESPACE } : {}),
+    ...(owner !== undefined ? { owner } : {}),
   };
-  return ctx.backup ? ctx.backup(settings) : new OpenBaoBackup(settings);
+  const port = ctx.backup ? ctx.backup(target) : new OpenBaoBackup(target);
+  return port ? { port, target } : undefined;
+}
+
+/**
+ * The backup port a run hands the lifecycle, when `backup.path` is explicit (the default path names the owner): refused
+ * up front when the document there belongs to another owner (backup-path.ts) — a create or an update fails before
+ * anything happens, a destroy leaves that document alone and says so — and every read of it checks the owner again,
+ * so a document another resource wrote since is never taken for this one's record.
+ */
+async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; target: BackupTarget }, owner: string | undefined, recorded: ReadonlySet<string>, deleting: boolean): Promise<OwnedBackup | undefined> {
+  const { port, target } = backup;
+  if (target.owner === undefined || owner === undefined || backup.target.path === undefined) return port;
+  const holder = await foreignHolder(port, owner, recorded);
+  if (holder !== undefined) {
+    const message = sharedPathMessage(target, holder, owner);
+    if (!deleting) throw new Error(message);
+    await ctx.warn(`destroyed; the backup was left alone: ${message}`);
+    return undefined;
+  }
+  return {
+    ...port,
+    readOwner: port.readOwner?.bind(port),
+    read: async () => {
+      const now = await port.readOwner?.();
+      if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
+      return port.read();
+    },
+    write: (data) => port.write(data),
+    remove: () => port.remove(),
+  };
 }
 
 export function orderOf(inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation'>, status: KeystoneApplicationCredentialStatus, owner?: string, deleting = false): LifecycleOrder {
@@ -77,8 +114,14 @@ function echoedInputs(olds: Partial<ProviderOutputs>, fallback: ProviderInputs):
  */
 export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete', id: string, olds: Partial<ProviderOutputs>, inputs: ProviderInputs): Promise<ProviderOutputs> {
   const deleting = verb === 'delete';
-  const owner = olds.owner ?? (deleting ? undefined : randomUUID());
+  // The state's owner; a create's was drawn by check (recorded by the engine before this call); a state written before
+  // owners existed gets one at its first update.
+  const owner = olds.owner ?? inputs.owner ?? (deleting ? undefined : randomUUID());
   const connection = resolveConnection(inputs.connection, ctx.env);
+  // The backup first: an explicit path another owner's document holds is refused before anything happens.
+  const recorded = new Set([olds.credentialId, olds.previousCredentialId, olds.successorCredentialId].filter((id): id is string => id !== undefined));
+  const target = backupOf(ctx, inputs, owner);
+  const backup = target === undefined ? undefined : inputs.backup?.path !== undefined ? await guardedBackup(ctx, target, owner, recorded, deleting) : target.port;
   const keystone = ctx.openKeystone(connection, inputs.prefix);
   const live = olds.credentialGeneration;
   const parked: [number, string][] = [];
@@ -107,7 +150,7 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     keystone: keystone.port,
     secrets,
     delivery,
-    ...(inputs.backup !== undefined ? { backup: backupOf(ctx, inputs, owner) } : {}),
+    ...(backup !== undefined ? { backup } : {}),
     render,
     writeStatus: async (next) => {
       status = next;
@@ -134,6 +177,7 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     });
   };
   try {
+    halt(ctx.env, verb, 'before');
     const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
       clock: ctx.clock,
       onAction: (e) => {
@@ -145,10 +189,13 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         const a = e.action;
         if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
         if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
+        halt(ctx.env, verb, a.type);
       },
     });
     await reportOf(ctx, result.status, result.foreign, deleting);
-    return await current(inputs);
+    const outputs = await current(inputs);
+    halt(ctx.env, verb, 'after');
+    return outputs;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (changed && !deleting) {
