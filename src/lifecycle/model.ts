@@ -50,6 +50,8 @@ export interface ForeignCredential {
   readonly name: string;
   /** The Keystone user that holds it (the ordered user), when the port knows it. */
   readonly userId?: string;
+  /** The owner id its description names (ownership.ts), if any: whose it is, for whoever may have to delete it. */
+  readonly owner?: string;
 }
 
 /** The delivered Secret (or the face's equivalent). */

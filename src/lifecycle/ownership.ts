@@ -113,7 +113,7 @@ export function sortCredentials<C extends ListedCredential>(listed: readonly C[]
   }
   const foreign = listed
     .filter((c) => mine.get(c.generation) !== c)
-    .map((c) => ({ generation: c.generation, id: c.id, name: c.name, ...(c.userId !== undefined ? { userId: c.userId } : {}) }))
+    .map((c) => ({ generation: c.generation, id: c.id, name: c.name, ...(c.userId !== undefined ? { userId: c.userId } : {}), ...(c.mark.owner !== undefined ? { owner: c.mark.owner } : {}) }))
     .sort((a, b) => a.generation - b.generation || a.name.localeCompare(b.name));
   return { own: [...mine.values()], foreign };
 }

@@ -44,6 +44,10 @@ export function sharedPathMessage(where: { readonly mount: string; readonly path
   return (
     `backup.path ("${where.path}", mount "${where.mount}") holds ${whose}, not this resource's (owner ${owner}): two resources that share a backup path ` +
     "would read each other's document as their own record and overwrite each other's backup, so it is refused. Give this resource a backup.path of its " +
-    'own, or leave backup.path unset: the default path, keystone/pulumi/<prefix>/<owner>/service-accounts/application-credential, names the owner'
+    'own, or leave backup.path unset: the default path, keystone/pulumi/<prefix>/<owner>/service-accounts/application-credential, names the owner' +
+    (holder.owner === undefined
+      ? ''
+      : `. If ${holder.owner} is the owner of this stack's own interrupted create (Pulumi warns of a pending create of this resource; ` +
+        `its \`owner\` input in \`pulumi stack export\`), the document is its leftover: remove it with \`bao kv metadata delete -mount=${where.mount} ${where.path}\``)
   );
 }

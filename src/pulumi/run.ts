@@ -13,6 +13,7 @@ import { resolveConnection } from './connection';
 import { halt } from './halt';
 import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
 import type { OpenKeystone } from './keystone';
+import { leftoverNote } from './leftover';
 import { outputsOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** What a run needs of the provider's surroundings. */
@@ -192,7 +193,8 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         halt(ctx.env, verb, a.type);
       },
     });
-    await reportOf(ctx, result.status, result.foreign, deleting);
+    const leftover = leftoverNote(result.foreign, inputs.prefix, target === undefined ? undefined : { mount: target.target.mount, ...(inputs.backup?.path !== undefined ? { path: inputs.backup.path } : {}) });
+    await reportOf(ctx, result.status, result.foreign, deleting, leftover);
     const outputs = await current(inputs);
     halt(ctx.env, verb, 'after');
     return outputs;
@@ -215,9 +217,10 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
  * Keystone refused, names held by foreign credentials); a credential under the resource's names that it did not mint,
  * or a condition that is not True beside a delivered credential, is a warning.
  */
-async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean): Promise<void> {
+async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean, leftover: string | undefined): Promise<void> {
   if (deleting) {
     if (foreign.length > 0) await ctx.warn(`destroyed; left alone in Keystone: ${foreignNote(foreign)}`);
+    if (leftover !== undefined) await ctx.warn(leftover);
     return;
   }
   const credential = status.conditions?.find((c) => c.type === ConditionType.CredentialReady);
@@ -225,4 +228,5 @@ async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialSt
   for (const c of status.conditions ?? []) {
     if (c.type !== ConditionType.Ready && (c.status !== 'True' || WARNING_REASONS.has(c.reason))) await ctx.warn(`${c.type} ${c.reason}: ${c.message}`);
   }
+  if (leftover !== undefined) await ctx.warn(leftover);
 }

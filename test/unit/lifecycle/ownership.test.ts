@@ -64,8 +64,8 @@ describe('the marks', () => {
     const { own, foreign } = sortCredentials(listed, evidence);
     expect(own.map((c) => c.id)).toEqual(['b']);
     expect(foreign).toEqual([
-      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1` },
-      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, userId: 'u1' },
+      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1`, owner: 'ours' },
+      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, userId: 'u1', owner: 'theirs' },
     ]);
   });
 });
