@@ -21,7 +21,7 @@ import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { pulumiPrefix } from '../../src/pulumi/prefix';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { buildProject } from '../support/package';
-import { runPulumi, runPulumiToHalt, type PulumiResult } from '../support/pulumi';
+import { keystoneAndBaoEnv, runPulumi, runPulumiToHalt, type PulumiResult } from '../support/pulumi';
 import { homeWithPlugin, testPlugin } from '../support/pulumi-plugin';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
@@ -199,15 +199,7 @@ describe.each([
     const parent = process.env.KAC_TEST_WORKDIR ?? '/tmp';
     mkdirSync(parent, { recursive: true });
     dir = mkdtempSync(join(parent, `pulumi-crash-${face}-`));
-    const common = {
-      OS_CLOUD: '',
-      OS_AUTH_URL: keystone.url,
-      OS_USER_ID: user.userId,
-      OS_PASSWORD: user.password,
-      OS_PROJECT_ID: user.projectId,
-      BAO_ADDR: process.env.KAC_BAO_ADDR,
-      BAO_TOKEN: process.env.KAC_BAO_TOKEN,
-    };
+    const common = keystoneAndBaoEnv(user, keystone.url);
     if (face === 'yaml') env = { PULUMI_HOME: await homeWithPlugin(testPlugin()), ...common };
     else {
       // The build `npm run build` makes (the program loads the provider from lib/), under the lock every build takes.

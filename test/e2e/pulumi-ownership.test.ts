@@ -16,7 +16,7 @@ import { ApplicationCredentials, authenticateApplicationCredential } from '../..
 import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { buildProject } from '../support/package';
-import { configureStack, runPulumi } from '../support/pulumi';
+import { configureStack, keystoneAndBaoEnv, runPulumi } from '../support/pulumi';
 import { homeWithPlugin, testPlugin } from '../support/pulumi-plugin';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 
@@ -193,16 +193,7 @@ describe.each([
       const dir = workdir(`pulumi-path-${face}-${name}-`);
       const backend = join(dir, '.backend');
       mkdirSync(backend);
-      const env: NodeJS.ProcessEnv = {
-        PULUMI_BACKEND_URL: `file://${backend}`,
-        OS_CLOUD: '',
-        OS_AUTH_URL: user.authUrl,
-        OS_USER_ID: user.userId,
-        OS_PASSWORD: user.password,
-        OS_PROJECT_ID: user.projectId,
-        BAO_ADDR: process.env.KAC_BAO_ADDR,
-        BAO_TOKEN: process.env.KAC_BAO_TOKEN,
-      };
+      const env: NodeJS.ProcessEnv = { PULUMI_BACKEND_URL: `file://${backend}`, ...keystoneAndBaoEnv(user) };
       if (face === 'yaml') {
         writeFileSync(
           join(dir, 'Pulumi.yaml'),

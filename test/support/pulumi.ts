@@ -210,6 +210,23 @@ export async function configureStack(ok: (args: string[]) => Promise<unknown>, s
   await ok(['config', 'set', '--secret', 'password', '--', settings.password]);
 }
 
+/**
+ * The environment that gives `pulumi` (and so the provider, either face) a Keystone user's connection by the `OS_*`
+ * variables (`OS_CLOUD` emptied, so no clouds.yaml of the machine interferes) and the test OpenBao by `BAO_ADDR` and
+ * `BAO_TOKEN`. `authUrl`: another endpoint for the same Keystone (a recording proxy). @default the user's
+ */
+export function keystoneAndBaoEnv(user: { readonly authUrl: string; readonly userId: string; readonly password: string; readonly projectId: string }, authUrl: string = user.authUrl): NodeJS.ProcessEnv {
+  return {
+    OS_CLOUD: '',
+    OS_AUTH_URL: authUrl,
+    OS_USER_ID: user.userId,
+    OS_PASSWORD: user.password,
+    OS_PROJECT_ID: user.projectId,
+    BAO_ADDR: process.env.KAC_BAO_ADDR,
+    BAO_TOKEN: process.env.KAC_BAO_TOKEN,
+  };
+}
+
 /** How a {@link runPulumiToHalt} ended. */
 export interface HaltedResult extends PulumiResult {
   /** The provider reached the halt point and the whole `pulumi` process group was killed there with SIGKILL. */
