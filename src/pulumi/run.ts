@@ -58,7 +58,7 @@ export function backupOf(ctx: Pick<RunContext, 'env' | 'backup'>, inputs: Pick<P
  */
 async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; target: BackupTarget }, owner: string | undefined, recorded: ReadonlySet<string>, deleting: boolean): Promise<OwnedBackup | undefined> {
   const { port, target } = backup;
-  if (target.owner === undefined || owner === undefined || backup.target.path === undefined) return port;
+  if (owner === undefined) return port; // a state written before owners: nothing to judge by
   const holder = await foreignHolder(port, owner, recorded);
   if (holder !== undefined) {
     const message = sharedPathMessage(target, holder, owner);
@@ -67,8 +67,6 @@ async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; targe
     return undefined;
   }
   return {
-    ...port,
-    readOwner: port.readOwner?.bind(port),
     read: async () => {
       const now = await port.readOwner?.();
       if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
