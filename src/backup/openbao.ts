@@ -27,6 +27,12 @@ export interface OpenBaoBackupOptions {
   readonly timeoutMs?: number;
   /** Replaces the global `fetch` (unit tests). @default globalThis.fetch */
   readonly fetch?: BackupFetch;
+  /**
+   * The owner id of the order or resource this backup is for: written into the path's metadata
+   * (`custom_metadata.owner`) with the document, so that whoever else is pointed at the same path can tell the
+   * document is not theirs ({@link OpenBaoBackup.readOwner}). @default none
+   */
+  readonly owner?: string;
 }
 
 /** A failed OpenBao call. The message names the method, the path and the status; never the token or the document. */
@@ -52,6 +58,8 @@ export class OpenBaoBackup implements BackupPort {
   private readonly path: string;
   private readonly fetchImpl: BackupFetch;
   private readonly timeoutMs: number;
+  /** The path's metadata names this backup's owner already (read or written by this instance). */
+  private claimed = false;
 
   constructor(private readonly options: OpenBaoBackupOptions) {
     let url: URL;
@@ -88,8 +96,25 @@ export class OpenBaoBackup implements BackupPort {
     return (await this.readDocument())?.application_credential_id;
   }
 
-  /** Writes a new version of the document: the three keys. */
+  /** The owner id the path's metadata names (`custom_metadata.owner`), if any: none for a path never written. */
+  async readOwner(): Promise<string | undefined> {
+    const response = await this.send('GET', 'metadata', undefined, [404]);
+    if (response.status === 404) return undefined;
+    const body = (await response.json()) as { data?: { custom_metadata?: Record<string, unknown> | null } };
+    const owner = body.data?.custom_metadata?.owner;
+    if (typeof owner === 'string' && owner === this.options.owner) this.claimed = true;
+    return typeof owner === 'string' ? owner : undefined;
+  }
+
+  /**
+   * Writes a new version of the document: the three keys. With an owner, the path's metadata names it first (once per
+   * instance), so a document is never there without its owner.
+   */
   async write(data: SecretData): Promise<void> {
+    if (this.options.owner !== undefined && !this.claimed) {
+      await this.send('POST', 'metadata', { custom_metadata: { owner: this.options.owner } });
+      this.claimed = true;
+    }
     await this.send('POST', 'data', { data: { ...data } });
   }
 

@@ -7,6 +7,7 @@ import type { HeldPrivileges } from '../lifecycle/model';
 import { describeCredential, markOf, type CredentialMark } from '../lifecycle/ownership';
 import type { CredentialPort, KeystoneCredential, SecretData } from '../lifecycle/ports';
 import { ApplicationCredentials, type ApplicationCredential } from './application-credentials';
+import { issueToken } from './auth';
 import { renderCloudsYaml, type CloudsYamlInput } from './clouds-yaml';
 import { isKeystoneError } from './errors';
 import { knownCredentials } from './known-credentials';
@@ -88,6 +89,15 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
     async delete(id) {
       await credentials.delete(id).catch(unsure);
       known.deleted(id);
+    },
+    async verify(id, secret) {
+      try {
+        const issued = await issueToken(session.transport, { method: 'application-credential', id, secret });
+        return issued.applicationCredential?.id === id;
+      } catch (error) {
+        if (isKeystoneError(error, 'unauthorized', 'not-found')) return false;
+        throw error;
+      }
     },
   };
 }

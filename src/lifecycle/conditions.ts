@@ -165,7 +165,7 @@ function deliveryCondition(s: StepOutcome): Verdict {
  * Ids and names only: Keystone never shows a secret.
  */
 export function foreignNote(foreign: readonly ForeignCredential[]): string {
-  const each = foreign.map((f) => `${f.id} (${f.name}${f.userId !== undefined ? `, Keystone user ${f.userId}` : ''})`).join(', ');
+  const each = foreign.map((f) => `${f.id} (${f.name}${f.userId !== undefined ? `, Keystone user ${f.userId}` : ''}${f.owner !== undefined ? `, owner ${f.owner}` : ''})`).join(', ');
   const one = foreign.length === 1;
   return (
     `${one ? 'credential' : 'credentials'} ${each} under this order's names ${one ? 'was' : 'were'} not minted by it and ${one ? 'is' : 'are'} left alone; ` +

@@ -74,6 +74,8 @@ export interface ForeignCredential {
   readonly name: string;
   /** The Keystone user that holds it (the ordered user), when the port knows it. */
   readonly userId?: string;
+  /** The owner id its description names (ownership.ts), if any: whose it is, for whoever may have to delete it. */
+  readonly owner?: string;
 }
 
 /** The delivered Secret (or the face's equivalent). */
@@ -180,8 +182,12 @@ export type Action =
   | { readonly type: 'mint'; readonly generation: number; readonly name: string; readonly expiresAt?: Date; readonly why: string }
   /** Write the generation's document (its credential `credentialId` and its parked secret) to the backup. */
   | { readonly type: 'backup'; readonly generation: number; readonly credentialId: string; readonly why: string }
-  /** Write the generation's document (its credential `credentialId` and its parked secret) to the delivered Secret. */
-  | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string }
+  /**
+   * Write the generation's document (its credential `credentialId` and its parked secret) to the delivered Secret.
+   * `unowned`: the id the Secret named before this repair, when it is none of the order's credentials (a tenant's edit:
+   * it is reported, never recorded, adopted or deleted).
+   */
+  | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string; readonly unowned?: string }
   /** Delete the generation's credential in Keystone; an already deleted one is fine. */
   | { readonly type: 'delete'; readonly generation: number; readonly id: string; readonly why: string }
   /** Forget the generation's parked secret (its credential is gone from Keystone). */

@@ -11,9 +11,11 @@
  * - **proof**: its description carries a digest of its secret that matches the order's parked secret of that
  *   generation: only the holder of the secret can produce it (a restored cluster, whose orders have new uids, holds
  *   its parked secrets);
- * - **record**: its id is one the order recorded or delivered (the status's `credentialID` or `previousCredentialID`,
- *   the delivered Secret, the backup): credentials minted before credentials carried marks stay their orders' own, and
- *   so does what a restored status names.
+ * - **record**: its id is one the order recorded (the status's `credentialID` or `previousCredentialID`, the backup at
+ *   the order's own path), which only the order writes: credentials minted before credentials carried marks stay their
+ *   orders' own, and so does what a restored status names. The delivered Secret, which a tenant may edit, is a hint
+ *   only: its id is added to the records only when Keystone authenticates it with one of the order's parked secrets
+ *   (runner.ts, `deliveredRecord`).
  *
  * Everything else under the order's names is foreign: never deleted, adopted, rotated away or counted as a generation;
  * the order reports it and mints under a name that does not collide ({@link alternateCredentialName}). A credential
@@ -67,7 +69,7 @@ export interface OwnershipEvidence {
   readonly owner?: string;
   /** The proof of each parked generation's secret that the pass needed to compare. */
   readonly proofs: ReadonlyMap<number, string>;
-  /** Credential ids the order recorded or delivered: the status's, the delivered Secret's, the backup's. */
+  /** Credential ids the order recorded: the status's, the backup's, and a delivered Secret's that Keystone proved paired. */
   readonly recorded: ReadonlySet<string>;
 }
 
@@ -117,7 +119,7 @@ export function sortCredentials<C extends ListedCredential>(listed: readonly C[]
   }
   const foreign = listed
     .filter((c) => mine.get(c.generation) !== c)
-    .map((c) => ({ generation: c.generation, id: c.id, name: c.name, ...(c.userId !== undefined ? { userId: c.userId } : {}) }))
+    .map((c) => ({ generation: c.generation, id: c.id, name: c.name, ...(c.userId !== undefined ? { userId: c.userId } : {}), ...(c.mark.owner !== undefined ? { owner: c.mark.owner } : {}) }))
     .sort((a, b) => a.generation - b.generation || a.name.localeCompare(b.name));
   return { own: [...mine.values()], foreign };
 }

@@ -47,6 +47,13 @@ export interface CredentialPort {
    * (implied roles included): what a role subset may name. Absent on a port that cannot tell.
    */
   roles?(): Promise<readonly string[]>;
+  /**
+   * Whether Keystone authenticates the credential `id` with `secret`: true only for a credential created with that
+   * secret (and not expired), false for a wrong secret or an unknown id; any other failure is thrown. The evidence
+   * that a delivered Secret's id, which a tenant may have written, names the credential minted with the order's
+   * parked secret (ownership.ts). Absent: the face has no such check, and a delivered Secret never counts as a record.
+   */
+  verify?(id: string, secret: string): Promise<boolean>;
 }
 
 /** A parked generation: its secret, or the terminal error Keystone gave when it was created. */

@@ -43,7 +43,12 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
   if (world.keystoneError !== undefined) return status;
   const carried = carriedGenerations(world, records);
   const live = rotation.liveGeneration(status);
-  const highest = carried[0];
+  // A generation above the recorded one that only the backup carries and whose parked secret is lost never reached the
+  // Secret (the backup is written first, and the Secret needs that secret): no switch happened to it. It stays a
+  // successor whose secret is lost, replaced once the backup is repaired (Pulumi: an `up` killed after the backup).
+  const secretCarries = (g: number) => world.delivery.state === 'delivered' && world.delivery.credentialId === records.get(g)?.credential?.id;
+  const switched = carried.filter((g) => g <= live || records.get(g)?.parked === true || secretCarries(g));
+  const highest = switched[0];
   const out: Mutable<Status> = { ...status };
   const graceUntil = (generation: number) => rotation.graceDeadline(now, settings, records.get(generation)?.credential?.expiresAt);
   if (highest !== undefined && highest > live) {
@@ -53,7 +58,7 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
     if (delivered.expiresAt) out.credentialExpiresAt = formatTime(delivered.expiresAt);
     else delete out.credentialExpiresAt;
     out.lastRotation = formatTime(now);
-    const superseded = carried[1] ?? (records.get(live)?.credential ? live : undefined);
+    const superseded = switched[1] ?? (records.get(live)?.credential ? live : undefined);
     const record = superseded === undefined ? undefined : records.get(superseded);
     if (record?.credential) {
       const keep = status.previousCredentialGeneration === superseded && status.previousCredentialDeleteAt !== undefined;

@@ -80,7 +80,17 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
   ]);
   const records = new Map<number, GenerationRecord>();
   for (const p of parked) records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}) });
-  const { own, foreign } = await sortByOwner(ports, order, 'credentials' in listed ? listed.credentials : [], records, delivered, backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined);
+  let keystone: { credentials: readonly KeystoneCredential[] } | { error: string } = listed;
+  const backedUp = backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined;
+  let sorted: { own: KeystoneCredential[]; foreign: ForeignCredential[] } = { own: [], foreign: [] };
+  try {
+    sorted = await sortByOwner(ports, order, 'credentials' in keystone ? keystone.credentials : [], records, delivered, backedUp);
+  } catch (error) {
+    // Keystone could not check the delivered Secret's id: what is the order's is not known for sure this pass.
+    if (!(error instanceof VerifyError)) throw error;
+    keystone = { error: error.message };
+  }
+  const { own, foreign } = sorted;
   for (const c of own) {
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), ...(c.privileges ? { privileges: c.privileges } : {}) } });
@@ -89,8 +99,8 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
     delivery,
-    ...(foreign.length > 0 ? { foreign } : {}),
-    ...('error' in listed ? { keystoneError: listed.error } : {}),
+    ...(foreign.length > 0 && 'credentials' in keystone ? { foreign } : {}),
+    ...('error' in keystone ? { keystoneError: keystone.error } : {}),
     ...(backupRead !== undefined ? { backup: backupRead } : {}),
     ...(formerRead !== undefined ? { formerBackup: formerRead } : {}),
     ...(admission ? { admission } : {}),
@@ -109,12 +119,12 @@ function readBackup(port: BackupPort | undefined): Promise<BackupObservation> | 
 
 /**
  * The listed credentials the order minted and the foreign ones (ownership.ts), with the evidence gathered: the ids the
- * status records and the backup (at the order's own path) holds; the id the delivered Secret names when the Secret
- * also carries one of the order's parked secrets (a key another writer edited proves nothing); and a parked secret's
- * proof only for a credential that carries a proof and is settled by neither owner nor record.
+ * status records and the backup (at the order's own path) holds, which only the order writes; the id the delivered
+ * Secret names only as {@link deliveredRecord} verifies it (a tenant may edit the Secret); and a parked secret's proof
+ * only for a credential that carries a proof and is settled by neither owner nor record.
  */
 async function sortByOwner(
-  ports: Pick<Ports, 'secrets'>,
+  ports: Pick<Ports, 'secrets' | 'keystone'>,
   order: Pick<LifecycleOrder, 'status' | 'owner'>,
   listed: readonly KeystoneCredential[],
   records: ReadonlyMap<number, GenerationRecord>,
@@ -122,16 +132,8 @@ async function sortByOwner(
   backedUp: string | undefined,
 ): Promise<{ own: KeystoneCredential[]; foreign: ForeignCredential[] }> {
   const recorded = new Set([order.status.credentialID, order.status.previousCredentialID, backedUp].filter((id): id is string => id !== undefined && id !== ''));
-  const deliveredId = delivered?.owned ? delivered.data.application_credential_id : undefined;
-  if (deliveredId && !recorded.has(deliveredId) && listed.some((c) => c.id === deliveredId)) {
-    const carried = delivered?.data.application_credential_secret;
-    for (const r of records.values()) {
-      if (r.parked && carried !== undefined && (await ports.secrets.read(r.generation)) === carried) {
-        recorded.add(deliveredId);
-        break;
-      }
-    }
-  }
+  const hinted = await deliveredRecord(ports, recorded, listed, records, delivered);
+  if (hinted !== undefined) recorded.add(hinted);
   const base = { ...(order.owner !== undefined ? { owner: order.owner } : {}), recorded };
   const proofs = new Map<number, string>();
   for (const g of new Set(listed.filter((c) => needsProof(base, c) && records.get(c.generation)?.parked).map((c) => c.generation))) {
@@ -139,6 +141,46 @@ async function sortByOwner(
     if (secret !== undefined) proofs.set(g, proofOf(secret));
   }
   return sortCredentials(listed, { ...base, proofs });
+}
+
+/** Keystone could not say whether a delivered Secret's id and secret belong together (not a plain refusal). */
+class VerifyError extends Error {
+  constructor(cause: unknown) {
+    super(`checking the delivered Secret's credential: ${reason(cause)}`);
+    this.name = 'VerifyError';
+  }
+}
+
+/**
+ * The id the delivered Secret names, when it counts as the order's record. The Secret lives in the tenant's namespace,
+ * so its id is a hint, never proof by itself: a tenant who may edit it can write any id there (another installation's
+ * credential under the same names included) and leave the secret as it is. It counts only where Keystone itself proves
+ * the pair: the id names a listed credential that carries no mark (minted before marks existed: a marked one is judged
+ * by its marks alone), that no record settles already, the Secret's secret is one of the order's parked secrets, and
+ * Keystone authenticates that id with that secret, so the credential was created with the order's secret, which no
+ * tenant can do with a restricted credential. Otherwise the id is not the order's, and the repair reports it.
+ */
+async function deliveredRecord(
+  ports: Pick<Ports, 'secrets' | 'keystone'>,
+  recorded: ReadonlySet<string>,
+  listed: readonly KeystoneCredential[],
+  records: ReadonlyMap<number, GenerationRecord>,
+  delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
+): Promise<string | undefined> {
+  const id = delivered?.owned ? delivered.data.application_credential_id : undefined;
+  const carried = delivered?.data.application_credential_secret;
+  const verify = ports.keystone.verify?.bind(ports.keystone);
+  if (!id || !carried || !verify || recorded.has(id)) return undefined;
+  const credential = listed.find((c) => c.id === id);
+  if (!credential || credential.mark.owner !== undefined || credential.mark.proof !== undefined) return undefined;
+  for (const r of records.values()) {
+    if (!r.parked || (await ports.secrets.read(r.generation)) !== carried) continue;
+    const proven = await verify(id, carried).catch((error: unknown) => {
+      throw new VerifyError(error);
+    });
+    return proven ? id : undefined;
+  }
+  return undefined;
 }
 
 /**

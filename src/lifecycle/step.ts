@@ -221,7 +221,7 @@ export class Step {
    */
   private switchTo(next: GenerationRecord): void {
     const credential = next.credential as { id: string; expiresAt?: Date };
-    this.writeDocument(next.generation, credential.id, 'switch', true);
+    this.writeDocument(next.generation, credential.id, 'switch', true, this.unowned());
     const superseded = this.records.get(this.live);
     if (superseded?.credential) {
       this.status.previousCredentialID = superseded.credential.id;
@@ -241,14 +241,14 @@ export class Step {
    * generation while the backup cannot be read still rewrites the Secret: that document was backed up at its switch,
    * and its consumers need it now.
    */
-  private writeDocument(generation: number, credentialId: string, why: string, switching: boolean): void {
+  private writeDocument(generation: number, credentialId: string, why: string, switching: boolean, unowned?: string): void {
     const backup = this.world.backup;
     if (backup && backup.error === undefined && backup.credentialId !== credentialId) {
       this.actions.push({ type: 'backup', generation, credentialId, why });
       this.backedUp = generation;
     }
     if (switching && backup?.error !== undefined) return;
-    this.actions.push({ type: 'deliver', generation, credentialId, why });
+    this.actions.push({ type: 'deliver', generation, credentialId, why, ...(unowned !== undefined ? { unowned } : {}) });
     this.delivered = generation;
   }
 
@@ -271,7 +271,9 @@ export class Step {
     if (delivery.state === 'foreign') return;
     const backupStale = this.world.backup !== undefined && this.world.backup.error === undefined && this.world.backup.credentialId !== id;
     const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== id || !delivery.intact;
-    if (backupStale || deliveryStale) this.writeDocument(live.generation, id, delivery.state === 'absent' ? 'Secret missing' : 'Secret repaired', false);
+    const unowned = this.unowned();
+    const why = delivery.state === 'absent' ? 'Secret missing' : unowned !== undefined ? `Secret repaired: it named credential ${unowned}, which is not this order's` : 'Secret repaired';
+    if (backupStale || deliveryStale) this.writeDocument(live.generation, id, why, false, unowned);
     // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
     // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
     if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
@@ -302,6 +304,19 @@ export class Step {
     // The own path is written by the rules above whenever they run; the migration adds it only where they did not.
     const backupWritten = this.actions.some((a) => a.type === 'backup');
     this.actions.push(...actions.filter((a) => !(a.type === 'backup' && backupWritten)));
+  }
+
+  /**
+   * The id the delivered Secret names when it is none of the order's credentials (neither a generation it holds in
+   * Keystone nor one its status records): somebody else wrote it (a tenant may edit the Secret). It was never counted
+   * (runner.ts), and the write that repairs the Secret reports it.
+   */
+  private unowned(): string | undefined {
+    const delivery = this.world.delivery;
+    if (delivery.state !== 'delivered' || delivery.credentialId === '') return undefined;
+    const id = delivery.credentialId;
+    if (id === this.status.credentialID || id === this.status.previousCredentialID) return undefined;
+    return [...this.records.values()].some((r) => r.credential?.id === id) ? undefined : id;
   }
 
   /** The conditions and the Secret's status fields, as this step leaves them. */

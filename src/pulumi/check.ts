@@ -3,6 +3,7 @@
  * with no Keystone or OpenBao call; values not known yet (preview) pass. Both faces run it: the dynamic resource and the
  * provider plugin.
  */
+import { randomUUID } from 'node:crypto';
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate, type AccessRule } from '../api';
 import { connectionProblems } from './connection';
 import { CLOUD_NAME_RULE, backupProblems, textProblem } from './input-rules';
@@ -49,6 +50,16 @@ function fieldOf(field: string): string {
 }
 
 /**
+ * The owner id the checked inputs carry (state.ts, `ProviderInputs.owner`): the one the previous inputs hold, a new one
+ * for a create (no previous inputs), none for the update of a state whose inputs never held one (its outputs do). Never
+ * taken from the program: an owner is drawn, not chosen, so no program can claim another resource's credentials.
+ */
+function ownerOf(olds: Loose): string | undefined {
+  if (typeof olds.owner === 'string' && olds.owner !== '') return olds.owner;
+  return Object.keys(olds).length === 0 ? randomUUID() : undefined;
+}
+
+/**
  * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
  * known yet pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that
  * cannot be assembled, from the inputs or the environment, fails naming the field or variable.
@@ -62,6 +73,9 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
   };
   const credentialGeneration = news.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION;
   const inputs: Loose = { ...news, credentialGeneration, rotation: news.rotation === UNKNOWN ? UNKNOWN : rotation };
+  const owner = ownerOf(olds);
+  if (owner !== undefined) inputs.owner = owner;
+  else delete inputs.owner;
   const reasons: string[] = [];
   if (news.rotation !== undefined && news.rotation !== null && news.rotation !== UNKNOWN && rotationIn === undefined) {
     reasons.push(`rotation (${JSON.stringify(news.rotation)}): must be an object with the fields interval, gracePeriod`);

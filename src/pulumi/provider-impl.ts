@@ -9,13 +9,14 @@
  * provider process's environment.
  */
 import { DEFAULT_CREDENTIAL_GENERATION, formatTime } from '../api';
-import { decide, type CredentialPort, type Ports } from '../lifecycle';
+import { decide, type CredentialPort } from '../lifecycle';
 import { checkInputs, isUnknown, type CheckFailure } from './check';
 import { resolveConnection, type ResolvedConnection } from './connection';
 import { engineWarn, type Warn } from './engine-log';
 import { sharedSessions } from './keystone';
-import { orderOf, run, type RunContext } from './run';
-import { STATUS_OUTPUTS, outputsOf, privilegesOf, statusOf, stripUndefined, worldOf, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
+import { backupOf, orderOf, run, type BackupTarget, type RunContext } from './run';
+import { STATUS_OUTPUTS, outputsOf, privilegesOf, statusOf, stripUndefined, worldOf, type ProviderInputs, type ProviderOutputs } from './state';
 
 export { UNKNOWN, type CheckFailure } from './check';
 export { worldOf } from './state';
@@ -31,8 +32,8 @@ export interface ProviderDeps {
    * @default a session of the resolved connection, shared by the verbs in flight (keystone.ts)
    */
   readonly keystone?: (connection: ResolvedConnection, prefix: string, options?: { readonly fresh?: boolean }) => { port: CredentialPort; close(): Promise<void> };
-  /** Builds the backup port. @default an OpenBao KV v2 backup */
-  readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+  /** Builds the backup port of a resolved target (its owner: the resource's). @default an OpenBao KV v2 backup */
+  readonly backup?: (settings: BackupTarget) => OwnedBackup | undefined;
   /** Shows the user a warning. @default the engine's log, as a `warning:` diagnostic (engine-log.ts) */
   readonly warn?: (message: string) => Promise<void>;
 }
@@ -54,12 +55,17 @@ export function makeProvider(deps: ProviderDeps = {}) {
 
   return {
     /**
-     * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
-     * known yet pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that
-     * cannot be assembled, from the inputs or the environment, fails naming the field or variable.
+     * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone call; values not known yet
+     * pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that cannot be
+     * assembled, from the inputs or the environment, fails naming the field or variable. The owner id of a create is
+     * drawn here (check.ts). With valid inputs and an explicit `backup.path`, one OpenBao read: a path another owner's
+     * document holds is refused ({@link backupPathProblem}); no other OpenBao call.
      */
     async check(olds: Loose, news: Loose): Promise<{ inputs: Loose; failures: CheckFailure[] }> {
-      return checkInputs(context.env, olds, news);
+      const checked = checkInputs(context.env, olds, news);
+      if (checked.failures.length > 0) return checked;
+      const problem = await backupPathProblem(context, checked.inputs, Object.keys(olds).length === 0);
+      return problem === undefined ? checked : { ...checked, failures: [{ property: '', reason: problem }] };
     },
 
     /**
@@ -79,11 +85,11 @@ export function makeProvider(deps: ProviderDeps = {}) {
     },
 
     async create(inputs: ProviderInputs): Promise<{ id: string; outs: ProviderOutputs }> {
-      return { id: inputs.prefix, outs: await run(context, 'create', inputs.prefix, {}, inputs) };
+      return { id: inputs.prefix, outs: await keepingHostFields(inputs, () => run(context, 'create', inputs.prefix, {}, inputs)) };
     },
 
     async update(id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ outs: ProviderOutputs }> {
-      return { outs: await run(context, 'update', id, olds, news) };
+      return { outs: await keepingHostFields(news, () => run(context, 'update', id, olds, news)) };
     },
 
     /**
@@ -129,6 +135,50 @@ export function makeProvider(deps: ProviderDeps = {}) {
       await run(context, 'delete', id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION });
     },
   };
+}
+
+/**
+ * Whether an explicit `backup.path` holds another owner's document (backup-path.ts), asked of OpenBao at `check`, so
+ * that `pulumi preview` refuses it as `pulumi up` does, before anything is created. The only call `check` makes, and
+ * only for an explicit path (the default one names the owner). A create (`fresh`) owns no document yet, so any document
+ * there is another's; for an existing resource only an owner the metadata names is judged here (the update judges the
+ * rest against the state). Values not known yet pass.
+ */
+async function backupPathProblem(context: RunContext, inputs: Loose, fresh: boolean): Promise<string | undefined> {
+  const checked = inputs as unknown as ProviderInputs;
+  if (checked.backup?.path === undefined || checked.owner === undefined || isUnknown(checked.backup) || isUnknown(checked.prefix)) return undefined;
+  const backup = backupOf(context, checked, checked.owner);
+  if (backup === undefined) return undefined;
+  try {
+    const holder = await foreignHolder(backup.port, checked.owner, fresh ? new Set() : undefined);
+    return holder === undefined ? undefined : sharedPathMessage(backup.target, holder, checked.owner);
+  } catch (error) {
+    return `backup.path ("${backup.target.path}", mount "${backup.target.mount}"): OpenBao could not say whose document it holds: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
+ * The fields a host put into the inputs for itself, which the partial state of a failed create or update must keep:
+ * the dynamic-provider host's `__provider` (the serialized provider). The host adds it to the outputs of a verb that
+ * succeeded, but not to the properties of a failure (`@pulumi/pulumi/cmd/dynamic-provider`, `grpcResponseFromError`),
+ * and without it every later read and delete of that state fails ("code must be a string"): `pulumi refresh` and
+ * `pulumi destroy` would then work only after an `up` succeeded. The plugin's inputs have none.
+ */
+const HOST_FIELDS = ['__provider'] as const;
+
+async function keepingHostFields<T>(inputs: object, verb: () => Promise<T>): Promise<T> {
+  try {
+    return await verb();
+  } catch (error) {
+    const partial = error as { properties?: Record<string, unknown> };
+    if (partial.properties !== undefined) {
+      for (const field of HOST_FIELDS) {
+        const value = (inputs as Record<string, unknown>)[field];
+        if (value !== undefined) partial.properties[field] = value;
+      }
+    }
+    throw error;
+  }
 }
 
 /** The verbs over the real Keystone, OpenBao, clock and environment. */

@@ -10,7 +10,10 @@ import { foreignNote, reconcile, rolesNotHeld, type ForeignCredential, type Gate
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
 import type { Environment } from './check';
 import { resolveConnection, type ResolvedConnection } from './connection';
+import { halt } from './halt';
+import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
 import type { OpenKeystone } from './keystone';
+import { leftoverNote } from './leftover';
 import { outputsOf, privilegesOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
 
 /** What a run needs of the provider's surroundings. */
@@ -18,27 +21,60 @@ export interface RunContext {
   readonly clock: () => Date;
   readonly env: Environment;
   readonly openKeystone: OpenKeystone;
-  /** Builds the backup port. @default {@link OpenBaoBackup} */
-  readonly backup?: (settings: Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings) => Ports['backup'];
+  /** Builds the backup port; `owner` is the resource's owner id its metadata names. @default {@link OpenBaoBackup} */
+  readonly backup?: (settings: BackupTarget) => OwnedBackup | undefined;
   readonly warn: (message: string) => Promise<void>;
 }
 
-function backupOf(ctx: RunContext, inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): Ports['backup'] {
+/** Where a resource's backup lives, every field resolved (inputs, then the environment, then the defaults). */
+export type BackupTarget = Required<Pick<BackupSettings, 'address' | 'token' | 'mount' | 'path'>> & BackupSettings & { readonly owner?: string };
+
+/** The backup port of `inputs.backup` (none without), at its path: the explicit one, else the default naming the owner. */
+export function backupOf(ctx: Pick<RunContext, 'env' | 'backup'>, inputs: Pick<ProviderInputs, 'backup' | 'prefix'>, owner: string | undefined): { port: OwnedBackup; target: BackupTarget } | undefined {
   if (inputs.backup === undefined) return undefined;
   const e = ctx.env;
   const address = inputs.backup.address ?? e.BAO_ADDR ?? e.VAULT_ADDR;
   const token = inputs.backup.token ?? e.BAO_TOKEN ?? e.VAULT_TOKEN;
   if (!address) throw new Error('backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)');
   if (!token) throw new Error('backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)');
-  const settings = {
+  const target: BackupTarget = {
     ...inputs.backup,
     address,
     token,
     mount: inputs.backup.mount ?? 'openstack',
     path: inputs.backup.path ?? backingPath('pulumi', inputs.prefix, owner).split('/').slice(1).join('/'),
     ...(inputs.backup.namespace ?? e.BAO_NAMESPACE ? { namespace: inputs.backup.namespace ?? e.BAO_NAMESPACE } : {}),
+    ...(owner !== undefined ? { owner } : {}),
   };
-  return ctx.backup ? ctx.backup(settings) : new OpenBaoBackup(settings);
+  const port = ctx.backup ? ctx.backup(target) : new OpenBaoBackup(target);
+  return port ? { port, target } : undefined;
+}
+
+/**
+ * The backup port a run hands the lifecycle, when `backup.path` is explicit (the default path names the owner): refused
+ * up front when the document there belongs to another owner (backup-path.ts) — a create or an update fails before
+ * anything happens, a destroy leaves that document alone and says so — and every read of it checks the owner again,
+ * so a document another resource wrote since is never taken for this one's record.
+ */
+async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; target: BackupTarget }, owner: string | undefined, recorded: ReadonlySet<string>, deleting: boolean): Promise<OwnedBackup | undefined> {
+  const { port, target } = backup;
+  if (owner === undefined) return port; // a state written before owners: nothing to judge by
+  const holder = await foreignHolder(port, owner, recorded);
+  if (holder !== undefined) {
+    const message = sharedPathMessage(target, holder, owner);
+    if (!deleting) throw new Error(message);
+    await ctx.warn(`destroyed; the backup was left alone: ${message}`);
+    return undefined;
+  }
+  return {
+    read: async () => {
+      const now = await port.readOwner?.();
+      if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
+      return port.read();
+    },
+    write: (data) => port.write(data),
+    remove: () => port.remove(),
+  };
 }
 
 export function orderOf(
@@ -110,8 +146,14 @@ function rolesGate(inputs: Pick<ProviderInputs, 'roles'>, port: Ports['keystone'
  */
 export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete', id: string, olds: Partial<ProviderOutputs>, inputs: ProviderInputs): Promise<ProviderOutputs> {
   const deleting = verb === 'delete';
-  const owner = olds.owner ?? (deleting ? undefined : randomUUID());
+  // The state's owner; a create's was drawn by check (recorded by the engine before this call); a state written before
+  // owners existed gets one at its first update.
+  const owner = olds.owner ?? inputs.owner ?? (deleting ? undefined : randomUUID());
   const connection = resolveConnection(inputs.connection, ctx.env);
+  // The backup first: an explicit path another owner's document holds is refused before anything happens.
+  const recorded = new Set([olds.credentialId, olds.previousCredentialId, olds.successorCredentialId].filter((id): id is string => id !== undefined));
+  const target = backupOf(ctx, inputs, owner);
+  const backup = target === undefined ? undefined : inputs.backup?.path !== undefined ? await guardedBackup(ctx, target, owner, recorded, deleting) : target.port;
   const keystone = ctx.openKeystone(connection, inputs.prefix);
   const live = olds.credentialGeneration;
   const parked: [number, string][] = [];
@@ -147,8 +189,8 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     keystone: keystone.port,
     secrets,
     delivery,
-    ...(inputs.backup !== undefined ? { backup: backupOf(ctx, inputs, owner) } : {}),
-    ...(migrating ? { formerBackup: backupOf(ctx, inputs, undefined) } : {}),
+    ...(backup !== undefined ? { backup } : {}),
+    ...(migrating ? { formerBackup: backupOf(ctx, inputs, undefined)?.port } : {}),
     ...(gate ? { gate } : {}),
     render,
     writeStatus: async (next) => {
@@ -177,6 +219,7 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     });
   };
   try {
+    halt(ctx.env, verb, 'before');
     const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
       clock: ctx.clock,
       onObserved: (world) => {
@@ -192,13 +235,17 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
         if (a.type === 'mint' && e.privileges) privileges.set(a.generation, e.privileges);
         if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
+        halt(ctx.env, verb, a.type);
       },
     });
-    await reportOf(ctx, result.status, result.foreign, deleting);
+    const leftover = leftoverNote(result.foreign, inputs.prefix, target === undefined ? undefined : { mount: target.target.mount, ...(inputs.backup?.path !== undefined ? { path: inputs.backup.path } : {}) });
+    await reportOf(ctx, result.status, result.foreign, deleting, leftover);
     if (result.former?.state === 'foreign') {
       await ctx.warn(`the backup path keystone-appcred 0.1.0 wrote for this resource (without its owner id) holds credential ${result.former.credentialId}, which this resource does not record: left alone; remove it with bao kv metadata delete once you know whose it is`);
     }
-    return await current(inputs);
+    const outputs = await current(inputs);
+    halt(ctx.env, verb, 'after');
+    return outputs;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (changed && !deleting) {
@@ -218,9 +265,10 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
  * Keystone refused, names held by foreign credentials); a credential under the resource's names that it did not mint,
  * or a condition that is not True beside a delivered credential, is a warning.
  */
-async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean): Promise<void> {
+async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialStatus, foreign: readonly ForeignCredential[], deleting: boolean, leftover: string | undefined): Promise<void> {
   if (deleting) {
     if (foreign.length > 0) await ctx.warn(`destroyed; left alone in Keystone: ${foreignNote(foreign)}`);
+    if (leftover !== undefined) await ctx.warn(leftover);
     return;
   }
   const credential = status.conditions?.find((c) => c.type === ConditionType.CredentialReady);
@@ -231,4 +279,5 @@ async function reportOf(ctx: RunContext, status: KeystoneApplicationCredentialSt
   for (const c of status.conditions ?? []) {
     if (c.type !== ConditionType.Ready && (c.status !== 'True' || WARNING_REASONS.has(c.reason))) await ctx.warn(`${c.type} ${c.reason}: ${c.message}`);
   }
+  if (leftover !== undefined) await ctx.warn(leftover);
 }

@@ -50,6 +50,13 @@ export interface ProviderInputs {
   readonly roles?: readonly string[];
   /** The only requests a token from the credential may make (issue 42). @default none */
   readonly accessRules?: readonly AccessRule[];
+  /**
+   * The resource's owner id, not a user's input: `check` draws it for a create and keeps it ever after, so the engine
+   * holds it in the checked inputs it records before it calls Create (a pending create in the state's
+   * `pending_operations`), and a create killed after the mint leaves a credential whose owner the state names
+   * (docs/lifecycle.md, Ownership).
+   */
+  readonly owner?: string;
 }
 
 /** The status half of the outputs, named like the CRD's status. */

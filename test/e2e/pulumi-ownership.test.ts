@@ -1,4 +1,4 @@
-// @needs keystone pulumi
+// @needs keystone pulumi openbao
 /**
  * Ownership on the Pulumi face (issue 32), with the real Pulumi CLI and the real Keystone: two stacks with the same
  * project, stack and resource names in two backends (two teams, or a `--local` trial beside CI), so the same credential
@@ -6,14 +6,17 @@
  * one, the other's credential still authenticates, and each holds its own working credential. Once through the
  * provider plugin from Pulumi YAML (installed with `pulumi plugin install --file`), once through the dynamic resource
  * from a Node.js program.
+ *
+ * And the same explicit `backup.path` in both stacks (issue 39): the second is refused at `preview` and at `up`, naming
+ * the path and the fix, before anything is created; the first's credential and backup are untouched.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ApplicationCredentials, authenticateApplicationCredential } from '../../src/keystone';
 import { APPLICATION_CREDENTIAL } from '../../src/pulumi/plugin/schema';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 import { buildProject } from '../support/package';
-import { configureStack, runPulumi } from '../support/pulumi';
+import { configureStack, keystoneAndBaoEnv, runPulumi } from '../support/pulumi';
 import { homeWithPlugin, testPlugin } from '../support/pulumi-plugin';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 
@@ -154,6 +157,86 @@ describe.each([
     await ok(b, ['refresh', '--yes', '--skip-preview'], at('+82m'));
     await ok(b, ['preview', '--expect-no-changes'], at('+82m'));
     await ok(b, ['destroy', '--yes', '--skip-preview'], at('+82m'));
+    expect(await new ApplicationCredentials(user.session()).list()).toEqual([]);
+  });
+});
+
+describe.each([
+  ['the provider plugin from Pulumi YAML', 'yaml'],
+  ['the dynamic resource from a Node.js program', 'dynamic'],
+] as const)('two stacks of the same names in two backends, the same explicit backup.path: %s', (_title, face) => {
+  let user: ServiceUser;
+  const stack = 'prod';
+  const path = `shared/${face}/app`;
+  const dirs: { dir: string; env: NodeJS.ProcessEnv }[] = [];
+
+  async function run(who: number, args: string[]) {
+    const { dir, env } = dirs[who];
+    const result = await runPulumi([...args, '--stack', stack, '--non-interactive'], { cwd: dir, env, timeoutMs: 300_000 });
+    return { code: result.code, text: `${result.stdout}${result.stderr}` };
+  }
+  async function ok(who: number, args: string[]): Promise<string> {
+    const { code, text } = await run(who, args);
+    if (code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(code)}):\n${text}`);
+    return text;
+  }
+  const bao = async (kind: 'data' | 'metadata') => {
+    const response = await fetch(`${process.env.KAC_BAO_ADDR}/v1/openstack/${kind}/${path}`, { headers: { 'x-vault-token': process.env.KAC_BAO_TOKEN as string } });
+    return response.status === 404 ? undefined : ((await response.json()) as { data: Record<string, unknown> }).data;
+  };
+
+  beforeAll(async () => {
+    user = await createServiceUser(`pulumi-path-${face}`);
+    const home = face === 'yaml' ? await homeWithPlugin(testPlugin()) : undefined;
+    if (face === 'dynamic') await buildProject();
+    for (const name of ['a', 'b']) {
+      const dir = workdir(`pulumi-path-${face}-${name}-`);
+      const backend = join(dir, '.backend');
+      mkdirSync(backend);
+      const env: NodeJS.ProcessEnv = { PULUMI_BACKEND_URL: `file://${backend}`, ...keystoneAndBaoEnv(user) };
+      if (face === 'yaml') {
+        writeFileSync(
+          join(dir, 'Pulumi.yaml'),
+          `name: kac-path-yaml\nruntime: yaml\nresources:\n  app:\n    type: keystone-appcred:ApplicationCredential\n    properties:\n      backup:\n        path: ${path}\n`,
+        );
+        env.PULUMI_HOME = home;
+      } else {
+        cpSync(join(__dirname, 'fixtures', 'pulumi-crash'), dir, { recursive: true });
+        mkdirSync(join(dir, 'node_modules'));
+        symlinkSync(REPO, join(dir, 'node_modules', 'keystone-appcred'), 'dir');
+        symlinkSync(join(REPO, 'node_modules', '@pulumi'), join(dir, 'node_modules', '@pulumi'), 'dir');
+        env.KAC_CRASH_BACKUP_PATH = path;
+      }
+      dirs.push({ dir, env });
+      await ok(dirs.length - 1, ['stack', 'init']);
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    await user?.cleanup();
+  });
+
+  it("the second is refused at preview and at up, naming the path and the fix; the first's credential and backup are untouched", async () => {
+    await ok(0, ['up', '--yes', '--skip-preview']);
+    const [first] = Object.values(
+      Object.fromEntries(exportedResources(await ok(0, ['stack', 'export', '--show-secrets'])).filter((r) => r.type === (face === 'yaml' ? APPLICATION_CREDENTIAL : DYNAMIC)).map((r) => [r.urn, unwrapSecrets(r.outputs ?? {}) as Outputs])),
+    );
+    const document = await bao('data');
+    expect((document?.data as Record<string, string>).application_credential_id).toBe(first.credentialId);
+    expect((await bao('metadata'))?.custom_metadata).toEqual({ owner: first.owner });
+    const before = (await new ApplicationCredentials(user.session()).list()).map((c) => c.id);
+    for (const verb of [['preview'], ['up', '--yes', '--skip-preview']]) {
+      const { code, text } = await run(1, verb);
+      expect(code).not.toBe(0);
+      expect(text).toContain(`backup.path ("${path}", mount "openstack") holds the backup of owner ${first.owner as string}`);
+      expect(text).toContain('Give this resource a backup.path of its own, or leave backup.path unset');
+    }
+    // Nothing was created for the second; the first's credential works and its backup is as it was.
+    expect((await new ApplicationCredentials(user.session()).list()).map((c) => c.id)).toEqual(before);
+    expect(await bao('data')).toEqual(document);
+    expect(await authenticateApplicationCredential({ authUrl: user.authUrl, id: first.credentialId as string, secret: first.credentialSecret as string })).toBeDefined();
+    await ok(0, ['destroy', '--yes', '--skip-preview']);
+    expect(await bao('metadata')).toBeUndefined();
     expect(await new ApplicationCredentials(user.session()).list()).toEqual([]);
   });
 });

@@ -11,6 +11,11 @@
  * (`ForeignCredential`, a Warning Event naming it) and mints its own beside it. A consumer probe on each cluster's
  * Secret never fails while the other rotates twice and is torn down; each backup holds its own cluster's credential;
  * each teardown deletes only its own credentials.
+ *
+ * A tenant of cluster A who may edit Secrets in the order's namespace (the limited user, given a Role there) writes B's
+ * credential id into A's delivered Secret, the secret left as it is (issue 39): A repairs the Secret and reports it in a
+ * Warning Event naming the Secret and the id, never records the id, then rotates and sweeps twice; B's credential
+ * stays in Keystone and B's consumer probe never fails.
  */
 import { childPrefix } from '../../src/api';
 import { OpenBaoBackup } from '../../src/backup/openbao';
@@ -178,9 +183,43 @@ describe('two clusters ordering the same names for one Keystone user, one OpenBa
     expect(await bao(await uidOf(B, 'keystoneapplicationcredential', 'app')).read()).toBe((await B.fx.order('app')).status?.credentialID);
   });
 
-  it('A takes its password back and rotates twice; B\'s credential keeps working', async () => {
-    const idB3 = (await B.fx.order('app')).status?.credentialID as string;
+  it("A takes its password back; a tenant of A writes B's credential id into A's delivered Secret: A repairs it and says so, records nothing of it", async () => {
     await takePassword(A, 2);
+    const idB = (await B.fx.order('app')).status?.credentialID as string;
+    const mine = (await A.fx.order('app')).status?.credentialID as string;
+    // The tenant: the limited user, allowed to read and edit the Secrets of the order's namespace in cluster A.
+    const tenant = process.env.KAC_KUBE_LIMITED_USER as string;
+    await applyOk(
+      [
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'tenant-secrets', namespace: NS }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'patch', 'update'] }] },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'tenant-secrets', namespace: NS },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant-secrets' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: tenant }],
+        },
+      ],
+      { as: A.as },
+    );
+    // A's own consumers read what the tenant wrote: the tenant breaks them, not B's. A's probe starts again after the repair.
+    await A.probe?.stop();
+    await kubectlOk(['patch', 'secret', 'app-credentials', '-n', NS, '--type', 'merge', '-p', JSON.stringify({ stringData: { application_credential_id: idB } })], { as: 'limited' });
+    await eventually(async () => (await A.fx.delivered('app'))?.application_credential_id === mine && true, 60_000);
+    const warning = await eventually(async () => {
+      const events = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', NS, '-o', 'json'], { as: A.as })) as { items: { type: string; reason: string; note: string }[] };
+      return events.items.find((e) => e.type === 'Warning' && e.reason === 'SecretRepaired');
+    }, 60_000);
+    expect(warning.note).toContain(`the delivered Secret ${NS}/app-credentials named application credential ${idB}, which is not this order's`);
+    const o = await A.fx.order('app');
+    expect([o.status?.credentialID, o.status?.previousCredentialID]).not.toContain(idB);
+    expect((await held()).has(idB)).toBe(true);
+    expect(B.probe?.failures).toEqual([]);
+    A.probe = A.fx.probe('app');
+  });
+
+  it('A rotates twice and sweeps; B\'s credential keeps working', async () => {
+    const idB3 = (await B.fx.order('app')).status?.credentialID as string;
     await rotate(A, 2);
     await rotate(A, 3);
     expect((await held()).has(idB3)).toBe(true);

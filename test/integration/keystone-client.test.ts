@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import {
   ApplicationCredentials,
   authenticateApplicationCredential,
+  credentialPort,
   KeystoneError,
   KeystoneSession,
   renderCloudsYaml,
@@ -116,6 +117,19 @@ describe('Keystone client against a real Keystone', () => {
     expect(error).toMatchObject({ kind: 'bad-request', status: 400, retryable: false });
     expect(error.message).toContain('must not be before now');
     expect(textsOf(error)).not.toContain(secret);
+  });
+
+  test("the lifecycle port's verify (issue 39): true only for the id with the secret it was created with; a wrong secret, another credential's id, a deleted one: false", async () => {
+    const port = credentialPort(session, uniqueName('verify'));
+    const secret = newSecret();
+    const ours = await credentials.create({ name: uniqueName('ours'), secret });
+    const theirs = await credentials.create({ name: uniqueName('theirs'), secret: newSecret() });
+    expect(await port.verify?.(ours.id, secret)).toBe(true);
+    expect(await port.verify?.(ours.id, newSecret())).toBe(false);
+    expect(await port.verify?.(theirs.id, secret)).toBe(false); // a tenant's edit: another credential's id, our secret
+    await credentials.delete(ours.id);
+    expect(await port.verify?.(ours.id, secret)).toBe(false);
+    await credentials.delete(theirs.id);
   });
 
   test('delete converges; a deleted credential no longer authenticates and its tokens are revoked', async () => {

@@ -2,7 +2,7 @@
 /**
  * The OpenBao backup port against a real OpenBao (dev server, KV v2 mounted at `openstack/`): read of an empty path,
  * write and read back at the spec's backing path, a new version on rewrite, removal of every version, an idempotent
- * remove, and errors that name the path and status without the token.
+ * remove, the owner in the path's metadata, and errors that name the path and status without the token.
  */
 import { randomBytes } from 'node:crypto';
 import { backingPath } from '../../src/api';
@@ -59,6 +59,20 @@ describe('OpenBaoBackup', () => {
     expect(await backup.read()).toBeUndefined();
     expect((await raw('metadata')).status).toBe(404);
     await backup.remove();
+  });
+
+  it("with an owner, the path's metadata names it (custom_metadata.owner) from the first write; removal takes it along (issue 39)", async () => {
+    const owned = `${path}-owned`;
+    const mine = new OpenBaoBackup({ address, token, mount, path: owned, owner: 'owner-a' });
+    const theirs = new OpenBaoBackup({ address, token, mount, path: owned, owner: 'owner-b' });
+    expect(await mine.readOwner()).toBeUndefined();
+    await mine.write(doc('c-1'));
+    expect(await theirs.readOwner()).toBe('owner-a');
+    expect(await new OpenBaoBackup({ address, token, mount, path: owned }).readOwner()).toBe('owner-a');
+    await mine.write(doc('c-2')); // a second write keeps it
+    expect(await mine.readOwner()).toBe('owner-a');
+    await mine.remove();
+    expect(await theirs.readOwner()).toBeUndefined();
   });
 
   it('fails with the path and status, never the token', async () => {

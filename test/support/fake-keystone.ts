@@ -34,7 +34,7 @@ export class FakeKeystone implements CredentialPort {
   /** Every call, reads included. */
   readonly calls: string[] = [];
   /** Called before each call; may throw to simulate a crash or an outage. */
-  fault: (call: 'list' | 'create' | 'create-after' | 'delete') => void = () => undefined;
+  fault: (call: 'list' | 'create' | 'create-after' | 'delete' | 'verify') => void = () => undefined;
 
   constructor(
     private readonly prefix: string,
@@ -89,6 +89,12 @@ export class FakeKeystone implements CredentialPort {
     this.fault('delete');
     this.credentials.delete(id);
     this.writes.push(`delete ${id}`);
+  }
+
+  /** As the real port: whether Keystone authenticates `id` with `secret` (see {@link authenticates}). */
+  async verify(id: string, secret: string): Promise<boolean> {
+    this.fault('verify');
+    return this.authenticates(id, secret);
   }
 
   /** Whether `id` + `secret` would authenticate now (exists, not expired, right secret). */

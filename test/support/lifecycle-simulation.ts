@@ -29,6 +29,11 @@ export interface Pass {
   readonly earlier: number;
   /** The pass dies at its n-th port call, if set. */
   readonly crashAt: number | undefined;
+  /**
+   * With a tenant (`SimulationOptions.tenant`): before the pass, the tenant writes the id of the foreign credential of
+   * this index (modulo their number) into the delivered Secret's `application_credential_id`, the secret left as is.
+   */
+  readonly forge?: number | undefined;
 }
 
 export const pass: fc.Arbitrary<Pass> = fc.record({
@@ -36,6 +41,15 @@ export const pass: fc.Arbitrary<Pass> = fc.record({
   handed: fc.constantFrom('current', 'current', 'earlier', 'none'),
   earlier: fc.nat(),
   crashAt: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
+});
+
+/** A pass for a simulation with a tenant: now and then the tenant forges the delivered Secret's id first. */
+export const tenantPass: fc.Arbitrary<Pass> = fc.record({
+  advance: fc.integer({ min: 500, max: 30_000 }),
+  handed: fc.constantFrom('current', 'current', 'earlier', 'none'),
+  earlier: fc.nat(),
+  crashAt: fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }),
+  forge: fc.option(fc.nat(), { nil: undefined, freq: 3 }),
 });
 
 export interface SimulationOptions {
@@ -53,6 +67,12 @@ export interface SimulationOptions {
    * already in Keystone before the first pass: never deleted, adopted or counted. @default none
    */
   readonly foreign?: readonly { readonly name: string; readonly description?: string }[];
+  /**
+   * A tenant who may edit the delivered Secret (and list the user's credentials): passes with `forge` write a foreign
+   * credential's id into it first. The id is never counted, adopted or deleted; a pass that completes repairs the
+   * Secret and reports the id (a `deliver` action naming it as `unowned`). @default false
+   */
+  readonly tenant?: boolean;
 }
 
 export type Simulation = ReturnType<typeof simulation>;
@@ -76,12 +96,14 @@ export function simulation(options: SimulationOptions) {
   const history: KeystoneApplicationCredentialStatus[] = [{}];
   let calls = 0;
   let crashAt: number | undefined;
+  /** The foreign id the tenant wrote into the Secret, until the order writes it again. */
+  let forged: string | undefined;
   const tick = () => {
     calls++;
     if (crashAt !== undefined && calls === crashAt) throw new Crash('simulated crash');
   };
   keystone.fault = (call) => {
-    if (call !== 'list') tick();
+    if (call !== 'list' && call !== 'verify') tick(); // a crash in a read is one before it
   };
   const gated =
     <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
@@ -90,7 +112,12 @@ export function simulation(options: SimulationOptions) {
       return call(...args);
     };
   const ports: Ports = {
-    keystone: { list: gated(() => keystone.list()), create: gated((r) => keystone.create(r)), delete: gated((id) => keystone.delete(id)) },
+    keystone: {
+      list: gated(() => keystone.list()),
+      create: gated((r) => keystone.create(r)),
+      delete: gated((id) => keystone.delete(id)),
+      verify: gated((id, secret) => keystone.verify(id, secret)),
+    },
     secrets: {
       list: gated(() => secrets.list()),
       park: gated((g) => secrets.park(g)),
@@ -98,7 +125,11 @@ export function simulation(options: SimulationOptions) {
       recordFailure: gated((g, m) => secrets.recordFailure(g, m)),
       discard: gated((g) => secrets.discard(g)),
     },
-    delivery: { read: gated(() => delivery.read()), write: gated(async (d) => (tick(), delivery.write(d))), remove: gated(() => delivery.remove()) },
+    delivery: {
+      read: gated(() => delivery.read()),
+      write: gated(async (d) => (tick(), (forged = undefined), delivery.write(d))),
+      remove: gated(async () => ((forged = undefined), delivery.remove())),
+    },
     ...(options.withBackup
       ? {
           backup: {
@@ -131,13 +162,19 @@ export function simulation(options: SimulationOptions) {
     async run(p: Pass) {
       now = new Date(now.getTime() + p.advance);
       const handed = p.handed === 'current' ? status : p.handed === 'none' ? {} : (history[p.earlier % history.length] as KeystoneApplicationCredentialStatus);
+      const foreign = [...foreignIds];
+      if (options.tenant && p.forge !== undefined && delivery.data && foreign.length > 0) {
+        forged = foreign[p.forge % foreign.length] as string;
+        delivery.data = { ...delivery.data, application_credential_id: forged };
+      }
+      const reported: string[] = [];
       const before = carried();
       const expiries = new Map([...keystone.credentials.values()].map((c) => [c.id, c.expiresAt]));
       calls = 0;
       crashAt = p.crashAt;
       let result: Awaited<ReturnType<typeof reconcile>> | undefined;
       try {
-        result = await reconcile(input(handed), ports, { clock });
+        result = await reconcile(input(handed), ports, { clock, onAction: (e) => e.action.type === 'deliver' && e.action.unowned !== undefined && void reported.push(e.action.unowned) });
       } catch (error) {
         if (!(error instanceof Crash) && !((error as { cause?: unknown }).cause instanceof Crash)) throw error;
       }
@@ -150,11 +187,14 @@ export function simulation(options: SimulationOptions) {
         const expiresAt = expiries.get(id);
         if (!keystone.credentials.has(id)) expect(expiresAt !== undefined && expiresAt.getTime() < now.getTime() + 1000).toBe(true);
       }
-      // A credential the order did not mint is never deleted, and never delivered.
+      // A credential the order did not mint is never deleted, and never delivered. A foreign id the tenant wrote is
+      // gone from the Secret once a pass completes, and that pass reported it; a pass that died may not have got there.
       for (const id of foreignIds) expect(keystone.credentials.has(id)).toBe(true);
-      if (delivery.data) expect(foreignIds.has(delivery.data.application_credential_id)).toBe(false);
+      if (result) expect(forged).toBeUndefined();
+      if (result && before.some((id) => foreignIds.has(id))) expect(reported).toEqual(before.filter((id) => foreignIds.has(id)));
+      if (delivery.data && forged === undefined) expect(foreignIds.has(delivery.data.application_credential_id)).toBe(false);
       // What the Secret carries is the credential Keystone holds under that id, with that secret.
-      if (delivery.data) expect(keystone.credentials.get(delivery.data.application_credential_id)?.secret).toBe(delivery.data.application_credential_secret);
+      if (delivery.data && forged === undefined) expect(keystone.credentials.get(delivery.data.application_credential_id)?.secret).toBe(delivery.data.application_credential_secret);
       if (result) {
         if (result.wakeAt) expect(result.wakeAt.getTime()).toBeGreaterThan(now.getTime());
         if (result.status.secretName !== undefined) expect(delivery.data?.application_credential_id).toBe(result.status.credentialID);

@@ -20,7 +20,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cacheDir, PINNED_VERSIONS, resolveBinaries } from './binaries';
 import type { Started, Starter } from './components';
@@ -208,4 +208,88 @@ export async function configureStack(ok: (args: string[]) => Promise<unknown>, s
   await ok(['config', 'set', 'userId', settings.userId]);
   await ok(['config', 'set', 'projectId', settings.projectId]);
   await ok(['config', 'set', '--secret', 'password', '--', settings.password]);
+}
+
+/**
+ * The environment that gives `pulumi` (and so the provider, either face) a Keystone user's connection by the `OS_*`
+ * variables (`OS_CLOUD` emptied, so no clouds.yaml of the machine interferes) and the test OpenBao by `BAO_ADDR` and
+ * `BAO_TOKEN`. `authUrl`: another endpoint for the same Keystone (a recording proxy). @default the user's
+ */
+export function keystoneAndBaoEnv(user: { readonly authUrl: string; readonly userId: string; readonly password: string; readonly projectId: string }, authUrl: string = user.authUrl): NodeJS.ProcessEnv {
+  return {
+    OS_CLOUD: '',
+    OS_AUTH_URL: authUrl,
+    OS_USER_ID: user.userId,
+    OS_PASSWORD: user.password,
+    OS_PROJECT_ID: user.projectId,
+    BAO_ADDR: process.env.KAC_BAO_ADDR,
+    BAO_TOKEN: process.env.KAC_BAO_TOKEN,
+  };
+}
+
+/** How a {@link runPulumiToHalt} ended. */
+export interface HaltedResult extends PulumiResult {
+  /** The provider reached the halt point and the whole `pulumi` process group was killed there with SIGKILL. */
+  readonly halted: boolean;
+}
+
+/**
+ * Runs `pulumi ...args` as {@link runPulumi} does, with the provider's halt point `point` set (`<verb>:<point>`,
+ * src/pulumi/halt.ts): once the provider reaches it, the whole process group of `pulumi` (the CLI, its language host,
+ * the program and the provider plugins) is killed with SIGKILL, as a CI runner killed mid-run leaves it. A run that
+ * ends without reaching the point resolves with `halted: false`.
+ */
+export function runPulumiToHalt(args: readonly string[], options: RunPulumiOptions & { readonly point: string }): Promise<HaltedResult> {
+  const exe = process.env.KAC_PULUMI;
+  if (!exe) throw new Error('KAC_PULUMI is not set: declare `@needs pulumi` in the test file');
+  const marker = join(mkdtempSync(join(process.env.KAC_TEST_WORKDIR ?? '/tmp', 'halt-')), 'reached');
+  const env = pulumiEnv({ ...options.env, KAC_TEST_PULUMI_HALT: options.point, KAC_TEST_PULUMI_HALT_FILE: marker });
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(exe, [...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let halted = false;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const kill = () => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      killHalted(marker);
+    };
+    const poll = setInterval(() => {
+      if (!existsSync(marker)) return;
+      halted = true;
+      clearInterval(poll);
+      kill();
+    }, 50);
+    const timer = setTimeout(kill, options.timeoutMs ?? 180_000);
+    child.once('error', (error) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      killHalted(marker);
+      resolvePromise({ code, stdout, stderr, halted });
+    });
+  });
+}
+
+/**
+ * SIGKILLs, by pid, any process this run started with `marker` as its halt file that outlived the process group's kill
+ * (a plugin the CLI started in a group of its own): a halted provider never exits by itself.
+ */
+function killHalted(marker: string): void {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`KAC_TEST_PULUMI_HALT_FILE=${marker}`)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone, or not ours to read
+    }
+  }
 }

@@ -15,7 +15,7 @@
  * Keystone by hand is noticed at the next wake-up or change.
  */
 import { createHash } from 'node:crypto';
-import { TEARDOWN_FINALIZER, backingPath, resolveSpec, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
+import { TEARDOWN_FINALIZER, backingPath, resolveSpec, secretName, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
 import type { FormerBackup } from '../../lifecycle/migration';
 import { observeCached, reconcile as runLifecycle, settleBackup, type ActionEvent } from '../../lifecycle/runner';
@@ -216,7 +216,7 @@ export class CredentialReconciler {
       spec: resolveSpec(order.spec),
       status: before,
       deleting,
-      secretName: `${order.metadata.name}-credentials`,
+      secretName: secretName(order.metadata.name),
     };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
@@ -355,6 +355,12 @@ export class CredentialReconciler {
   private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined, replacing: boolean): Promise<void> {
     const a = e.action;
     if (e.outcome === 'failed') return;
+    if (a.type === 'deliver' && a.unowned !== undefined) {
+      // A tenant may edit the delivered Secret: an id that is none of the order's was never counted (src/lifecycle/runner.ts).
+      const secret = `${order.metadata.namespace ?? ''}/${secretName(order.metadata.name)}${cluster ? ` on cluster ${cluster}` : ''}`;
+      const note = `the delivered Secret ${secret} named application credential ${a.unowned}, which is not this order's; rewritten with generation ${a.generation}, and nothing was recorded, adopted or deleted for that id`;
+      await this.emit(order, { type: 'Warning', reason: 'SecretRepaired', action: 'Repair', note }, cluster);
+    }
     if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);
     else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` }, cluster);
     // A first delivery is no switch (nothing was delivered before): the Minted Event says it, one API write fewer.

@@ -105,8 +105,8 @@ const backupProperties: Properties<keyof BackupSettings> = {
   namespace: { type: 'string', description: 'The OpenBao namespace. Default: `BAO_NAMESPACE`, else none.' },
 };
 
-/** The inputs, as the dynamic resource's `KeystoneApplicationCredentialArgs`. */
-const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix'>> = {
+/** The inputs, as the dynamic resource's `KeystoneApplicationCredentialArgs` (the prefix and the owner are the provider's). */
+const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix' | 'owner'>> = {
   rotation: { $ref: ref(ROTATION), description: `The rotation schedule. Default: \`{ interval: "${DEFAULT_INTERVAL}", gracePeriod: "${DEFAULT_GRACE_PERIOD}" }\`.` },
   credentialGeneration: {
     type: 'integer',

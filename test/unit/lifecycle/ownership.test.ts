@@ -12,6 +12,8 @@ import {
   proofOf,
   reconcile,
   sortCredentials,
+  type Action,
+  type ActionEvent,
   type LifecycleOrder,
   type OwnershipEvidence,
   type Ports,
@@ -62,8 +64,8 @@ describe('the marks', () => {
     const { own, foreign } = sortCredentials(listed, evidence);
     expect(own.map((c) => c.id)).toEqual(['b']);
     expect(foreign).toEqual([
-      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1` },
-      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, userId: 'u1' },
+      { generation: 1, id: 'a', name: `${PREFIX}-credential-v1`, owner: 'ours' },
+      { generation: 2, id: 'c', name: `${PREFIX}-credential-v2`, userId: 'u1', owner: 'theirs' },
     ]);
   });
 });
@@ -110,9 +112,9 @@ describe('decide with foreign credentials under the order\'s names', () => {
 });
 
 /** One installation of an order over a Keystone user it may share with others (the fakes of test/support). */
-function installation(user: FakeUser, clock: () => Date, owner: string | undefined, prefix = PREFIX) {
+function installation(user: FakeUser, clock: () => Date, owner: string | undefined, prefix = PREFIX, parked: Iterable<[number, string]> = []) {
   const keystone = new FakeKeystone(prefix, clock, user);
-  const secrets = new MemorySecretStore();
+  const secrets = new MemorySecretStore(parked);
   const delivery = new MemoryDelivery();
   let status: KeystoneApplicationCredentialStatus = {};
   const ports: Ports = {
@@ -136,7 +138,7 @@ function installation(user: FakeUser, clock: () => Date, owner: string | undefin
     set status(s: KeystoneApplicationCredentialStatus) {
       status = s;
     },
-    pass: (extra: Partial<LifecycleOrder> = {}) => reconcile(orderOf(extra), ports, { clock }),
+    pass: (extra: Partial<LifecycleOrder> = {}, onAction?: (e: ActionEvent) => void) => reconcile(orderOf(extra), ports, { clock, ...(onAction ? { onAction } : {}) }),
     /** The delivered credential works: Keystone holds its id with the delivered secret, unexpired. */
     works: () => keystone.authenticates(delivery.data?.application_credential_id, delivery.data?.application_credential_secret),
   };
@@ -222,3 +224,101 @@ describe('two installations ordering the same names for one Keystone user', () =
     expect(user.credentials.size).toBe(2); // generation 2 (re-minted) and generation 1 in grace
   });
 });
+
+describe('the delivered Secret is a hint (issue 39): a tenant may edit it', () => {
+  const forge = (who: ReturnType<typeof installation>, id: string) => {
+    who.delivery.data = { ...(who.delivery.data as NonNullable<typeof who.delivery.data>), application_credential_id: id };
+  };
+
+  it("another installation's id written into the Secret (the secret left as is) is repaired and reported, never recorded; its credential is never deleted while the order rotates and sweeps", async () => {
+    let now = new Date('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const user = new FakeUser();
+    const b = installation(user, clock, 'uid-b');
+    const a = installation(user, clock, 'uid-a');
+    await b.pass();
+    await a.pass();
+    const theirs = b.status.credentialID as string;
+    // The tenant of A's namespace lists the user's credentials (a restricted credential may) and writes B's id.
+    forge(a, theirs);
+    const actions: Action[] = [];
+    const repaired = await a.pass({}, (e) => void actions.push(e.action));
+    const deliver = actions.find((x) => x.type === 'deliver');
+    expect(deliver).toMatchObject({ type: 'deliver', generation: 1, credentialId: a.status.credentialID, unowned: theirs });
+    expect(deliver?.why).toContain(`it named credential ${theirs}, which is not this order's`);
+    expect(repaired.status.credentialID).not.toBe(theirs);
+    expect(repaired.status.previousCredentialID).toBeUndefined();
+    expect(a.delivery.data?.application_credential_id).toBe(a.status.credentialID);
+    expect(repaired.foreign.map((f) => f.id)).toEqual([theirs]);
+    // Hours of both orders' rotations and sweeps, the tenant writing B's current id into A's Secret now and then: B's
+    // credentials work throughout, and A deletes none of them.
+    const bIds = new Set([theirs]);
+    for (let i = 0; i < 24; i++) {
+      now = new Date(now.getTime() + 10 * 60_000);
+      await b.pass();
+      bIds.add(b.status.credentialID as string);
+      if (i % 5 === 0) forge(a, b.status.credentialID as string);
+      await a.pass();
+      expect(b.works()).toBe(true);
+      expect(a.works()).toBe(true);
+      for (const id of bIds) expect([a.status.credentialID, a.status.previousCredentialID]).not.toContain(id);
+    }
+    expect(a.status.credentialGeneration).toBeGreaterThanOrEqual(3);
+    expect(a.keystone.writes.filter((w) => w.startsWith('delete ')).length).toBeGreaterThanOrEqual(2); // A swept its own
+    for (const id of bIds) expect(a.keystone.writes).not.toContain(`delete ${id}`);
+  });
+
+  it('an unmarked credential of somebody else (an installation on an earlier build) written into the Secret is not counted either: Keystone does not authenticate it with the order\'s secret', async () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    const user = new FakeUser();
+    const a = installation(user, () => now, 'uid-a');
+    await a.pass();
+    user.credentials.set('old-build', { id: 'old-build', name: credentialName(PREFIX, 2), secret: 'their-secret', description: 'managed by keystone-appcred' });
+    forge(a, 'old-build');
+    const actions: Action[] = [];
+    const result = await a.pass({}, (e) => void actions.push(e.action));
+    expect(actions.find((x) => x.type === 'deliver')).toMatchObject({ unowned: 'old-build' });
+    expect(result.foreign.map((f) => f.id)).toEqual(['old-build']);
+    expect(result.status.credentialGeneration).toBe(1);
+    expect(user.credentials.has('old-build')).toBe(true);
+  });
+
+  it('a restored cluster whose credential was minted before marks (status lost) keeps it: the Secret pairs its id with a parked secret, and Keystone authenticates the pair', async () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    const user = new FakeUser();
+    const a = installation(user, () => now, 'uid-a');
+    await a.pass();
+    const live = user.credentials.get(a.status.credentialID as string);
+    if (live) live.description = 'managed by keystone-appcred'; // as an earlier build minted it
+    // The restore: a new uid, no status; the parked secrets and the delivered Secret came back with the backup.
+    const restored = installation(user, () => now, 'uid-restored', PREFIX, a.secrets.entries());
+    restored.delivery.data = { ...(a.delivery.data as NonNullable<typeof a.delivery.data>) };
+    const before = user.credentials.size;
+    const result = await restored.pass();
+    expect(result.foreign).toEqual([]);
+    expect(result.status.credentialID).toBe(live?.id);
+    expect(result.status.credentialGeneration).toBe(1);
+    expect(user.credentials.size).toBe(before); // nothing minted beside it
+    expect(restored.works()).toBe(true);
+  });
+
+  it('when Keystone cannot check the pair, nothing is counted, minted or deleted this pass; the Secret is still repaired', async () => {
+    const now = new Date('2026-12-01T00:00:00Z');
+    const user = new FakeUser();
+    const a = installation(user, () => now, 'uid-a');
+    await a.pass();
+    const live = user.credentials.get(a.status.credentialID as string);
+    if (live) live.description = 'managed by keystone-appcred';
+    user.credentials.set('old-build', { id: 'old-build', name: credentialName(PREFIX, 2), secret: 'their-secret', description: 'managed by keystone-appcred' });
+    forge(a, 'old-build');
+    a.keystone.fault = (call) => {
+      if (call === 'verify') throw new Error('503 Service Unavailable');
+    };
+    const writes = a.keystone.writes.length;
+    await expect(a.pass()).rejects.toThrow("Keystone: checking the delivered Secret's credential: 503 Service Unavailable");
+    expect(a.keystone.writes.length).toBe(writes);
+    expect(a.delivery.data?.application_credential_id).toBe(live?.id);
+    expect(condition({ status: a.status, actions: [] }, 'CredentialReady')).toMatchObject({ status: 'False', reason: 'CredentialError' });
+  });
+});
+

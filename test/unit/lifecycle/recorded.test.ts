@@ -82,3 +82,20 @@ describe('a stale status (a write that lost a conflict, or a crash after an acti
     expect(condition(plan, 'DeliveryReady')).toMatchObject({ status: 'True', reason: DeliveryReason.Delivered });
   });
 });
+
+describe('a backup ahead of the Secret whose successor\'s secret is lost (issue 39: a `pulumi up` killed after the backup write)', () => {
+  it('no switch to it: the backup takes the delivered document again first, then the successor is deleted and created again', () => {
+    const status = { ...liveStatus(2, T0), credentialGeneration: 2 };
+    const successor = { generation: 3, parked: false, credential: { id: 'cred-3' } };
+    const plan = decide(order(status, { credentialGeneration: 3 }), { generations: [held(2), successor], backup: { credentialId: 'cred-3' }, delivery: delivering(2) }, plus(T0, hours(1)));
+    expect(kinds(plan)).toEqual(['backup:2', 'deliver:2', 'delete:3', 'park:3', 'mint:3']);
+    expect(plan.status).toMatchObject({ credentialGeneration: 2, credentialID: 'cred-2' });
+    expect(plan.status.previousCredentialID).toBeUndefined();
+  });
+
+  it('with its secret parked (the operator), the switch happened: it is delivered', () => {
+    const plan = decide(order(liveStatus(2, T0), { credentialGeneration: 3 }), { generations: [held(2), held(3)], backup: { credentialId: 'cred-3' }, delivery: delivering(2) }, plus(T0, hours(1)));
+    expect(kinds(plan)).toEqual(['deliver:3']);
+    expect(plan.status).toMatchObject({ credentialGeneration: 3, previousCredentialGeneration: 2 });
+  });
+});

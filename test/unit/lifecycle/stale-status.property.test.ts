@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { describeCredential } from '../../../src/lifecycle';
-import { pass, simulation } from '../../support/lifecycle-simulation';
+import type { KeystoneApplicationCredentialStatus } from '../../../src/api';
+import { pass, simulation, tenantPass, type Simulation } from '../../support/lifecycle-simulation';
 
 const PREFIX = 'prop-0000cafe-applicationcredential';
 /**
@@ -21,6 +22,18 @@ const FOREIGN = [
   { name: `${PREFIX}-credential-v3`, description: 'managed by keystone-appcred' },
 ];
 
+/**
+ * Converged: the Secret carries the delivered credential, which authenticates, and nothing else of the order's is left
+ * but a superseded credential inside its grace period; the foreign credentials are all still there.
+ */
+function expectConverged(sim: Simulation, final: KeystoneApplicationCredentialStatus): void {
+  expect(sim.delivery.data?.application_credential_id).toBe(final.credentialID);
+  expect(sim.keystone.authenticates(sim.delivery.data?.application_credential_id, sim.delivery.data?.application_credential_secret)).toBe(true);
+  expect(sim.own().length).toBe(final.previousCredentialID ? 2 : 1);
+  expect(sim.keystone.credentials.size).toBe(sim.own().length + sim.foreignIds.size);
+  expect(final.secretName).toBe('prop-credentials');
+}
+
 describe('decide handed a status from any earlier pass, or none', () => {
   it.each([
     [false, false],
@@ -32,16 +45,22 @@ describe('decide handed a status from any earlier pass, or none', () => {
       fc.asyncProperty(fc.array(pass, { minLength: 5, maxLength: 60 }), async (passes) => {
         const sim = simulation({ withBackup, prefix: PREFIX, ...(withForeign ? { owner: 'our-uid', foreign: FOREIGN } : {}) });
         for (const p of passes) await sim.run(p);
-        const final = await sim.settle();
-        // Converged: the Secret carries the delivered credential, which authenticates, and nothing else is left but a
-        // superseded credential inside its grace period.
-        expect(sim.delivery.data?.application_credential_id).toBe(final.credentialID);
-        expect(sim.keystone.authenticates(sim.delivery.data?.application_credential_id, sim.delivery.data?.application_credential_secret)).toBe(true);
-        expect(sim.own().length).toBe(final.previousCredentialID ? 2 : 1);
-        expect(sim.keystone.credentials.size).toBe(sim.own().length + sim.foreignIds.size);
-        expect(final.secretName).toBe('prop-credentials');
+        expectConverged(sim, await sim.settle());
       }),
       // FC_SEED=<seed> replays a failing run (fast-check prints the seed).
+      { numRuns: 150, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+    );
+  });
+
+  // Issue 39: a tenant who may edit the delivered Secret writes another installation's credential id into it (the
+  // secret left as is), at random points between passes that are handed stale statuses and die at random steps.
+  it.each([false, true])('a tenant forging the Secret\'s id never gets a foreign credential counted, deleted or kept delivered; each completed pass reports it (backup configured: %s)', async (withBackup) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(tenantPass, { minLength: 5, maxLength: 60 }), async (passes) => {
+        const sim = simulation({ withBackup, prefix: PREFIX, owner: 'our-uid', foreign: FOREIGN, tenant: true });
+        for (const p of passes) await sim.run(p);
+        expectConverged(sim, await sim.settle());
+      }),
       { numRuns: 150, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
     );
   });

@@ -452,6 +452,33 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).skipped).toBeUndefined();
   });
 
+  it("a tenant writes the other cluster's credential id into the delivered Secret (the secret left as is): repaired, one Warning naming the Secret and the id, nothing recorded or deleted", async () => {
+    const user = new FakeUser();
+    const a = world({ user });
+    const b = world({ user });
+    for (const w of [a, b]) w.assignment();
+    await b.converge();
+    await a.converge();
+    const idB = b.get().status?.credentialID as string;
+    const stored = a.delivered() as Secret;
+    a.cluster.put(Kinds.Secret, { ...stored, data: { ...stored.data, application_credential_id: b64(idB) } });
+    await a.converge();
+    expect(a.decoded().application_credential_id).toBe(a.get().status?.credentialID);
+    const warnings = a.cluster.events.filter((e) => e.reason === 'SecretRepaired');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ type: 'Warning', action: 'Repair' });
+    expect(warnings[0].note).toBe(`the delivered Secret ${NS}/app-credentials named application credential ${idB}, which is not this order's; rewritten with generation 1, and nothing was recorded, adopted or deleted for that id`);
+    expect([a.get().status?.credentialID, a.get().status?.previousCredentialID]).not.toContain(idB);
+    // A rotates and sweeps its own; B's credential stays and works.
+    for (let i = 0; i < 6; i++) {
+      a.travel(20 * 60_000);
+      await a.converge();
+    }
+    expect(a.get().status?.credentialGeneration).toBeGreaterThanOrEqual(2);
+    expect(a.keystone.writes).not.toContain(`delete ${idB}`);
+    expect(user.credentials.has(idB)).toBe(true);
+  });
+
   it('rotates at nextRotation; an edited key is rewritten, a foreign key stays; a deleted Secret is written again', async () => {
     const w = world();
     w.assignment();

@@ -11,32 +11,44 @@ const PREFIX = 'app-1234abcd-applicationcredential';
 const T0 = new Date('2026-12-01T00:00:00Z');
 const env = { OS_AUTH_URL: 'http://127.0.0.1:5000/v3', OS_USERNAME: 'svc', OS_PASSWORD: 'pw-not-in-state', OS_PROJECT_NAME: 'proj' };
 
-function setup(options: { readonly user?: FakeUser; readonly backupFails?: () => boolean } = {}) {
+/** An OpenBao of the fakes: each path's document (its credential id) and the owner its metadata names. */
+interface FakeBao {
+  readonly backed: Map<string, string>;
+  readonly owners: Map<string, string>;
+}
+
+function setup(options: { readonly user?: FakeUser; readonly backupFails?: () => boolean; readonly bao?: FakeBao } = {}) {
   let now = T0;
   const clock = () => now;
   const keystone = new FakeKeystone(PREFIX, clock, options.user);
   const backups: string[] = [];
   const warnings: string[] = [];
-  const backed = new Map<string, string>();
+  const backed = options.bao?.backed ?? new Map<string, string>();
+  const owners = options.bao?.owners ?? new Map<string, string>();
   const provider = makeProvider({
     clock,
     // The backup's address and token from the environment only where a test backs up.
-    env: options.backupFails ? { ...env, BAO_ADDR: 'http://127.0.0.1:8200', BAO_TOKEN: 'not-in-state' } : env,
+    env: options.backupFails || options.bao ? { ...env, BAO_ADDR: 'http://127.0.0.1:8200', BAO_TOKEN: 'not-in-state' } : env,
     keystone: () => ({ port: keystone, close: async () => undefined }),
     warn: async (message) => void warnings.push(message),
     backup: (settings) => ({
       read: async () => backed.get(settings.path),
+      readOwner: async () => owners.get(settings.path),
       write: async (data) => {
         if (options.backupFails?.()) throw new Error('OpenBao PUT: no reply: connection refused');
+        if (settings.owner !== undefined) owners.set(settings.path, settings.owner);
         backed.set(settings.path, data.application_credential_id);
       },
-      remove: async () => void backed.delete(settings.path),
+      remove: async () => {
+        backed.delete(settings.path);
+        owners.delete(settings.path);
+      },
     }),
   });
   const travel = (ms: number) => {
     now = new Date(now.getTime() + ms);
   };
-  return { provider, keystone, travel, backups, clock, warnings, backed };
+  return { provider, keystone, travel, backups, clock, warnings, backed, owners };
 }
 
 const inputs = (extra: Partial<ProviderInputs> = {}): ProviderInputs => ({
@@ -432,6 +444,20 @@ describe('a failed up keeps what is true in the world, and only that', () => {
     expect(keystone.credentials.size).toBe(0);
   });
 
+  it("a failed create's and a failed update's partial state keep the dynamic-provider host's __provider, so refresh and destroy can load the provider from it (issue 39)", async () => {
+    let failing = true;
+    const { provider } = setup({ backupFails: () => failing });
+    const host = { __provider: 'exports.handler = __f0; /* the serialized provider */' };
+    const created = (await provider.create({ ...inputs({ backup: {} }), ...host } as ProviderInputs).catch((e: unknown) => e)) as { properties?: Record<string, unknown> };
+    expect(created.properties?.__provider).toBe(host.__provider);
+    failing = false;
+    const { outs } = await provider.create(inputs({ backup: {} }));
+    failing = true;
+    const updated = (await provider.update(PREFIX, outs, { ...inputs({ backup: {}, credentialGeneration: 2 }), ...host } as ProviderInputs).catch((e: unknown) => e)) as { properties?: Record<string, unknown> };
+    expect(updated.properties?.__provider).toBe(host.__provider);
+    expect(updated.properties?.successorGeneration).toBe(2);
+  });
+
   it('a create that fails after the mint records its inputs and the minted generation; the next up delivers it', async () => {
     let failing = true;
     const { provider, keystone } = setup({ backupFails: () => failing });
@@ -444,6 +470,67 @@ describe('a failed up keeps what is true in the world, and only that', () => {
     expect(outs.credentialGeneration).toBe(1);
     expect(keystone.writes.filter((w) => w.startsWith('create'))).toHaveLength(1);
     expect(keystone.authenticates(outs.credentialId, outs.credentialSecret)).toBe(true);
+  });
+});
+
+describe('an explicit backup.path two stacks share (issue 39)', () => {
+  const PATH = 'shared/app';
+  const withPath = (extra: Partial<ProviderInputs> = {}) => inputs({ backup: { path: PATH }, ...extra });
+  /** The checked inputs of a create, as the engine records them before Create (the owner drawn by check). */
+  const checkedCreate = async (p: ReturnType<typeof setup>['provider']) => {
+    const checked = await p.check({}, { prefix: PREFIX, backup: { path: PATH }, rotation: { interval: '1h', gracePeriod: '20m' } });
+    return checked;
+  };
+
+  it("the second stack's preview and up are refused naming the path and the fix; the first's credential and backup are untouched; its destroy leaves the first's document", async () => {
+    const user = new FakeUser();
+    const bao: FakeBao = { backed: new Map(), owners: new Map() };
+    const a = setup({ user, bao });
+    const b = setup({ user, bao });
+    const aChecked = await checkedCreate(a.provider);
+    expect(aChecked.failures).toEqual([]);
+    const ca = await a.provider.create(aChecked.inputs as unknown as ProviderInputs);
+    expect(bao.backed.get(PATH)).toBe(ca.outs.credentialId);
+    expect(bao.owners.get(PATH)).toBe(ca.outs.owner);
+    // B: preview (check) refuses, naming the path, whose it is and the fix; no Keystone call.
+    const bChecked = await checkedCreate(b.provider);
+    expect(bChecked.failures).toHaveLength(1);
+    const reason = bChecked.failures[0]?.reason ?? '';
+    expect(reason).toContain(`backup.path ("${PATH}", mount "openstack") holds the backup of owner ${ca.outs.owner}`);
+    expect(reason).toContain('Give this resource a backup.path of its own, or leave backup.path unset');
+    // An up that got past the check anyway fails before anything is created or written.
+    const writes = b.keystone.writes.length;
+    await expect(b.provider.create(bChecked.inputs as unknown as ProviderInputs)).rejects.toThrow(`holds the backup of owner ${ca.outs.owner}`);
+    expect(b.keystone.writes.length).toBe(writes);
+    expect(bao.backed.get(PATH)).toBe(ca.outs.credentialId);
+    expect(a.keystone.authenticates(ca.outs.credentialId, ca.outs.credentialSecret)).toBe(true);
+    // A rotates on: its path is its own.
+    a.travel(H);
+    const ua = await a.provider.update(ca.id, ca.outs, withPath({ owner: ca.outs.owner }));
+    expect(ua.outs.credentialGeneration).toBe(2);
+    expect(bao.backed.get(PATH)).toBe(ua.outs.credentialId);
+    // B, given its own path, works; pointed back at A's, its destroy deletes its own credentials and leaves A's document.
+    const own = await b.provider.create({ ...(bChecked.inputs as unknown as ProviderInputs), backup: { path: 'b/app' } });
+    await b.provider.delete(own.id, { ...own.outs, backup: { path: PATH } });
+    expect(b.warnings.join('\n')).toContain('destroyed; the backup was left alone');
+    expect(bao.backed.get(PATH)).toBe(ua.outs.credentialId);
+    expect(user.credentials.has(own.outs.credentialId as string)).toBe(false);
+    expect(a.keystone.authenticates(ua.outs.credentialId, ua.outs.credentialSecret)).toBe(true);
+  });
+
+  it('a document written before owners (no owner in its metadata) is the resource\'s while its credential is the one the state records; any other is refused', async () => {
+    const bao: FakeBao = { backed: new Map(), owners: new Map() };
+    const a = setup({ bao });
+    const ca = await a.provider.create((await checkedCreate(a.provider)).inputs as unknown as ProviderInputs);
+    bao.owners.delete(PATH); // as an earlier build wrote it
+    a.travel(H);
+    const ua = await a.provider.update(ca.id, ca.outs, withPath());
+    expect(ua.outs.credentialGeneration).toBe(2);
+    expect(bao.owners.get(PATH)).toBe(ca.outs.owner); // claimed with the next document
+    bao.owners.delete(PATH);
+    bao.backed.set(PATH, 'somebody-elses');
+    a.travel(H);
+    await expect(a.provider.update(ca.id, ua.outs, withPath())).rejects.toThrow('holds a document this resource did not write (credential somebody-elses)');
   });
 });
 
