@@ -32,7 +32,13 @@ const fileOf = (chart: string): string => {
   return join(outdir, name);
 };
 
-const applyFile = (file: string): Promise<string> => kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', file]);
+/**
+ * Applied as the other files install them (test/support/operator.ts `installCrds`): with `--force-conflicts`, because
+ * files that install as a user does (`kubectl`'s field manager: the upgrade and install-artifacts files) may have
+ * applied the admission policy before, and its `matchConstraints` is an atomic struct the API server stores with its
+ * defaults filled in, so a second manager's apply of the same manifest conflicts with the first's.
+ */
+const applyFile = (file: string): Promise<string> => kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', file]);
 
 /** Every rule message of a kind, to check a fixture is refused for its own rule only. */
 const MESSAGES: Record<string, readonly string[]> = {

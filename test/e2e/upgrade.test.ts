@@ -110,6 +110,11 @@ beforeAll(async () => {
   // A cluster as a 0.1.0 user has it: nothing of this project but what 0.1.0 installs.
   await releaseAllLeftovers();
   await kubectl(['delete', 'crd', ...CRDS, '--ignore-not-found', '--timeout=180s'], { timeoutMs: 200_000 });
+  // The identity kind's admission policy and its binding too: another file's install (another field manager) would
+  // otherwise conflict with the apply a 0.1.0 user makes.
+  const policy = 'keystoneclusteridentities.c5c3.io';
+  await kubectl(['delete', 'validatingadmissionpolicybinding', policy, '--ignore-not-found']);
+  await kubectl(['delete', 'validatingadmissionpolicy', policy, '--ignore-not-found']);
   phase('setup');
 }, LOCKED_SETUP_MS);
 
