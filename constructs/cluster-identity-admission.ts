@@ -58,11 +58,11 @@ export interface ClusterIdentityAdmissionProps {
 /** The KeystoneClusterIdentity's ValidatingAdmissionPolicy and its binding (Deny). */
 export class ClusterIdentityAdmission extends Construct {
   /** The policy. */
-  readonly policy: k8s.KubeValidatingAdmissionPolicy;
+  public readonly policy: k8s.KubeValidatingAdmissionPolicy;
   /** The binding that puts the policy in force for every KeystoneClusterIdentity. */
-  readonly binding: k8s.KubeValidatingAdmissionPolicyBinding;
+  public readonly binding: k8s.KubeValidatingAdmissionPolicyBinding;
 
-  constructor(scope: Construct, id: string, props: ClusterIdentityAdmissionProps = {}) {
+  public constructor(scope: Construct, id: string, props: ClusterIdentityAdmissionProps = {}) {
     super(scope, id);
     const name = props.name ?? CLUSTER_IDENTITY_POLICY_NAME;
     this.policy = new k8s.KubeValidatingAdmissionPolicy(this, 'Policy', {

@@ -8,8 +8,9 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-33';
 import { SecretAccessMode, secretRoleName, sourceRoleName, type SecretRef } from '../../src/api/secret-access';
+import type { SecretReference } from '../orders/keystone-cluster-identity';
 import { CLUSTER_RULES, HANDOFF_RULES, NAMESPACE_SECRET_RULES, NAMESPACED_CLUSTER_RULES, REGISTRATION_RULES, leaseRules, sourceSecretRules, type JustifiedRule } from '../operator-rbac';
-import { EmittedRoles, SecretAccessRegistry, SecretRole } from '../secret-access';
+import { EmittedRoles, SecretAccess, SecretAccessRegistry, SecretRole } from '../secret-access';
 import { OperatorProps, resolve } from './props';
 import { podSpec } from './pod';
 
@@ -19,45 +20,45 @@ import { podSpec } from './pod';
  */
 export class Operator extends Construct {
   /** The namespace the operator runs in. */
-  readonly namespace: string;
+  public readonly namespace: string;
   /** The ServiceAccount the pods run as. */
-  readonly serviceAccountName: string;
+  public readonly serviceAccountName: string;
   /** The election Lease's name. */
-  readonly leaseName: string;
+  public readonly leaseName: string;
   /**
    * The cluster-wide rules granted, with their reasons (`CLUSTER_RULES`, or `NAMESPACED_CLUSTER_RULES` with
-   * `secretAccess: 'namespaced'`; plus `HANDOFF_RULES` with `consumerHandoff`).
+   * `secretAccess: SecretAccess.NAMESPACED`; plus `HANDOFF_RULES` with `consumerHandoff`).
    */
-  readonly clusterRules: readonly JustifiedRule[];
+  public readonly clusterRules: JustifiedRule[];
   /** The rules in the operator's namespace for registering target clusters (the labelled kubeconfig Secrets). */
-  readonly registrationRules: readonly JustifiedRule[] = REGISTRATION_RULES;
+  public readonly registrationRules: JustifiedRule[] = [...REGISTRATION_RULES];
   /** How the operator is granted Secrets. */
-  readonly secretAccess: SecretAccessMode;
+  public readonly secretAccess: SecretAccess;
   /** The rules of each namespace's Role `<name>-secrets` (namespaced mode; none in the cluster-wide mode). */
-  readonly namespaceRules: readonly JustifiedRule[];
+  public readonly namespaceRules: JustifiedRule[];
   /** The Deployment. */
-  readonly deployment: k8s.KubeDeployment;
+  public readonly deployment: k8s.KubeDeployment;
   /** The base name of every object (the `name` prop): the scrape job's name in the monitoring constructs. */
-  readonly name: string;
+  public readonly name: string;
   /** The labels of every object; the metrics Service and the pods carry them. */
-  readonly labels: Readonly<Record<string, string>>;
+  public readonly labels: { [key: string]: string };
   /** The labels that select the operator's pods (and, in the metrics Service's namespace, the Service). */
-  readonly selector: Readonly<Record<string, string>>;
+  public readonly selector: { [key: string]: string };
   /** The metrics Service, `<name>-metrics`, whose port `metrics` serves `/metrics`. */
-  readonly metricsService: k8s.KubeService;
+  public readonly metricsService: k8s.KubeService;
   private readonly roles = new EmittedRoles();
 
-  constructor(scope: Construct, id: string, props: OperatorProps) {
+  public constructor(scope: Construct, id: string, props: OperatorProps) {
     super(scope, id);
     const p = resolve(this, props);
     this.namespace = p.namespace;
     this.serviceAccountName = p.name;
     this.leaseName = `${p.name}-leader`;
-    this.secretAccess = p.secretAccess;
     const namespaced = p.secretAccess === SecretAccessMode.Namespaced;
-    this.namespaceRules = namespaced ? NAMESPACE_SECRET_RULES : [];
+    this.secretAccess = namespaced ? SecretAccess.NAMESPACED : SecretAccess.CLUSTER_WIDE;
+    this.namespaceRules = namespaced ? [...NAMESPACE_SECRET_RULES] : [];
     const base = namespaced ? NAMESPACED_CLUSTER_RULES : CLUSTER_RULES;
-    this.clusterRules = p.consumerHandoff ? [...base, ...HANDOFF_RULES] : base;
+    this.clusterRules = p.consumerHandoff ? [...base, ...HANDOFF_RULES] : [...base];
     const labels = { 'app.kubernetes.io/name': p.name, 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/part-of': 'keystone-appcred' };
     const selector = { 'app.kubernetes.io/name': p.name };
     this.name = p.name;
@@ -119,7 +120,7 @@ export class Operator extends Construct {
 
     if (namespaced) {
       // The Roles of the namespaced mode: the props' own here, the app's ControlPlanes' and identities' beside them.
-      const subject = subjects[0] as { kind: 'ServiceAccount'; name: string; namespace: string };
+      const subject = subjects[0];
       const emitRole = (namespace: string) => (owner: Construct, roleId: string) =>
         new SecretRole(owner, roleId, { name: secretRoleName(p.name), namespace, rules: NAMESPACE_SECRET_RULES, subject, labels, policyRule });
       const emitSource = (ref: SecretRef) => (owner: Construct, roleId: string) =>
@@ -133,32 +134,32 @@ export class Operator extends Construct {
         grant: () => {
           for (const cp of registry.controlPlanes) {
             if (cp.namespace === undefined) continue; // reported by the validation below
-            for (const namespace of [cp.namespace, ...(cp.spec.namespaceAssignments ?? []).filter((a) => !a.targetClusterRef?.name).map((a) => a.namespace)]) grantNamespace(namespace, cp as unknown as Construct);
+            for (const namespace of [cp.namespace, ...cp.assignments.filter((a) => !a.targetClusterRef?.name).map((a) => a.namespace)]) grantNamespace(namespace, cp.construct);
           }
           for (const identity of registry.identities) {
-            for (const namespace of identity.spec.allowedNamespaces?.list ?? []) grantNamespace(namespace, identity as unknown as Construct);
+            for (const namespace of identity.allowedList) grantNamespace(namespace, identity.construct);
           }
-          for (const identity of registry.identities) grantSource(identity.spec.secretRef, identity as unknown as Construct);
+          for (const identity of registry.identities) grantSource(identity.secretRef, identity.construct);
         },
       });
       this.node.addValidation({
-        validate: () => registry.controlPlanes.filter((cp) => cp.namespace === undefined).map((cp) => `ControlPlane ${cp.node.path} has no namespace, so secretAccess 'namespaced' cannot grant the operator its Secrets there: set metadata.namespace or the chart's namespace`),
+        validate: () => registry.controlPlanes.filter((cp) => cp.namespace === undefined).map((cp) => `ControlPlane ${cp.construct.node.path} has no namespace, so secretAccess 'namespaced' cannot grant the operator its Secrets there: set metadata.namespace or the chart's namespace`),
       });
     }
   }
 
   /** The namespaces the operator is granted Secrets in (namespaced mode; empty in the cluster-wide mode), sorted. */
-  get secretNamespaces(): readonly string[] {
+  public get secretNamespaces(): string[] {
     return this.roles.granted();
   }
 
   /** The source Secrets the operator is granted read only (namespaced mode), sorted. */
-  get sourceSecrets(): readonly SecretRef[] {
+  public get sourceSecrets(): SecretReference[] {
     return this.roles.grantedSources();
   }
 }
 
-/** The RBAC PolicyRule of a justified rule (its reason stays in the code and the docs). */
+/** The RBAC PolicyRule of a justified rule (its reason stays in the code and the docs); internal, not in the library's API. */
 export function policyRule(rule: JustifiedRule): k8s.PolicyRule {
   return {
     apiGroups: [...rule.apiGroups],

@@ -3,14 +3,14 @@
  * capabilities, a non-root user), with the OpenBao CA mounted when one is given.
  */
 import { k8s } from 'cdk8s-plus-33';
-import { OperatorEnv, OperatorRuntimeEnv, type ReconciledKind } from '../../src/api/operator-env';
+import { OperatorEnv, OperatorRuntimeEnv } from '../../src/api/operator-env';
 import { SecretAccessMode } from '../../src/api/secret-access';
 import { OPERATOR_COMMAND, OpenBaoSettings, Resolved, ResourceAmounts } from './props';
 
 const CA_DIR = '/etc/keystone-appcred/openbao-ca';
 
 /** `KAC_WORKERS_PER_KIND` (`Kind=N,…`), only when a kind is set apart. */
-function workersPerKindEnv(perKind: Readonly<Partial<Record<ReconciledKind, number>>>): k8s.EnvVar[] {
+function workersPerKindEnv(perKind: { readonly [kind: string]: number }): k8s.EnvVar[] {
   const pairs = Object.entries(perKind).filter(([, n]) => n !== undefined).map(([kind, n]) => `${kind}=${n}`);
   return pairs.length > 0 ? [{ name: OperatorEnv.workersPerKind, value: pairs.join(',') }] : [];
 }
@@ -24,7 +24,8 @@ function openBaoEnv(settings: OpenBaoSettings): k8s.EnvVar[] {
     env.push({ name: OperatorEnv.openBaoAuthMount, value: settings.auth.mountPath ?? 'kubernetes' });
     env.push({ name: OperatorEnv.openBaoRole, value: settings.auth.role });
   } else {
-    env.push({ name: OperatorEnv.openBaoToken, valueFrom: { secretKeyRef: { name: settings.auth.secretName, key: settings.auth.key ?? 'token' } } });
+    // resolve() refused a token auth without its Secret.
+    env.push({ name: OperatorEnv.openBaoToken, valueFrom: { secretKeyRef: { name: settings.auth.secretName as string, key: settings.auth.key ?? 'token' } } });
   }
   if (settings.caSecretName) env.push({ name: OperatorEnv.openBaoCaFile, value: `${CA_DIR}/ca.crt` });
   return env;

@@ -171,14 +171,14 @@ export function renderManifests(options: ManifestsOptions): string {
     ...(options.consumerHandoff ? { consumerHandoff: true } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.secretGrants
-      ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretGrants.namespaces, sourceSecrets: options.secretGrants.sources }
+      ? { secretAccess: lib.SecretAccess.NAMESPACED, secretNamespaces: [...options.secretGrants.namespaces], sourceSecrets: [...options.secretGrants.sources] }
       : {}),
     openBao: {
       address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
       auth:
         options.openBaoTokenSecret !== undefined
-          ? { method: 'token', secretName: options.openBaoTokenSecret }
-          : { method: 'kubernetes', role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE },
+          ? lib.OpenBaoAuth.token({ secretName: options.openBaoTokenSecret })
+          : lib.OpenBaoAuth.kubernetes({ role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE }),
     },
   });
   if (options.monitoring) {
@@ -213,13 +213,13 @@ export function renderTargetClusterManifests(options: TargetClusterManifestsOpti
   const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
   const chart = new cdk8s.Chart(app, 'target-cluster');
   let subject: Library.TargetClusterSubject;
-  if (options.user !== undefined) subject = { kind: 'User', name: options.user };
+  if (options.user !== undefined) subject = lib.TargetClusterSubject.user(options.user);
   else {
     const given = options.serviceAccount ?? DEFAULT_TARGET_SERVICE_ACCOUNT;
     const slash = given.indexOf('/');
-    subject = { kind: 'ServiceAccount', namespace: slash < 0 ? '' : given.slice(0, slash), name: slash < 0 ? given : given.slice(slash + 1) };
+    subject = lib.TargetClusterSubject.serviceAccount(slash < 0 ? given : given.slice(slash + 1), slash < 0 ? '' : given.slice(0, slash));
   }
-  new lib.TargetCluster(chart, 'TargetCluster', { subject, ...(options.secretNamespaces ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretNamespaces } : {}) });
+  new lib.TargetCluster(chart, 'TargetCluster', { subject, ...(options.secretNamespaces ? { secretAccess: lib.SecretAccess.NAMESPACED, secretNamespaces: [...options.secretNamespaces] } : {}) });
   return app.synthYaml();
 }
 
