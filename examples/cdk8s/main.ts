@@ -1,11 +1,13 @@
 /**
- * A service owner's own cdk8s app using the library: the billing team orders a Keystone project, a user, the `member`
- * role and an application credential rotated weekly in the namespace its ControlPlane assigned (`billing`), and runs a
- * Deployment that reads the delivered `clouds.yaml`.
+ * A cdk8s app using the library, in two charts: the platform team's (`platform`: the CRDs, the operator granted Secrets
+ * per namespace, and a ControlPlane that assigns the `billing` namespace) and a service owner's (`billing`: the billing
+ * team orders a Keystone project, a user, the `member` role and an application credential rotated weekly, and runs a
+ * Deployment that reads the delivered `clouds.yaml`).
  *
  * It imports the library by the package name, as your own project does after
  * `npm install keystone-appcred cdk8s constructs cdk8s-plus-33` (inside this repository the name resolves to the
- * sources through tsconfig.json's `paths`).
+ * sources through tsconfig.json's `paths`). The same app in Python, Go and Java is in `python/`, `go/` and `java/`
+ * beside this file, on the jsii package `keystone-appcred-cdk8s`; each writes these manifests byte for byte.
  *
  * Run: `npx -p cdk8s-cli cdk8s synth` in this directory (cdk8s.yaml; writes dist/), or `npx tsx examples/cdk8s/main.ts`
  * from the repository root (writes dist/example/).
@@ -13,7 +15,28 @@
 import { App, Chart, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import type { Construct } from 'constructs';
-import { Duration, ServiceOwner } from 'keystone-appcred/cdk8s';
+import { ControlPlane, Crds, Duration, EndpointType, OpenBaoAuth, Operator, SecretAccess, ServiceOwner } from 'keystone-appcred/cdk8s';
+
+/** The platform team's chart: CRDs, operator, and the ControlPlane that assigns `billing`. */
+export class PlatformChart extends Chart {
+  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
+    super(scope, id, props);
+    new Crds(this, 'Crds');
+    new Operator(this, 'Operator', {
+      image: 'registry.example/keystone-appcred',
+      tag: '0.1.0',
+      openBao: { address: 'https://openbao.openbao.svc:8200', auth: OpenBaoAuth.kubernetes({ role: 'keystone-appcred-operator' }) },
+      secretAccess: SecretAccess.NAMESPACED,
+    });
+    for (const name of ['openstack', 'billing']) new k8s.KubeNamespace(this, `Namespace-${name}`, { metadata: { name } });
+    new ControlPlane(this, 'ControlPlane', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', endpointType: EndpointType.INTERNAL },
+      adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+      namespaceAssignments: [{ namespace: 'billing', allowedRoles: ['member'] }],
+    });
+  }
+}
 
 /** Props of {@link BillingChart}. */
 export interface BillingChartProps extends ChartProps {
@@ -23,7 +46,7 @@ export interface BillingChartProps extends ChartProps {
 
 /** The billing team's chart. */
 export class BillingChart extends Chart {
-  constructor(scope: Construct, id: string, props: BillingChartProps = {}) {
+  public constructor(scope: Construct, id: string, props: BillingChartProps = {}) {
     super(scope, id, { namespace: 'billing', ...props });
     const owner = new ServiceOwner(this, 'Owner', {
       namespace: 'billing',
@@ -61,6 +84,7 @@ export class BillingChart extends Chart {
 if (require.main === module) {
   // `cdk8s synth` says where to write in CDK8S_OUTDIR.
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'dist/example' });
+  new PlatformChart(app, 'platform');
   new BillingChart(app, 'billing');
   app.synth();
 }

@@ -1,0 +1,2 @@
+import { stage } from '../tools/jsii/stage';
+console.log(stage('/tmp/jstage').join('\n'));
