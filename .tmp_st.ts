@@ -1,2 +1,0 @@
-import { stage } from '../tools/jsii/stage';
-console.log(stage('/tmp/jstage').join('\n'));
