@@ -4,7 +4,7 @@
  * `jsii-diff` finds nothing incompatible against the API of record (docs/api/keystone-appcred-cdk8s.jsii) and does find
  * a member the record has and the build lost; `jsii-docgen` writes the API reference of every language from the TSDoc.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
 import type { JsiiBuild } from '../../tools/jsii/build';
@@ -60,10 +60,13 @@ describe('the jsii assembly of the construct library', () => {
     expect(result.output).toContain('costCenter');
   });
 
-  it('the record is the build\'s assembly without its readme (npm run jsii:baseline writes it)', () => {
+  it('the record holds the API as built: a type, member or prop added is recorded too (npm run jsii:baseline)', () => {
     const record = JSON.parse(readFileSync(BASELINE, 'utf8')) as Assembly;
     expect(Object.keys(record.types).sort()).toEqual(Object.keys(assembly.types).sort());
-    expect(recordOf(build.assembly)).toBe(readFileSync(BASELINE, 'utf8'));
+    // Doc comments may change without a new record; the API's shape may not.
+    const recordFile = join(build.dir, 'record.jsii');
+    writeFileSync(recordFile, readFileSync(BASELINE, 'utf8'));
+    expect(recordOf(build.assembly, { withDocs: false })).toBe(recordOf(recordFile, { withDocs: false }));
   });
 
   it('jsii-docgen: the API reference of every language names every type, in that language\'s words', () => {

@@ -193,7 +193,9 @@ export async function buildJsii(options: { languages?: readonly Language[]; docs
     const outputs = await Promise.all(
       groups.map((group) => {
         const recurse = group.some(recursive) ? ['--recurse'] : [];
-        return runToolAsync(bin('jsii-pacmak'), ['-v', ...recurse, '--outdir', dist, ...javadoc, ...group.flatMap((l) => ['--target', l])], stageDir, toolEnv(), 3_600_000);
+        // The npm tarball of keystone-appcred-cdk8s (`dist/js/`) comes with the run that does not recurse.
+        const targets = [...group, ...(recurse.length === 0 ? ['js'] : [])].flatMap((l) => ['--target', l]);
+        return runToolAsync(bin('jsii-pacmak'), ['-v', ...recurse, '--outdir', dist, ...javadoc, ...targets], stageDir, toolEnv(), 3_600_000);
       }),
     );
     const each = Object.assign({}, ...outputs.map(pacmakTimings)) as Record<string, number>;

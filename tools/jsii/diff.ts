@@ -1,6 +1,6 @@
 /**
  * The jsii compatibility check: `jsii-diff` between the API of record, `docs/api/keystone-appcred-cdk8s.jsii` (the
- * assembly as last accepted, without its readme), and the assembly built from the checkout. Every change a user of any
+ * assembly as last accepted, without its readme, fingerprint and source line numbers), and the assembly built from the checkout. Every change a user of any
  * language would stumble on (a type, member or prop removed, a prop made required, a type narrowed) fails it; the
  * library is 0.x and `experimental`, so `--experimental-errors` makes those errors too. An accepted change updates the
  * record (`npm run jsii:baseline`) in the same commit as its CHANGELOG entry, and the review sees the diff.
@@ -14,13 +14,24 @@ import { ROOT } from './package';
 /** The API of record. */
 export const BASELINE = join(ROOT, 'docs', 'api', 'keystone-appcred-cdk8s.jsii');
 
-/** An assembly without its readme (docs/constructs.md, which changes without changing the API), keys sorted. */
-export function recordOf(assemblyFile: string): string {
-  const assembly = JSON.parse(readFileSync(assemblyFile, 'utf8')) as Record<string, unknown>;
-  delete assembly.readme;
-  const sorted = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(sorted) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sorted(v)])) : value;
-  return `${JSON.stringify(sorted(assembly), null, 1)}\n`;
+/** Members of an assembly that change without the API changing: the readme, the fingerprint, source line numbers. */
+const UNSTABLE = new Set(['readme', 'fingerprint', 'locationInModule']);
+
+/** The record of an assembly: without {@link UNSTABLE} members (and, with `withDocs: false`, without docs), keys sorted. */
+export function recordOf(assemblyFile: string, options: { readonly withDocs?: boolean } = {}): string {
+  const drop = new Set([...UNSTABLE, ...(options.withDocs === false ? ['docs'] : [])]);
+  const clean = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(clean)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(
+            Object.entries(value)
+              .filter(([k]) => !drop.has(k))
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, v]) => [k, clean(v)]),
+          )
+        : value;
+  return `${JSON.stringify(clean(JSON.parse(readFileSync(assemblyFile, 'utf8'))), null, 1)}\n`;
 }
 
 /** Writes the API of record from a built stage's assembly. */

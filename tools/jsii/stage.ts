@@ -84,8 +84,8 @@ export const JSII_TSCONFIG = {
   include: ['constructs/**/*.ts', 'src/**/*.ts', 'src/**/*.json'],
 };
 
-/** The README of the package (what Construct Hub shows first): the docs' own page. */
-const README = 'docs/constructs.md';
+/** The README of the package (what Construct Hub shows first): short, so an edit of the docs rebuilds no language. */
+const README = 'constructs/README.md';
 
 /**
  * Writes the stage into `dir` (emptied first): the closure, package.json, tsconfig.jsii.json, README.md, LICENSE, and a
