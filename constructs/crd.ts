@@ -3,10 +3,11 @@
  * says `Cluster`, one served and stored version `c5c3.io/v1alpha1`, a status subresource, printer columns, and a
  * structural schema whose CEL rules come from `src/api`.
  */
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { GROUP, VERSION } from '../src/api/types';
 import { definitionOf } from './definitions/kinds';
+import { kubeObject } from './kube';
 import { object, toJsonSchemaProps, withRules, type PlacedRule, type Schema } from './schema';
 
 /** A printer column of `kubectl get`. */
@@ -94,8 +95,8 @@ export interface CustomResourceDefinitionProps {
 
 /** A CRD of one of this project's kinds. */
 export class CustomResourceDefinition extends Construct {
-  /** The emitted object. */
-  public readonly apiObject: k8s.KubeCustomResourceDefinition;
+  /** The emitted object (`apiextensions.k8s.io/v1` CustomResourceDefinition). */
+  public readonly apiObject: ApiObject;
   /** The CRD's name, `<plural>.c5c3.io`. */
   public readonly name: string;
   /** The kind it defines. */
@@ -106,7 +107,7 @@ export class CustomResourceDefinition extends Construct {
     const d = definitionOf(props.kind);
     this.kind = props.kind;
     this.name = crdName(d);
-    this.apiObject = new k8s.KubeCustomResourceDefinition(this, 'Resource', {
+    this.apiObject = kubeObject(this, 'Resource', 'CustomResourceDefinition', {
       metadata: { name: this.name },
       spec: {
         group: GROUP,
@@ -116,7 +117,7 @@ export class CustomResourceDefinition extends Construct {
           listKind: d.listKind,
           plural: d.plural,
           singular: d.singular,
-          shortNames: d.shortNames ? [...d.shortNames] : undefined,
+          shortNames: d.shortNames,
           categories: ['c5c3'],
         },
         versions: [
@@ -125,8 +126,8 @@ export class CustomResourceDefinition extends Construct {
             served: true,
             storage: true,
             subresources: { status: {} },
-            additionalPrinterColumns: d.columns.map((c) => ({ ...c })),
-            schema: { openApiv3Schema: toJsonSchemaProps(kindSchema(d)) },
+            additionalPrinterColumns: d.columns,
+            schema: { openAPIV3Schema: toJsonSchemaProps(kindSchema(d)) },
           },
         ],
       },

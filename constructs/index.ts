@@ -9,9 +9,11 @@ export { ClusterIdentityAdmission, type ClusterIdentityAdmissionProps } from './
 export { CustomResourceDefinition, Kind, type CustomResourceDefinitionProps } from './crd';
 export { Crds, type CrdsProps } from './crds';
 export { Duration } from './duration';
+export type { LabelSelector, LabelSelectorRequirement } from './label-selector';
 export { AlertRules, Dashboard, MonitorKind, OperatorMonitor, type AlertRulesProps, type DashboardProps, type OperatorMonitorProps } from './monitoring';
 export { Operator } from './operator/operator';
 export {
+  ImagePullPolicy,
   LogLevel,
   OpenBaoAuth,
   type OpenBaoKubernetesAuthOptions,

@@ -14,10 +14,10 @@
  */
 import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { alertRules, type AlertParameters } from '../src/observability/alerts';
 import { DASHBOARD_FILE_NAME, dashboardJson } from '../src/observability/dashboard';
 import { PodMonitor, PrometheusRule, PrometheusRuleSpecGroupsRulesExpr, ServiceMonitor } from './imports/monitoring.coreos.com';
+import { kubeObject } from './kube';
 import type { Operator } from './operator';
 
 /**
@@ -149,15 +149,15 @@ export interface DashboardProps {
 
 /** The Grafana dashboard (`keystone-appcred dashboard`) as a ConfigMap for the grafana sidecar. */
 export class Dashboard extends Construct {
-  /** The ConfigMap. */
-  public readonly configMap: k8s.KubeConfigMap;
+  /** The ConfigMap (`v1`). */
+  public readonly configMap: ApiObject;
 
   public constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
     const name = props.name ?? 'keystone-appcred-dashboard';
     if (!DNS_SUBDOMAIN.test(name)) throw new Error(`${this.node.path}: name (${JSON.stringify(name)}) must be a DNS subdomain (lower-case letters, digits, "-" and ".")`);
     if (!DNS_LABEL.test(props.namespace)) throw new Error(`${this.node.path}: namespace (${JSON.stringify(props.namespace)}) must be a DNS label of at most 63 characters`);
-    this.configMap = new k8s.KubeConfigMap(this, 'ConfigMap', {
+    this.configMap = kubeObject(this, 'ConfigMap', 'ConfigMap', {
       metadata: {
         name,
         namespace: props.namespace,

@@ -11,8 +11,8 @@
  * One namespace gets one Role per operator, however many ControlPlanes name it.
  */
 import { Construct, type IConstruct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { SecretAccessMode, SECRET_ACCESS_MODES, type SecretRef } from '../src/api/secret-access';
+import { kubeObject, type PolicyRule, type StringMap, type Subject } from './kube';
 import type { JustifiedRule } from './operator-rbac';
 
 /**
@@ -116,15 +116,15 @@ export class SecretRole extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    props: { readonly name: string; readonly namespace: string; readonly rules: readonly JustifiedRule[]; readonly subject: k8s.Subject; readonly labels: Readonly<Record<string, string>>; readonly policyRule: (rule: JustifiedRule) => k8s.PolicyRule },
+    props: { readonly name: string; readonly namespace: string; readonly rules: readonly JustifiedRule[]; readonly subject: Subject; readonly labels: StringMap; readonly policyRule: (rule: JustifiedRule) => PolicyRule },
   ) {
     super(scope, id);
     this.namespace = props.namespace;
     this.rules = props.rules;
     // Labelled apart, so the Roles alone can be applied ahead of a move to the namespaced mode (`kubectl apply -l`).
     const metadata = { name: props.name, namespace: props.namespace, labels: { ...props.labels, 'app.kubernetes.io/component': SECRET_ACCESS_COMPONENT } };
-    const role = new k8s.KubeRole(this, 'Role', { metadata, rules: props.rules.map(props.policyRule) });
-    const binding = new k8s.KubeRoleBinding(this, 'RoleBinding', {
+    const role = kubeObject(this, 'Role', 'Role', { metadata, rules: props.rules.map(props.policyRule) });
+    const binding = kubeObject(this, 'RoleBinding', 'RoleBinding', {
       metadata,
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: props.name },
       subjects: [{ ...props.subject }],

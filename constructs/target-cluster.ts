@@ -10,8 +10,8 @@
  * name is the Secret's name (docs/operator.md, "Target clusters", shows how to make it).
  */
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { CustomResourceDefinition, Kind } from './crd';
+import { kubeObject, type Subject } from './kube';
 import { policyRule } from './operator';
 import { SecretAccessMode, namespaceViolation, secretRoleName } from '../src/api/secret-access';
 import { TARGET_CLUSTER_RULES, TARGET_NAMESPACE_SECRET_RULES, TARGET_NAMESPACED_CLUSTER_RULES, type JustifiedRule } from './operator-rbac';
@@ -52,7 +52,7 @@ export class TargetClusterSubject {
 }
 
 /** The RBAC subject of a target cluster's subject. */
-export function rbacSubject(subject: TargetClusterSubject): k8s.Subject {
+export function rbacSubject(subject: TargetClusterSubject): Subject {
   return subject.kind === 'ServiceAccount'
     ? { kind: 'ServiceAccount', name: subject.name, namespace: subject.namespace }
     : { kind: subject.kind, name: subject.name, apiGroup: 'rbac.authorization.k8s.io' };
@@ -133,8 +133,8 @@ export class TargetCluster extends Construct {
     this.namespaceRules = namespaced ? [...TARGET_NAMESPACE_SECRET_RULES] : [];
     this.definitions = ORDER_KINDS.map((kind) => new CustomResourceDefinition(this, kind, { kind }));
     const labels = { 'app.kubernetes.io/name': this.roleName, 'app.kubernetes.io/component': 'target-cluster', 'app.kubernetes.io/part-of': 'keystone-appcred' };
-    const role = new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: this.rules.map(policyRule) });
-    const binding = new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+    const role = kubeObject(this, 'ClusterRole', 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: this.rules.map(policyRule) });
+    const binding = kubeObject(this, 'ClusterRoleBinding', 'ClusterRoleBinding', {
       metadata: { name: this.roleName, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.roleName },
       subjects: [rbacSubject(subject)],

@@ -5,9 +5,10 @@
  * The process serves `/healthz` and `/readyz` on the health port and `/metrics` on the metrics port, elects a leader on
  * a Lease in its own namespace, and reads its settings from the environment variables {@link OperatorEnv} names.
  */
+import type { ApiObject, ApiObjectMetadata } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { SecretAccessMode, secretRoleName, sourceRoleName, type SecretRef } from '../../src/api/secret-access';
+import { kubeObject, type PolicyRule } from '../kube';
 import type { SecretReference } from '../orders/keystone-cluster-identity';
 import { CLUSTER_RULES, HANDOFF_RULES, NAMESPACE_SECRET_RULES, NAMESPACED_CLUSTER_RULES, REGISTRATION_RULES, leaseRules, sourceSecretRules, type JustifiedRule } from '../operator-rbac';
 import { EmittedRoles, SecretAccess, SecretAccessRegistry, SecretRole } from '../secret-access';
@@ -36,16 +37,16 @@ export class Operator extends Construct {
   public readonly secretAccess: SecretAccess;
   /** The rules of each namespace's Role `<name>-secrets` (namespaced mode; none in the cluster-wide mode). */
   public readonly namespaceRules: JustifiedRule[];
-  /** The Deployment. */
-  public readonly deployment: k8s.KubeDeployment;
+  /** The Deployment (`apps/v1`). */
+  public readonly deployment: ApiObject;
   /** The base name of every object (the `name` prop): the scrape job's name in the monitoring constructs. */
   public readonly name: string;
   /** The labels of every object; the metrics Service and the pods carry them. */
   public readonly labels: { [key: string]: string };
   /** The labels that select the operator's pods (and, in the metrics Service's namespace, the Service). */
   public readonly selector: { [key: string]: string };
-  /** The metrics Service, `<name>-metrics`, whose port `metrics` serves `/metrics`. */
-  public readonly metricsService: k8s.KubeService;
+  /** The metrics Service (`v1`), `<name>-metrics`, whose port `metrics` serves `/metrics`. */
+  public readonly metricsService: ApiObject;
   private readonly roles = new EmittedRoles();
 
   public constructor(scope: Construct, id: string, props: OperatorProps) {
@@ -64,58 +65,58 @@ export class Operator extends Construct {
     this.name = p.name;
     this.labels = labels;
     this.selector = selector;
-    const meta = (name: string): k8s.ObjectMeta => ({ name, namespace: p.namespace, labels });
+    const meta = (name: string): ApiObjectMetadata => ({ name, namespace: p.namespace, labels });
 
     if (p.createNamespace) {
-      new k8s.KubeNamespace(this, 'Namespace', {
+      kubeObject(this, 'Namespace', 'Namespace', {
         metadata: { name: p.namespace, labels: { ...labels, 'pod-security.kubernetes.io/enforce': 'restricted' } },
       });
     }
-    new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata: meta(p.name) });
+    kubeObject(this, 'ServiceAccount', 'ServiceAccount', { metadata: meta(p.name) });
     const subjects = [{ kind: 'ServiceAccount', name: p.name, namespace: p.namespace }];
-    new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: p.name, labels }, rules: this.clusterRules.map(policyRule) });
-    new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+    kubeObject(this, 'ClusterRole', 'ClusterRole', { metadata: { name: p.name, labels }, rules: this.clusterRules.map(policyRule) });
+    kubeObject(this, 'ClusterRoleBinding', 'ClusterRoleBinding', {
       metadata: { name: p.name, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: p.name },
       subjects,
     });
-    new k8s.KubeRole(this, 'LeaseRole', { metadata: meta(`${p.name}-leader-election`), rules: leaseRules(this.leaseName).map(policyRule) });
-    new k8s.KubeRoleBinding(this, 'LeaseRoleBinding', {
+    kubeObject(this, 'LeaseRole', 'Role', { metadata: meta(`${p.name}-leader-election`), rules: leaseRules(this.leaseName).map(policyRule) });
+    kubeObject(this, 'LeaseRoleBinding', 'RoleBinding', {
       metadata: meta(`${p.name}-leader-election`),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${p.name}-leader-election` },
       subjects,
     });
-    new k8s.KubeRole(this, 'RegistrationRole', { metadata: meta(`${p.name}-cluster-registration`), rules: REGISTRATION_RULES.map(policyRule) });
-    new k8s.KubeRoleBinding(this, 'RegistrationRoleBinding', {
+    kubeObject(this, 'RegistrationRole', 'Role', { metadata: meta(`${p.name}-cluster-registration`), rules: REGISTRATION_RULES.map(policyRule) });
+    kubeObject(this, 'RegistrationRoleBinding', 'RoleBinding', {
       metadata: meta(`${p.name}-cluster-registration`),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${p.name}-cluster-registration` },
       subjects,
     });
 
-    this.deployment = new k8s.KubeDeployment(this, 'Deployment', {
+    this.deployment = kubeObject(this, 'Deployment', 'Deployment', {
       metadata: meta(p.name),
       spec: {
         replicas: p.replicas,
         selector: { matchLabels: selector },
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         template: {
           metadata: { labels },
           spec: podSpec(p, this.leaseName, selector),
         },
       },
     });
-    this.metricsService = new k8s.KubeService(this, 'MetricsService', {
+    this.metricsService = kubeObject(this, 'MetricsService', 'Service', {
       metadata: meta(`${p.name}-metrics`),
       spec: {
         type: 'ClusterIP',
         selector,
-        ports: [{ name: 'metrics', port: p.metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+        ports: [{ name: 'metrics', port: p.metricsPort, targetPort: 'metrics', protocol: 'TCP' }],
       },
     });
-    new k8s.KubePodDisruptionBudget(this, 'PodDisruptionBudget', {
+    kubeObject(this, 'PodDisruptionBudget', 'PodDisruptionBudget', {
       metadata: meta(p.name),
       // maxUnavailable 1: a drain may take the standby (or, with one replica, the only pod) but never both at once.
-      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: selector } },
+      spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
     });
 
     if (namespaced) {
@@ -160,7 +161,7 @@ export class Operator extends Construct {
 }
 
 /** The RBAC PolicyRule of a justified rule (its reason stays in the code and the docs); internal, not in the library's API. */
-export function policyRule(rule: JustifiedRule): k8s.PolicyRule {
+export function policyRule(rule: JustifiedRule): PolicyRule {
   return {
     apiGroups: [...rule.apiGroups],
     resources: [...rule.resources],

@@ -4,7 +4,6 @@
  */
 import { Construct } from 'constructs';
 import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds } from '../../src/api/operator-env';
-import { ImagePullPolicy } from 'cdk8s-plus-33';
 import { SecretAccessMode, namespaceViolation, secretNameViolation } from '../../src/api/secret-access';
 import type { SecretReference } from '../orders/keystone-cluster-identity';
 import { SecretAccess, secretAccessMode } from '../secret-access';
@@ -58,6 +57,16 @@ export class OpenBaoAuth {
   ) {}
 }
 
+/** When the kubelet pulls the operator's image: the container's `imagePullPolicy`, in Kubernetes' words. */
+export enum ImagePullPolicy {
+  /** Pull at every container start (a mutable tag). */
+  ALWAYS = 'Always',
+  /** Pull only when the node does not have the image. */
+  IF_NOT_PRESENT = 'IfNotPresent',
+  /** Never pull: the image must be on the node. */
+  NEVER = 'Never',
+}
+
 /** The operator's log level (`KAC_LOG_LEVEL`). */
 export enum LogLevel {
   /** Every pass and request. */
@@ -104,7 +113,7 @@ export interface OperatorProps {
   readonly name?: string;
   /** Replicas; one leader reconciles, the others stand by. @default 2 */
   readonly replicas?: number;
-  /** @default ImagePullPolicy.IF_NOT_PRESENT */
+  /** When the kubelet pulls the image. @default ImagePullPolicy.IF_NOT_PRESENT */
   readonly imagePullPolicy?: ImagePullPolicy;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
@@ -235,6 +244,7 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
   if (!DNS_LABEL.test(p.namespace) || p.namespace.length > 63) fail('namespace', p.namespace, 'must be a DNS label of at most 63 characters');
   if (!DNS_LABEL.test(p.name) || p.name.length > 52) fail('name', p.name, 'must be a DNS label of at most 52 characters (suffixes are appended)');
   if (!Number.isInteger(p.replicas) || p.replicas < 1) fail('replicas', p.replicas, 'must be an integer of at least 1');
+  if (!(Object.values(ImagePullPolicy) as string[]).includes(p.imagePullPolicy)) fail('imagePullPolicy', p.imagePullPolicy, `must be one of ${Object.values(ImagePullPolicy).join(', ')}`);
   for (const [prop, port] of [['healthPort', p.healthPort], ['metricsPort', p.metricsPort]] as const) {
     if (!Number.isInteger(port) || port < 1024 || port > 65535) fail(prop, port, 'must be an unprivileged port (1024 to 65535): the process runs as non-root');
   }

@@ -1,11 +1,11 @@
 /** The typed KeystoneClusterIdentity (issue 11, terraformclusteridentity.md): cluster-scoped, validated at synth. */
 import { JsonPatch, type ApiObject } from 'cdk8s';
-import type { k8s } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 import { ClusterIdentityKind, type KeystoneClusterIdentitySpec } from '../../src/api/cluster-identity';
 import { validateClusterIdentity } from '../../src/api/cluster-identity-rules';
-import type { LabelSelector, LabelSelectorOperator } from '../../src/api/label-selector';
+import type { LabelSelector as SelectorSpec, LabelSelectorOperator } from '../../src/api/label-selector';
 import { violation } from '../../src/api/validation';
+import type { LabelSelector } from '../label-selector';
 import { SecretAccessRegistry } from '../secret-access';
 import { defined, emitOrder, type OrderProps } from './order';
 
@@ -25,7 +25,7 @@ export interface AllowedNamespaces {
   /** 1 to 100 unique namespace names. @default none */
   readonly list?: string[];
   /** A label selector over Namespace labels (`metav1.LabelSelector`). @default none */
-  readonly selector?: k8s.LabelSelector;
+  readonly selector?: LabelSelector;
 }
 
 /** Props of {@link KeystoneClusterIdentity}. */
@@ -86,7 +86,7 @@ export class KeystoneClusterIdentity extends Construct {
  * A copy of a selector with only the given fields, so an absent field stays absent in the manifest. The operator is
  * passed as written: an unknown one is the CRD rule's to refuse (synth checks it with the same message).
  */
-function copySelector(selector: k8s.LabelSelector): LabelSelector {
+function copySelector(selector: LabelSelector): SelectorSpec {
   return defined({
     matchLabels: selector.matchLabels && { ...selector.matchLabels },
     matchExpressions: selector.matchExpressions?.map((r) => defined({ key: r.key, operator: r.operator as LabelSelectorOperator, values: r.values && [...r.values] })),

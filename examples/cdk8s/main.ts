@@ -5,15 +5,16 @@
  * Deployment that reads the delivered `clouds.yaml`).
  *
  * It imports the library by the package name, as your own project does after
- * `npm install keystone-appcred cdk8s constructs cdk8s-plus-33` (inside this repository the name resolves to the
- * sources through tsconfig.json's `paths`). The same app in Python, Go and Java is in `python/`, `go/` and `java/`
- * beside this file, on the jsii package `keystone-appcred-cdk8s`; each writes these manifests byte for byte.
+ * `npm install keystone-appcred cdk8s constructs` (inside this repository the name resolves to the sources through
+ * tsconfig.json's `paths`). The namespaces and the billing team's Deployment are cdk8s core's `ApiObject`s; an app
+ * that uses cdk8s-plus may write them with its classes instead. The same app in Python, Go and Java is in `python/`,
+ * `go/` and `java/` beside this file, on the jsii package `keystone-appcred-cdk8s`; each writes these manifests byte
+ * for byte.
  *
  * Run: `npx -p cdk8s-cli cdk8s synth` in this directory (cdk8s.yaml; writes dist/), or `npx tsx examples/cdk8s/main.ts`
  * from the repository root (writes dist/example/).
  */
-import { App, Chart, type ChartProps } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
+import { ApiObject, App, Chart, type ChartProps } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { ControlPlane, Crds, Duration, EndpointType, OpenBaoAuth, Operator, SecretAccess, ServiceOwner } from 'keystone-appcred/cdk8s';
 
@@ -28,7 +29,7 @@ export class PlatformChart extends Chart {
       openBao: { address: 'https://openbao.openbao.svc:8200', auth: OpenBaoAuth.kubernetes({ role: 'keystone-appcred-operator' }) },
       secretAccess: SecretAccess.NAMESPACED,
     });
-    for (const name of ['openstack', 'billing']) new k8s.KubeNamespace(this, `Namespace-${name}`, { metadata: { name } });
+    for (const name of ['openstack', 'billing']) new ApiObject(this, `Namespace-${name}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     new ControlPlane(this, 'ControlPlane', {
       metadata: { name: 'cp', namespace: 'openstack' },
       keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', endpointType: EndpointType.INTERNAL },
@@ -56,7 +57,9 @@ export class BillingChart extends Chart {
       rotation: { interval: Duration.parse('168h'), gracePeriod: '12h' },
     });
 
-    new k8s.KubeDeployment(this, 'Billing', {
+    new ApiObject(this, 'Billing', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
       metadata: { name: 'billing' },
       spec: {
         selector: { matchLabels: { app: 'billing' } },

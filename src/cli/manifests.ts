@@ -5,7 +5,7 @@
  * and the ClusterRole and binding of the identity the operator's kubeconfig uses there (the `TargetCluster` construct).
  * With `--secret-namespaces`, either grants Secrets only in the listed namespaces (issue 34, the namespaced mode).
  *
- * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
+ * The construct library and its peer dependencies (`cdk8s`, `constructs`) are loaded only when the
  * command runs, so the rest of the command line works without them.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -68,7 +68,7 @@ export const DEFAULT_OPENBAO_ADDRESS = 'https://openbao.openbao.svc:8200';
 export const DEFAULT_OPENBAO_ROLE = 'keystone-appcred-operator';
 
 /** The peer dependencies the construct library needs at run time. */
-const PEERS = ['cdk8s', 'constructs', 'cdk8s-plus-33'] as const;
+const PEERS = ['cdk8s', 'constructs'] as const;
 
 /** The option each construct prop comes from, to name it in an error. */
 const OPTION_OF: Readonly<Record<string, string>> = {
@@ -157,8 +157,6 @@ export function renderManifests(options: ManifestsOptions): string {
   const lib = loadLibrary();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const cdk8s = require('cdk8s') as typeof import('cdk8s');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { k8s } = require('cdk8s-plus-33') as typeof import('cdk8s-plus-33');
   // synthYaml() writes nothing; the outdir is never created.
   const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
   const crds = new cdk8s.Chart(app, 'crds');
@@ -189,7 +187,7 @@ export function renderManifests(options: ManifestsOptions): string {
   }
   if (options.sample) {
     const samples = new cdk8s.Chart(app, 'samples');
-    for (const name of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
+    for (const name of ['openstack', 'tenant-a']) new cdk8s.ApiObject(samples, `Namespace-${name}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     const controlPlane = new lib.ControlPlane(samples, 'ControlPlane', {
       metadata: { name: 'cp', namespace: 'openstack' },
       keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', caBundleSecretRef: { name: 'keystone-ca' } },

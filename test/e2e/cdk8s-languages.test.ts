@@ -6,9 +6,10 @@
  *
  * - TypeScript: the repository's sources, as `keystone-appcred/cdk8s` resolves inside it: the reference manifests;
  * - Python: a fresh venv, `pip install` of the wheel with the peers from PyPI at the versions the TypeScript side uses;
- * - Go: the module through a `replace` (and the cdk8s and cdk8s-plus-33 Go modules jsii-pacmak built from their npm
- *   packages, which the Go module proxy does not serve);
- * - Java: the jar from the local Maven repository jsii-pacmak wrote (with the peers' jars, which Maven Central lacks).
+ * - Go: the module through a `replace` (and the cdk8s Go module jsii-pacmak built from its npm package, which the Go
+ *   module proxy does not serve);
+ * - Java: the jar from the local Maven repository jsii-pacmak wrote (with the cdk8s jar, which Maven Central lacks at
+ *   this version).
  *
  * Every language's manifests equal the TypeScript app's byte for byte, and the API server accepts them with
  * `kubectl apply --server-side --dry-run=server` (the CRDs applied first, for real, as crds.test.ts leaves them). Prints
@@ -18,7 +19,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { installedVersion, GO_MODULE, JSII_NAMES } from '../../tools/jsii/package';
+import { installedVersion, GO_MODULE, JSII_NAMES, PEERS } from '../../tools/jsii/package';
 import type { JsiiBuild } from '../../tools/jsii/build';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { cdk8sCli, JSII_BUILD_MS, jsiiBuild } from '../support/jsii';
@@ -96,7 +97,7 @@ describe('the example app in TypeScript, Python, Go and Java, on the jsii packag
     expect(wheel).toMatch(new RegExp(`^${JSII_NAMES.python.module}-`));
     const start = Date.now();
     await runOk('python3', ['-m', 'venv', join(dir, '.venv')], { cwd: dir });
-    const pins = ['cdk8s', 'constructs', 'cdk8s-plus-33'].map((p) => `${p}==${installedVersion(p)}`);
+    const pins = PEERS.map((p) => `${p}==${installedVersion(p)}`);
     await runOk(join(dir, '.venv', 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', join(build.dist, 'python', wheel), ...pins], { cwd: dir, timeoutMs: 900_000 });
     const install = (Date.now() - start) / 1000;
     const out = await synth(cli, dir, env({ VIRTUAL_ENV: join(dir, '.venv') }, [join(dir, '.venv', 'bin')]));
@@ -111,7 +112,7 @@ describe('the example app in TypeScript, Python, Go and Java, on the jsii packag
     const replace = (module: string, path: string) => ['-replace', `${module}=${join(goDist, path)}`];
     await runOk(
       'go',
-      ['mod', 'edit', ...replace(GO_MODULE, JSII_NAMES.go.packageName), ...replace('github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2', 'cdk8s'), ...replace('github.com/cdk8s-team/cdk8s-plus-go/cdk8splus33/v2', 'cdk8splus33')],
+      ['mod', 'edit', ...replace(GO_MODULE, JSII_NAMES.go.packageName), ...replace('github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2', 'cdk8s')],
       { cwd: dir },
     );
     const out = await synth(cli, dir, env());

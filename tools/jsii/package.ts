@@ -26,8 +26,8 @@ export const JSII_NAMES = {
 /** The Go module path of the built module: jsii-pacmak writes `<moduleName>/<packageName>` (no major suffix below v2). */
 export const GO_MODULE = `${JSII_NAMES.go.moduleName}/${JSII_NAMES.go.packageName}`;
 
-/** The cdk8s peers of the construct library: its whole closure. */
-export const PEERS = ['cdk8s', 'constructs', 'cdk8s-plus-33'] as const;
+/** The cdk8s peers of the construct library: its whole closure (the Kubernetes objects are its own, constructs/kube.ts). */
+export const PEERS = ['cdk8s', 'constructs'] as const;
 
 interface RootPackage {
   readonly version: string;

@@ -8,7 +8,7 @@
  * without the types of what the API re-exports (`AlertParameters`); the copy is the same source the engine compiles,
  * so no rule is written twice, and jsii compiles it into the package beside the constructs. The copy is the import
  * closure of `constructs/index.ts`, read by the TypeScript compiler, and may import nothing outside itself but the
- * peers (`cdk8s`, `constructs`, `cdk8s-plus-33`) and Node's built-ins: `closure()` refuses anything else, so an engine
+ * peers (`cdk8s`, `constructs`) and Node's built-ins: `closure()` refuses anything else, so an engine
  * module that starts loading `@kubernetes/client-node` fails the build here, naming the import.
  *
  * The stage's node_modules is a link to the repository's, where jsii finds the peers' assemblies.

@@ -1,7 +1,6 @@
 // The Go example's module. keystone-appcred-cdk8s is not published yet, and the Go module proxy does not serve the cdk8s
-// and cdk8s-plus-33 Go modules: all three are replaced with the modules jsii-pacmak builds from the npm packages
-// (`npm run jsii` writes them to lib/jsii/go/; README.md beside this file). constructs-go and jsii-runtime-go come from
-// the module proxy.
+// Go module: both are replaced with the modules jsii-pacmak builds from the npm packages (`npm run jsii` writes them to
+// lib/jsii/go/; README.md beside this file). constructs-go and jsii-runtime-go come from the module proxy.
 module keystone-appcred/examples/cdk8s/go
 
 go 1.25.0
@@ -10,7 +9,6 @@ require (
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.140.0
 	github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2 v2.70.106
-	github.com/cdk8s-team/cdk8s-plus-go/cdk8splus33/v2 v2.5.57
 	keystone-appcred/cdk8s-go/keystoneappcredcdk8s v0.1.0
 )
 
@@ -32,6 +30,5 @@ require (
 
 replace (
 	github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2 => ../../../lib/jsii/go/cdk8s
-	github.com/cdk8s-team/cdk8s-plus-go/cdk8splus33/v2 => ../../../lib/jsii/go/cdk8splus33
 	keystone-appcred/cdk8s-go/keystoneappcredcdk8s => ../../../lib/jsii/go/keystoneappcredcdk8s
 )

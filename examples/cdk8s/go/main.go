@@ -12,7 +12,6 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2"
-	"github.com/cdk8s-team/cdk8s-plus-go/cdk8splus33/v2/k8s"
 	kac "keystone-appcred/cdk8s-go/keystoneappcredcdk8s"
 )
 
@@ -30,7 +29,11 @@ func NewPlatformChart(scope constructs.Construct, id string) cdk8s.Chart {
 		SecretAccess: kac.SecretAccess_NAMESPACED,
 	})
 	for _, name := range []string{"openstack", "billing"} {
-		k8s.NewKubeNamespace(chart, jsii.String(fmt.Sprintf("Namespace-%s", name)), &k8s.KubeNamespaceProps{Metadata: &k8s.ObjectMeta{Name: jsii.String(name)}})
+		cdk8s.NewApiObject(chart, jsii.String(fmt.Sprintf("Namespace-%s", name)), &cdk8s.ApiObjectProps{
+			ApiVersion: jsii.String("v1"),
+			Kind:       jsii.String("Namespace"),
+			Metadata:   &cdk8s.ApiObjectMetadata{Name: jsii.String(name)},
+		})
 	}
 	kac.NewControlPlane(chart, jsii.String("ControlPlane"), &kac.ControlPlaneProps{
 		Metadata:        &cdk8s.ApiObjectMetadata{Name: jsii.String("cp"), Namespace: jsii.String("openstack")},
@@ -53,33 +56,37 @@ func NewBillingChart(scope constructs.Construct, id string, image string) cdk8s.
 		Role:            jsii.String("member"),
 		Rotation:        &kac.RotationProps{Interval: kac.Duration_Parse(jsii.String("168h")), GracePeriod: jsii.String("12h")},
 	})
-	labels := &map[string]*string{"app": jsii.String("billing")}
-	k8s.NewKubeDeployment(chart, jsii.String("Billing"), &k8s.KubeDeploymentProps{
-		Metadata: &k8s.ObjectMeta{Name: jsii.String("billing")},
-		Spec: &k8s.DeploymentSpec{
-			Selector: &k8s.LabelSelector{MatchLabels: labels},
-			Template: &k8s.PodTemplateSpec{
-				Metadata: &k8s.ObjectMeta{Labels: labels},
-				Spec: &k8s.PodSpec{
-					Containers: &[]*k8s.Container{{
-						Name:  jsii.String("billing"),
-						Image: jsii.String(image),
-						// openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
-						Env:          &[]*k8s.EnvVar{{Name: jsii.String("OS_CLOUD"), Value: jsii.String("openstack")}},
-						VolumeMounts: &[]*k8s.VolumeMount{{Name: jsii.String("openstack"), MountPath: jsii.String("/etc/openstack"), ReadOnly: jsii.Bool(true)}},
-					}},
-					// The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
-					Volumes: &[]*k8s.Volume{{
-						Name: jsii.String("openstack"),
-						Secret: &k8s.SecretVolumeSource{
-							SecretName: owner.ApplicationCredential().SecretName(),
-							Items:      &[]*k8s.KeyToPath{{Key: jsii.String("clouds.yaml"), Path: jsii.String("clouds.yaml")}},
-						},
-					}},
-				},
+	// A Deployment of the team's own, as cdk8s core writes any object: an ApiObject and its spec as a JSON patch (the
+	// jsii runtime sends a map with its keys sorted, as cdk8s writes what an ApiObject is given).
+	deployment := cdk8s.NewApiObject(chart, jsii.String("Billing"), &cdk8s.ApiObjectProps{
+		ApiVersion: jsii.String("apps/v1"),
+		Kind:       jsii.String("Deployment"),
+		Metadata:   &cdk8s.ApiObjectMetadata{Name: jsii.String("billing")},
+	})
+	labels := map[string]any{"app": "billing"}
+	deployment.AddJsonPatch(cdk8s.JsonPatch_Add(jsii.String("/spec"), map[string]any{
+		"selector": map[string]any{"matchLabels": labels},
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": labels},
+			"spec": map[string]any{
+				"containers": []any{map[string]any{
+					"name":  "billing",
+					"image": image,
+					// openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
+					"env":          []any{map[string]any{"name": "OS_CLOUD", "value": "openstack"}},
+					"volumeMounts": []any{map[string]any{"name": "openstack", "mountPath": "/etc/openstack", "readOnly": true}},
+				}},
+				// The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
+				"volumes": []any{map[string]any{
+					"name": "openstack",
+					"secret": map[string]any{
+						"secretName": *owner.ApplicationCredential().SecretName(),
+						"items":      []any{map[string]any{"key": "clouds.yaml", "path": "clouds.yaml"}},
+					},
+				}},
 			},
 		},
-	})
+	}))
 	return chart
 }
 

@@ -6,8 +6,7 @@ Two charts: the platform team's (the CRDs, the operator granted Secrets per name
 delivered clouds.yaml). `cdk8s synth` in this directory runs it (cdk8s.yaml) and writes the same manifests, byte for
 byte, as the TypeScript app.
 """
-from cdk8s import ApiObjectMetadata, App, Chart
-from cdk8s_plus_33 import k8s
+from cdk8s import ApiObject, ApiObjectMetadata, App, Chart, JsonPatch
 from constructs import Construct
 from keystone_appcred_cdk8s import (
     AdminCredentialProps,
@@ -46,7 +45,7 @@ class PlatformChart(Chart):
             secret_access=SecretAccess.NAMESPACED,
         )
         for name in ["openstack", "billing"]:
-            k8s.KubeNamespace(self, f"Namespace-{name}", metadata=k8s.ObjectMeta(name=name))
+            ApiObject(self, f"Namespace-{name}", api_version="v1", kind="Namespace", metadata=ApiObjectMetadata(name=name))
         ControlPlane(
             self,
             "ControlPlane",
@@ -71,39 +70,42 @@ class BillingChart(Chart):
             role="member",
             rotation=RotationProps(interval=Duration.parse("168h"), grace_period="12h"),
         )
-        k8s.KubeDeployment(
-            self,
-            "Billing",
-            metadata=k8s.ObjectMeta(name="billing"),
-            spec=k8s.DeploymentSpec(
-                selector=k8s.LabelSelector(match_labels={"app": "billing"}),
-                template=k8s.PodTemplateSpec(
-                    metadata=k8s.ObjectMeta(labels={"app": "billing"}),
-                    spec=k8s.PodSpec(
-                        containers=[
-                            k8s.Container(
-                                name="billing",
-                                image=image,
-                                # openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
-                                env=[k8s.EnvVar(name="OS_CLOUD", value="openstack")],
-                                volume_mounts=[k8s.VolumeMount(name="openstack", mount_path="/etc/openstack", read_only=True)],
-                            )
-                        ],
-                        # The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
-                        volumes=[
-                            k8s.Volume(
-                                name="openstack",
-                                secret=k8s.SecretVolumeSource(
-                                    secret_name=owner.application_credential.secret_name,
-                                    items=[k8s.KeyToPath(key="clouds.yaml", path="clouds.yaml")],
-                                ),
-                            )
-                        ],
-                    ),
-                ),
-            ),
+        # A Deployment of the team's own, as cdk8s core writes any object: an ApiObject and its spec as a JSON patch. cdk8s
+        # sorts the keys of what an ApiObject is given, not of a patch, so the keys are written in sorted order here: the
+        # same manifest as the TypeScript app's, byte for byte.
+        deployment = ApiObject(self, "Billing", api_version="apps/v1", kind="Deployment", metadata=ApiObjectMetadata(name="billing"))
+        deployment.add_json_patch(
+            JsonPatch.add(
+                "/spec",
+                {
+                    "selector": {"matchLabels": {"app": "billing"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "billing"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    # openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
+                                    "env": [{"name": "OS_CLOUD", "value": "openstack"}],
+                                    "image": image,
+                                    "name": "billing",
+                                    "volumeMounts": [{"mountPath": "/etc/openstack", "name": "openstack", "readOnly": True}],
+                                }
+                            ],
+                            # The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
+                            "volumes": [
+                                {
+                                    "name": "openstack",
+                                    "secret": {
+                                        "items": [{"key": "clouds.yaml", "path": "clouds.yaml"}],
+                                        "secretName": owner.application_credential.secret_name,
+                                    },
+                                }
+                            ],
+                        },
+                    },
+                },
+            )
         )
-
 
 if __name__ == "__main__":
     # `cdk8s synth` says where to write in CDK8S_OUTDIR, which App reads.

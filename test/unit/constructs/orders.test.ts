@@ -1,5 +1,6 @@
 import { Chart, Testing } from 'cdk8s';
 import { Duration } from '../../../constructs/duration';
+import type { LabelSelector } from '../../../constructs/label-selector';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
 import { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
 import { KeystoneProject } from '../../../constructs/orders/keystone-project';
@@ -190,6 +191,15 @@ describe('KeystoneClusterIdentity', () => {
       allowedNamespaces: { selector },
     });
     expect(synth({ allowedNamespaces: { selector: {} } })[0].spec).toMatchObject({ allowedNamespaces: { selector: {} } });
+  });
+
+  it('takes the library\'s own LabelSelector, metav1\'s shape: an operator Kubernetes does not know fails the synth naming the field', () => {
+    const selector: LabelSelector = { matchExpressions: [{ key: 'environment', operator: 'NotIn', values: ['production'] }] };
+    expect(synth({ allowedNamespaces: { selector } })[0].spec).toMatchObject({ allowedNamespaces: { selector } });
+    const unknown: LabelSelector = { matchExpressions: [{ key: 'environment', operator: 'Within', values: ['staging'] }] };
+    expect(() => synth({ allowedNamespaces: { selector: unknown } })).toThrow(
+      'spec.allowedNamespaces.selector.matchExpressions[0].operator ("Within"): must be one of In, NotIn, Exists, DoesNotExist',
+    );
   });
 
   it.each([

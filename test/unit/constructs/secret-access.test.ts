@@ -3,8 +3,7 @@
  * and RoleBinding per namespace that needs Secrets from the ControlPlanes and identities declared in the same app, in
  * any declaration order, one per namespace; no cluster-scoped rule on Secrets; the cluster-wide mode stays as it was.
  */
-import { Chart, Testing } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
+import { ApiObject, Chart, Testing } from 'cdk8s';
 import { CLUSTER_RULES, NAMESPACE_SECRET_RULES, NAMESPACED_CLUSTER_RULES, TARGET_CLUSTER_RULES, TARGET_NAMESPACE_SECRET_RULES, TARGET_NAMESPACED_CLUSTER_RULES } from '../../../constructs/operator-rbac';
 import { Operator, type OperatorProps } from '../../../constructs/operator';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
@@ -33,7 +32,7 @@ describe('the Operator with secretAccess namespaced', () => {
     const ops = new Chart(app, 'operator');
     const operator = new Operator(ops, 'Operator', operatorProps());
     const samples = new Chart(app, 'samples');
-    for (const ns of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `ns-${ns}`, { metadata: { name: ns } });
+    for (const ns of ['openstack', 'tenant-a']) new ApiObject(samples, `ns-${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     controlPlane(samples, 'cp', 'openstack', [{ namespace: 'tenant-a' }, { namespace: 'tenant-x', targetClusterRef: { name: 'edge-1' } }]);
     const opObjects = synth(ops);
     const clusterRole = opObjects.find((o) => o.kind === 'ClusterRole') as Json;

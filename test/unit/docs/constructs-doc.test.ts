@@ -41,14 +41,19 @@ describe('docs/constructs.md, every cdk8s language', () => {
     expect(section).toContain(`\`${JSII_NAMES.dotnet.packageId}\``);
   });
 
-  it('the example apps pin the peers at the TypeScript side\'s versions', () => {
+  it('the example apps pin the peers at the TypeScript side\'s versions, and nothing beyond the peers', () => {
     const goMod = readFileSync(join(REPO, 'examples', 'cdk8s', 'go', 'go.mod'), 'utf8');
     expect(goMod).toContain(`github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2 v${installedVersion('cdk8s')}`);
-    expect(goMod).toContain(`github.com/cdk8s-team/cdk8s-plus-go/cdk8splus33/v2 v${installedVersion('cdk8s-plus-33')}`);
+    expect(goMod).toContain(`github.com/aws/constructs-go/constructs/v10 v${installedVersion('constructs')}`);
     expect(goMod).toContain(`${GO_MODULE} v${rootPackage().version}`);
     const pom = readFileSync(join(REPO, 'examples', 'cdk8s', 'java', 'pom.xml'), 'utf8');
-    for (const [artifact, peer] of [['cdk8s', 'cdk8s'], ['cdk8s-plus-33', 'cdk8s-plus-33'], ['constructs', 'constructs']]) {
-      expect(pom).toMatch(new RegExp(`<artifactId>${artifact}</artifactId>\\s*<version>${installedVersion(peer).replace(/\./g, '\\.')}</version>`));
+    for (const peer of PEERS) {
+      expect(pom).toMatch(new RegExp(`<artifactId>${peer}</artifactId>\\s*<version>${installedVersion(peer).replace(/\./g, '\\.')}</version>`));
     }
+    // The library's closure is cdk8s and constructs: no example imports or requires cdk8s-plus in any language (its
+    // npm, PyPI, Go and Maven names).
+    const files = ['main.ts', 'python/main.py', 'python/requirements.txt', 'go/go.mod', 'go/main.go', 'java/pom.xml', 'java/src/main/java/io/c5c3/keystoneappcred/examples/Main.java'];
+    const cdk8sPlus = /cdk8s-plus-\d|cdk8s_plus_\d|cdk8s-plus-go|org\.cdk8s\.plus/;
+    for (const file of files) expect([file, cdk8sPlus.test(readFileSync(join(REPO, 'examples', 'cdk8s', file), 'utf8'))]).toEqual([file, false]);
   });
 });

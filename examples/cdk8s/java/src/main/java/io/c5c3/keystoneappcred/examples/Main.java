@@ -30,25 +30,14 @@ import io.c5c3.keystoneappcred.cdk8s.ServiceOwner;
 import io.c5c3.keystoneappcred.cdk8s.ServiceOwnerProps;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import org.cdk8s.ApiObject;
 import org.cdk8s.ApiObjectMetadata;
+import org.cdk8s.ApiObjectProps;
 import org.cdk8s.App;
 import org.cdk8s.Chart;
 import org.cdk8s.ChartProps;
-import org.cdk8s.plus33.k8s.Container;
-import org.cdk8s.plus33.k8s.DeploymentSpec;
-import org.cdk8s.plus33.k8s.EnvVar;
-import org.cdk8s.plus33.k8s.KeyToPath;
-import org.cdk8s.plus33.k8s.KubeDeployment;
-import org.cdk8s.plus33.k8s.KubeDeploymentProps;
-import org.cdk8s.plus33.k8s.KubeNamespace;
-import org.cdk8s.plus33.k8s.KubeNamespaceProps;
-import org.cdk8s.plus33.k8s.LabelSelector;
-import org.cdk8s.plus33.k8s.ObjectMeta;
-import org.cdk8s.plus33.k8s.PodSpec;
-import org.cdk8s.plus33.k8s.PodTemplateSpec;
-import org.cdk8s.plus33.k8s.SecretVolumeSource;
-import org.cdk8s.plus33.k8s.Volume;
-import org.cdk8s.plus33.k8s.VolumeMount;
+import org.cdk8s.JsonPatch;
 import software.constructs.Construct;
 
 public final class Main {
@@ -67,7 +56,7 @@ public final class Main {
                     .secretAccess(SecretAccess.NAMESPACED)
                     .build());
             for (String name : List.of("openstack", "billing")) {
-                new KubeNamespace(this, "Namespace-" + name, KubeNamespaceProps.builder().metadata(ObjectMeta.builder().name(name).build()).build());
+                new ApiObject(this, "Namespace-" + name, ApiObjectProps.builder().apiVersion("v1").kind("Namespace").metadata(ApiObjectMetadata.builder().name(name).build()).build());
             }
             new ControlPlane(this, "ControlPlane", ControlPlaneProps.builder()
                     .metadata(ApiObjectMetadata.builder().name("cp").namespace("openstack").build())
@@ -89,34 +78,43 @@ public final class Main {
                     .role("member")
                     .rotation(RotationProps.builder().interval(Duration.parse("168h")).gracePeriod("12h").build())
                     .build());
-            Map<String, String> labels = Map.of("app", "billing");
-            new KubeDeployment(this, "Billing", KubeDeploymentProps.builder()
-                    .metadata(ObjectMeta.builder().name("billing").build())
-                    .spec(DeploymentSpec.builder()
-                            .selector(LabelSelector.builder().matchLabels(labels).build())
-                            .template(PodTemplateSpec.builder()
-                                    .metadata(ObjectMeta.builder().labels(labels).build())
-                                    .spec(PodSpec.builder()
-                                            .containers(List.of(Container.builder()
-                                                    .name("billing")
-                                                    .image(image)
-                                                    // openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
-                                                    .env(List.of(EnvVar.builder().name("OS_CLOUD").value("openstack").build()))
-                                                    .volumeMounts(List.of(VolumeMount.builder().name("openstack").mountPath("/etc/openstack").readOnly(true).build()))
-                                                    .build()))
-                                            // The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
-                                            .volumes(List.of(Volume.builder()
-                                                    .name("openstack")
-                                                    .secret(SecretVolumeSource.builder()
-                                                            .secretName(owner.getApplicationCredential().getSecretName())
-                                                            .items(List.of(KeyToPath.builder().key("clouds.yaml").path("clouds.yaml").build()))
-                                                            .build())
-                                                    .build()))
-                                            .build())
-                                    .build())
-                            .build())
+            // A Deployment of the team's own, as cdk8s core writes any object: an ApiObject and its spec as a JSON patch.
+            ApiObject deployment = new ApiObject(this, "Billing", ApiObjectProps.builder()
+                    .apiVersion("apps/v1")
+                    .kind("Deployment")
+                    .metadata(ApiObjectMetadata.builder().name("billing").build())
                     .build());
+            Map<String, Object> labels = json("app", "billing");
+            deployment.addJsonPatch(JsonPatch.add("/spec", json(
+                    "selector", json("matchLabels", labels),
+                    "template", json(
+                            "metadata", json("labels", labels),
+                            "spec", json(
+                                    "containers", List.of(json(
+                                            "name", "billing",
+                                            "image", image,
+                                            // openstacksdk and the OpenStack CLI read clouds.yaml from /etc/openstack.
+                                            "env", List.of(json("name", "OS_CLOUD", "value", "openstack")),
+                                            "volumeMounts", List.of(json("name", "openstack", "mountPath", "/etc/openstack", "readOnly", true)))),
+                                    // The Secret is rewritten at each rotation; a mounted volume picks the successor up within the grace period.
+                                    "volumes", List.of(json(
+                                            "name", "openstack",
+                                            "secret", json(
+                                                    "secretName", owner.getApplicationCredential().getSecretName(),
+                                                    "items", List.of(json("key", "clouds.yaml", "path", "clouds.yaml"))))))))));
         }
+    }
+
+    /**
+     * A JSON object from keys and values, its keys sorted: cdk8s sorts the keys of what an ApiObject is given but writes
+     * a patch as given, and the app's manifests are the TypeScript app's byte for byte.
+     */
+    static Map<String, Object> json(final Object... keysAndValues) {
+        Map<String, Object> object = new TreeMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            object.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return object;
     }
 
     public static void main(final String[] args) {
