@@ -9,7 +9,8 @@
  * - Go: the module through a `replace` (and the cdk8s Go module jsii-pacmak built from its npm package, which the Go
  *   module proxy does not serve);
  * - Java: the jar from the local Maven repository jsii-pacmak wrote (with the cdk8s jar, which Maven Central lacks at
- *   this version).
+ *   this version), resolved afresh: Maven keeps a fetched release jar forever, so the build's own are dropped from the
+ *   Maven cache first (else a rebuilt jar of the same version would never be read).
  *
  * Every language's manifests equal the TypeScript app's byte for byte, and the API server accepts them with
  * `kubectl apply --server-side --dry-run=server` (the CRDs applied first, for real, as crds.test.ts leaves them). Prints
@@ -20,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { installedVersion, GO_MODULE, JSII_NAMES, PEERS } from '../../tools/jsii/package';
-import type { JsiiBuild } from '../../tools/jsii/build';
+import { mavenRepository, type JsiiBuild } from '../../tools/jsii/build';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { cdk8sCli, JSII_BUILD_MS, jsiiBuild } from '../support/jsii';
 import { kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
@@ -125,7 +126,10 @@ describe('the example app in TypeScript, Python, Go and Java, on the jsii packag
     dirs.push(dir);
     const pom = join(dir, 'pom.xml');
     writeFileSync(pom, readFileSync(pom, 'utf8').replace(/<kac\.jsii\.repository>[^<]*</, `<kac.jsii.repository>file://${join(build.dist, 'java')}<`));
-    const out = await synth(cli, dir, env());
+    // The Maven cache of the jsii builds (its plugins and the jsii runtime fetched once), without the jars built here.
+    const repository = mavenRepository();
+    for (const artifact of [['io', 'c5c3', JSII_NAMES.java.artifactId], ['org', 'cdk8s', 'cdk8s']]) rmSync(join(repository, ...artifact), { recursive: true, force: true });
+    const out = await synth(cli, dir, env({ MAVEN_OPTS: `-Dmaven.repo.local=${repository}` }));
     times.java = `synth (mvn compile exec:java) ${out.seconds.toFixed(1)} s`;
     expect(out.manifests).toEqual(reference);
   });

@@ -12,7 +12,7 @@ import { progress } from './proc';
 /** The cdk8s-cli release the example apps are synthesized with (as test/e2e/package-cdk8s.test.ts installs it). */
 export const CDK8S_CLI_VERSION = '2.207.60';
 
-/** How long a build of every language may take on a fresh machine (Go and Java build the peers' bindings). */
+/** How long a build of every language may take on a fresh machine (with the peers' Go and Java bindings). */
 export const JSII_BUILD_MS = 3_600_000;
 
 /** The jsii package with `languages`, built unless cached. */

@@ -1,25 +1,34 @@
 /**
  * Builds the jsii package of the construct library and caches it by a hash of its inputs, as the image and the test
- * binaries are cached: `~/.cache/keystone-appcred/jsii-<version>-<hash>/` (the root overridden with `KAC_CACHE_DIR`).
+ * binaries are cached, in `~/.cache/keystone-appcred/` (the root overridden with `KAC_CACHE_DIR`):
  *
- * - `assembly`: the staged package (tools/jsii/stage.ts) compiled with `jsii` into `stage/.jsii` and `stage/lib/`.
- * - each language: one `jsii-pacmak --recurse` run for every language not built yet, which builds them in parallel
- *   (its own `--parallel`) into `dist/<language>/`: Python a wheel and an sdist, Go the module's directory, Java a
- *   local Maven repository, .NET a NuGet package where `dotnet` is on PATH (skipped with a message elsewhere), and the
- *   npm tarball (`dist/js/`). `--recurse` builds the peers' bindings too (`cdk8s`, `constructs`, `cdk8s-plus-33`) from
- *   their npm packages at the versions the TypeScript side uses: the Go module proxy answers 403 for every version of
- *   `github.com/cdk8s-team/cdk8s-core-go` and `cdk8s-plus-go`, and Maven Central has no `org.cdk8s:cdk8s` 2.70.x nor
- *   `cdk8s-plus-33` 2.5.x, so the Go and Java examples take the peers from here (Python takes them from PyPI).
- * - `docs`: the API reference per language from the assembly's TSDoc (`jsii-docgen`, as Construct Hub renders it)
- *   into `docs/API.<language>.md`.
+ * - `jsii-<version>-<hash>/`: the library's own build.
+ *   - `assembly`: the staged package (tools/jsii/stage.ts) compiled with `jsii` into `stage/.jsii` and `stage/lib/`.
+ *   - each language: `jsii-pacmak` into `dist/<language>/`: Python a wheel and an sdist, Go the module's directory,
+ *     Java a local Maven repository, .NET a NuGet package where `dotnet` is on PATH (skipped with a message
+ *     elsewhere), and the npm tarball (`dist/js/`). Python (with .NET and npm) and Go with Java are two runs side by
+ *     side (pacmak's own `--parallel` inside each).
+ *   - `docs`: the API reference per language from the assembly's TSDoc (`jsii-docgen`, as Construct Hub renders it)
+ *     into `docs/API.<language>.md`.
+ * - `jsii-peers-<language>-<hash>/`: the peers' bindings (`cdk8s`, `constructs`) in Go and in Java, which their
+ *   registries lack (the Go module proxy answers 403 for every version of `github.com/cdk8s-team/cdk8s-core-go`, and
+ *   Maven Central has no `org.cdk8s:cdk8s` 2.70.x): built by jsii-pacmak from their npm packages at the versions the
+ *   TypeScript side uses, keyed by those versions, jsii-pacmak's and jsii-rosetta's, and the language's toolchain
+ *   (`go version`; `javac -version` and `mvn --version`). A change of constructs/ leaves them alone: the library's
+ *   Go and Java builds copy them into their `dist/` (where pacmak resolves a dependency built beside it, and where the
+ *   examples' go.mod and pom.xml find them) and build only the library's own bindings. Python and .NET take the peers
+ *   from PyPI and NuGet.
+ * - `maven-repository/`: the Maven local repository of every jsii-pacmak Java build (Maven's plugins, the jsii runtime,
+ *   `software.constructs:constructs`), downloaded once rather than by every build into a scratch directory.
  *
- * The hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE) and the
- * versions of jsii, jsii-pacmak, jsii-rosetta, jsii-docgen and the peers. Each step leaves a marker with its time, so
- * a partial cache is completed, not rebuilt. What each step took, fresh, is kept in `timings.json`.
+ * The library's hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE)
+ * and the versions of jsii, jsii-pacmak, jsii-rosetta, jsii-docgen and the peers; each language's marker holds the
+ * toolchain it was built with, so a new toolchain rebuilds that language. Each step leaves a marker, so a partial cache
+ * is completed, not rebuilt. What each step took, when built, is kept in `timings.json`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { installedVersion, PEERS, ROOT, rootPackage } from './package';
@@ -82,7 +91,10 @@ export interface JsiiBuild {
   readonly dist: string;
   /** The API reference per language. */
   readonly docs: string;
-  /** Seconds each step took when it was built (`assembly`, `pacmak`, each language, `docs`). */
+  /**
+   * Seconds each step took when it was built: `assembly`, `pacmak` (the languages' wall time), each language,
+   * `peers-<language>` (the peers' bindings, when this build made them), `docs`.
+   */
   readonly timings: Readonly<Record<string, number>>;
   /** The steps this call ran (empty: everything came from the cache). */
   readonly built: readonly string[];
@@ -136,6 +148,87 @@ function readTimings(dir: string): Record<string, number> {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>) : {};
 }
 
+/** The languages whose registries lack the peers' bindings at these versions: built from npm, cached apart. */
+export const PEER_LANGUAGES: readonly Language[] = ['go', 'java'];
+
+/** Whether the Java builds make javadoc jars (`KAC_JSII_JAVADOC=1`; skipped by default: no example reads them). */
+const javadoc = (): boolean => process.env.KAC_JSII_JAVADOC === '1';
+
+/** The commands whose output names a language's toolchain. */
+const TOOLCHAIN: Readonly<Record<Language, readonly (readonly string[])[]>> = {
+  python: [['python3', '--version']],
+  go: [['go', 'version']],
+  java: [['javac', '-version'], ['mvn', '--version']],
+  dotnet: [['dotnet', '--version']],
+};
+
+const toolchains = new Map<Language, string>();
+
+/**
+ * The toolchain a language is built with, as its version commands print it (the first line of each, colours
+ * stripped), and for Java whether javadoc jars are built: part of the peers' cache key and of each language's marker.
+ */
+export function toolchain(language: Language): string {
+  let found = toolchains.get(language);
+  if (found === undefined) {
+    const lines = TOOLCHAIN[language].map(([command, ...args]) => {
+      const result = spawnSync(command, args, { encoding: 'utf8' });
+      // eslint-disable-next-line no-control-regex
+      const first = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\u001b\[[0-9;]*m/g, '').trim().split('\n')[0] ?? '';
+      return result.error ? `${command}: ${result.error.message}` : first;
+    });
+    found = [...lines, ...(language === 'java' ? [`javadoc ${javadoc() ? 'built' : 'skipped'}`] : [])].join('; ');
+    toolchains.set(language, found);
+  }
+  return found;
+}
+
+/** The Maven local repository of the jsii builds (and of the tests' Java example), so Maven fetches each artifact once. */
+export function mavenRepository(): string {
+  return join(cacheRoot(), 'maven-repository');
+}
+
+/** The arguments every jsii-pacmak run takes: the one Maven local repository, javadoc as configured. */
+function pacmakArgs(): string[] {
+  return [`--maven-local-repository=${mavenRepository()}`, ...(javadoc() ? [] : ['--mvn-define=maven.javadoc.skip=true'])];
+}
+
+/** The cache directory of the peers' bindings in `language`: keyed by the peers' and the tools' versions and the toolchain. */
+export function peersDir(language: Language, root: string = ROOT): string {
+  const hash = createHash('sha256').update(`${language}\0${toolchain(language)}\0`);
+  for (const name of [...PEERS, 'jsii-pacmak', 'jsii-rosetta']) hash.update(`${name}@${installedVersion(name, root)}\0`);
+  return join(cacheRoot(), `jsii-peers-${language}-${hash.digest('hex').slice(0, 16)}`);
+}
+
+/**
+ * Builds the peers' bindings in each of `languages` not cached yet: one jsii-pacmak run over the peers' npm packages,
+ * each language's output then moved into its own cache directory. Returns the seconds each language took (empty when
+ * everything was cached).
+ */
+async function buildPeers(languages: readonly Language[], root: string, log: (line: string) => void): Promise<Record<string, number>> {
+  const missing = languages.filter((l) => !existsSync(join(peersDir(l, root), 'done')));
+  if (missing.length === 0) return {};
+  log(`jsii-pacmak: the peers (${PEERS.join(', ')}) in ${missing.join(', ')}`);
+  const scratch = join(cacheRoot(), `jsii-peers-scratch-${process.pid}`);
+  rmSync(scratch, { recursive: true, force: true });
+  const start = Date.now();
+  try {
+    const packages = PEERS.map((p) => join(root, 'node_modules', p));
+    const output = await runToolAsync(bin('jsii-pacmak'), ['-v', '--outdir', scratch, ...pacmakArgs(), ...packages, ...missing.flatMap((l) => ['--target', l])], root, toolEnv(), 3_600_000);
+    const each = pacmakTimings(output);
+    for (const language of missing) {
+      const dir = peersDir(language, root);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(join(dir, 'dist'), { recursive: true });
+      renameSync(join(scratch, language), join(dir, 'dist', language));
+      writeFileSync(join(dir, 'done'), `${JSON.stringify({ toolchain: toolchain(language), peers: PEERS.map((p) => `${p}@${installedVersion(p, root)}`), seconds: each[language] ?? since(start) }, null, 2)}\n`);
+    }
+    return Object.fromEntries(missing.map((l) => [l, each[l] ?? since(start)]));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 /**
  * Builds (or finds in the cache) the jsii package with `languages` (default: every language this machine can build)
  * and, unless `docs` is false, the API reference. Progress goes to `log` (stderr by default). The caller that may run
@@ -154,13 +247,15 @@ export async function buildJsii(options: { languages?: readonly Language[]; docs
   const docs = join(dir, 'docs');
   const timings = readTimings(dir);
   const built: string[] = [];
-  const mark = (step: string, seconds: number): void => {
+  const mark = (step: string, seconds: number, marker = `${seconds}\n`): void => {
     timings[step] = seconds;
     built.push(step);
     writeFileSync(join(dir, 'timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
-    writeFileSync(join(dir, `${step}.done`), `${seconds}\n`);
+    writeFileSync(join(dir, `${step}.done`), marker);
   };
   const done = (step: string): boolean => existsSync(join(dir, `${step}.done`));
+  // A language is built when its marker names this machine's toolchain for it.
+  const languageDone = (l: Language): boolean => done(l) && readFileSync(join(dir, `${l}.done`), 'utf8') === `${toolchain(l)}\n`;
 
   if (!done('assembly')) {
     log(`compiling the assembly into ${dir}`);
@@ -178,29 +273,33 @@ export async function buildJsii(options: { languages?: readonly Language[]; docs
     symlinkSync(join(root, 'node_modules'), join(stageDir, 'node_modules'), 'dir');
   }
 
-  const missing = languages.filter((l) => !done(l));
+  const missing = languages.filter((l) => !languageDone(l));
   if (missing.length > 0) {
     log(`jsii-pacmak: ${missing.join(', ')}`);
     const start = Date.now();
     for (const l of missing) rmSync(join(dist, l), { recursive: true, force: true });
-    // Maven's javadoc of cdk8s-plus-33's bindings is the longest part of a Java build and no example reads it (the API
-    // reference is jsii-docgen's); KAC_JSII_JAVADOC=1 builds the javadoc jars, as a release to Maven Central would.
-    const javadoc = process.env.KAC_JSII_JAVADOC === '1' ? [] : ['--mvn-define=maven.javadoc.skip=true'];
-    // Two runs side by side: Go and Java with `--recurse` (their peers' bindings, which their registries lack), Python
-    // and .NET without (PyPI and NuGet serve the peers at these versions). `-v` prints the time of each language.
-    const recursive = (l: Language): boolean => l === 'go' || l === 'java';
-    const groups = [missing.filter(recursive), missing.filter((l) => !recursive(l))].filter((g) => g.length > 0);
-    const outputs = await Promise.all(
-      groups.map((group) => {
-        const recurse = group.some(recursive) ? ['--recurse'] : [];
-        // The npm tarball of keystone-appcred-cdk8s (`dist/js/`) comes with the run that does not recurse.
-        const targets = [...group, ...(recurse.length === 0 ? ['js'] : [])].flatMap((l) => ['--target', l]);
-        return runToolAsync(bin('jsii-pacmak'), ['-v', ...recurse, '--outdir', dist, ...javadoc, ...targets], stageDir, toolEnv(), 3_600_000);
-      }),
-    );
-    const each = Object.assign({}, ...outputs.map(pacmakTimings)) as Record<string, number>;
+    // One run for the languages that need the peers' bindings (built or taken from their cache first, then copied in
+    // beside the library's, where pacmak resolves them), one beside it for the others with the npm tarball.
+    const withPeers = missing.filter((l) => PEER_LANGUAGES.includes(l));
+    const alone = missing.filter((l) => !PEER_LANGUAGES.includes(l));
+    const pacmak = (targets: readonly string[]) =>
+      runToolAsync(bin('jsii-pacmak'), ['-v', '--outdir', dist, ...pacmakArgs(), ...targets.flatMap((t) => ['--target', t])], stageDir, toolEnv(), 3_600_000);
+    const runs: Promise<Record<string, number>>[] = [];
+    if (withPeers.length > 0) {
+      runs.push(
+        (async () => {
+          const peers = await buildPeers(withPeers, root, log);
+          for (const l of withPeers) cpSync(join(peersDir(l, root), 'dist', l), join(dist, l), { recursive: true });
+          const own = pacmakTimings(await pacmak(withPeers));
+          return { ...Object.fromEntries(Object.entries(peers).map(([l, seconds]) => [`peers-${l}`, seconds])), ...own };
+        })(),
+      );
+    }
+    if (alone.length > 0) runs.push(pacmak([...alone, 'js']).then(pacmakTimings));
+    const each = Object.assign({}, ...(await Promise.all(runs))) as Record<string, number>;
     timings.pacmak = since(start);
-    for (const l of missing) mark(l, each[l] ?? since(start));
+    for (const [step, seconds] of Object.entries(each)) if (step.startsWith('peers-')) timings[step] = seconds;
+    for (const l of missing) mark(l, each[l] ?? since(start), `${toolchain(l)}\n`);
   }
   if (options.languages === undefined && !onPath('dotnet')) log('no `dotnet` on PATH: the .NET package (nupkg) is not built');
 

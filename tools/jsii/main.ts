@@ -16,7 +16,7 @@ import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildJsii, LANGUAGES, sizeOf, type JsiiBuild, type Language } from './build';
 import { apiDiff, writeBaseline } from './diff';
-import { ROOT } from './package';
+import { JSII_NAMES, ROOT } from './package';
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -45,7 +45,9 @@ async function main(args: string[]): Promise<number> {
     const lib = link(build);
     say(`${lib} -> ${build.dir} (${build.built.length > 0 ? `built: ${build.built.join(', ')}` : 'cached'})`);
     for (const [step, seconds] of Object.entries(build.timings)) say(`  ${step}: ${seconds} s when built`);
-    for (const name of ['python', 'go', 'java', 'dotnet', 'js']) {
+    // The library's own packages (dist/go and dist/java also hold the peers' bindings, copied in from their cache).
+    const own = ['python', 'dotnet', 'js', join('go', JSII_NAMES.go.packageName), join('java', ...JSII_NAMES.java.groupId.split('.'), JSII_NAMES.java.artifactId)];
+    for (const name of own) {
       const path = join(build.dist, name);
       if (existsSync(path) && lstatSync(path).isDirectory()) say(`  dist/${name}: ${(sizeOf(path) / 1024).toFixed(0)} KiB`);
     }
