@@ -14,7 +14,7 @@
  */
 import { ApiObject, type ApiObjectMetadata } from 'cdk8s';
 import type { Construct } from 'constructs';
-import type { JsonValue } from './schema';
+import type { JsonSchemaProps } from './schema';
 
 /** Labels, annotations or a selector's `matchLabels`. */
 export type StringMap = Readonly<Record<string, string>>;
@@ -125,30 +125,6 @@ export interface PodSpec {
   };
   readonly containers: readonly Container[];
   readonly volumes?: readonly Volume[];
-}
-
-/** `apiextensions.k8s.io/v1` JSONSchemaProps, the subset a structural schema of this project uses, in its wire names. */
-export interface JsonSchemaProps {
-  readonly type?: string;
-  readonly description?: string;
-  readonly properties?: Readonly<Record<string, JsonSchemaProps>>;
-  readonly required?: readonly string[];
-  readonly items?: JsonSchemaProps;
-  readonly default?: JsonValue;
-  readonly minLength?: number;
-  readonly maxLength?: number;
-  readonly minimum?: number;
-  readonly minItems?: number;
-  readonly maxItems?: number;
-  readonly additionalProperties?: JsonSchemaProps;
-  readonly maxProperties?: number;
-  readonly pattern?: string;
-  readonly enum?: readonly string[];
-  readonly format?: string;
-  readonly 'x-kubernetes-list-type'?: string;
-  readonly 'x-kubernetes-list-map-keys'?: readonly string[];
-  readonly 'x-kubernetes-preserve-unknown-fields'?: boolean;
-  readonly 'x-kubernetes-validations'?: readonly { readonly rule: string; readonly message: string; readonly fieldPath?: string }[];
 }
 
 /** `apiextensions.k8s.io/v1` CustomResourceDefinitionSpec, one version. */

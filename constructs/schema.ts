@@ -2,7 +2,6 @@
  * A small, typed way to write a CRD's openAPIV3Schema, and to hang the CEL rules of `src/api` on it by path, so a rule is
  * written once (in `src/api`) and the schema only says where it sits.
  */
-import type { JsonSchemaProps } from './kube';
 
 /** A JSON value, as a schema default carries it. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -63,29 +62,32 @@ export interface Schema {
   readonly validations?: readonly CelRule[];
 }
 
+/** The members of a node that TypeScript and the wire name alike and that hold no node. */
+type WireAlike = 'type' | 'description' | 'required' | 'default' | 'minLength' | 'maxLength' | 'minimum' | 'minItems' | 'maxItems' | 'maxProperties' | 'pattern' | 'enum' | 'format';
+
+/** `apiextensions.k8s.io/v1` JSONSchemaProps as the CRD carries it: a {@link Schema} node in its wire names. */
+export interface JsonSchemaProps extends Pick<Schema, WireAlike> {
+  readonly properties?: Readonly<Record<string, JsonSchemaProps>>;
+  readonly items?: JsonSchemaProps;
+  readonly additionalProperties?: JsonSchemaProps;
+  readonly 'x-kubernetes-list-type'?: string;
+  readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  readonly 'x-kubernetes-preserve-unknown-fields'?: boolean;
+  readonly 'x-kubernetes-validations'?: readonly CelRule[];
+}
+
 /** The wire form of a node, as the CRD carries it (`x-kubernetes-list-type`, ...); absent fields stay absent. */
 export function toJsonSchemaProps(node: Schema): JsonSchemaProps {
+  const { properties, items, additionalProperties, listType, listMapKeys, preserveUnknownFields, validations, ...alike } = node;
   return {
-    type: node.type,
-    description: node.description,
-    properties: node.properties ? Object.fromEntries(Object.entries(node.properties).map(([key, child]) => [key, toJsonSchemaProps(child)])) : undefined,
-    required: node.required,
-    items: node.items ? toJsonSchemaProps(node.items) : undefined,
-    default: node.default,
-    minLength: node.minLength,
-    maxLength: node.maxLength,
-    minimum: node.minimum,
-    minItems: node.minItems,
-    maxItems: node.maxItems,
-    additionalProperties: node.additionalProperties ? toJsonSchemaProps(node.additionalProperties) : undefined,
-    maxProperties: node.maxProperties,
-    pattern: node.pattern,
-    enum: node.enum,
-    format: node.format,
-    'x-kubernetes-list-type': node.listType,
-    'x-kubernetes-list-map-keys': node.listMapKeys,
-    'x-kubernetes-preserve-unknown-fields': node.preserveUnknownFields,
-    'x-kubernetes-validations': node.validations?.map((v) => ({ rule: v.rule, message: v.message, fieldPath: v.fieldPath })),
+    ...alike,
+    properties: properties && Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, toJsonSchemaProps(child)])),
+    items: items && toJsonSchemaProps(items),
+    additionalProperties: additionalProperties && toJsonSchemaProps(additionalProperties),
+    'x-kubernetes-list-type': listType,
+    'x-kubernetes-list-map-keys': listMapKeys,
+    'x-kubernetes-preserve-unknown-fields': preserveUnknownFields,
+    'x-kubernetes-validations': validations,
   };
 }
 
