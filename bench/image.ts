@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Testing } from 'cdk8s';
-import { Operator } from '../constructs/operator';
+import { Operator, OpenBaoAuth } from '../constructs/operator';
 import { OperatorRuntimeEnv } from '../src/api/operator-env';
 import { buildImage, formatSize, type BaseChoice } from '../tools/image/build';
 import { startKube } from '../test/support/kube';
@@ -49,7 +49,7 @@ async function main(rounds: number): Promise<void> {
     // The image's side: the construct's objects applied, its Deployment read back, its root file system mounted.
     const chart = Testing.chart();
     const [repo, tag] = [image.tag.slice(0, image.tag.lastIndexOf(':')), image.tag.slice(image.tag.lastIndexOf(':') + 1)];
-    new Operator(chart, 'operator', { image: repo, tag, openBao: { address: 'http://127.0.0.1:1', auth: { method: 'kubernetes', role: 'bench' } } });
+    new Operator(chart, 'operator', { image: repo, tag, openBao: { address: 'http://127.0.0.1:1', auth: OpenBaoAuth.kubernetes({ role: 'bench' }) } });
     const objects = Testing.synth(chart) as KubeObject[];
     const applied = await apply(objects, { force: true });
     if (applied.code !== 0) throw new Error(applied.stderr);

@@ -4,8 +4,8 @@
  * KeystoneClusterIdentity sharing the admin Secret with the `openstack` namespace). `npm run synth` writes it to `dist/`.
  */
 import { Chart, type App } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
 import { Crds } from './crds';
+import { kubeObject } from './kube';
 import { Operator } from './operator';
 import { ControlPlane } from './orders/control-plane';
 import { KeystoneClusterIdentity } from './orders/keystone-cluster-identity';
@@ -40,7 +40,7 @@ export function defineProjectCharts(app: App): ProjectCharts {
   operator.addDependency(crds);
 
   const samples = new Chart(app, 'samples');
-  for (const name of [SAMPLE_CONTROL_PLANE_NAMESPACE, SAMPLE_TENANT_NAMESPACE]) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
+  for (const name of [SAMPLE_CONTROL_PLANE_NAMESPACE, SAMPLE_TENANT_NAMESPACE]) kubeObject(samples, `Namespace-${name}`, 'Namespace', { metadata: { name } });
   const controlPlane = new ControlPlane(samples, 'ControlPlane', {
     metadata: { name: 'cp', namespace: SAMPLE_CONTROL_PLANE_NAMESPACE },
     keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', caBundleSecretRef: { name: 'keystone-ca' } },

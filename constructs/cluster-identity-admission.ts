@@ -18,10 +18,11 @@
  * and the ControlPlane's orders wait; nothing in Keystone is touched and the source Secret stays. A ControlPlane that
  * names the identity but is not allowed (so holds no mirror) does not block the delete either, for the same reason.
  */
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { ClusterIdentityKind } from '../src/api/cluster-identity';
 import { GROUP, VERSION } from '../src/api/types';
+import { kubeObject } from './kube';
 
 /** The name of the policy and of its binding. */
 export const CLUSTER_IDENTITY_POLICY_NAME = `${ClusterIdentityKind.plural}.${GROUP}`;
@@ -57,15 +58,15 @@ export interface ClusterIdentityAdmissionProps {
 
 /** The KeystoneClusterIdentity's ValidatingAdmissionPolicy and its binding (Deny). */
 export class ClusterIdentityAdmission extends Construct {
-  /** The policy. */
-  readonly policy: k8s.KubeValidatingAdmissionPolicy;
+  /** The policy (`admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy). */
+  public readonly policy: ApiObject;
   /** The binding that puts the policy in force for every KeystoneClusterIdentity. */
-  readonly binding: k8s.KubeValidatingAdmissionPolicyBinding;
+  public readonly binding: ApiObject;
 
-  constructor(scope: Construct, id: string, props: ClusterIdentityAdmissionProps = {}) {
+  public constructor(scope: Construct, id: string, props: ClusterIdentityAdmissionProps = {}) {
     super(scope, id);
     const name = props.name ?? CLUSTER_IDENTITY_POLICY_NAME;
-    this.policy = new k8s.KubeValidatingAdmissionPolicy(this, 'Policy', {
+    this.policy = kubeObject(this, 'Policy', 'ValidatingAdmissionPolicy', {
       metadata: { name },
       spec: {
         failurePolicy: 'Fail',
@@ -91,7 +92,7 @@ export class ClusterIdentityAdmission extends Construct {
         ],
       },
     });
-    this.binding = new k8s.KubeValidatingAdmissionPolicyBinding(this, 'Binding', {
+    this.binding = kubeObject(this, 'Binding', 'ValidatingAdmissionPolicyBinding', {
       metadata: { name },
       spec: { policyName: name, validationActions: ['Deny'] },
     });

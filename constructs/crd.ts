@@ -3,9 +3,11 @@
  * says `Cluster`, one served and stored version `c5c3.io/v1alpha1`, a status subresource, printer columns, and a
  * structural schema whose CEL rules come from `src/api`.
  */
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
 import { GROUP, VERSION } from '../src/api/types';
+import { definitionOf } from './definitions/kinds';
+import { kubeObject } from './kube';
 import { object, toJsonSchemaProps, withRules, type PlacedRule, type Schema } from './schema';
 
 /** A printer column of `kubectl get`. */
@@ -69,24 +71,43 @@ export function kindSchema(definition: KindDefinition): Schema {
   return withRules(root, definition.rules);
 }
 
+/** The kinds of group `c5c3.io`, version `v1alpha1`. */
+export enum Kind {
+  /** ControlPlane: which Keystone, with what admin credential, for which namespaces. */
+  CONTROL_PLANE = 'ControlPlane',
+  /** KeystoneProject: a project in the ControlPlane's domain. */
+  KEYSTONE_PROJECT = 'KeystoneProject',
+  /** KeystoneUser: a user whose password is delivered as a Secret. */
+  KEYSTONE_USER = 'KeystoneUser',
+  /** KeystoneRoleAssignment: a role for an ordered user on an ordered project. */
+  KEYSTONE_ROLE_ASSIGNMENT = 'KeystoneRoleAssignment',
+  /** KeystoneApplicationCredential: an application credential, rotated and delivered as a Secret. */
+  KEYSTONE_APPLICATION_CREDENTIAL = 'KeystoneApplicationCredential',
+  /** KeystoneClusterIdentity (cluster-scoped): an admin credentials Secret shared with allowed namespaces. */
+  KEYSTONE_CLUSTER_IDENTITY = 'KeystoneClusterIdentity',
+}
+
 /** Props of {@link CustomResourceDefinition}. */
 export interface CustomResourceDefinitionProps {
   /** The kind to define. */
-  readonly definition: KindDefinition;
+  readonly kind: Kind;
 }
 
 /** A CRD of one of this project's kinds. */
 export class CustomResourceDefinition extends Construct {
-  /** The emitted object. */
-  readonly apiObject: k8s.KubeCustomResourceDefinition;
+  /** The emitted object (`apiextensions.k8s.io/v1` CustomResourceDefinition). */
+  public readonly apiObject: ApiObject;
   /** The CRD's name, `<plural>.c5c3.io`. */
-  readonly name: string;
+  public readonly name: string;
+  /** The kind it defines. */
+  public readonly kind: Kind;
 
-  constructor(scope: Construct, id: string, props: CustomResourceDefinitionProps) {
+  public constructor(scope: Construct, id: string, props: CustomResourceDefinitionProps) {
     super(scope, id);
-    const d = props.definition;
+    const d = definitionOf(props.kind);
+    this.kind = props.kind;
     this.name = crdName(d);
-    this.apiObject = new k8s.KubeCustomResourceDefinition(this, 'Resource', {
+    this.apiObject = kubeObject(this, 'Resource', 'CustomResourceDefinition', {
       metadata: { name: this.name },
       spec: {
         group: GROUP,
@@ -96,7 +117,7 @@ export class CustomResourceDefinition extends Construct {
           listKind: d.listKind,
           plural: d.plural,
           singular: d.singular,
-          shortNames: d.shortNames ? [...d.shortNames] : undefined,
+          shortNames: d.shortNames,
           categories: ['c5c3'],
         },
         versions: [
@@ -105,8 +126,8 @@ export class CustomResourceDefinition extends Construct {
             served: true,
             storage: true,
             subresources: { status: {} },
-            additionalPrinterColumns: d.columns.map((c) => ({ ...c })),
-            schema: { openApiv3Schema: toJsonSchemaProps(kindSchema(d)) },
+            additionalPrinterColumns: d.columns,
+            schema: { openAPIV3Schema: toJsonSchemaProps(kindSchema(d)) },
           },
         ],
       },

@@ -4,13 +4,10 @@
  */
 import { Construct } from 'constructs';
 import { ClusterIdentityAdmission } from './cluster-identity-admission';
-import { CustomResourceDefinition, type KindDefinition } from './crd';
-import { IDENTITY_PLANE } from './definitions/identity-plane';
-import { KEYSTONE_APPLICATION_CREDENTIAL } from './definitions/keystone-application-credential';
-import { KEYSTONE_CLUSTER_IDENTITY } from './definitions/keystone-cluster-identity';
+import { CustomResourceDefinition, Kind } from './crd';
+import { ALL_KINDS } from './definitions/kinds';
 
-/** Every kind of the project: the KeystoneApplicationCredential, its four neighbours and the KeystoneClusterIdentity. */
-export const ALL_KINDS: readonly KindDefinition[] = [...IDENTITY_PLANE, KEYSTONE_APPLICATION_CREDENTIAL, KEYSTONE_CLUSTER_IDENTITY];
+export { ALL_KINDS } from './definitions/kinds';
 
 /** Props of {@link Crds}. */
 export interface CrdsProps {
@@ -31,19 +28,24 @@ export interface CrdsProps {
 
 /** The project's CRDs. */
 export class Crds extends Construct {
-  /** The emitted CRDs, by kind. */
-  readonly definitions: ReadonlyMap<string, CustomResourceDefinition>;
+  /** The emitted CRDs, in the order they are emitted. */
+  public readonly definitions: CustomResourceDefinition[];
   /** The KeystoneClusterIdentity's admission policy, unless left out. */
-  readonly clusterIdentityAdmission: ClusterIdentityAdmission | undefined;
+  public readonly clusterIdentityAdmission?: ClusterIdentityAdmission;
 
-  constructor(scope: Construct, id: string, props: CrdsProps = {}) {
+  public constructor(scope: Construct, id: string, props: CrdsProps = {}) {
     super(scope, id);
-    const kinds = props.applicationCredentialOnly ? [KEYSTONE_APPLICATION_CREDENTIAL] : ALL_KINDS;
-    this.definitions = new Map(kinds.map((d) => [d.kind, new CustomResourceDefinition(this, d.kind, { definition: d })]));
-    const identity = this.definitions.get(KEYSTONE_CLUSTER_IDENTITY.kind);
+    const kinds = props.applicationCredentialOnly ? [Kind.KEYSTONE_APPLICATION_CREDENTIAL] : ALL_KINDS.map((d) => d.kind as Kind);
+    this.definitions = kinds.map((kind) => new CustomResourceDefinition(this, kind, { kind }));
+    const identity = this.definition(Kind.KEYSTONE_CLUSTER_IDENTITY);
     if (identity && (props.clusterIdentityAdmission ?? true)) {
       this.clusterIdentityAdmission = new ClusterIdentityAdmission(this, 'ClusterIdentityAdmission');
       this.clusterIdentityAdmission.node.addDependency(identity);
     }
+  }
+
+  /** The CRD of `kind`, or undefined when it is not emitted. */
+  public definition(kind: Kind): CustomResourceDefinition | undefined {
+    return this.definitions.find((d) => d.kind === kind);
   }
 }

@@ -1,20 +1,52 @@
-export * from './cluster-identity-admission';
-export * from './crd';
-export * from './crds';
-export * from './definitions/identity-plane';
-export * from './definitions/keystone-application-credential';
-export * from './definitions/keystone-cluster-identity';
-export * from './monitoring';
-export * from './operator';
-export * from './operator-rbac';
-export * from './orders/control-plane';
-export * from './orders/keystone-application-credential';
-export * from './orders/keystone-cluster-identity';
-export * from './orders/keystone-project';
-export * from './orders/keystone-role-assignment';
-export * from './orders/keystone-user';
-export * from './orders/order';
-export * from './orders/service-owner';
-export * from './target-cluster';
-export * from './schema';
-export { Duration, type DurationInput } from '../src/api/duration';
+/**
+ * `keystone-appcred/cdk8s`, and the jsii library `keystone-appcred-cdk8s` for Python, Go, Java and .NET: the public API
+ * of the construct library, one list. Everything here is jsii's: classes, props interfaces of readonly fields, enums
+ * with ALL_CAPS members, unions as classes with static factories. The building blocks behind it (the CRD schemas and
+ * their rules, the RBAC tables, the Secret access registry) are internal: import them from their modules inside this
+ * repository, never from the package.
+ */
+export { ClusterIdentityAdmission, type ClusterIdentityAdmissionProps } from './cluster-identity-admission';
+export { CustomResourceDefinition, Kind, type CustomResourceDefinitionProps } from './crd';
+export { Crds, type CrdsProps } from './crds';
+export { Duration } from './duration';
+export type { LabelSelector, LabelSelectorRequirement } from './label-selector';
+export { AlertRules, Dashboard, MonitorKind, OperatorMonitor, type AlertRulesProps, type DashboardProps, type OperatorMonitorProps } from './monitoring';
+export { Operator } from './operator/operator';
+export {
+  ImagePullPolicy,
+  LogLevel,
+  OpenBaoAuth,
+  type OpenBaoKubernetesAuthOptions,
+  type OpenBaoSettings,
+  type OpenBaoTokenAuthOptions,
+  type OperatorProps,
+  type ResourceAmounts,
+} from './operator/props';
+export type { JustifiedRule } from './operator-rbac';
+export {
+  ControlPlane,
+  EndpointType,
+  type AdminCredentialProps,
+  type CloudCredentialsRefProps,
+  type ControlPlaneProps,
+  type ExternalKeystoneProps,
+  type NamespaceAssignmentProps,
+  type SecretKeyReference,
+  type TargetClusterReference,
+} from './orders/control-plane';
+export { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps, type RotationProps } from './orders/keystone-application-credential';
+export {
+  KeystoneClusterIdentity,
+  type AllowedNamespaces,
+  type ClusterIdentityReference,
+  type KeystoneClusterIdentityProps,
+  type SecretReference,
+} from './orders/keystone-cluster-identity';
+export { KeystoneProject, type KeystoneProjectProps } from './orders/keystone-project';
+export { KeystoneRoleAssignment, type KeystoneRoleAssignmentProps } from './orders/keystone-role-assignment';
+export { KeystoneUser, type KeystoneUserProps } from './orders/keystone-user';
+export type { ControlPlaneReference, OrderProps, OrderReference } from './orders/order';
+export { ServiceOwner, type ServiceOwnerProps } from './orders/service-owner';
+export { SecretAccess } from './secret-access';
+export { TargetCluster, TargetClusterSubject, type TargetClusterProps } from './target-cluster';
+export type { AlertParameters } from '../src/observability/alerts';

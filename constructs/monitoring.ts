@@ -12,11 +12,12 @@
  * The prometheus-operator types (`monitoring.coreos.com/v1`) are generated from its CRDs with `cdk8s import`
  * (./imports/monitoring.coreos.com.ts, which names the release); the CRDs themselves are prometheus-operator's to install.
  */
+import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
-import { alertRules, type AlertParameters, type RuleFile } from '../src/observability/alerts';
+import { alertRules, type AlertParameters } from '../src/observability/alerts';
 import { DASHBOARD_FILE_NAME, dashboardJson } from '../src/observability/dashboard';
 import { PodMonitor, PrometheusRule, PrometheusRuleSpecGroupsRulesExpr, ServiceMonitor } from './imports/monitoring.coreos.com';
+import { kubeObject } from './kube';
 import type { Operator } from './operator';
 
 /**
@@ -25,16 +26,24 @@ import type { Operator } from './operator';
  */
 const JOB_LABEL = 'app.kubernetes.io/name';
 
+/** How Prometheus finds the operator's replicas. */
+export enum MonitorKind {
+  /** A `ServiceMonitor`: through the metrics Service's endpoints. */
+  SERVICE_MONITOR = 'ServiceMonitor',
+  /** A `PodMonitor`: the pods directly (for a Prometheus that selects PodMonitors only). */
+  POD_MONITOR = 'PodMonitor',
+}
+
 /** Props of {@link OperatorMonitor}. */
 export interface OperatorMonitorProps {
   /** The operator to scrape. */
   readonly operator: Operator;
   /**
-   * `ServiceMonitor` scrapes the replicas through the metrics Service's endpoints; `PodMonitor` scrapes the pods
+   * `SERVICE_MONITOR` scrapes the replicas through the metrics Service's endpoints; `POD_MONITOR` scrapes the pods
    * directly (for a Prometheus that selects PodMonitors only).
-   * @default "ServiceMonitor"
+   * @default MonitorKind.SERVICE_MONITOR
    */
-  readonly kind?: 'ServiceMonitor' | 'PodMonitor';
+  readonly kind?: MonitorKind;
   /** How often Prometheus scrapes each replica. @default "30s" */
   readonly interval?: string;
   /**
@@ -42,7 +51,7 @@ export interface OperatorMonitorProps {
    * by label (kube-prometheus-stack's default selects `release: <its release name>`).
    * @default none
    */
-  readonly labels?: Readonly<Record<string, string>>;
+  readonly labels?: { [key: string]: string };
 }
 
 /**
@@ -51,10 +60,10 @@ export interface OperatorMonitorProps {
  * kube-state-metrics' monitors do; the job is the operator's name.
  */
 export class OperatorMonitor extends Construct {
-  /** The monitor object. */
-  readonly monitor: ServiceMonitor | PodMonitor;
+  /** The monitor object: a `monitoring.coreos.com/v1` ServiceMonitor or PodMonitor. */
+  public readonly monitor: ApiObject;
 
-  constructor(scope: Construct, id: string, props: OperatorMonitorProps) {
+  public constructor(scope: Construct, id: string, props: OperatorMonitorProps) {
     super(scope, id);
     const { operator } = props;
     const interval = props.interval ?? '30s';
@@ -63,7 +72,7 @@ export class OperatorMonitor extends Construct {
     const endpoint = { port: 'metrics', path: '/metrics', interval, honorLabels: true };
     const namespaceSelector = { matchNames: [operator.namespace] };
     this.monitor =
-      (props.kind ?? 'ServiceMonitor') === 'ServiceMonitor'
+      (props.kind ?? MonitorKind.SERVICE_MONITOR) === MonitorKind.SERVICE_MONITOR
         ? new ServiceMonitor(this, 'ServiceMonitor', {
             metadata,
             spec: { jobLabel: JOB_LABEL, selector: { matchLabels: { ...operator.selector } }, namespaceSelector, endpoints: [endpoint] },
@@ -80,7 +89,8 @@ export interface AlertRulesProps {
   /** The operator the alerts are about: its namespace holds the PrometheusRule, its name is the scrape job. */
   readonly operator: Operator;
   /**
-   * The alerts' windows and thresholds (docs/operator.md, "Alerts and dashboard").
+   * The alerts' windows and thresholds (docs/operator.md, "Alerts and dashboard"): the engine's `AlertParameters`
+   * (src/observability/alerts.ts), which the `keystone-appcred alerts` flags set too.
    * @default the production defaults of `ALERT_DEFAULTS`, with `operatorSelector` `job="<the operator's name>"`
    */
   readonly parameters?: AlertParameters;
@@ -89,28 +99,27 @@ export interface AlertRulesProps {
    * default selects `release: <its release name>`).
    * @default none
    */
-  readonly labels?: Readonly<Record<string, string>>;
+  readonly labels?: { [key: string]: string };
 }
 
 /** The alerts as a prometheus-operator `PrometheusRule` named `<operator name>-alerts`, in the operator's namespace. */
 export class AlertRules extends Construct {
-  /** The rule groups, as `keystone-appcred alerts` prints them. */
-  readonly rules: RuleFile;
-  /** The PrometheusRule. */
-  readonly prometheusRule: PrometheusRule;
+  /** The PrometheusRule (`monitoring.coreos.com/v1`), whose `spec.groups` are the rule groups `keystone-appcred alerts` prints. */
+  public readonly prometheusRule: ApiObject;
 
-  constructor(scope: Construct, id: string, props: AlertRulesProps) {
+  public constructor(scope: Construct, id: string, props: AlertRulesProps) {
     super(scope, id);
     const { operator } = props;
+    let rules: ReturnType<typeof alertRules>;
     try {
-      this.rules = alertRules({ operatorSelector: `job="${operator.name}"`, ...(props.parameters ?? {}) });
+      rules = alertRules({ operatorSelector: `job="${operator.name}"`, ...(props.parameters ?? {}) });
     } catch (error) {
       throw new Error(`${this.node.path}: ${error instanceof Error ? error.message : String(error)}`);
     }
     this.prometheusRule = new PrometheusRule(this, 'PrometheusRule', {
       metadata: { name: `${operator.name}-alerts`, namespace: operator.namespace, labels: { ...operator.labels, ...(props.labels ?? {}) } },
       spec: {
-        groups: this.rules.groups.map((group) => ({
+        groups: rules.groups.map((group) => ({
           name: group.name,
           rules: group.rules.map((r) => ({ alert: r.alert, expr: PrometheusRuleSpecGroupsRulesExpr.fromString(r.expr), for: r.for, labels: { ...r.labels }, annotations: { ...r.annotations } })),
         })),
@@ -129,7 +138,7 @@ export interface DashboardProps {
    * The labels the grafana sidecar selects dashboards by (its `sidecar.dashboards.label` and `labelValue`).
    * @default { grafana_dashboard: "1" } (the Grafana Helm chart's and kube-prometheus-stack's defaults)
    */
-  readonly labels?: Readonly<Record<string, string>>;
+  readonly labels?: { [key: string]: string };
   /**
    * The Grafana folder to put it in, as the annotation the sidecar reads (`sidecar.dashboards.folderAnnotation`,
    * by default `grafana_folder`).
@@ -140,15 +149,15 @@ export interface DashboardProps {
 
 /** The Grafana dashboard (`keystone-appcred dashboard`) as a ConfigMap for the grafana sidecar. */
 export class Dashboard extends Construct {
-  /** The ConfigMap. */
-  readonly configMap: k8s.KubeConfigMap;
+  /** The ConfigMap (`v1`). */
+  public readonly configMap: ApiObject;
 
-  constructor(scope: Construct, id: string, props: DashboardProps) {
+  public constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
     const name = props.name ?? 'keystone-appcred-dashboard';
     if (!DNS_SUBDOMAIN.test(name)) throw new Error(`${this.node.path}: name (${JSON.stringify(name)}) must be a DNS subdomain (lower-case letters, digits, "-" and ".")`);
     if (!DNS_LABEL.test(props.namespace)) throw new Error(`${this.node.path}: namespace (${JSON.stringify(props.namespace)}) must be a DNS label of at most 63 characters`);
-    this.configMap = new k8s.KubeConfigMap(this, 'ConfigMap', {
+    this.configMap = kubeObject(this, 'ConfigMap', 'ConfigMap', {
       metadata: {
         name,
         namespace: props.namespace,

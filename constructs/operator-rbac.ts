@@ -10,13 +10,13 @@ import { KUBECONFIG_SECRET_LABEL } from '../src/api/target-cluster';
 /** A `rbac.authorization.k8s.io/v1` PolicyRule with the reason it is granted. */
 export interface JustifiedRule {
   /** API groups (`''` is the core group). */
-  readonly apiGroups: readonly string[];
+  readonly apiGroups: string[];
   /** Resources, with subresources as `kind/sub`. */
-  readonly resources: readonly string[];
+  readonly resources: string[];
   /** Verbs. */
-  readonly verbs: readonly string[];
+  readonly verbs: string[];
   /** Restricts the rule to these names. @default every name */
-  readonly resourceNames?: readonly string[];
+  readonly resourceNames?: string[];
   /** Why the reconciler needs it. */
   readonly reason: string;
 }

@@ -2,7 +2,6 @@
  * A small, typed way to write a CRD's openAPIV3Schema, and to hang the CEL rules of `src/api` on it by path, so a rule is
  * written once (in `src/api`) and the schema only says where it sits.
  */
-import { k8s } from 'cdk8s-plus-33';
 
 /** A JSON value, as a schema default carries it. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -18,7 +17,7 @@ export interface CelRule {
 }
 
 /**
- * A schema node: the subset of `k8s.JsonSchemaProps` a structural CRD schema uses, with `items` and `default` typed.
+ * A schema node: the subset of `JSONSchemaProps` a structural CRD schema uses, in TypeScript's names (`listType`).
  */
 export interface Schema {
   /** `object`, `string`, `integer`, `array` or `boolean`. */
@@ -63,32 +62,32 @@ export interface Schema {
   readonly validations?: readonly CelRule[];
 }
 
-/** Converts to the `k8s` import's shape; `items` is untyped there, so it is written in its wire form. */
-export function toJsonSchemaProps(node: Schema): k8s.JsonSchemaProps {
-  const props: Record<string, k8s.JsonSchemaProps> | undefined = node.properties
-    ? Object.fromEntries(Object.entries(node.properties).map(([key, child]) => [key, toJsonSchemaProps(child)]))
-    : undefined;
+/** The members of a node that TypeScript and the wire name alike and that hold no node. */
+type WireAlike = 'type' | 'description' | 'required' | 'default' | 'minLength' | 'maxLength' | 'minimum' | 'minItems' | 'maxItems' | 'maxProperties' | 'pattern' | 'enum' | 'format';
+
+/** `apiextensions.k8s.io/v1` JSONSchemaProps as the CRD carries it: a {@link Schema} node in its wire names. */
+export interface JsonSchemaProps extends Pick<Schema, WireAlike> {
+  readonly properties?: Readonly<Record<string, JsonSchemaProps>>;
+  readonly items?: JsonSchemaProps;
+  readonly additionalProperties?: JsonSchemaProps;
+  readonly 'x-kubernetes-list-type'?: string;
+  readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  readonly 'x-kubernetes-preserve-unknown-fields'?: boolean;
+  readonly 'x-kubernetes-validations'?: readonly CelRule[];
+}
+
+/** The wire form of a node, as the CRD carries it (`x-kubernetes-list-type`, ...); absent fields stay absent. */
+export function toJsonSchemaProps(node: Schema): JsonSchemaProps {
+  const { properties, items, additionalProperties, listType, listMapKeys, preserveUnknownFields, validations, ...alike } = node;
   return {
-    type: node.type,
-    description: node.description,
-    properties: props,
-    required: node.required ? [...node.required] : undefined,
-    items: node.items ? k8s.toJson_JsonSchemaProps(toJsonSchemaProps(node.items)) : undefined,
-    default: node.default,
-    minLength: node.minLength,
-    maxLength: node.maxLength,
-    minimum: node.minimum,
-    minItems: node.minItems,
-    maxItems: node.maxItems,
-    additionalProperties: node.additionalProperties ? k8s.toJson_JsonSchemaProps(toJsonSchemaProps(node.additionalProperties)) : undefined,
-    maxProperties: node.maxProperties,
-    pattern: node.pattern,
-    enum: node.enum ? [...node.enum] : undefined,
-    format: node.format,
-    xKubernetesListType: node.listType,
-    xKubernetesListMapKeys: node.listMapKeys ? [...node.listMapKeys] : undefined,
-    xKubernetesPreserveUnknownFields: node.preserveUnknownFields,
-    xKubernetesValidations: node.validations?.map((v) => ({ rule: v.rule, message: v.message, fieldPath: v.fieldPath })),
+    ...alike,
+    properties: properties && Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, toJsonSchemaProps(child)])),
+    items: items && toJsonSchemaProps(items),
+    additionalProperties: additionalProperties && toJsonSchemaProps(additionalProperties),
+    'x-kubernetes-list-type': listType,
+    'x-kubernetes-list-map-keys': listMapKeys,
+    'x-kubernetes-preserve-unknown-fields': preserveUnknownFields,
+    'x-kubernetes-validations': validations,
   };
 }
 

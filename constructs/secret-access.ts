@@ -11,19 +11,50 @@
  * One namespace gets one Role per operator, however many ControlPlanes name it.
  */
 import { Construct, type IConstruct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
-import type { SecretRef } from '../src/api/secret-access';
+import { SecretAccessMode, SECRET_ACCESS_MODES, type SecretRef } from '../src/api/secret-access';
+import { kubeObject, type PolicyRule, type StringMap, type Subject } from './kube';
 import type { JustifiedRule } from './operator-rbac';
 
-/** A ControlPlane as the registry reads it: its namespace and its assignments as emitted. */
-export interface RegisteredControlPlane extends IConstruct {
+/**
+ * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"); the members' values are
+ * the engine's `SecretAccessMode` (src/api/secret-access.ts), which the operator reads from `KAC_SECRET_ACCESS`.
+ */
+export enum SecretAccess {
+  /** One cluster-scoped rule on Secrets in every namespace. */
+  CLUSTER_WIDE = 'cluster-wide',
+  /** A Role and RoleBinding per namespace that needs Secrets; no cluster-scoped rule on Secrets. */
+  NAMESPACED = 'namespaced',
+}
+
+// The enum is the engine's set of modes under jsii's naming, checked both ways when this file compiles.
+const ENGINE_MODE: { readonly [mode in SecretAccess]: SecretAccessMode } = { [SecretAccess.CLUSTER_WIDE]: SecretAccessMode.ClusterWide, [SecretAccess.NAMESPACED]: SecretAccessMode.Namespaced };
+const CONSTRUCT_MODE: { readonly [mode in SecretAccessMode]: SecretAccess } = { [SecretAccessMode.ClusterWide]: SecretAccess.CLUSTER_WIDE, [SecretAccessMode.Namespaced]: SecretAccess.NAMESPACED };
+
+/** The engine's mode of a construct's `secretAccess`; throws naming the prop for a value that is none (a JavaScript caller's string). */
+export function secretAccessMode(fail: (prop: string, value: unknown, rule: string) => never, value: SecretAccess): SecretAccessMode {
+  const mode = ENGINE_MODE[value];
+  if (mode === undefined || CONSTRUCT_MODE[mode] !== value) fail('secretAccess', value, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
+  return mode;
+}
+
+/** A ControlPlane as the registry reads it: the construct its Roles are emitted under, its namespace, its assignments. */
+export interface RegisteredControlPlane {
+  /** The ControlPlane construct (the Roles of its namespaces are emitted as its children). */
+  readonly construct: Construct;
+  /** Its namespace, if set on it or its chart. */
   readonly namespace: string | undefined;
-  readonly spec: { readonly namespaceAssignments?: readonly { readonly namespace: string; readonly targetClusterRef?: { readonly name: string } }[] };
+  /** Its assignments as emitted; `assignNamespace` adds to the same array. */
+  readonly assignments: readonly { readonly namespace: string; readonly targetClusterRef?: { readonly name: string } }[];
 }
 
 /** A KeystoneClusterIdentity as the registry reads it. */
-export interface RegisteredIdentity extends IConstruct {
-  readonly spec: { readonly secretRef: SecretRef; readonly allowedNamespaces?: { readonly list?: readonly string[] } };
+export interface RegisteredIdentity {
+  /** The identity construct (the Roles it needs are emitted as its children). */
+  readonly construct: Construct;
+  /** Its source Secret. */
+  readonly secretRef: SecretRef;
+  /** Its `allowedNamespaces.list`. */
+  readonly allowedList: readonly string[];
 }
 
 /** A construct that emits Roles as the app's ControlPlanes and identities are declared. */
@@ -75,9 +106,6 @@ export class SecretAccessRegistry {
 /** The `app.kubernetes.io/component` label of every Role and RoleBinding of the namespaced Secret access. */
 export const SECRET_ACCESS_COMPONENT = 'secret-access';
 
-/** Who a RoleBinding binds. */
-export type RoleSubject = { readonly kind: 'ServiceAccount'; readonly name: string; readonly namespace: string } | { readonly kind: 'User' | 'Group'; readonly name: string };
-
 /** A Role and its RoleBinding, emitted as one construct. */
 export class SecretRole extends Construct {
   /** The namespace. */
@@ -88,19 +116,18 @@ export class SecretRole extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    props: { readonly name: string; readonly namespace: string; readonly rules: readonly JustifiedRule[]; readonly subject: RoleSubject; readonly labels: Readonly<Record<string, string>>; readonly policyRule: (rule: JustifiedRule) => k8s.PolicyRule },
+    props: { readonly name: string; readonly namespace: string; readonly rules: readonly JustifiedRule[]; readonly subject: Subject; readonly labels: StringMap; readonly policyRule: (rule: JustifiedRule) => PolicyRule },
   ) {
     super(scope, id);
     this.namespace = props.namespace;
     this.rules = props.rules;
     // Labelled apart, so the Roles alone can be applied ahead of a move to the namespaced mode (`kubectl apply -l`).
     const metadata = { name: props.name, namespace: props.namespace, labels: { ...props.labels, 'app.kubernetes.io/component': SECRET_ACCESS_COMPONENT } };
-    const role = new k8s.KubeRole(this, 'Role', { metadata, rules: props.rules.map(props.policyRule) });
-    const subject = props.subject;
-    const binding = new k8s.KubeRoleBinding(this, 'RoleBinding', {
+    const role = kubeObject(this, 'Role', 'Role', { metadata, rules: props.rules.map(props.policyRule) });
+    const binding = kubeObject(this, 'RoleBinding', 'RoleBinding', {
       metadata,
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: props.name },
-      subjects: [subject.kind === 'ServiceAccount' ? { kind: 'ServiceAccount', name: subject.name, namespace: subject.namespace } : { kind: subject.kind, name: subject.name, apiGroup: 'rbac.authorization.k8s.io' }],
+      subjects: [{ ...props.subject }],
     });
     binding.node.addDependency(role);
   }

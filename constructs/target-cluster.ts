@@ -10,38 +10,53 @@
  * name is the Secret's name (docs/operator.md, "Target clusters", shows how to make it).
  */
 import { Construct } from 'constructs';
-import { k8s } from 'cdk8s-plus-33';
-import { CustomResourceDefinition, type KindDefinition } from './crd';
-import { KEYSTONE_PROJECT, KEYSTONE_ROLE_ASSIGNMENT, KEYSTONE_USER } from './definitions/identity-plane';
-import { KEYSTONE_APPLICATION_CREDENTIAL } from './definitions/keystone-application-credential';
+import { CustomResourceDefinition, Kind } from './crd';
+import { kubeObject, type Subject } from './kube';
 import { policyRule } from './operator';
-import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretRoleName } from '../src/api/secret-access';
+import { SecretAccessMode, namespaceViolation, secretRoleName } from '../src/api/secret-access';
 import { TARGET_CLUSTER_RULES, TARGET_NAMESPACE_SECRET_RULES, TARGET_NAMESPACED_CLUSTER_RULES, type JustifiedRule } from './operator-rbac';
-import { EmittedRoles, SecretAccessRegistry, SecretRole } from './secret-access';
+import { EmittedRoles, SecretAccess, SecretAccessRegistry, SecretRole, secretAccessMode } from './secret-access';
 
 /** The order kinds a target cluster serves: KeystoneProject, KeystoneUser, KeystoneRoleAssignment, KeystoneApplicationCredential. */
-export const ORDER_KINDS: readonly KindDefinition[] = [KEYSTONE_PROJECT, KEYSTONE_USER, KEYSTONE_ROLE_ASSIGNMENT, KEYSTONE_APPLICATION_CREDENTIAL];
+export const ORDER_KINDS: readonly Kind[] = [Kind.KEYSTONE_PROJECT, Kind.KEYSTONE_USER, Kind.KEYSTONE_ROLE_ASSIGNMENT, Kind.KEYSTONE_APPLICATION_CREDENTIAL];
 
-/** A service account on the target cluster (create it and a token for it: docs/operator.md, "Target clusters"). */
-export interface TargetClusterServiceAccount {
-  /** Selects a service account. */
-  readonly kind: 'ServiceAccount';
-  /** The service account's name. */
-  readonly name: string;
-  /** Its namespace on the target cluster. */
-  readonly namespace: string;
+/**
+ * The identity the operator's kubeconfig for the target cluster authenticates as:
+ * `TargetClusterSubject.serviceAccount(name, namespace)`, `TargetClusterSubject.user(name)` or
+ * `TargetClusterSubject.group(name)`.
+ */
+export class TargetClusterSubject {
+  /** A service account on the target cluster (create it and a token for it: docs/operator.md, "Target clusters"). */
+  public static serviceAccount(name: string, namespace: string): TargetClusterSubject {
+    return new TargetClusterSubject('ServiceAccount', name, namespace);
+  }
+
+  /** A user the target cluster's authenticator knows (a client certificate's CN, an OIDC claim). */
+  public static user(name: string): TargetClusterSubject {
+    return new TargetClusterSubject('User', name, undefined);
+  }
+
+  /** A group the target cluster's authenticator knows (a client certificate's O, an OIDC claim). */
+  public static group(name: string): TargetClusterSubject {
+    return new TargetClusterSubject('Group', name, undefined);
+  }
+
+  private constructor(
+    /** `ServiceAccount`, `User` or `Group`. */
+    public readonly kind: string,
+    /** The name. */
+    public readonly name: string,
+    /** The service account's namespace (a service account only). */
+    public readonly namespace?: string,
+  ) {}
 }
 
-/** A user or group the target cluster's authenticator knows (a client certificate's CN or O, an OIDC claim). */
-export interface TargetClusterPrincipal {
-  /** Selects a user or a group. */
-  readonly kind: 'User' | 'Group';
-  /** The user's or group's name. */
-  readonly name: string;
+/** The RBAC subject of a target cluster's subject. */
+export function rbacSubject(subject: TargetClusterSubject): Subject {
+  return subject.kind === 'ServiceAccount'
+    ? { kind: 'ServiceAccount', name: subject.name, namespace: subject.namespace }
+    : { kind: subject.kind, name: subject.name, apiGroup: 'rbac.authorization.k8s.io' };
 }
-
-/** The identity the operator's kubeconfig for the target cluster authenticates as. */
-export type TargetClusterSubject = TargetClusterServiceAccount | TargetClusterPrincipal;
 
 /** Props of {@link TargetCluster}. */
 export interface TargetClusterProps {
@@ -53,21 +68,22 @@ export interface TargetClusterProps {
   /** The name of the ClusterRole and its binding. @default "keystone-appcred-operator" */
   readonly name?: string;
   /**
-   * How the operator is granted Secrets on the target cluster (issue 34). `cluster-wide`: the ClusterRole grants them in
-   * every namespace. `namespaced`: no cluster-scoped rule on Secrets; a Role and RoleBinding `<name>-secrets` in each
+   * How the operator is granted Secrets on the target cluster (issue 34). `CLUSTER_WIDE`: the ClusterRole grants them in
+   * every namespace. `NAMESPACED`: no cluster-scoped rule on Secrets; a Role and RoleBinding `<name>-secrets` in each
    * namespace the ControlPlanes declared in the same app assign on `clusterName`, and in `secretNamespaces`. It needs
-   * the operator to run with `secretAccess: 'namespaced'` (a cluster-wide operator lists Secrets cluster-wide there).
-   * @default "cluster-wide"
+   * the operator to run with `secretAccess: SecretAccess.NAMESPACED` (a cluster-wide operator lists Secrets
+   * cluster-wide there).
+   * @default SecretAccess.CLUSTER_WIDE
    */
-  readonly secretAccess?: SecretAccessMode;
+  readonly secretAccess?: SecretAccess;
   /**
-   * The cluster's registered name (its kubeconfig Secret's name): with `secretAccess: 'namespaced'`, the assignments
+   * The cluster's registered name (its kubeconfig Secret's name): with `secretAccess: SecretAccess.NAMESPACED`, the assignments
    * whose `targetClusterRef.name` it is are granted.
    * @default none: only `secretNamespaces`
    */
   readonly clusterName?: string;
-  /** With `secretAccess: 'namespaced'`: namespaces granted beyond the assignments the app declares. @default none */
-  readonly secretNamespaces?: readonly string[];
+  /** With `secretAccess: SecretAccess.NAMESPACED`: namespaces granted beyond the assignments the app declares. @default none */
+  readonly secretNamespaces?: string[];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -75,38 +91,37 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** The CRDs of the four order kinds and the operator's ClusterRole and binding, for a registered target cluster. */
 export class TargetCluster extends Construct {
-  /** The emitted CRDs, by kind. */
-  readonly definitions: ReadonlyMap<string, CustomResourceDefinition>;
+  /** The emitted CRDs, in the order they are emitted. */
+  public readonly definitions: CustomResourceDefinition[];
   /** The cluster-wide rules granted to the operator's identity there, with their reasons. */
-  readonly rules: readonly JustifiedRule[];
+  public readonly rules: JustifiedRule[];
   /** The rules of each namespace's Role (namespaced mode; none in the cluster-wide mode). */
-  readonly namespaceRules: readonly JustifiedRule[];
+  public readonly namespaceRules: JustifiedRule[];
   /** How the operator is granted Secrets there. */
-  readonly secretAccess: SecretAccessMode;
+  public readonly secretAccess: SecretAccess;
   private readonly roles = new EmittedRoles();
   /** The identity the ClusterRole is bound to. */
-  readonly subject: TargetClusterSubject;
+  public readonly subject: TargetClusterSubject;
   /** The name of the ClusterRole and its binding. */
-  readonly roleName: string;
+  public readonly roleName: string;
 
-  constructor(scope: Construct, id: string, props: TargetClusterProps = {}) {
+  public constructor(scope: Construct, id: string, props: TargetClusterProps = {}) {
     super(scope, id);
     const fail = (prop: string, value: unknown, rule: string): never => {
       throw new Error(`${this.node.path}: ${prop} (${JSON.stringify(value)}) ${rule}`);
     };
     this.roleName = props.name ?? 'keystone-appcred-operator';
-    this.subject = props.subject ?? { kind: 'ServiceAccount', name: 'keystone-appcred-operator', namespace: 'keystone-appcred-system' };
+    this.subject = props.subject ?? TargetClusterSubject.serviceAccount('keystone-appcred-operator', 'keystone-appcred-system');
     if (!DNS_SUBDOMAIN.test(this.roleName) || this.roleName.length > 253) fail('name', this.roleName, 'must be a DNS subdomain (lower-case letters, digits, - and .)');
     const subject = this.subject;
     if (!['ServiceAccount', 'User', 'Group'].includes(subject.kind)) fail('subject.kind', subject.kind, 'must be ServiceAccount, User or Group');
     if (!subject.name) fail('subject.name', subject.name, 'must name the identity');
     if (subject.kind === 'ServiceAccount') {
       if (!DNS_SUBDOMAIN.test(subject.name)) fail('subject.name', subject.name, 'must be a service account name (a DNS subdomain)');
-      if (!DNS_LABEL.test(subject.namespace ?? '') || subject.namespace.length > 63) fail('subject.namespace', subject.namespace, 'must be a DNS label of at most 63 characters');
+      if (!DNS_LABEL.test(subject.namespace ?? '') || (subject.namespace ?? '').length > 63) fail('subject.namespace', subject.namespace, 'must be a DNS label of at most 63 characters');
     }
-    this.secretAccess = props.secretAccess ?? SecretAccessMode.ClusterWide;
-    if (!SECRET_ACCESS_MODES.includes(this.secretAccess)) fail('secretAccess', this.secretAccess, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
-    const namespaced = this.secretAccess === SecretAccessMode.Namespaced;
+    const namespaced = secretAccessMode(fail, props.secretAccess ?? SecretAccess.CLUSTER_WIDE) === SecretAccessMode.Namespaced;
+    this.secretAccess = namespaced ? SecretAccess.NAMESPACED : SecretAccess.CLUSTER_WIDE;
     const extra = props.secretNamespaces ?? [];
     if (!namespaced && (extra.length > 0 || props.clusterName !== undefined)) fail(extra.length > 0 ? 'secretNamespaces' : 'clusterName', extra.length > 0 ? extra : props.clusterName, "applies only with secretAccess 'namespaced'");
     extra.forEach((namespace, i) => {
@@ -114,33 +129,29 @@ export class TargetCluster extends Construct {
       if (bad) fail(`secretNamespaces[${i}]`, namespace, bad);
     });
     if (props.clusterName !== undefined && !DNS_SUBDOMAIN.test(props.clusterName)) fail('clusterName', props.clusterName, 'must be the name of the kubeconfig Secret that registers the cluster (a DNS subdomain)');
-    this.rules = namespaced ? TARGET_NAMESPACED_CLUSTER_RULES : TARGET_CLUSTER_RULES;
-    this.namespaceRules = namespaced ? TARGET_NAMESPACE_SECRET_RULES : [];
-    this.definitions = new Map(ORDER_KINDS.map((d) => [d.kind, new CustomResourceDefinition(this, d.kind, { definition: d })]));
+    this.rules = [...(namespaced ? TARGET_NAMESPACED_CLUSTER_RULES : TARGET_CLUSTER_RULES)];
+    this.namespaceRules = namespaced ? [...TARGET_NAMESPACE_SECRET_RULES] : [];
+    this.definitions = ORDER_KINDS.map((kind) => new CustomResourceDefinition(this, kind, { kind }));
     const labels = { 'app.kubernetes.io/name': this.roleName, 'app.kubernetes.io/component': 'target-cluster', 'app.kubernetes.io/part-of': 'keystone-appcred' };
-    const role = new k8s.KubeClusterRole(this, 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: this.rules.map(policyRule) });
-    const binding = new k8s.KubeClusterRoleBinding(this, 'ClusterRoleBinding', {
+    const role = kubeObject(this, 'ClusterRole', 'ClusterRole', { metadata: { name: this.roleName, labels }, rules: this.rules.map(policyRule) });
+    const binding = kubeObject(this, 'ClusterRoleBinding', 'ClusterRoleBinding', {
       metadata: { name: this.roleName, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.roleName },
-      subjects: [
-        subject.kind === 'ServiceAccount'
-          ? { kind: 'ServiceAccount', name: subject.name, namespace: subject.namespace }
-          : { kind: subject.kind, name: subject.name, apiGroup: 'rbac.authorization.k8s.io' },
-      ],
+      subjects: [rbacSubject(subject)],
     });
     binding.node.addDependency(role);
 
     if (namespaced) {
       // The Roles here: one per namespace the app's ControlPlanes assign on this cluster, and the props' own.
       const grant = (namespace: string) =>
-        this.roles.namespace(namespace, this, `Secrets-${namespace}`, (owner, id) => new SecretRole(owner, id, { name: secretRoleName(this.roleName), namespace, rules: TARGET_NAMESPACE_SECRET_RULES, subject, labels, policyRule }));
+        this.roles.namespace(namespace, this, `Secrets-${namespace}`, (owner, id) => new SecretRole(owner, id, { name: secretRoleName(this.roleName), namespace, rules: TARGET_NAMESPACE_SECRET_RULES, subject: rbacSubject(subject), labels, policyRule }));
       for (const namespace of extra) grant(namespace);
       const clusterName = props.clusterName;
       const registry = SecretAccessRegistry.of(this);
       if (clusterName !== undefined) {
         registry.addGrantee({
           grant: () => {
-            for (const cp of registry.controlPlanes) for (const a of cp.spec.namespaceAssignments ?? []) if (a.targetClusterRef?.name === clusterName) grant(a.namespace);
+            for (const cp of registry.controlPlanes) for (const a of cp.assignments) if (a.targetClusterRef?.name === clusterName) grant(a.namespace);
           },
         });
       }
@@ -148,7 +159,7 @@ export class TargetCluster extends Construct {
   }
 
   /** The namespaces the operator is granted Secrets in on the target cluster (namespaced mode), sorted. */
-  get secretNamespaces(): readonly string[] {
+  public get secretNamespaces(): string[] {
     return this.roles.granted();
   }
 }

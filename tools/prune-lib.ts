@@ -3,7 +3,7 @@
  * overwrites, it never deletes, so a file moved or split left its old output behind, and `npm pack` shipped it (a
  * `.js` without its source, importing modules that are gone). Run after every build (`npm run build` does, and the
  * tests' build); it removes only outputs without a source, never one being written, so builds may overlap it.
- * lib/plugin/ and lib/sdk/ are not tsc's and are left alone.
+ * lib/plugin/, lib/sdk/ and lib/jsii/ are not tsc's and are left alone.
  */
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -29,7 +29,7 @@ export function pruneLib(repo: string = REPO): string[] {
       const path = join(dir, entry.name);
       const rel = relative(lib, path);
       if (entry.isDirectory()) {
-        if (rel === 'plugin' || rel === 'sdk') {
+        if (rel === 'plugin' || rel === 'sdk' || rel === 'jsii') {
           empty = false;
           continue;
         }

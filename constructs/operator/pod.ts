@@ -2,21 +2,21 @@
  * The operator's pod: its container (command, environment, probes, ports, resources), hardened (read-only root, no
  * capabilities, a non-root user), with the OpenBao CA mounted when one is given.
  */
-import { k8s } from 'cdk8s-plus-33';
-import { OperatorEnv, OperatorRuntimeEnv, type ReconciledKind } from '../../src/api/operator-env';
+import { OperatorEnv, OperatorRuntimeEnv } from '../../src/api/operator-env';
 import { SecretAccessMode } from '../../src/api/secret-access';
+import type { EnvVar, PodSpec, Probe, StringMap, Volume, VolumeMount } from '../kube';
 import { OPERATOR_COMMAND, OpenBaoSettings, Resolved, ResourceAmounts } from './props';
 
 const CA_DIR = '/etc/keystone-appcred/openbao-ca';
 
 /** `KAC_WORKERS_PER_KIND` (`Kind=N,…`), only when a kind is set apart. */
-function workersPerKindEnv(perKind: Readonly<Partial<Record<ReconciledKind, number>>>): k8s.EnvVar[] {
+function workersPerKindEnv(perKind: { readonly [kind: string]: number }): EnvVar[] {
   const pairs = Object.entries(perKind).filter(([, n]) => n !== undefined).map(([kind, n]) => `${kind}=${n}`);
   return pairs.length > 0 ? [{ name: OperatorEnv.workersPerKind, value: pairs.join(',') }] : [];
 }
 
-function openBaoEnv(settings: OpenBaoSettings): k8s.EnvVar[] {
-  const env: k8s.EnvVar[] = [
+function openBaoEnv(settings: OpenBaoSettings): EnvVar[] {
+  const env: EnvVar[] = [
     { name: OperatorEnv.openBaoAddress, value: settings.address },
     { name: OperatorEnv.openBaoAuthMethod, value: settings.auth.method },
   ];
@@ -24,26 +24,27 @@ function openBaoEnv(settings: OpenBaoSettings): k8s.EnvVar[] {
     env.push({ name: OperatorEnv.openBaoAuthMount, value: settings.auth.mountPath ?? 'kubernetes' });
     env.push({ name: OperatorEnv.openBaoRole, value: settings.auth.role });
   } else {
-    env.push({ name: OperatorEnv.openBaoToken, valueFrom: { secretKeyRef: { name: settings.auth.secretName, key: settings.auth.key ?? 'token' } } });
+    // resolve() refused a token auth without its Secret.
+    env.push({ name: OperatorEnv.openBaoToken, valueFrom: { secretKeyRef: { name: settings.auth.secretName as string, key: settings.auth.key ?? 'token' } } });
   }
   if (settings.caSecretName) env.push({ name: OperatorEnv.openBaoCaFile, value: `${CA_DIR}/ca.crt` });
   return env;
 }
 
-export function podSpec(p: Resolved, leaseName: string, selector: Record<string, string>): k8s.PodSpec {
-  const probe = (path: string, period: number): k8s.Probe => ({
-    httpGet: { path, port: k8s.IntOrString.fromString('health') },
+export function podSpec(p: Resolved, leaseName: string, selector: StringMap): PodSpec {
+  const probe = (path: string, period: number): Probe => ({
+    httpGet: { path, port: 'health' },
     periodSeconds: period,
     timeoutSeconds: 2,
     failureThreshold: 3,
   });
-  const volumes: k8s.Volume[] = [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }];
-  const mounts: k8s.VolumeMount[] = [{ name: 'tmp', mountPath: '/tmp' }];
+  const volumes: Volume[] = [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }];
+  const mounts: VolumeMount[] = [{ name: 'tmp', mountPath: '/tmp' }];
   if (p.openBao.caSecretName) {
     volumes.push({ name: 'openbao-ca', secret: { secretName: p.openBao.caSecretName, items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
     mounts.push({ name: 'openbao-ca', mountPath: CA_DIR, readOnly: true });
   }
-  const quantities = (a: ResourceAmounts): Record<string, k8s.Quantity> => ({ cpu: k8s.Quantity.fromString(a.cpu), memory: k8s.Quantity.fromString(a.memory) });
+  const quantities = (a: ResourceAmounts): StringMap => ({ cpu: a.cpu, memory: a.memory });
   return {
     serviceAccountName: p.name,
     automountServiceAccountToken: true, // the API client and OpenBao's Kubernetes auth both use the token
@@ -76,7 +77,7 @@ export function podSpec(p: Resolved, leaseName: string, selector: Record<string,
           { name: OperatorEnv.workers, value: String(p.workers) },
           // The memory limit in bytes, exported as keystone_appcred_memory_limit_bytes: the heap alert compares the
           // process's resident memory with it. Divisor spelled out for the same reason as fieldRef's apiVersion.
-          { name: OperatorEnv.memoryLimit, valueFrom: { resourceFieldRef: { containerName: 'operator', resource: 'limits.memory', divisor: k8s.Quantity.fromString('1') } } },
+          { name: OperatorEnv.memoryLimit, valueFrom: { resourceFieldRef: { containerName: 'operator', resource: 'limits.memory', divisor: '1' } } },
           ...workersPerKindEnv(p.workersPerKind),
           ...openBaoEnv(p.openBao),
           ...(p.consumerHandoff ? [{ name: OperatorEnv.consumerHandoff, value: 'true' }] : []),

@@ -3,8 +3,10 @@
  * and the value).
  */
 import { Construct } from 'constructs';
-import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds, type ReconciledKind } from '../../src/api/operator-env';
-import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretNameViolation, type SecretRef } from '../../src/api/secret-access';
+import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds } from '../../src/api/operator-env';
+import { SecretAccessMode, namespaceViolation, secretNameViolation } from '../../src/api/secret-access';
+import type { SecretReference } from '../orders/keystone-cluster-identity';
+import { SecretAccess, secretAccessMode } from '../secret-access';
 
 /**
  * The environment variables the operator process reads (its configuration contract). Defined in src/api so the operator
@@ -13,28 +15,69 @@ import { SECRET_ACCESS_MODES, SecretAccessMode, namespaceViolation, secretNameVi
 export { OperatorEnv } from '../../src/api/operator-env';
 export { ReconciledKinds, type ReconciledKind } from '../../src/api/operator-env';
 
-/** Log in to OpenBao with the pod's service account token (Kubernetes auth method). */
-export interface OpenBaoKubernetesAuth {
-  /** Selects the Kubernetes auth method. */
-  readonly method: 'kubernetes';
+/** Options of {@link OpenBaoAuth.kubernetes}. */
+export interface OpenBaoKubernetesAuthOptions {
   /** The OpenBao role bound to the operator's service account. */
   readonly role: string;
   /** Mount path of the auth method. @default "kubernetes" */
   readonly mountPath?: string;
 }
 
-/** Authenticate to OpenBao with a token read from a Secret in the operator's namespace. */
-export interface OpenBaoTokenAuth {
-  /** Selects token auth. */
-  readonly method: 'token';
-  /** The Secret holding the token. */
+/** Options of {@link OpenBaoAuth.token}. */
+export interface OpenBaoTokenAuthOptions {
+  /** The Secret in the operator's namespace holding the token. */
   readonly secretName: string;
   /** The Secret's key. @default "token" */
   readonly key?: string;
 }
 
-/** How the operator authenticates to OpenBao. */
-export type OpenBaoAuth = OpenBaoKubernetesAuth | OpenBaoTokenAuth;
+/** How the operator authenticates to OpenBao: `OpenBaoAuth.kubernetes({ role })` or `OpenBaoAuth.token({ secretName })`. */
+export class OpenBaoAuth {
+  /** Log in with the pod's service account token (OpenBao's Kubernetes auth method). */
+  public static kubernetes(options: OpenBaoKubernetesAuthOptions): OpenBaoAuth {
+    return new OpenBaoAuth('kubernetes', options.role, options.mountPath, undefined, undefined);
+  }
+
+  /** Authenticate with a token read from a Secret in the operator's namespace. */
+  public static token(options: OpenBaoTokenAuthOptions): OpenBaoAuth {
+    return new OpenBaoAuth('token', undefined, undefined, options.secretName, options.key);
+  }
+
+  private constructor(
+    /** `kubernetes` or `token` (`KAC_OPENBAO_AUTH_METHOD`). */
+    public readonly method: string,
+    /** With `kubernetes`: the OpenBao role. */
+    public readonly role?: string,
+    /** With `kubernetes`: the auth method's mount path, if given. */
+    public readonly mountPath?: string,
+    /** With `token`: the Secret holding the token. */
+    public readonly secretName?: string,
+    /** With `token`: the Secret's key, if given. */
+    public readonly key?: string,
+  ) {}
+}
+
+/** When the kubelet pulls the operator's image: the container's `imagePullPolicy`, in Kubernetes' words. */
+export enum ImagePullPolicy {
+  /** Pull at every container start (a mutable tag). */
+  ALWAYS = 'Always',
+  /** Pull only when the node does not have the image. */
+  IF_NOT_PRESENT = 'IfNotPresent',
+  /** Never pull: the image must be on the node. */
+  NEVER = 'Never',
+}
+
+/** The operator's log level (`KAC_LOG_LEVEL`). */
+export enum LogLevel {
+  /** Every pass and request. */
+  DEBUG = 'debug',
+  /** Changes and refusals. */
+  INFO = 'info',
+  /** What needs attention. */
+  WARN = 'warn',
+  /** Failures only. */
+  ERROR = 'error',
+}
 
 /** Where the operator backs credentials up. */
 export interface OpenBaoSettings {
@@ -70,8 +113,8 @@ export interface OperatorProps {
   readonly name?: string;
   /** Replicas; one leader reconciles, the others stand by. @default 2 */
   readonly replicas?: number;
-  /** @default "IfNotPresent" */
-  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** When the kubelet pulls the image. @default ImagePullPolicy.IF_NOT_PRESENT */
+  readonly imagePullPolicy?: ImagePullPolicy;
   /** Port of `/healthz` and `/readyz`. @default 8081 */
   readonly healthPort?: number;
   /** Port of `/metrics`. @default 8080 */
@@ -86,8 +129,8 @@ export interface OperatorProps {
    * converged 5,000 orders settles at 158 MiB: room for bursts up to 5,000 orders; add 32Mi per 1,000 orders beyond that)
    */
   readonly limits?: ResourceAmounts;
-  /** @default "info" */
-  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** @default LogLevel.INFO */
+  readonly logLevel?: LogLevel;
   /**
    * Workers of every controller: how many objects of one kind are reconciled at once (controller-runtime's
    * MaxConcurrentReconciles; `KAC_WORKERS`). One object is never reconciled by two workers at once. The per-Keystone
@@ -97,10 +140,10 @@ export interface OperatorProps {
   readonly workers?: number;
   /**
    * Workers of single kinds, over `workers` (controller-runtime's GroupKindConcurrency; `KAC_WORKERS_PER_KIND`), e.g.
-   * `{ KeystoneApplicationCredential: 8 }`.
+   * `{ KeystoneApplicationCredential: 8 }`; a key that names no kind the operator reconciles is refused.
    * @default every kind runs `workers`
    */
-  readonly workersPerKind?: Readonly<Partial<Record<ReconciledKind, number>>>;
+  readonly workersPerKind?: { [kind: string]: number };
   /** The non-root user and group the process runs as (the `node` user of the official Node image). @default 1000 */
   readonly runAsUser?: number;
   /**
@@ -125,28 +168,28 @@ export interface OperatorProps {
    */
   readonly keystoneRequestsInFlight?: number;
   /**
-   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `cluster-wide`: the
-   * ClusterRole grants Secrets in every namespace. `namespaced`: no cluster-scoped rule on Secrets at all; a Role and
+   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `CLUSTER_WIDE`: the
+   * ClusterRole grants Secrets in every namespace. `NAMESPACED`: no cluster-scoped rule on Secrets at all; a Role and
    * RoleBinding `<name>-secrets` in each namespace that needs them, synthesized from the ControlPlanes and
    * KeystoneClusterIdentities declared in the same app (their namespaces, their assignments on the management cluster,
    * the identities' `allowedNamespaces.list`), plus `secretNamespaces`; a read-only Role `<name>-source-<secret>` for an
    * identity's source Secret outside them (and `sourceSecrets`); the operator runs with `KAC_SECRET_ACCESS=namespaced`.
    * A namespace assigned elsewhere needs its Role added there: until then its orders read `SecretAccessNotGranted`.
-   * @default "cluster-wide"
+   * @default SecretAccess.CLUSTER_WIDE
    */
-  readonly secretAccess?: SecretAccessMode;
+  readonly secretAccess?: SecretAccess;
   /**
-   * With `secretAccess: 'namespaced'`: namespaces granted beyond those the app's ControlPlanes and identities name
+   * With `secretAccess: SecretAccess.NAMESPACED`: namespaces granted beyond those the app's ControlPlanes and identities name
    * (ControlPlanes and assignments applied by other means).
    * @default none
    */
-  readonly secretNamespaces?: readonly string[];
+  readonly secretNamespaces?: string[];
   /**
-   * With `secretAccess: 'namespaced'`: KeystoneClusterIdentity source Secrets granted read only beyond those the app's
+   * With `secretAccess: SecretAccess.NAMESPACED`: KeystoneClusterIdentity source Secrets granted read only beyond those the app's
    * identities name.
    * @default none
    */
-  readonly sourceSecrets?: readonly SecretRef[];
+  readonly sourceSecrets?: SecretReference[];
 }
 
 /** The entry point of the image: the operator command of the project's CLI. */
@@ -155,7 +198,13 @@ export const OPERATOR_COMMAND: readonly string[] = ['node', 'lib/src/cli/main.js
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 
-export type Resolved = Required<Omit<OperatorProps, 'openBao'>> & { readonly openBao: OpenBaoSettings };
+/** The props with their defaults filled in, as the construct and its pod read them. */
+export type Resolved = Required<Omit<OperatorProps, 'openBao' | 'secretAccess' | 'workersPerKind'>> & {
+  readonly openBao: OpenBaoSettings;
+  /** The engine's mode, as `KAC_SECRET_ACCESS` carries it. */
+  readonly secretAccess: SecretAccessMode;
+  readonly workersPerKind: { readonly [kind: string]: number };
+};
 
 /** Fills in defaults and checks every prop; an error names the construct, the prop and the value. */
 export function resolve(scope: Construct, props: OperatorProps): Resolved {
@@ -167,22 +216,22 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
     createNamespace: true,
     name: 'keystone-appcred-operator',
     replicas: 2,
-    imagePullPolicy: 'IfNotPresent',
+    imagePullPolicy: ImagePullPolicy.IF_NOT_PRESENT,
     healthPort: 8081,
     metricsPort: 8080,
     requests: { cpu: '100m', memory: '256Mi' },
     limits: { cpu: '500m', memory: '512Mi' },
-    logLevel: 'info',
+    logLevel: LogLevel.INFO,
     workers: DEFAULT_WORKERS,
     workersPerKind: {},
     runAsUser: 1000,
     consumerHandoff: false,
     keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
     keystoneRequestsInFlight: KeystoneLimitDefaults.inFlight,
-    secretAccess: SecretAccessMode.ClusterWide,
     secretNamespaces: [],
     sourceSecrets: [],
     ...stripUndefined(props),
+    secretAccess: secretAccessMode(fail, props.secretAccess ?? SecretAccess.CLUSTER_WIDE),
     image: props.image,
     tag: props.tag,
     openBao: props.openBao,
@@ -195,6 +244,7 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
   if (!DNS_LABEL.test(p.namespace) || p.namespace.length > 63) fail('namespace', p.namespace, 'must be a DNS label of at most 63 characters');
   if (!DNS_LABEL.test(p.name) || p.name.length > 52) fail('name', p.name, 'must be a DNS label of at most 52 characters (suffixes are appended)');
   if (!Number.isInteger(p.replicas) || p.replicas < 1) fail('replicas', p.replicas, 'must be an integer of at least 1');
+  if (!(Object.values(ImagePullPolicy) as string[]).includes(p.imagePullPolicy)) fail('imagePullPolicy', p.imagePullPolicy, `must be one of ${Object.values(ImagePullPolicy).join(', ')}`);
   for (const [prop, port] of [['healthPort', p.healthPort], ['metricsPort', p.metricsPort]] as const) {
     if (!Number.isInteger(port) || port < 1024 || port > 65535) fail(prop, port, 'must be an unprivileged port (1024 to 65535): the process runs as non-root');
   }
@@ -226,7 +276,6 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
   if (p.openBao.caSecretName !== undefined && !DNS_LABEL.test(p.openBao.caSecretName)) {
     fail('openBao.caSecretName', p.openBao.caSecretName, 'must name a Secret in the operator\'s namespace');
   }
-  if (!SECRET_ACCESS_MODES.includes(p.secretAccess)) fail('secretAccess', p.secretAccess, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);
   const namespaced = p.secretAccess === SecretAccessMode.Namespaced;
   if (!namespaced && p.secretNamespaces.length > 0) fail('secretNamespaces', p.secretNamespaces, "applies only with secretAccess 'namespaced'");
   if (!namespaced && p.sourceSecrets.length > 0) fail('sourceSecrets', p.sourceSecrets, "applies only with secretAccess 'namespaced'");

@@ -1,27 +1,45 @@
 /** The typed ControlPlane (design: identity-plane.md). */
-import type { Construct } from 'constructs';
+import type { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
 import type { ControlPlaneSpec, NamespaceAssignment } from '../../src/api/identity-plane';
+import { validatePlane } from '../../src/api/identity-plane-rules';
 import { SecretAccessRegistry } from '../secret-access';
-import { PlaneOrder } from './identity-plane-order';
 import type { ClusterIdentityReference } from './keystone-cluster-identity';
-import { defined, type ControlPlaneReference, type OrderProps } from './order';
+import { defined, emitOrder, type ControlPlaneReference, type OrderProps } from './order';
+
+/** Which Keystone endpoint the operator uses (`services.keystone.external.endpointType`). */
+export enum EndpointType {
+  /** The public endpoint. */
+  PUBLIC = 'public',
+  /** The internal endpoint. */
+  INTERNAL = 'internal',
+}
+
+/** A key of a Secret in the ControlPlane's namespace. */
+export interface SecretKeyReference {
+  /** The Secret's name. */
+  readonly name: string;
+  /** The key. @default "ca.crt" */
+  readonly key?: string;
+}
 
 /** An existing Keystone. */
 export interface ExternalKeystoneProps {
   /** The http or https auth URL ending in `/v3` the operator and orders on the management cluster use. */
   readonly authURL: string;
-  /** @default "public" (the API server's schema default) */
-  readonly endpointType?: 'public' | 'internal';
+  /** @default EndpointType.PUBLIC (the API server's schema default) */
+  readonly endpointType?: EndpointType;
   /**
    * A Secret in the ControlPlane's namespace holding the CA the operator trusts when it talks to Keystone.
    * @default none: the system trust store
    */
-  readonly caBundleSecretRef?: {
-    /** The Secret's name. */
-    readonly name: string;
-    /** The key. @default "ca.crt" */
-    readonly key?: string;
-  };
+  readonly caBundleSecretRef?: SecretKeyReference;
+}
+
+/** A registered target cluster, by its name (the name of the kubeconfig Secret that registers it). */
+export interface TargetClusterReference {
+  /** The registered cluster's name. */
+  readonly name: string;
 }
 
 /** A namespace assignment: the consent for orders in one namespace on one cluster. */
@@ -29,12 +47,9 @@ export interface NamespaceAssignmentProps {
   /** The namespace: a DNS label. */
   readonly namespace: string;
   /** The target cluster. @default the management cluster */
-  readonly targetClusterRef?: {
-    /** The registered cluster's name. */
-    readonly name: string;
-  };
+  readonly targetClusterRef?: TargetClusterReference;
   /** Role names a KeystoneRoleAssignment in the namespace may assign. @default none */
-  readonly allowedRoles?: readonly string[];
+  readonly allowedRoles?: string[];
 }
 
 /**
@@ -50,15 +65,17 @@ export interface CloudCredentialsRefProps {
 
 /**
  * The admin credential: the ControlPlane's own Secret (`cloudCredentialsRef`) or a KeystoneClusterIdentity that allows
- * its namespace (`identityRef`, e.g. `identity.ref`), exactly one of the two (a CRD rule, checked at synth too).
+ * its namespace (`identityRef`, e.g. `identity.ref`). Exactly one of the two: the CRD's rule, which the synth checks
+ * with the same message the API server gives.
  */
-export type AdminCredentialProps = {
+export interface AdminCredentialProps {
+  /** The ControlPlane's own Secret. @default none: give `identityRef` */
+  readonly cloudCredentialsRef?: CloudCredentialsRefProps;
+  /** A KeystoneClusterIdentity that allows the ControlPlane's namespace. @default none: give `cloudCredentialsRef` */
+  readonly identityRef?: ClusterIdentityReference;
   /** The domain users and projects are created in. @default "Default" */
   readonly domainName?: string;
-} & (
-  | { readonly cloudCredentialsRef: CloudCredentialsRefProps; readonly identityRef?: never }
-  | { readonly identityRef: ClusterIdentityReference; readonly cloudCredentialsRef?: never }
-);
+}
 
 /** Props of {@link ControlPlane}. */
 export interface ControlPlaneProps extends OrderProps {
@@ -74,45 +91,50 @@ export interface ControlPlaneProps extends OrderProps {
   /** The admin credential, used only for users, projects and role assignments. */
   readonly adminCredential: AdminCredentialProps;
   /** The namespaces that may order from this ControlPlane; more can be added with {@link ControlPlane.assignNamespace}. @default none */
-  readonly namespaceAssignments?: readonly NamespaceAssignmentProps[];
+  readonly namespaceAssignments?: NamespaceAssignmentProps[];
 }
 
 /** A ControlPlane: which Keystone, with what admin credential, for which namespaces. */
-export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
-  protected readonly planeKind = 'ControlPlane';
-  private readonly assignments: NamespaceAssignment[];
+export class ControlPlane extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** The object's name. */
+  public readonly name: string;
+  /** The object's namespace, if set on it or its chart. */
+  public readonly namespace?: string;
+  private readonly assignments: NamespaceAssignment[] = [];
 
-  constructor(scope: Construct, id: string, props: ControlPlaneProps) {
-    const assignments: NamespaceAssignment[] = [];
-    super(
-      scope,
-      id,
-      'ControlPlane',
-      defined({
-        region: props.region,
-        services: {
-          keystone: defined({
-            mode: 'External',
-            external: defined({ ...props.keystone, caBundleSecretRef: props.keystone.caBundleSecretRef && defined({ ...props.keystone.caBundleSecretRef }) }),
-            publicEndpoint: props.publicEndpoint,
+  public constructor(scope: Construct, id: string, props: ControlPlaneProps) {
+    super(scope, id);
+    const keystone = props.keystone;
+    const spec: ControlPlaneSpec = defined({
+      region: props.region,
+      services: {
+        keystone: defined({
+          mode: 'External',
+          external: defined({
+            authURL: keystone.authURL,
+            endpointType: keystone.endpointType,
+            caBundleSecretRef: keystone.caBundleSecretRef && defined({ name: keystone.caBundleSecretRef.name, key: keystone.caBundleSecretRef.key }),
           }),
-        },
-        adminCredential: adminCredentialSpec(props.adminCredential),
-        namespaceAssignments: assignments,
-      }),
-      props,
-    );
-    this.assignments = assignments;
+          publicEndpoint: props.publicEndpoint,
+        }),
+      },
+      adminCredential: adminCredentialSpec(props.adminCredential),
+      namespaceAssignments: this.assignments,
+    });
+    ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, 'ControlPlane', spec, props, (o) => validatePlane('ControlPlane', o)));
     for (const assignment of props.namespaceAssignments ?? []) this.assignNamespace(assignment);
-    // An operator with secretAccess 'namespaced' in the same app grants itself Secrets here and in each assignment.
-    SecretAccessRegistry.of(this).addControlPlane(this);
+    // An operator with secretAccess NAMESPACED in the same app grants itself Secrets here and in each assignment.
+    SecretAccessRegistry.of(this).addControlPlane({ construct: this, namespace: this.namespace, assignments: this.assignments });
   }
 
   /**
    * Consents to orders in `assignment.namespace` (on its cluster) and lists the roles they may assign. An operator (or
-   * target cluster) with `secretAccess: 'namespaced'` in the same app emits the namespace's Role beside this ControlPlane.
+   * target cluster) with `secretAccess: SecretAccess.NAMESPACED` in the same app emits the namespace's Role beside this
+   * ControlPlane.
    */
-  assignNamespace(assignment: NamespaceAssignmentProps): void {
+  public assignNamespace(assignment: NamespaceAssignmentProps): void {
     this.assignments.push(
       defined({
         namespace: assignment.namespace,
@@ -124,7 +146,7 @@ export class ControlPlane extends PlaneOrder<ControlPlaneSpec> {
   }
 
   /** A reference to this ControlPlane, for `controlPlaneRef`; needs a namespace on the object or its chart. */
-  get ref(): ControlPlaneReference {
+  public get ref(): ControlPlaneReference {
     if (this.namespace === undefined) throw new Error(`${this.node.path}: the ControlPlane has no namespace: set metadata.namespace or the chart's namespace`);
     return { name: this.name, namespace: this.namespace };
   }

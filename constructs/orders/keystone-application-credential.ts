@@ -2,27 +2,57 @@
  * The typed KeystoneApplicationCredential order (spec: Spec). Checked at synth with `validate` from `src/api`, so a
  * broken rule reads as it does from the API server.
  */
-import type { Construct } from 'constructs';
-import type { DurationInput } from '../../src/api/duration';
-import type { AccessRule } from '../../src/api/privileges';
-import { KIND, type KeystoneApplicationCredentialSpec } from '../../src/api/types';
-import { validate, type Violation } from '../../src/api/validation';
-import { defined, durationString, emittedControlPlaneRef, Order, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import type { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { KIND } from '../../src/api/types';
+import { validate } from '../../src/api/validation';
+import { durationString, type Duration } from '../duration';
+import { defined, emitOrder, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+
+/** The HTTP method an access rule allows (Keystone's access rules). */
+export enum AccessRuleMethod {
+  /** `GET` */
+  GET = 'GET',
+  /** `HEAD` */
+  HEAD = 'HEAD',
+  /** `POST` */
+  POST = 'POST',
+  /** `PUT` */
+  PUT = 'PUT',
+  /** `PATCH` */
+  PATCH = 'PATCH',
+  /** `DELETE` */
+  DELETE = 'DELETE',
+}
+
+/**
+ * One request a token from the credential may make (Keystone's access rules), enforced by keystonemiddleware's
+ * `auth_token` in the service that validates the token.
+ */
+export interface AccessRule {
+  /** The service type in Keystone's catalog, e.g. `compute` or `object-store`. */
+  readonly service: string;
+  /** The HTTP method. */
+  readonly method: AccessRuleMethod;
+  /** The request path, beginning with `/`; `*` matches one path segment, `**` any number. */
+  readonly path: string;
+}
 
 /** The rotation schedule of a credential. */
 export interface RotationProps {
   /**
-   * The time between two scheduled rotations, as a Go duration (`720h`, `1h30m`) or a Duration. `0s` turns the
-   * schedule off; any other value is at least `1m`, and at most `87600h`.
+   * The time between two scheduled rotations, as a Go duration string (`720h`, `1h30m`), written as given, or a
+   * {@link Duration}, written in Go's canonical form (`720h0m0s`). `0s` turns the schedule off; any other value is at
+   * least `1m`, and at most `87600h`.
    * @default "720h" (the API server's schema default)
    */
-  readonly interval?: DurationInput;
+  readonly interval?: string | Duration;
   /**
-   * How long the superseded credential stays in Keystone after the delivered Secret switched. Not negative, and shorter
-   * than a non-zero interval.
+   * How long the superseded credential stays in Keystone after the delivered Secret switched, as `interval` is given.
+   * Not negative, and shorter than a non-zero interval.
    * @default "24h" (the API server's schema default)
    */
-  readonly gracePeriod?: DurationInput;
+  readonly gracePeriod?: string | Duration;
 }
 
 /** Props of {@link KeystoneApplicationCredential}. */
@@ -49,13 +79,13 @@ export interface KeystoneApplicationCredentialProps extends OrderProps {
    * namespace's `allowedRoles` and assigned to the user on the project by a KeystoneRoleAssignment. A change rotates.
    * @default every role the user holds on the project
    */
-  readonly roles?: readonly string[];
+  readonly roles?: string[];
   /**
    * Not in the reference (an extension, issue 42): the only requests a token from the credential may make, enforced by
    * keystonemiddleware in each service. A change rotates.
    * @default none
    */
-  readonly accessRules?: readonly AccessRule[];
+  readonly accessRules?: AccessRule[];
 }
 
 /**
@@ -63,33 +93,31 @@ export interface KeystoneApplicationCredentialProps extends OrderProps {
  * delivered as the Secret `<name>-credentials` beside the order. A KeystoneUser of the same name in the same namespace
  * delivers a Secret of the same name: give the two orders different names.
  */
-export class KeystoneApplicationCredential extends Order<KeystoneApplicationCredentialSpec> {
+export class KeystoneApplicationCredential extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** The object's name. */
+  public readonly name: string;
+  /** The object's namespace, if set on it or its chart. */
+  public readonly namespace?: string;
   /** The Secret the credential is delivered in: `<name>-credentials`. */
-  readonly secretName: string;
+  public readonly secretName: string;
 
-  constructor(scope: Construct, id: string, props: KeystoneApplicationCredentialProps) {
+  public constructor(scope: Construct, id: string, props: KeystoneApplicationCredentialProps) {
+    super(scope, id);
     const rotation = props.rotation
       ? defined({ interval: durationString(props.rotation.interval), gracePeriod: durationString(props.rotation.gracePeriod) })
       : undefined;
-    super(
-      scope,
-      id,
-      KIND,
-      defined({
-        controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
-        userRef: { name: props.userRef.name },
-        projectRef: { name: props.projectRef.name },
-        credentialGeneration: props.credentialGeneration,
-        rotation,
-        roles: props.roles && [...props.roles],
-        accessRules: props.accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
-      }),
-      props,
-    );
+    const spec = defined({
+      controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
+      userRef: { name: props.userRef.name },
+      projectRef: { name: props.projectRef.name },
+      credentialGeneration: props.credentialGeneration,
+      rotation,
+      roles: props.roles && [...props.roles],
+      accessRules: props.accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
+    });
+    ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, KIND, spec, props, (o) => validate(o)));
     this.secretName = `${this.name}-credentials`;
-  }
-
-  protected violations(): readonly Violation[] {
-    return validate({ metadata: { name: this.name }, spec: this.spec });
   }
 }

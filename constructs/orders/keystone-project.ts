@@ -1,8 +1,8 @@
 /** The typed KeystoneProject order (design: identity-plane.md). */
-import type { Construct } from 'constructs';
-import type { KeystoneProjectSpec } from '../../src/api/identity-plane';
-import { PlaneOrder } from './identity-plane-order';
-import { defined, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import type { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { validatePlane } from '../../src/api/identity-plane-rules';
+import { defined, emitOrder, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneProject}. */
 export interface KeystoneProjectProps extends OrderProps {
@@ -16,15 +16,22 @@ export interface KeystoneProjectProps extends OrderProps {
 }
 
 /** A KeystoneProject: a Keystone project in the ControlPlane's domain. */
-export class KeystoneProject extends PlaneOrder<KeystoneProjectSpec> {
-  protected readonly planeKind = 'KeystoneProject';
+export class KeystoneProject extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** The object's name. */
+  public readonly name: string;
+  /** The object's namespace, if set on it or its chart. */
+  public readonly namespace?: string;
 
-  constructor(scope: Construct, id: string, props: KeystoneProjectProps) {
-    super(scope, id, 'KeystoneProject', defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), projectName: props.projectName }), props);
+  public constructor(scope: Construct, id: string, props: KeystoneProjectProps) {
+    super(scope, id);
+    const spec = defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), projectName: props.projectName });
+    ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, 'KeystoneProject', spec, props, (o) => validatePlane('KeystoneProject', o)));
   }
 
   /** A reference to this order, for `projectRef`. */
-  get ref(): OrderReference {
+  public get ref(): OrderReference {
     return { name: this.name };
   }
 }

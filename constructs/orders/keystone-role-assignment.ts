@@ -1,8 +1,8 @@
 /** The typed KeystoneRoleAssignment order (design: identity-plane.md). */
-import type { Construct } from 'constructs';
-import type { KeystoneRoleAssignmentSpec } from '../../src/api/identity-plane';
-import { PlaneOrder } from './identity-plane-order';
-import { emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import type { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { validatePlane } from '../../src/api/identity-plane-rules';
+import { emitOrder, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneRoleAssignment}. */
 export interface KeystoneRoleAssignmentProps extends OrderProps {
@@ -17,21 +17,22 @@ export interface KeystoneRoleAssignmentProps extends OrderProps {
 }
 
 /** A KeystoneRoleAssignment: a role for an ordered user on an ordered project. */
-export class KeystoneRoleAssignment extends PlaneOrder<KeystoneRoleAssignmentSpec> {
-  protected readonly planeKind = 'KeystoneRoleAssignment';
+export class KeystoneRoleAssignment extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** The object's name. */
+  public readonly name: string;
+  /** The object's namespace, if set on it or its chart. */
+  public readonly namespace?: string;
 
-  constructor(scope: Construct, id: string, props: KeystoneRoleAssignmentProps) {
-    super(
-      scope,
-      id,
-      'KeystoneRoleAssignment',
-      {
-        controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
-        userRef: { name: props.userRef.name },
-        projectRef: { name: props.projectRef.name },
-        role: props.role,
-      },
-      props,
-    );
+  public constructor(scope: Construct, id: string, props: KeystoneRoleAssignmentProps) {
+    super(scope, id);
+    const spec = {
+      controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
+      userRef: { name: props.userRef.name },
+      projectRef: { name: props.projectRef.name },
+      role: props.role,
+    };
+    ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, 'KeystoneRoleAssignment', spec, props, (o) => validatePlane('KeystoneRoleAssignment', o)));
   }
 }

@@ -1,8 +1,8 @@
 /** The typed KeystoneUser order (design: identity-plane.md). */
-import type { Construct } from 'constructs';
-import type { KeystoneUserSpec } from '../../src/api/identity-plane';
-import { PlaneOrder } from './identity-plane-order';
-import { defined, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
+import type { ApiObject } from 'cdk8s';
+import { Construct } from 'constructs';
+import { validatePlane } from '../../src/api/identity-plane-rules';
+import { defined, emitOrder, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
 
 /** Props of {@link KeystoneUser}. */
 export interface KeystoneUserProps extends OrderProps {
@@ -24,24 +24,25 @@ export interface KeystoneUserProps extends OrderProps {
  * A KeystoneUser: a Keystone user whose password is delivered as the Secret `<name>-credentials` beside the order. A
  * KeystoneApplicationCredential of the same name in the same namespace would deliver a Secret of the same name.
  */
-export class KeystoneUser extends PlaneOrder<KeystoneUserSpec> {
-  protected readonly planeKind = 'KeystoneUser';
+export class KeystoneUser extends Construct {
+  /** The emitted object. */
+  public readonly apiObject: ApiObject;
+  /** The object's name. */
+  public readonly name: string;
+  /** The object's namespace, if set on it or its chart. */
+  public readonly namespace?: string;
   /** The Secret the password is delivered in: `<name>-credentials`. */
-  readonly secretName: string;
+  public readonly secretName: string;
 
-  constructor(scope: Construct, id: string, props: KeystoneUserProps) {
-    super(
-      scope,
-      id,
-      'KeystoneUser',
-      defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), userName: props.userName, passwordGeneration: props.passwordGeneration }),
-      props,
-    );
+  public constructor(scope: Construct, id: string, props: KeystoneUserProps) {
+    super(scope, id);
+    const spec = defined({ controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef), userName: props.userName, passwordGeneration: props.passwordGeneration });
+    ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, 'KeystoneUser', spec, props, (o) => validatePlane('KeystoneUser', o)));
     this.secretName = `${this.name}-credentials`;
   }
 
   /** A reference to this order, for `userRef`. */
-  get ref(): OrderReference {
+  public get ref(): OrderReference {
     return { name: this.name };
   }
 }

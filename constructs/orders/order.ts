@@ -1,10 +1,14 @@
 /**
- * What the typed orders share: metadata props, the synth-time validation hook, and the conversion of a
- * {@link DurationInput} to the string the CRD stores.
+ * What the typed orders share: their metadata props, the references they take, and `emitOrder`, which emits an order's
+ * ApiObject and hangs the synth-time check of its kind's CRD rules on the construct.
+ *
+ * The orders hold this by composition rather than by a generic base class: jsii carries no generics, and a base whose
+ * protected members return the engine's types (`Violation`, the specs of src/api) would put those types into every
+ * language's API. Each order is a plain `Construct` whose public members are its object, its name, its namespace and
+ * its references.
  */
 import { ApiObject, type ApiObjectMetadata } from 'cdk8s';
-import { Construct } from 'constructs';
-import { toDuration, type DurationInput } from '../../src/api/duration';
+import type { Construct } from 'constructs';
 import type { Violation } from '../../src/api/validation';
 import { API_VERSION, type ControlPlaneRef } from '../../src/api/types';
 
@@ -29,24 +33,15 @@ export interface ControlPlaneReference {
   readonly namespace?: string;
 }
 
-/** The `controlPlaneRef` as emitted: only the given halves, so a left-out namespace means the order's own. */
-export function emittedControlPlaneRef(ref: ControlPlaneReference): ControlPlaneRef {
-  return defined({ name: ref.name, namespace: ref.namespace });
-}
-
 /** A reference to another order in the same namespace. */
 export interface OrderReference {
   /** The referenced order's name (1 to 63 characters). Immutable once applied. */
   readonly name: string;
 }
 
-/**
- * A duration as the CRD stores it: a string as written (after the rules check it), a Duration value in Go's canonical
- * form (`720h0m0s`), as a Go client writes it.
- */
-export function durationString(input: DurationInput | undefined): string | undefined {
-  if (input === undefined) return undefined;
-  return typeof input === 'string' ? input : toDuration(input, 'duration').toString();
+/** The `controlPlaneRef` as emitted: only the given halves, so a left-out namespace means the order's own. */
+export function emittedControlPlaneRef(ref: ControlPlaneReference): ControlPlaneRef {
+  return defined({ name: ref.name, namespace: ref.namespace });
 }
 
 /** Drops undefined members, so an absent optional field is left to the API server's schema default. */
@@ -54,26 +49,27 @@ export function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** The base of every typed order: an ApiObject of group c5c3.io whose spec is checked against the CRD's rules at synth. */
-export abstract class Order<Spec extends object> extends Construct {
-  /** The emitted object. */
+/** An emitted order: its object, name and namespace. */
+export interface EmittedOrder {
   readonly apiObject: ApiObject;
-  /** The object's name. */
   readonly name: string;
-  /** The object's namespace, if set on it or its chart. */
   readonly namespace: string | undefined;
-  /** The spec as emitted. */
-  readonly spec: Spec;
+}
 
-  protected constructor(scope: Construct, id: string, kind: string, spec: Spec, props: OrderProps) {
-    super(scope, id);
-    this.spec = spec;
-    this.apiObject = new ApiObject(this, 'Resource', { apiVersion: API_VERSION, kind, metadata: props.metadata, spec });
-    this.name = this.apiObject.name;
-    this.namespace = this.apiObject.metadata.namespace;
-    this.node.addValidation({ validate: () => this.violations().map((v) => `${kind} ${this.name}: ${v.message}`) });
-  }
-
-  /** Every violation of the kind's CRD schema and rules by the object as emitted. */
-  protected abstract violations(): readonly Violation[];
+/**
+ * Emits an order of group c5c3.io under `scope` (as its child `Resource`) and adds a validation that fails the synth
+ * with every violation of the kind's CRD schema and rules, read by `violations` from the object's name and spec when
+ * the app synthesizes: `<Kind> <name>: <field> (<value>): <rule>`.
+ */
+export function emitOrder<Spec extends object>(
+  scope: Construct,
+  kind: string,
+  spec: Spec,
+  props: OrderProps,
+  violations: (object: { readonly metadata: { readonly name: string }; readonly spec: Spec }) => readonly Violation[],
+): EmittedOrder {
+  const apiObject = new ApiObject(scope, 'Resource', { apiVersion: API_VERSION, kind, metadata: props.metadata, spec });
+  const name = apiObject.name;
+  scope.node.addValidation({ validate: () => violations({ metadata: { name }, spec }).map((v) => `${kind} ${name}: ${v.message}`) });
+  return { apiObject, name, namespace: apiObject.metadata.namespace };
 }

@@ -39,15 +39,15 @@ export interface ServiceOwnerProps {
 /** A project, a user, a role assignment and an application credential for one service owner. */
 export class ServiceOwner extends Construct {
   /** The KeystoneProject. */
-  readonly project: KeystoneProject;
+  public readonly project: KeystoneProject;
   /** The KeystoneUser (its password is delivered as `<name>-credentials`). */
-  readonly user: KeystoneUser;
+  public readonly user: KeystoneUser;
   /** The KeystoneRoleAssignment. */
-  readonly roleAssignment: KeystoneRoleAssignment;
+  public readonly roleAssignment: KeystoneRoleAssignment;
   /** The KeystoneApplicationCredential (delivered as `<applicationCredentialName>-credentials`). */
-  readonly applicationCredential: KeystoneApplicationCredential;
+  public readonly applicationCredential: KeystoneApplicationCredential;
 
-  constructor(scope: Construct, id: string, props: ServiceOwnerProps) {
+  public constructor(scope: Construct, id: string, props: ServiceOwnerProps) {
     super(scope, id);
     const namespace = props.namespace;
     const controlPlaneRef = props.controlPlaneRef;

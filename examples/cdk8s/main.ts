@@ -1,19 +1,43 @@
 /**
- * A service owner's own cdk8s app using the library: the billing team orders a Keystone project, a user, the `member`
- * role and an application credential rotated weekly in the namespace its ControlPlane assigned (`billing`), and runs a
- * Deployment that reads the delivered `clouds.yaml`.
+ * A cdk8s app using the library, in two charts: the platform team's (`platform`: the CRDs, the operator granted Secrets
+ * per namespace, and a ControlPlane that assigns the `billing` namespace) and a service owner's (`billing`: the billing
+ * team orders a Keystone project, a user, the `member` role and an application credential rotated weekly, and runs a
+ * Deployment that reads the delivered `clouds.yaml`).
  *
  * It imports the library by the package name, as your own project does after
- * `npm install keystone-appcred cdk8s constructs cdk8s-plus-33` (inside this repository the name resolves to the
- * sources through tsconfig.json's `paths`).
+ * `npm install keystone-appcred cdk8s constructs` (inside this repository the name resolves to the sources through
+ * tsconfig.json's `paths`). The namespaces and the billing team's Deployment are cdk8s core's `ApiObject`s; an app
+ * that uses cdk8s-plus may write them with its classes instead. The same app in Python, Go and Java is in `python/`,
+ * `go/` and `java/` beside this file, on the jsii package `keystone-appcred-cdk8s`; each writes these manifests byte
+ * for byte.
  *
  * Run: `npx -p cdk8s-cli cdk8s synth` in this directory (cdk8s.yaml; writes dist/), or `npx tsx examples/cdk8s/main.ts`
  * from the repository root (writes dist/example/).
  */
-import { App, Chart, type ChartProps } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
+import { ApiObject, App, Chart, type ChartProps } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { Duration, ServiceOwner } from 'keystone-appcred/cdk8s';
+import { ControlPlane, Crds, Duration, EndpointType, OpenBaoAuth, Operator, SecretAccess, ServiceOwner } from 'keystone-appcred/cdk8s';
+
+/** The platform team's chart: CRDs, operator, and the ControlPlane that assigns `billing`. */
+export class PlatformChart extends Chart {
+  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
+    super(scope, id, props);
+    new Crds(this, 'Crds');
+    new Operator(this, 'Operator', {
+      image: 'registry.example/keystone-appcred',
+      tag: '0.2.0',
+      openBao: { address: 'https://openbao.openbao.svc:8200', auth: OpenBaoAuth.kubernetes({ role: 'keystone-appcred-operator' }) },
+      secretAccess: SecretAccess.NAMESPACED,
+    });
+    for (const name of ['openstack', 'billing']) new ApiObject(this, `Namespace-${name}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    new ControlPlane(this, 'ControlPlane', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', endpointType: EndpointType.INTERNAL },
+      adminCredential: { cloudCredentialsRef: { secretName: 'keystone-admin' } },
+      namespaceAssignments: [{ namespace: 'billing', allowedRoles: ['member'] }],
+    });
+  }
+}
 
 /** Props of {@link BillingChart}. */
 export interface BillingChartProps extends ChartProps {
@@ -23,7 +47,7 @@ export interface BillingChartProps extends ChartProps {
 
 /** The billing team's chart. */
 export class BillingChart extends Chart {
-  constructor(scope: Construct, id: string, props: BillingChartProps = {}) {
+  public constructor(scope: Construct, id: string, props: BillingChartProps = {}) {
     super(scope, id, { namespace: 'billing', ...props });
     const owner = new ServiceOwner(this, 'Owner', {
       namespace: 'billing',
@@ -33,7 +57,9 @@ export class BillingChart extends Chart {
       rotation: { interval: Duration.parse('168h'), gracePeriod: '12h' },
     });
 
-    new k8s.KubeDeployment(this, 'Billing', {
+    new ApiObject(this, 'Billing', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
       metadata: { name: 'billing' },
       spec: {
         selector: { matchLabels: { app: 'billing' } },
@@ -61,6 +87,7 @@ export class BillingChart extends Chart {
 if (require.main === module) {
   // `cdk8s synth` says where to write in CDK8S_OUTDIR.
   const app = new App({ outdir: process.env.CDK8S_OUTDIR ?? 'dist/example' });
+  new PlatformChart(app, 'platform');
   new BillingChart(app, 'billing');
   app.synth();
 }

@@ -5,7 +5,7 @@
  * and the ClusterRole and binding of the identity the operator's kubeconfig uses there (the `TargetCluster` construct).
  * With `--secret-namespaces`, either grants Secrets only in the listed namespaces (issue 34, the namespaced mode).
  *
- * The construct library and its peer dependencies (`cdk8s`, `constructs`, `cdk8s-plus-33`) are loaded only when the
+ * The construct library and its peer dependencies (`cdk8s`, `constructs`) are loaded only when the
  * command runs, so the rest of the command line works without them.
  */
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ export const DEFAULT_OPENBAO_ADDRESS = 'https://openbao.openbao.svc:8200';
 export const DEFAULT_OPENBAO_ROLE = 'keystone-appcred-operator';
 
 /** The peer dependencies the construct library needs at run time. */
-const PEERS = ['cdk8s', 'constructs', 'cdk8s-plus-33'] as const;
+const PEERS = ['cdk8s', 'constructs'] as const;
 
 /** The option each construct prop comes from, to name it in an error. */
 const OPTION_OF: Readonly<Record<string, string>> = {
@@ -147,8 +147,6 @@ export function renderManifests(options: ManifestsOptions): string {
   const lib = loadLibrary();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const cdk8s = require('cdk8s') as typeof import('cdk8s');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { k8s } = require('cdk8s-plus-33') as typeof import('cdk8s-plus-33');
   // synthYaml() writes nothing; the outdir is never created.
   const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
   const crds = new cdk8s.Chart(app, 'crds');
@@ -161,14 +159,14 @@ export function renderManifests(options: ManifestsOptions): string {
     ...(options.consumerHandoff ? { consumerHandoff: true } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.secretGrants
-      ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretGrants.namespaces, sourceSecrets: options.secretGrants.sources }
+      ? { secretAccess: lib.SecretAccess.NAMESPACED, secretNamespaces: [...options.secretGrants.namespaces], sourceSecrets: [...options.secretGrants.sources] }
       : {}),
     openBao: {
       address: options.openBaoAddress ?? DEFAULT_OPENBAO_ADDRESS,
       auth:
         options.openBaoTokenSecret !== undefined
-          ? { method: 'token', secretName: options.openBaoTokenSecret }
-          : { method: 'kubernetes', role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE },
+          ? lib.OpenBaoAuth.token({ secretName: options.openBaoTokenSecret })
+          : lib.OpenBaoAuth.kubernetes({ role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE }),
     },
   });
   if (options.monitoring) {
@@ -179,7 +177,7 @@ export function renderManifests(options: ManifestsOptions): string {
   }
   if (options.sample) {
     const samples = new cdk8s.Chart(app, 'samples');
-    for (const name of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `Namespace-${name}`, { metadata: { name } });
+    for (const name of ['openstack', 'tenant-a']) new cdk8s.ApiObject(samples, `Namespace-${name}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     const controlPlane = new lib.ControlPlane(samples, 'ControlPlane', {
       metadata: { name: 'cp', namespace: 'openstack' },
       keystone: { authURL: 'https://keystone.openstack.svc:5000/v3', caBundleSecretRef: { name: 'keystone-ca' } },
@@ -203,13 +201,13 @@ export function renderTargetClusterManifests(options: TargetClusterManifestsOpti
   const app = new cdk8s.App({ outdir: join(__dirname, 'never-written') });
   const chart = new cdk8s.Chart(app, 'target-cluster');
   let subject: Library.TargetClusterSubject;
-  if (options.user !== undefined) subject = { kind: 'User', name: options.user };
+  if (options.user !== undefined) subject = lib.TargetClusterSubject.user(options.user);
   else {
     const given = options.serviceAccount ?? DEFAULT_TARGET_SERVICE_ACCOUNT;
     const slash = given.indexOf('/');
-    subject = { kind: 'ServiceAccount', namespace: slash < 0 ? '' : given.slice(0, slash), name: slash < 0 ? given : given.slice(slash + 1) };
+    subject = lib.TargetClusterSubject.serviceAccount(slash < 0 ? given : given.slice(slash + 1), slash < 0 ? '' : given.slice(0, slash));
   }
-  new lib.TargetCluster(chart, 'TargetCluster', { subject, ...(options.secretNamespaces ? { secretAccess: 'namespaced' as const, secretNamespaces: options.secretNamespaces } : {}) });
+  new lib.TargetCluster(chart, 'TargetCluster', { subject, ...(options.secretNamespaces ? { secretAccess: lib.SecretAccess.NAMESPACED, secretNamespaces: [...options.secretNamespaces] } : {}) });
   return app.synthYaml();
 }
 

@@ -23,7 +23,7 @@ import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { Operator, OperatorMonitor } from '../../constructs';
+import { MonitorKind, Operator, OperatorMonitor } from '../../constructs';
 import { renderManifests } from '../../src/cli/manifests';
 import { ALERT_NAMES, type AlertName } from '../../src/observability/alerts';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
@@ -299,7 +299,7 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
       const app = Testing.app();
       const chart = new Chart(app, 'pod-monitor');
       const op = new Operator(chart, 'Operator', { image: 'registry.example/keystone-appcred', tag: '0.2.0', namespace: IDENTITY.namespace, openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'r' } } });
-      new OperatorMonitor(chart, 'Monitor', { operator: op, kind: 'PodMonitor' });
+      new OperatorMonitor(chart, 'Monitor', { operator: op, kind: MonitorKind.POD_MONITOR });
       const podMonitor = Testing.synth(chart).filter((o: { kind: string }) => o.kind === 'PodMonitor');
       expect(podMonitor).toHaveLength(1);
       const out = await kubectlOk(['apply', '--server-side', '--dry-run=server', '--field-manager=kac-test', '-o', 'name', '-f', '-'], {

@@ -1,7 +1,8 @@
 // @needs kube
 /**
  * The cdk8s face as an installed package: `npm pack`, then a temporary project outside the repository with
- * `npm install <tarball>`, the real `cdk8s-cli` and the peer dependencies at the repository's versions. In it:
+ * `npm install <tarball>`, the real `cdk8s-cli` and the peer dependencies at the repository's versions (`cdk8s` and
+ * `constructs`, the only ones: no cdk8s-plus). In it:
  *
  * - an app of its own (TypeScript, type-checked with `module: node16` and compiled) with a `cdk8s.yaml`, importing
  *   `keystone-appcred/cdk8s`, synthesized by `cdk8s synth` and applied to the test API server: the CRDs, an operator and
@@ -29,8 +30,7 @@ const TENANT = 'kac-pkg-billing';
 const OPERATOR = 'kac-pkg-operator';
 const CRDS = ['controlplanes', 'keystoneprojects', 'keystoneusers', 'keystoneroleassignments', 'keystoneapplicationcredentials'].map((k) => `crd/${k}.c5c3.io`);
 
-const APP = `import { App, Chart } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
+const APP = `import { ApiObject, App, Chart } from 'cdk8s';
 import { ControlPlane, Crds, Duration, Operator, ServiceOwner } from 'keystone-appcred/cdk8s';
 
 const app = new App();
@@ -48,7 +48,7 @@ new Operator(operator, 'Operator', {
 operator.addDependency(crds);
 
 const orders = new Chart(app, 'orders');
-for (const name of ['${OPENSTACK}', '${TENANT}']) new k8s.KubeNamespace(orders, name, { metadata: { name } });
+for (const name of ['${OPENSTACK}', '${TENANT}']) new ApiObject(orders, name, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const controlPlane = new ControlPlane(orders, 'ControlPlane', {
   metadata: { name: 'cp', namespace: '${OPENSTACK}' },
   keystone: { authURL: 'https://keystone.example:5000/v3' },
@@ -82,7 +82,8 @@ describe('the cdk8s face, installed from the packed tarball', () => {
       'tsconfig.json': `${JSON.stringify(TSCONFIG, null, 2)}\n`,
       'cdk8s.yaml': 'language: typescript\napp: node main.js\noutput: dist\n',
     });
-    const peers = ['cdk8s', 'constructs', 'cdk8s-plus-33'].map((p) => `${p}@${repositoryVersion(p)}`);
+    // The peers the package names, and nothing else: no cdk8s-plus.
+    const peers = ['cdk8s', 'constructs'].map((p) => `${p}@${repositoryVersion(p)}`);
     await npmInstall(dir, [tarball, `cdk8s-cli@${CDK8S_CLI}`, `tsx@${repositoryVersion('tsx')}`, ...peers]);
   }, 900_000);
 

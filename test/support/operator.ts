@@ -11,6 +11,7 @@ import { applyOk, eventually, kubectl, kubectlOk, type Identity, type KubeObject
 import { freePort, startServer, tail, type Server } from './proc';
 import { App, Chart } from 'cdk8s';
 import { Operator } from '../../constructs/operator';
+import { SecretAccess } from '../../constructs/secret-access';
 import { ControlPlane } from '../../constructs/orders/control-plane';
 import { renderTargetClusterManifests } from '../../src/cli/manifests';
 import { synthesizeManifests } from './synth';
@@ -89,7 +90,7 @@ export function namespacedOperatorRbac(identity: OperatorIdentity, declare: (cha
   new Operator(operatorChart, 'Operator', {
     image: 'keystone-appcred',
     tag: 'test',
-    secretAccess: 'namespaced',
+    secretAccess: SecretAccess.NAMESPACED,
     openBao: { address: 'https://openbao.invalid:8200', auth: { method: 'kubernetes', role: 'r' } },
   });
   declare(new Chart(app, 'declared'));

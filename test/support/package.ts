@@ -109,7 +109,8 @@ export function buildProject(): Promise<void> {
   return withBuildLock(async () => buildUnlocked());
 }
 
-async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 900_000): Promise<T> {
+/** Runs `body` holding the lock directory `path` (a holder that died is broken), waiting at most `timeoutMs`. */
+export async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 900_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   mkdirSync(dirname(path), { recursive: true });
   for (;;) {

@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { BillingChart } from '../../../examples/cdk8s/main';
+import { BillingChart, PlatformChart } from '../../../examples/cdk8s/main';
 
 describe('the cdk8s example', () => {
   it('orders the billing service owner and mounts its credential', () => {
@@ -13,5 +13,14 @@ describe('the cdk8s example', () => {
     ]);
     expect(objects[3].spec.rotation).toEqual({ interval: '168h0m0s', gracePeriod: '12h' });
     expect(JSON.stringify(objects[4])).toContain('"secretName":"billing-appcred-credentials"');
+  });
+
+  it('the platform chart: CRDs, the operator granted Secrets in openstack and billing, the ControlPlane assigning billing', () => {
+    const objects = Testing.synth(new PlatformChart(Testing.app(), 'platform')) as { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> }[];
+    expect(objects.filter((o) => o.kind === 'CustomResourceDefinition')).toHaveLength(6);
+    expect(objects.filter((o) => o.kind === 'Role' && o.metadata.name === 'keystone-appcred-operator-secrets').map((o) => o.metadata.namespace).sort()).toEqual(['billing', 'openstack']);
+    const controlPlane = objects.find((o) => o.kind === 'ControlPlane');
+    expect(controlPlane?.metadata).toEqual({ name: 'cp', namespace: 'openstack' });
+    expect(JSON.stringify(controlPlane?.spec)).toContain('"endpointType":"internal"');
   });
 });

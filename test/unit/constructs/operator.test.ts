@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { Operator, type OperatorProps } from '../../../constructs/operator';
+import { ImagePullPolicy, Operator, type OperatorProps } from '../../../constructs/operator';
 import { CLUSTER_RULES, HANDOFF_RULES } from '../../../constructs/operator-rbac';
 import { DEFAULT_WORKERS } from '../../../src/api/operator-env';
 import { resolveConfig } from '../../../src/operator/runtime/config';
@@ -103,6 +103,12 @@ describe('Operator', () => {
     expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   });
 
+  it('pulls the image if not present by default, and as ImagePullPolicy says otherwise', () => {
+    expect(container.imagePullPolicy).toBe('IfNotPresent');
+    const always = find(synth({ imagePullPolicy: ImagePullPolicy.ALWAYS }), 'Deployment')[0];
+    expect((((always.spec as Json).template as Json).spec as { containers: Json[] }).containers[0].imagePullPolicy).toBe('Always');
+  });
+
   it('probes /healthz and /readyz on the health port and serves /metrics through a Service', () => {
     expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'health' } });
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/readyz', port: 'health' } });
@@ -172,6 +178,7 @@ describe('Operator', () => {
     [{ openBao: { address: 'http://bao', auth: { method: 'kubernetes', role: '' } } }, 'openBao.auth.role ("")'],
     [{ keystoneRequestsPerSecond: -1 }, 'keystoneRequestsPerSecond (-1) must be a number of requests per second, 0 or more'],
     [{ keystoneRequestsInFlight: 2.5 }, 'keystoneRequestsInFlight (2.5) must be a whole number of requests, 0 or more'],
+    [{ imagePullPolicy: 'Sometimes' as never }, 'imagePullPolicy ("Sometimes") must be one of Always, IfNotPresent, Never'],
   ] as [Partial<OperatorProps>, string][])('rejects %j early, naming the prop and value', (props, message) => {
     expect(() => synth(props)).toThrow(message);
     expect(() => synth(props)).toThrow('test/operator: ');

@@ -1,7 +1,8 @@
 import { Chart, Testing } from 'cdk8s';
-import { Duration } from '../../../src/api/duration';
+import { Duration } from '../../../constructs/duration';
+import type { LabelSelector } from '../../../constructs/label-selector';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
-import { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
+import { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
 import { KeystoneProject } from '../../../constructs/orders/keystone-project';
 import { KeystoneRoleAssignment } from '../../../constructs/orders/keystone-role-assignment';
 import { KeystoneUser } from '../../../constructs/orders/keystone-user';
@@ -72,7 +73,7 @@ describe('KeystoneApplicationCredential', () => {
   });
 
   it('emits roles and accessRules (extension fields, issue 42) and checks them with the CRD rules at synth', () => {
-    const rule = { service: 'object-store', method: 'GET', path: '/v1/AUTH_*/backups/**' };
+    const rule: AccessRule = { service: 'object-store', method: AccessRuleMethod.GET, path: '/v1/AUTH_*/backups/**' };
     expect(appcred({ roles: ['reader'], accessRules: [rule] }).spec).toMatchObject({ roles: ['reader'], accessRules: [rule] });
     expect(() => appcred({ roles: ['reader', 'reader'] })).toThrow('spec.roles (["reader","reader"]): must not contain duplicates');
     expect(() => appcred({ accessRules: [{ ...rule, path: '/v1/(x)' }] })).toThrow('spec.accessRules[0].path ("/v1/(x)"): accessRules[].path must begin with /');
@@ -186,7 +187,6 @@ describe('KeystoneClusterIdentity', () => {
       ['KeystoneClusterIdentity', { name: 'keystone-admin' }],
       ['ControlPlane', { name: 'cp', namespace: 'openstack' }],
     ]);
-    expect(identity.namespace).toBeUndefined();
     expect((objects[1].spec as Json).adminCredential).toEqual({ identityRef: { name: 'keystone-admin' } });
   });
 
@@ -198,6 +198,15 @@ describe('KeystoneClusterIdentity', () => {
       allowedNamespaces: { selector },
     });
     expect(synth({ allowedNamespaces: { selector: {} } })[0].spec).toMatchObject({ allowedNamespaces: { selector: {} } });
+  });
+
+  it('takes the library\'s own LabelSelector, metav1\'s shape: an operator Kubernetes does not know fails the synth naming the field', () => {
+    const selector: LabelSelector = { matchExpressions: [{ key: 'environment', operator: 'NotIn', values: ['production'] }] };
+    expect(synth({ allowedNamespaces: { selector } })[0].spec).toMatchObject({ allowedNamespaces: { selector } });
+    const unknown: LabelSelector = { matchExpressions: [{ key: 'environment', operator: 'Within', values: ['staging'] }] };
+    expect(() => synth({ allowedNamespaces: { selector: unknown } })).toThrow(
+      'spec.allowedNamespaces.selector.matchExpressions[0].operator ("Within"): must be one of In, NotIn, Exists, DoesNotExist',
+    );
   });
 
   it.each([

@@ -3,18 +3,18 @@
  * and RoleBinding per namespace that needs Secrets from the ControlPlanes and identities declared in the same app, in
  * any declaration order, one per namespace; no cluster-scoped rule on Secrets; the cluster-wide mode stays as it was.
  */
-import { Chart, Testing } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-33';
+import { ApiObject, Chart, Testing } from 'cdk8s';
 import { CLUSTER_RULES, NAMESPACE_SECRET_RULES, NAMESPACED_CLUSTER_RULES, TARGET_CLUSTER_RULES, TARGET_NAMESPACE_SECRET_RULES, TARGET_NAMESPACED_CLUSTER_RULES } from '../../../constructs/operator-rbac';
 import { Operator, type OperatorProps } from '../../../constructs/operator';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
 import { KeystoneClusterIdentity } from '../../../constructs/orders/keystone-cluster-identity';
+import { SecretAccess } from '../../../constructs/secret-access';
 import { TargetCluster } from '../../../constructs/target-cluster';
 
 type Json = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string }; rules?: { resources: string[]; verbs: string[]; resourceNames?: string[] }[] };
 
 const OPENBAO = { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'r' } } as const;
-const operatorProps = (props: Partial<OperatorProps> = {}): OperatorProps => ({ image: 'reg/kac', tag: '1', openBao: OPENBAO, secretAccess: 'namespaced', ...props });
+const operatorProps = (props: Partial<OperatorProps> = {}): OperatorProps => ({ image: 'reg/kac', tag: '1', openBao: OPENBAO, secretAccess: SecretAccess.NAMESPACED, ...props });
 const controlPlane = (scope: Chart, id: string, namespace: string, assigned: { namespace: string; targetClusterRef?: { name: string } }[]) =>
   new ControlPlane(scope, id, {
     metadata: { name: 'cp', namespace },
@@ -32,12 +32,12 @@ describe('the Operator with secretAccess namespaced', () => {
     const ops = new Chart(app, 'operator');
     const operator = new Operator(ops, 'Operator', operatorProps());
     const samples = new Chart(app, 'samples');
-    for (const ns of ['openstack', 'tenant-a']) new k8s.KubeNamespace(samples, `ns-${ns}`, { metadata: { name: ns } });
+    for (const ns of ['openstack', 'tenant-a']) new ApiObject(samples, `ns-${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     controlPlane(samples, 'cp', 'openstack', [{ namespace: 'tenant-a' }, { namespace: 'tenant-x', targetClusterRef: { name: 'edge-1' } }]);
     const opObjects = synth(ops);
     const clusterRole = opObjects.find((o) => o.kind === 'ClusterRole') as Json;
     expect(onSecrets(clusterRole.rules)).toEqual([]);
-    expect(operator.clusterRules).toBe(NAMESPACED_CLUSTER_RULES);
+    expect(operator.clusterRules).toEqual(NAMESPACED_CLUSTER_RULES);
     expect(NAMESPACED_CLUSTER_RULES).toHaveLength(CLUSTER_RULES.length - 3);
     // The Roles live beside the ControlPlane, after the namespaces of its chart; the operator's chart holds none.
     expect(roles(opObjects)).toEqual([]);
@@ -98,7 +98,7 @@ describe('the Operator with secretAccess namespaced', () => {
     const chart = Testing.chart();
     expect(() => new Operator(chart, 'a', operatorProps({ secretNamespaces: ['Bad'] }))).toThrow('secretNamespaces[0] ("Bad") must be a namespace name');
     expect(() => new Operator(chart, 'b', operatorProps({ sourceSecrets: [{ namespace: 'ns', name: 'Bad_' }] }))).toThrow('sourceSecrets[0].name ("Bad_") must be a Secret name');
-    expect(() => new Operator(chart, 'c', operatorProps({ secretAccess: 'cluster-wide', secretNamespaces: ['a'] }))).toThrow('secretNamespaces (["a"]) applies only with secretAccess \'namespaced\'');
+    expect(() => new Operator(chart, 'c', operatorProps({ secretAccess: SecretAccess.CLUSTER_WIDE, secretNamespaces: ['a'] }))).toThrow('secretNamespaces (["a"]) applies only with secretAccess \'namespaced\'');
     expect(() => new Operator(chart, 'd', operatorProps({ secretAccess: 'everywhere' as never }))).toThrow('secretAccess ("everywhere") must be one of cluster-wide, namespaced');
     const app = Testing.app();
     const all = new Chart(app, 'all');
@@ -113,7 +113,7 @@ describe('the Operator with secretAccess namespaced', () => {
     const operator = new Operator(chart, 'Operator', operatorProps({ secretAccess: undefined }));
     controlPlane(chart, 'cp', 'openstack', [{ namespace: 'tenant-a' }]);
     const objects = synth(chart);
-    expect(operator.clusterRules).toBe(CLUSTER_RULES);
+    expect(operator.clusterRules).toEqual(CLUSTER_RULES);
     expect(onSecrets((objects.find((o) => o.kind === 'ClusterRole') as Json).rules)).toHaveLength(3);
     expect(roles(objects)).toEqual([]);
     expect(JSON.stringify(objects)).not.toContain('KAC_SECRET_ACCESS');
@@ -126,11 +126,11 @@ describe('the TargetCluster with secretAccess namespaced', () => {
     const management = new Chart(app, 'management');
     controlPlane(management, 'cp', 'openstack', [{ namespace: 'tenant-a' }, { namespace: 'tenant-e', targetClusterRef: { name: 'edge-1' } }, { namespace: 'tenant-f', targetClusterRef: { name: 'edge-2' } }]);
     const edge = new Chart(app, 'edge-1');
-    const target = new TargetCluster(edge, 'target', { secretAccess: 'namespaced', clusterName: 'edge-1', secretNamespaces: ['extra'] });
+    const target = new TargetCluster(edge, 'target', { secretAccess: SecretAccess.NAMESPACED, clusterName: 'edge-1', secretNamespaces: ['extra'] });
     const objects = synth(edge);
     expect(onSecrets((objects.find((o) => o.kind === 'ClusterRole') as Json).rules)).toEqual([]);
-    expect(target.rules).toBe(TARGET_NAMESPACED_CLUSTER_RULES);
-    expect(target.namespaceRules).toBe(TARGET_NAMESPACE_SECRET_RULES);
+    expect(target.rules).toEqual(TARGET_NAMESPACED_CLUSTER_RULES);
+    expect(target.namespaceRules).toEqual(TARGET_NAMESPACE_SECRET_RULES);
     expect(roles(objects)).toEqual(['extra', 'tenant-e']);
     expect(target.secretNamespaces).toEqual(['extra', 'tenant-e']);
     expect(objects.find((o) => o.kind === 'RoleBinding' && o.metadata.namespace === 'tenant-e')).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'keystone-appcred-operator', namespace: 'keystone-appcred-system' }] });
@@ -140,8 +140,8 @@ describe('the TargetCluster with secretAccess namespaced', () => {
 
   it('cluster-wide by default; the namespaced props refused without the mode', () => {
     const chart = Testing.chart();
-    expect(new TargetCluster(chart, 'a').rules).toBe(TARGET_CLUSTER_RULES);
+    expect(new TargetCluster(chart, 'a').rules).toEqual(TARGET_CLUSTER_RULES);
     expect(() => new TargetCluster(chart, 'b', { clusterName: 'edge-1' })).toThrow('clusterName ("edge-1") applies only with secretAccess \'namespaced\'');
-    expect(() => new TargetCluster(chart, 'c', { secretAccess: 'namespaced', secretNamespaces: ['x_y'] })).toThrow('secretNamespaces[0] ("x_y") must be a namespace name');
+    expect(() => new TargetCluster(chart, 'c', { secretAccess: SecretAccess.NAMESPACED, secretNamespaces: ['x_y'] })).toThrow('secretNamespaces[0] ("x_y") must be a namespace name');
   });
 });
