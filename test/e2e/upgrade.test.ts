@@ -103,6 +103,11 @@ async function clusterSnapshot(): Promise<string> {
 
 const ready = (o: Order) => condition(o, 'Ready')?.status === 'True';
 
+/** The operator's ClusterRole and ClusterRoleBinding as an install (0.1.0's or this release's) names them. */
+async function removeClusterRbac(): Promise<void> {
+  await kubectl(['delete', 'clusterrolebinding,clusterrole', 'keystone-appcred-operator', '--ignore-not-found']);
+}
+
 beforeAll(async () => {
   unlock = await lockCluster('upgrade.test.ts');
   workDir = mkdtempSync(join(process.env.KAC_TEST_WORKDIR as string, 'upgrade-'));
@@ -115,6 +120,7 @@ beforeAll(async () => {
   const policy = 'keystoneclusteridentities.c5c3.io';
   await kubectl(['delete', 'validatingadmissionpolicybinding', policy, '--ignore-not-found']);
   await kubectl(['delete', 'validatingadmissionpolicy', policy, '--ignore-not-found']);
+  await removeClusterRbac();
   phase('setup');
 }, LOCKED_SETUP_MS);
 
@@ -124,8 +130,10 @@ afterAll(async () => {
   await oldOperator?.server.stop(5_000);
   await releaseLeftovers([NS, FROZEN_NS, CP_NS]);
   for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['delete', 'namespace', ns, '--wait=false']);
-  // The operator's namespace is the one other files install into: gone before the lock is let go.
+  // The operator's namespace is the one other files install into: gone before the lock is let go, and with it the
+  // cluster-wide RBAC the installs made (as `kubectl`, a field manager the other files' applies would conflict with).
   await kubectl(['delete', 'namespace', SYSTEM, '--timeout=180s'], { timeoutMs: 200_000 });
+  await removeClusterRbac();
   await proxy?.close();
   process.stdout.write(`[upgrade] timeline (s): ${timeline.map(([n, s]) => `${n} ${s.toFixed(1)}`).join(', ')}; at the upgrade: ${JSON.stringify(upgradeFigures)}\n`);
   unlock?.();
