@@ -20,7 +20,8 @@ export const LOCKED_SETUP_MS = LOCK_WAIT_MS + 600_000;
 /** Waits for the cluster, holds it, and returns the function that lets it go. */
 export async function lockCluster(holder: string, timeoutMs = LOCK_WAIT_MS): Promise<() => void> {
   const path = join(process.env.KAC_TEST_WORKDIR ?? tmpdir(), 'kube-project-objects.lock');
-  const deadline = Date.now() + timeoutMs;
+  const asked = Date.now();
+  const deadline = asked + timeoutMs;
   for (;;) {
     try {
       mkdirSync(path);
@@ -31,5 +32,12 @@ export async function lockCluster(holder: string, timeoutMs = LOCK_WAIT_MS): Pro
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  return () => rmSync(path, { recursive: true, force: true });
+  const taken = Date.now();
+  // One line each way, so a run's log shows how long files waited for the one API server and how long each held it
+  // (the held times add up to the least wall time the suite can take: docs/testing.md).
+  process.stdout.write(`[cluster-lock] ${holder} took the cluster after ${((taken - asked) / 1000).toFixed(1)} s\n`);
+  return () => {
+    rmSync(path, { recursive: true, force: true });
+    process.stdout.write(`[cluster-lock] ${holder} held the cluster ${((Date.now() - taken) / 1000).toFixed(1)} s\n`);
+  };
 }
