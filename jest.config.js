@@ -5,7 +5,8 @@
  */
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Node's environment, plus a control plane of the run's cluster pool for each file that needs an API server.
+  testEnvironment: '<rootDir>/test/support/environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023' } }] },

@@ -10,10 +10,13 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { COMPONENTS, type Component, type Started, starterFor } from './components';
+import { startKube } from './kube';
+import { poolSize, writeMember } from './kube-pool';
 import { registerRun, stopAll } from './run-state';
 
 interface GlobalConfigLike {
   readonly rootDir: string;
+  readonly maxWorkers?: number;
   readonly testPathPatterns?: { patterns?: readonly string[] } | readonly string[];
   readonly testPathPattern?: string;
 }
@@ -36,21 +39,41 @@ function patternsOf(config: GlobalConfigLike): RegExp[] {
   return list.filter((p) => p.length > 0).map((p) => new RegExp(p, 'i'));
 }
 
+/** The components each selected test file declares with `@needs`. */
+function selectedNeeds(config: GlobalConfigLike): Set<Component>[] {
+  const patterns = patternsOf(config);
+  const files = walk(resolve(config.rootDir, 'test')).filter((f) => patterns.length === 0 || patterns.some((p) => p.test(f)));
+  return files.map((file) => {
+    const match = /@needs\s+([a-z ,-]+)/.exec(readFileSync(file, 'utf8'));
+    return new Set((match?.[1].split(/[\s,]+/) ?? []).filter((w): w is Component => (COMPONENTS as string[]).includes(w)));
+  });
+}
+
 /** The components the selected test files declare with `@needs`. */
 export function neededComponents(config: GlobalConfigLike): Component[] {
   if (process.env.KAC_NEEDS !== undefined) {
     return process.env.KAC_NEEDS.split(',').map((s) => s.trim()).filter((s): s is Component => (COMPONENTS as string[]).includes(s));
   }
-  const patterns = patternsOf(config);
-  const files = walk(resolve(config.rootDir, 'test')).filter((f) => patterns.length === 0 || patterns.some((p) => p.test(f)));
-  const needed = new Set<Component>();
-  for (const file of files) {
-    const match = /@needs\s+([a-z ,-]+)/.exec(readFileSync(file, 'utf8'));
-    for (const word of match?.[1].split(/[\s,]+/) ?? []) {
-      if ((COMPONENTS as string[]).includes(word)) needed.add(word as Component);
-    }
-  }
+  const needed = new Set(selectedNeeds(config).flatMap((n) => [...n]));
   return COMPONENTS.filter((c) => needed.has(c));
+}
+
+/**
+ * The cluster pool (test/support/kube-pool.ts): `kube`'s control plane is member 0; a run of several files that need an
+ * API server starts one more per Jest worker, each with its own work dir, certificates and ports.
+ */
+async function startPool(config: GlobalConfigLike, workDir: string, first: Started, started: Started[]): Promise<void> {
+  writeMember(workDir, 0, { ...first.env, KAC_KUBE_DIR: join(workDir, 'kube') });
+  const kubeFiles = process.env.KAC_NEEDS !== undefined ? 0 : selectedNeeds(config).filter((n) => n.has('kube')).length;
+  const size = poolSize(kubeFiles, config.maxWorkers ?? 1);
+  for (let index = 1; index < size; index++) {
+    const t0 = Date.now();
+    const dir = join(workDir, `kube-${index}`);
+    const handle = await startKube(dir);
+    started.push(handle);
+    writeMember(workDir, index, { ...handle.env, KAC_KUBE_DIR: dir });
+    process.stderr.write(`[test env] kube pool member ${index} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+  }
 }
 
 export default async function globalSetup(config: GlobalConfigLike): Promise<void> {
@@ -66,6 +89,7 @@ export default async function globalSetup(config: GlobalConfigLike): Promise<voi
       const handle = await (await starterFor(component))(join(workDir, component));
       started.push(handle);
       Object.assign(process.env, handle.env);
+      if (component === 'kube') await startPool(config, workDir, handle, started);
       process.stderr.write(`[test env] ${component} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
     }
     process.env.KAC_TEST_LOGS = started.flatMap((s) => s.logs).join(':');
