@@ -77,7 +77,8 @@ async function secretObject(name = SECRET, namespace = NS): Promise<(KubeObject 
 
 /** A TLS terminator in front of the real Keystone with the test API server's serving certificate (SAN 127.0.0.1). */
 async function startTlsKeystone(): Promise<void> {
-  const pki = join(process.env.KAC_TEST_WORKDIR as string, 'kube', 'pki');
+  // The API server this file was given (a member of the cluster pool): its CA is KAC_KUBE_CA_FILE.
+  const pki = join(process.env.KAC_KUBE_DIR as string, 'pki');
   const upstream = new URL(fx.env.authUrl);
   tls = createTlsServer({ cert: readFileSync(join(pki, 'apiserver.crt')), key: readFileSync(join(pki, 'apiserver.key')) }, (client) => {
     const up = netConnect({ host: upstream.hostname, port: Number(upstream.port) });

@@ -173,7 +173,7 @@ async function stopProcess(pid: number): Promise<void> {
  * stops (the global teardown stops etcd last) or when the Jest process that started the original exits.
  */
 function startApiserverAgain(original: Proc, etcdPid: number): number {
-  const logFile = join(process.env.KAC_KUBE_DIR ?? join(process.env.KAC_TEST_WORKDIR as string, 'kube'), 'kube-apiserver.log');
+  const logFile = join(process.env.KAC_KUBE_DIR as string, 'kube-apiserver.log');
   const fd = openSync(existsSync(logFile) ? logFile : '/dev/null', 'a');
   const child = spawn(original.argv[0], original.argv.slice(1), { cwd: original.cwd, env: original.env, stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);

@@ -63,7 +63,7 @@ export function neededComponents(config: GlobalConfigLike): Component[] {
  * API server starts one more per Jest worker, each with its own work dir, certificates and ports.
  */
 async function startPool(config: GlobalConfigLike, workDir: string, first: Started, started: Started[]): Promise<void> {
-  writeMember(workDir, 0, { ...first.env, KAC_KUBE_DIR: join(workDir, 'kube') });
+  writeMember(workDir, 0, first.env);
   const kubeFiles = process.env.KAC_NEEDS !== undefined ? 0 : selectedNeeds(config).filter((n) => n.has('kube')).length;
   const size = poolSize(kubeFiles, config.maxWorkers ?? 1);
   for (let index = 1; index < size; index++) {
@@ -71,7 +71,7 @@ async function startPool(config: GlobalConfigLike, workDir: string, first: Start
     const dir = join(workDir, `kube-${index}`);
     const handle = await startKube(dir);
     started.push(handle);
-    writeMember(workDir, index, { ...handle.env, KAC_KUBE_DIR: dir });
+    writeMember(workDir, index, handle.env);
     process.stderr.write(`[test env] kube pool member ${index} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
   }
 }

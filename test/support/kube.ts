@@ -7,7 +7,7 @@
  * Variables it exports (see docs/testing.md): KAC_KUBECONFIG, KAC_KUBECONFIG_LIMITED, KAC_KUBECTL, KAC_KUBE_SERVER,
  * KAC_KUBE_CA_FILE, KAC_KUBE_ADMIN_CERT_FILE, KAC_KUBE_ADMIN_KEY_FILE, KAC_KUBE_LIMITED_CERT_FILE,
  * KAC_KUBE_LIMITED_KEY_FILE, KAC_KUBE_LIMITED_USER, KAC_KUBE_VERSION, KAC_KUBE_GC ('1' when the controller manager runs),
- * KAC_KUBE_AUDIT_LOG (the audit log of service accounts' requests on Secrets).
+ * KAC_KUBE_AUDIT_LOG (the audit log of service accounts' requests on Secrets), KAC_KUBE_DIR (its work dir: logs, pki/).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -337,6 +337,7 @@ export const startKube: Starter = async (workDir: string): Promise<Started> => {
       KAC_KUBE_VERSION: PINNED_VERSIONS.kubernetes,
       KAC_KUBE_GC: cluster.controllerManager ? '1' : '0',
       KAC_KUBE_AUDIT_LOG: cluster.auditLog,
+      KAC_KUBE_DIR: workDir,
     },
     logs: cluster.logs,
     stop: cluster.stop,
