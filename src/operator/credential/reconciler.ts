@@ -394,8 +394,8 @@ const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecre
  */
 function noting<T extends object>(port: T, unanswered: Set<string>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
   return new Proxy(port, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
