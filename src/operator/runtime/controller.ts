@@ -178,7 +178,8 @@ export class Controller {
       }
       fields.reason = result.reason;
     } catch (error) {
-      outcome = isConflict(error) ? 'conflict' : 'error';
+      // A conflict, also one a reconciler's error wraps as its cause (the credential reconciler's pass error)
+      outcome = isConflict(error) || (error instanceof Error && isConflict(error.cause)) ? 'conflict' : 'error';
       const waitsOn = this.deps.waits ? dependenciesOf(error) : [];
       let retryInMs: number;
       if (waitsOn.length > 0) {

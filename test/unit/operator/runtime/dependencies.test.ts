@@ -4,6 +4,7 @@
  * names a dependency waits on it, one that does not is backed off as before.
  */
 import { DependencyWaits, PROBE_BACKOFF, dependenciesOf } from '../../../../src/operator/runtime/dependencies';
+import { KubeApiError } from '../../../../src/kube/errors';
 import { Kinds } from '../../../../src/kube/kinds';
 import { Controller } from '../../../../src/operator/runtime/controller';
 import { jsonLogger } from '../../../../src/operator/runtime/log';
@@ -132,6 +133,18 @@ describe('Controller with dependency waits', () => {
     await until(() => !waits.waiting('n/a') && !waits.waiting('n/b') && !waits.waiting('n/c'));
     await until(() => passes.length >= before + 3);
     expect(new Set(passes.slice(before))).toEqual(new Set(['n/a', 'n/b', 'n/c']));
+    await controller.stop(1_000);
+  });
+
+  it('a conflict that a reconciler\'s error wraps (its cause) is still a conflict', async () => {
+    let passes = 0;
+    const { controller, lines } = setup(async () => {
+      if (passes++ === 0) throw new Error('PATCH …/status: 409 Conflict', { cause: new KubeApiError(409, 'Conflict', 'the object has been modified', 'PATCH /status') });
+    });
+    controller.start();
+    controller.enqueue('n/a');
+    await until(() => lines.filter((l) => l.msg === 'reconcile').length >= 2);
+    expect(lines.filter((l) => l.msg === 'reconcile').map((l) => l.result)).toEqual(['conflict', 'success']);
     await controller.stop(1_000);
   });
 
