@@ -108,6 +108,9 @@ async function outage(dependency: Outage['dependency'], minutes: number, generat
     if (Date.now() - fixed > 20 * 60_000) throw new Error(`${orders - recovered.size} orders not recovered 20 minutes after the fix`);
     await sleep(500);
   }
+  // The superseded generations swept (grace period 0s) before the next outage starts, so its calls are its own.
+  while ((await generations()).some((o) => (o.status as { previousCredentialID?: string } | undefined)?.previousCredentialID !== undefined)) await sleep(1_000);
+  await sleep(5_000);
   const result = { dependency, minutes, keystone: perMinute(proxy, from, minutes), openBao: perMinute(bao, from, minutes), recovered: [...recovered.values()] };
   log(`${dependency} ${minutes} min: recovered in ${Math.max(...result.recovered).toFixed(1)} s; calls per minute Keystone ${result.keystone.join(' ')}, OpenBao ${result.openBao.join(' ')}`);
   return result;
