@@ -11,7 +11,7 @@
  *
  * (tsx: it borrows the test environment's starters from test/support; lib/ must be built: the operator runs from it.)
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OperatorRuntimeEnv } from '../src/api/operator-env';
@@ -20,7 +20,7 @@ import { kubeRequest } from '../test/support/kubectl';
 import { installCrds, metricsText, rssMiB, startOperator, waitReady } from '../test/support/operator';
 import { synthesizeManifests } from '../test/support/synth';
 import { conditions, median, printTable, type Figure } from './report';
-import { stopOnSignals } from './stops';
+import { finish, runBench, stopOnSignals } from './stops';
 
 const REPO = resolve(__dirname, '..');
 const NS = 'bench-workloads';
@@ -117,13 +117,8 @@ async function main(): Promise<void> {
       figures,
     );
   } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    if (process.env.KAC_BENCH_KEEP) process.stderr.write(`[bench] kept ${work}\n`);
-    else rmSync(work, { recursive: true, force: true });
+    await finish(stops, work);
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

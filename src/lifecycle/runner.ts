@@ -245,7 +245,7 @@ export async function settleBackup(
       else if (action.type === 'remove-former-backup') await ports.formerBackup?.remove();
       options.onAction?.({ action, outcome: 'done', ms: performance.now() - t0 });
     } catch (error) {
-      const failure = new ActionError(action, error);
+      const failure = new ActionError(action, error, order.status);
       options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: failure.message });
       throw failure;
     }
@@ -254,22 +254,55 @@ export async function settleBackup(
   return { former: after, actions: planned.actions.length };
 }
 
+/**
+ * A pass that failed: its error carries the status the pass recorded, or would have recorded when the write failed too,
+ * so that what a face reports (the operator's metrics) follows what the order's status says whether the pass succeeded
+ * or not (a backup refused, Keystone down: the conditions name it while every pass fails).
+ */
+export interface FailedPass {
+  readonly status: KeystoneApplicationCredentialStatus;
+}
+
+/** The status a failed pass recorded (or would have), when its error is one of the runner's. */
+export function statusOfFailure(error: unknown): KeystoneApplicationCredentialStatus | undefined {
+  return error instanceof ObservationError || error instanceof ActionError || error instanceof NotConvergedError ? error.status : undefined;
+}
+
 /** A pass could not observe all it needs (Keystone or the backup unreachable); the recorded conditions say so. */
-export class ObservationError extends Error {
-  constructor(message: string) {
+export class ObservationError extends Error implements FailedPass {
+  constructor(
+    message: string,
+    readonly status: KeystoneApplicationCredentialStatus,
+  ) {
     super(message);
     this.name = 'ObservationError';
   }
 }
 
 /** An action failed; the message names the action and generation and carries the cause's (secret-free) message. */
-export class ActionError extends Error {
+export class ActionError extends Error implements FailedPass {
   constructor(
     readonly action: Action,
     override readonly cause: unknown,
+    readonly status: KeystoneApplicationCredentialStatus,
   ) {
-    super(`${action.type}${'generation' in action ? ` generation ${action.generation}` : ''} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(actionFailure(action, cause));
     this.name = 'ActionError';
+  }
+}
+
+/** What an {@link ActionError} says: the action, its generation and the cause's (secret-free) message. */
+const actionFailure = (action: Action, cause: unknown): string =>
+  `${action.type}${'generation' in action ? ` generation ${action.generation}` : ''} failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+
+/** The pass did not converge within its steps; the status is what the steps that succeeded established. */
+export class NotConvergedError extends Error implements FailedPass {
+  constructor(
+    message: string,
+    readonly status: KeystoneApplicationCredentialStatus,
+  ) {
+    super(message);
+    this.name = 'NotConvergedError';
   }
 }
 
@@ -477,10 +510,11 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
         });
         if (refused) break;
       } catch (error) {
-        const failure = new ActionError(action, error);
-        options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: failure.message });
-        await record(decideFailure(current, observed, { action, message: failure.message }, clock())).catch(() => undefined);
-        throw failure;
+        const message = actionFailure(action, error);
+        options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: message });
+        const status = decideFailure(current, observed, { action, message }, clock());
+        await record(status).catch(() => undefined);
+        throw new ActionError(action, error, status);
       }
     }
     if (released) return { status: plan.status, released: true, steps: step, foreign: observed.foreign ?? [], ...formerOf(world, plan.status) };
@@ -494,10 +528,10 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
         world.backup?.error && `backup: ${world.backup.error}`,
         world.formerBackup?.error && `the backup path keystone-appcred 0.1.0 wrote: ${world.formerBackup.error}`,
       ].filter(Boolean);
-      if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`);
+      if (unobserved.length > 0 && !world.admission && !world.gate) throw new ObservationError(`the order could not be observed whole: ${unobserved.join('; ')}`, plan.status);
       return { status: plan.status, ...(plan.wakeAt ? { wakeAt: plan.wakeAt } : {}), released: false, steps: step, foreign: world.foreign ?? [], ...formerOf(world, plan.status) };
     }
   }
   await record(current.status).catch(() => undefined); // what the steps that succeeded established
-  throw new Error(`the order did not converge in ${maxSteps} steps; last plan: ${plan?.actions.map((a) => a.type).join(', ')}`);
+  throw new NotConvergedError(`the order did not converge in ${maxSteps} steps; last plan: ${plan?.actions.map((a) => a.type).join(', ')}`, current.status);
 }

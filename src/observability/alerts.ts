@@ -48,8 +48,17 @@ export interface AlertParameters {
   readonly operatorSelector?: string;
   /** Where docs/operator.md is served; each alert's `runbook_url` is this plus its section's anchor. @default {@link DOCS_URL} */
   readonly runbookBaseUrl?: string;
-  /** How far past `status.nextRotation` a rotation that has not switched is overdue. @default "15m" */
+  /**
+   * How far past `status.nextRotation` a rotation that has not switched is overdue, as of the operator's last scrape (a
+   * due time that passed after it is not overdue yet). @default "15m"
+   */
   readonly rotationOverdueAfter?: string;
+  /**
+   * How long after `status.nextRotation` a rotation may take to create its successor before the expiry alert counts the
+   * successor as missing, as of the operator's last scrape: the pass that rotates (a login and a create in Keystone),
+   * behind the other orders due at the same time. @default "2m"
+   */
+  readonly successorDueAfter?: string;
   /**
    * How long before its expiry in Keystone a delivered credential without a successor (the rotation due, or the
    * schedule turned off) is reported. @default "6h"
@@ -89,7 +98,8 @@ export interface AlertParameters {
 export const ALERT_PARAMETER_HELP: Readonly<Record<keyof AlertParameters, string>> = {
   operatorSelector: 'label matchers of the operator\'s scrape job, without braces',
   runbookBaseUrl: 'where docs/operator.md is served; each runbook_url is this plus the alert\'s anchor',
-  rotationOverdueAfter: 'how far past status.nextRotation a rotation that has not switched is overdue',
+  rotationOverdueAfter: 'how far past status.nextRotation a rotation that has not switched is overdue (as of the last scrape)',
+  successorDueAfter: 'how long after status.nextRotation a rotation may take to create its successor before the expiry alert counts it missing (as of the last scrape)',
   expiryWarning: 'how long before its expiry a delivered credential without a successor is reported',
   credentialFailedFor: 'how long CredentialFailed stands before it is reported',
   needsActionFor: 'how long a reason only a person clears stands before it is reported',
@@ -118,6 +128,7 @@ export const ALERT_DEFAULTS: Required<AlertParameters> = {
   operatorSelector: 'job="keystone-appcred-operator"',
   runbookBaseUrl: DOCS_URL,
   rotationOverdueAfter: '15m',
+  successorDueAfter: '2m',
   expiryWarning: '6h',
   credentialFailedFor: '1m',
   needsActionFor: '15m',
@@ -137,17 +148,24 @@ export const ALERT_DEFAULTS: Required<AlertParameters> = {
 
 /**
  * The reasons of a credential order that only a person clears: a reference that does not exist or belongs elsewhere,
- * consent withdrawn, a foreign Secret in the way, a cluster name too long, no published endpoint. (`CredentialFailed`
- * has an alert of its own.) Every other reason that is not True is a wait the operator resolves itself, or reported by
- * an alert of its own (BackupNotSynced, and Keystone's failures by the request alerts).
+ * consent withdrawn, the operator refused the namespace's Secrets (no Role there), a foreign Secret in the way, foreign
+ * credentials under the order's names keeping it from minting (`ForeignCredential` when False; True only informs), a
+ * cluster name too long, no published endpoint, a role subset (`spec.roles`, issue 42) the namespace may not hand on or
+ * the user does not hold. (`CredentialFailed` has an alert of its own.) Every other reason that
+ * is not True is a wait the operator resolves itself, or reported by an alert of its own (BackupNotSynced, and
+ * Keystone's failures by the request alerts).
  */
 export const NEEDS_ACTION_REASONS: readonly string[] = [
   CredentialReason.UserNotFound,
   CredentialReason.ProjectNotFound,
   CredentialReason.ControlPlaneMismatch,
+  CredentialReason.ForeignCredential,
+  CredentialReason.RoleNotAllowed,
+  CredentialReason.RoleNotAssigned,
   AdmissionReason.ControlPlaneNotFound,
   AdmissionReason.NamespaceNotAssigned,
   AdmissionReason.ClusterNameTooLong,
+  AdmissionReason.SecretAccessNotGranted,
   DeliveryReason.DeliveryRefused,
   DeliveryReason.KeystoneNotPublished,
 ];
@@ -182,6 +200,14 @@ const ORDER_LABELS = 'namespace, name, cluster';
 const ORDER = '{{ $labels.namespace }}/{{ $labels.name }}{{ with $labels.cluster }} on target cluster {{ . }}{{ end }}';
 /** What to look at for an order. */
 const LOOK = '`keystone-appcred status -n {{ $labels.namespace }}` shows its reason; `kubectl describe keystoneapplicationcredential -n {{ $labels.namespace }} {{ $labels.name }}` its conditions and Events';
+/**
+ * How long the order's rotation had been due when the operator was last scraped (negative: not due yet). Scrape lag is
+ * a fact: between two scrapes Prometheus holds the last sample, so a due time that passed after it (the switch already
+ * done, or under way) is not yet a rotation that is late; measured from the sample's own timestamp, a rule reads the
+ * same at a scrape interval of 1 s or 60 s, and at any evaluation interval.
+ */
+const SINCE_DUE = '(timestamp(keystone_appcred_credential_next_rotation_timestamp_seconds) - keystone_appcred_credential_next_rotation_timestamp_seconds)';
+
 /** The reason an order stands on, when the alert's expression joined one (see {@link withReason}). */
 const REASON = '{{ with $labels.reason }}{{ . }}{{ else }}none (all conditions True){{ end }}';
 
@@ -240,7 +266,7 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
           rule(
             'KeystoneAppCredRotationOverdue',
             'warning',
-            withReason(`time() - keystone_appcred_credential_next_rotation_timestamp_seconds > ${seconds(p.rotationOverdueAfter)}`),
+            withReason(`${SINCE_DUE} > ${seconds(p.rotationOverdueAfter)}`),
             '0s',
             `Credential order ${ORDER} has not rotated for {{ $value | humanizeDuration }} past its nextRotation`,
             `The rotation of ${ORDER} was due {{ $value | humanizeDuration }} ago and no new generation is delivered. It stands on the reason ${REASON}. ` +
@@ -251,12 +277,12 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
             'critical',
             withReason(
               `(keystone_appcred_credential_expiry_timestamp_seconds - time() < ${seconds(p.expiryWarning)})` +
-                ` unless on(${ORDER_LABELS}) (keystone_appcred_credential_next_rotation_timestamp_seconds > time())` +
+                ` unless on(${ORDER_LABELS}) (${SINCE_DUE} <= ${seconds(p.successorDueAfter)})` +
                 ` unless on(${ORDER_LABELS}) (keystone_appcred_credential_successor_exists == 1)`,
             ),
             '0s',
             `The credential delivered for ${ORDER} expires in Keystone in {{ $value | humanizeDuration }} and no successor exists`,
-            `Every consumer of ${ORDER} fails once its delivered credential expires in Keystone, in {{ $value | humanizeDuration }}: its rotation is due (or the schedule is off) and Keystone holds no successor. ` +
+            `Every consumer of ${ORDER} fails once its delivered credential expires in Keystone, in {{ $value | humanizeDuration }}: its rotation has been due for more than ${p.successorDueAfter} (or the schedule is off) and Keystone holds no successor. ` +
               `It stands on the reason ${REASON}. Fix the reason, or rotate by hand once it is fixed (keystone-appcred rotate {{ $labels.name }} -n {{ $labels.namespace }}). ${LOOK}.`,
           ),
           rule(

@@ -25,7 +25,7 @@ import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/por
 import { OpenBao } from './credential/backup';
 import { adminCredentialMetrics } from './admin-credential-metrics';
 import { CredentialMetrics } from './credential/metrics';
-import { CredentialReconciler } from './credential/reconciler';
+import { CredentialPassError, CredentialReconciler } from './credential/reconciler';
 import { controlPlaneIdentityWatches, identityOf, registerClusterIdentityController } from './cluster-identity';
 import { registerHandoff } from './handoff/controller';
 import { PlaneCluster } from './plane-cluster';
@@ -139,8 +139,10 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       });
       const ns = order.metadata.namespace ?? '';
       if (a.type === 'deliver' && a.why === 'switch' && e.outcome === 'done') metrics.rotated(ns, order.metadata.name, name);
-      // What Keystone holds between lists: whether a successor exists (the alerts' "expires before its successor exists").
+      // What Keystone holds between lists, and which generation is delivered, as each happens (not after the pass): a
+      // scrape during a rotation sees the successor as soon as it exists (the alerts' "expires without a successor").
       if ((a.type === 'mint' || a.type === 'delete') && e.outcome === 'done') metrics.changedInKeystone(ns, order.metadata.name, a.generation, a.type === 'mint' ? 'minted' : 'deleted', name);
+      if (a.type === 'deliver' && e.outcome === 'done') metrics.delivered(ns, order.metadata.name, a.generation, name);
     },
     onKeystoneListed: (order, generations, name) => metrics.listed(order.metadata.namespace ?? '', order.metadata.name, generations, name),
     // The status log line: the status was recorded (generations and the Ready reason; ids and secrets stay out).
@@ -217,21 +219,35 @@ export function registerControllers(manager: Manager, options: ControllerOptions
       served('KeystoneApplicationCredential', r, async (site) => {
         const k = key(r);
         const name = r.cluster || undefined;
+        // A target cluster deregistered while the pass ran: its orders' series went with it (manager.onClusterGone).
+        const gone = () => name !== undefined && !manager.clusterNamed(name);
         try {
           const outcome = await credentials.reconcile(k, site);
           // A skipped pass found the status its last full pass recorded in the metrics: nothing to set, unless this
           // process meets the order for the first time (settled by the cache) and has recorded nothing yet.
           if (!outcome.skipped || outcome.settled) metrics.observed(k.namespace, k.name, outcome.status, name);
-          if (!outcome.skipped && !outcome.status) metrics.forget(k.namespace, k.name, name);
+          if ((!outcome.skipped && !outcome.status) || gone()) metrics.forget(k.namespace, k.name, name);
           return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
         } catch (error) {
-          const order = manager.clusterNamed(r.cluster)?.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
-          const reason = order?.status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error';
-          metrics.failed(k.namespace, k.name, reason, name);
+          // A failed pass: the series follow the status it recorded (or would have, had its write failed too), so an
+          // alert reads what the order says while every pass fails (BackupNotSynced while OpenBao refuses, CredentialError
+          // while Keystone is down); before the pass decided one, what the cache holds.
+          const cached = manager.clusterNamed(r.cluster)?.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
+          const status = (error instanceof CredentialPassError ? error.status : undefined) ?? cached?.status;
+          if (status && !gone()) metrics.observed(k.namespace, k.name, status, name);
+          metrics.failed(k.namespace, k.name, status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error', name);
+          if (gone()) metrics.forget(k.namespace, k.name, name);
           throw error;
         }
       }),
   };
+
+  // A deregistered target cluster's orders are not served any more: their series go (they would stay, and alert, until
+  // a restart), and so does what the reconciler remembers of them (registered again, each is met anew).
+  manager.onClusterGone((name) => {
+    metrics.forgetCluster(name);
+    credentials.forgetCluster(name);
+  });
 
   controllers.set('KeystoneClusterIdentity', registerClusterIdentityController(manager, cluster, clock, namespaced ? { access: (namespace) => accessOf(MANAGEMENT, namespace) } : {}));
   if (options.consumerHandoff) registerHandoff(manager, { clock });

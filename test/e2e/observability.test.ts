@@ -52,6 +52,7 @@ const held = credentialFixtures({ namespace: HELD_NS, cpNamespace: CP_NS, userNa
 /** The alert windows for a run of seconds (the flags of `keystone-appcred alerts`); the rest keep their defaults. */
 const ALERT_FLAGS = [
   '--rotation-overdue-after', '5s',
+  '--successor-due-after', '10s',
   '--expiry-warning', '45s',
   '--keystone-window', '20s',
   '--keystone-unreachable-for', '5s',

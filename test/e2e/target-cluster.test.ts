@@ -84,6 +84,11 @@ const logs: string[] = [];
 let workDir = '';
 let targetKubeconfig = '';
 let consumer: ReturnType<typeof fx.probe> | undefined;
+/** The operator's per-order series of the orders on `cluster`. */
+async function orderSeries(cluster: string): Promise<string[]> {
+  return (await metricsText(operator)).split('\n').filter((l) => l.startsWith('keystone_appcred_credential_') && l.includes(`cluster="${cluster}"`));
+}
+
 /** The target order `app`'s credentials in Keystone, its parked secrets and delivered credential id before deregistering. */
 let beforeDeregistration: { keystone: string[]; parked: Map<number, string>; id?: string } | undefined;
 
@@ -374,8 +379,11 @@ describe('an order on a registered target cluster', () => {
   it('deregistered: the operator stops serving edge-1, and the children stay on the management cluster', async () => {
     beforeDeregistration = { keystone: await fx.userCredentials(fx.prefixOf('app')), parked: await fx.parkedSecrets('app'), id: (await fx.delivered('app'))?.application_credential_id };
     const children = await childrenOf(EDGE);
+    expect(await orderSeries(EDGE)).not.toEqual([]);
     await kubectlOk(['delete', 'secret', EDGE, '-n', IDENTITY.namespace]);
     await eventually(async () => (await connected(EDGE)) === undefined, 30_000);
+    // Its orders' series go with it (they would keep the last state, and alert on it, until a restart).
+    await eventually(async () => (await orderSeries(EDGE)).length === 0, 30_000);
     await eventually(async () => operatorLog(operator).some((l) => String(l.msg).startsWith('target cluster deregistered') && l.cluster === EDGE), 30_000);
     // Nothing serves the target's orders now: a change there is not acted on.
     const status = (await fx.order('app')).status;
@@ -417,6 +425,8 @@ describe('an order on a registered target cluster', () => {
       const o = await fx.order('app');
       return o.status?.credentialGeneration === 5 && ready(o) && o;
     }, 90_000);
+    // met anew, its orders' series are back
+    await eventually(async () => (await orderSeries(EDGE)).some((l) => l.startsWith('keystone_appcred_credential_condition{') && l.includes('name="app"')), 60_000);
     expect(await fx.userCredentials(fx.prefixOf('app'))).toEqual(beforeDeregistration?.keystone);
     expect(await fx.parkedSecrets('app')).toEqual(beforeDeregistration?.parked);
     expect((await fx.delivered('app'))?.application_credential_id).toBe(beforeDeregistration?.id);

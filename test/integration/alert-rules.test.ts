@@ -73,22 +73,34 @@ const healthyOperator = [
   series('keystone_appcred_keystone_requests_total', { ...JOB, endpoint: ENDPOINT, result: 'success' }, '0+20x180'),
 ];
 
-const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_rule_test: AlertTest[] }[] = [
+/** KeystoneAppCredNeedsAction as it fires for the order `name` of tenant-a on `type` with `reason`. */
+const needsAction = (name: string, type: string, reason: string) => ({
+  exp_labels: { ...APP, name, severity: 'warning', type, status: 'False', reason },
+  exp_annotations: {
+    summary: `Credential order tenant-a/${name} waits for a person: ${type} is ${reason}`,
+    description: `tenant-a/${name} reports ${type}=False with the reason ${reason}, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. The troubleshooting table in docs/operator.md says what to do for ${reason}. \`keystone-appcred status -n tenant-a\` shows its reason; \`kubectl describe keystoneapplicationcredential -n tenant-a ${name}\` its conditions and Events.`,
+    runbook_url: runbook('KeystoneAppCredNeedsAction'),
+  },
+});
+
+const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_rule_test: AlertTest[]; promql_expr_test?: unknown[] }[] = [
   {
-    name: 'a healthy rotation with its grace period: the schedule due at 30m switches within a minute, the superseded one deleted after the grace period',
+    name: 'a healthy rotation with its grace period, scraped every minute: due at 30m, its successor seen at 31m, the switch at 32m, the superseded one deleted after the grace period',
     input_series: [
       ...healthyOperator,
-      // interval 1h, grace period 1h: generation 1 expires at 90m, is due at 30m; generation 2 delivered at 31m.
-      series('keystone_appcred_credential_next_rotation_timestamp_seconds', APP, '1800x30 5460x150'),
-      series('keystone_appcred_credential_expiry_timestamp_seconds', APP, '5400x30 9060x150'),
-      series('keystone_appcred_credential_delivered_since_timestamp_seconds', APP, '0x30 1860x150'),
-      series('keystone_appcred_credential_successor_exists', APP, '0x29 1 1 0x150'),
+      // interval 1h, grace period 1h: generation 1 expires at 90m and is due at 30m. The sample at 30m was scraped as
+      // it fell due, before the pass: nothing changed yet. The pass mints (the successor counts at once), the scrape at
+      // 31m lands before its switch, the one at 32m sees generation 2 delivered (since 30m01s, due at 90m01s).
+      series('keystone_appcred_credential_next_rotation_timestamp_seconds', APP, '1800x31 5401x148'),
+      series('keystone_appcred_credential_expiry_timestamp_seconds', APP, '5400x31 9001x148'),
+      series('keystone_appcred_credential_delivered_since_timestamp_seconds', APP, '0x31 1801x148'),
+      series('keystone_appcred_credential_successor_exists', APP, '0x30 1 0x148'),
       ...healthyConditions(APP),
-      series('keystone_appcred_credential_rotations_total', APP, '0x30 1x150'),
+      series('keystone_appcred_credential_rotations_total', APP, '0x31 1x148'),
       series('keystone_appcred_handoff_rollouts_overdue', APP, '0x180'),
       series('keystone_appcred_target_cluster_connected', { ...JOB, cluster: 'edge-1' }, '1x180'),
     ],
-    alert_rule_test: silent('10m', '30m', '31m', '45m', '90m'),
+    alert_rule_test: silent('10m', '30m', '31m', '32m', '45m', '90m'),
   },
   {
     name: 'a rotation held past its time (the user gone): overdue after 15m, then its credential expiring without a successor',
@@ -124,7 +136,7 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
             exp_labels: { ...APP, severity: 'critical', reason: 'WaitingForUser' },
             exp_annotations: {
               summary: 'The credential delivered for tenant-a/app expires in Keystone in 50m 0s and no successor exists',
-              description: `Every consumer of tenant-a/app fails once its delivered credential expires in Keystone, in 50m 0s: its rotation is due (or the schedule is off) and Keystone holds no successor. It stands on the reason WaitingForUser. Fix the reason, or rotate by hand once it is fixed (keystone-appcred rotate app -n tenant-a). ${LOOK}.`,
+              description: `Every consumer of tenant-a/app fails once its delivered credential expires in Keystone, in 50m 0s: its rotation has been due for more than 2m (or the schedule is off) and Keystone holds no successor. It stands on the reason WaitingForUser. Fix the reason, or rotate by hand once it is fixed (keystone-appcred rotate app -n tenant-a). ${LOOK}.`,
               runbook_url: runbook('KeystoneAppCredExpiresWithoutSuccessor'),
             },
           },
@@ -161,17 +173,23 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
     name: 'a switch held by the backup: the successor exists, so only BackupNotSynced speaks (after 15m), not the expiry',
     input_series: [
       ...healthyOperator,
+      // due at 10m: the pass that mints the successor fails on the backup, and its status (BackupNotSynced) and the
+      // successor are seen together at the next scrape, 11m.
       series('keystone_appcred_credential_next_rotation_timestamp_seconds', APP, '600x60'),
       series('keystone_appcred_credential_expiry_timestamp_seconds', APP, '4200x60'),
-      series('keystone_appcred_credential_successor_exists', APP, '0x10 1x50'),
-      ...conditions(APP, ['True', 'CredentialMinted'], ['False', 'BackupNotSynced'], 60),
+      series('keystone_appcred_credential_successor_exists', APP, '0x10 1x49'),
+      series('keystone_appcred_credential_condition', { ...APP, type: 'Ready', status: 'True', reason: 'AllReady' }, '1x10'),
+      series('keystone_appcred_credential_condition', { ...APP, type: 'Ready', status: 'False', reason: 'NotAllReady' }, '_x11 1x49'),
+      series('keystone_appcred_credential_condition', { ...APP, type: 'CredentialReady', status: 'True', reason: 'CredentialMinted' }, '1x60'),
+      series('keystone_appcred_credential_condition', { ...APP, type: 'DeliveryReady', status: 'True', reason: 'Delivered' }, '1x10'),
+      series('keystone_appcred_credential_condition', { ...APP, type: 'DeliveryReady', status: 'False', reason: 'BackupNotSynced' }, '_x11 1x49'),
     ],
     alert_rule_test: [
-      ...none('KeystoneAppCredExpiresWithoutSuccessor', '15m', '40m'),
-      ...none('KeystoneAppCredBackupNotSynced', '14m'),
+      ...none('KeystoneAppCredExpiresWithoutSuccessor', '11m', '15m', '40m'),
+      ...none('KeystoneAppCredBackupNotSynced', '25m'),
       ...none('KeystoneAppCredNotReady', '40m'),
       {
-        eval_time: '20m',
+        eval_time: '27m',
         alertname: 'KeystoneAppCredBackupNotSynced',
         exp_alerts: [
           {
@@ -198,8 +216,43 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
             exp_labels: { ...APP, severity: 'critical' },
             exp_annotations: {
               summary: 'The credential delivered for tenant-a/app expires in Keystone in 30m 0s and no successor exists',
-              description: `Every consumer of tenant-a/app fails once its delivered credential expires in Keystone, in 30m 0s: its rotation is due (or the schedule is off) and Keystone holds no successor. It stands on the reason none (all conditions True). Fix the reason, or rotate by hand once it is fixed (keystone-appcred rotate app -n tenant-a). ${LOOK}.`,
+              description: `Every consumer of tenant-a/app fails once its delivered credential expires in Keystone, in 30m 0s: its rotation has been due for more than 2m (or the schedule is off) and Keystone holds no successor. It stands on the reason none (all conditions True). Fix the reason, or rotate by hand once it is fixed (keystone-appcred rotate app -n tenant-a). ${LOOK}.`,
               runbook_url: runbook('KeystoneAppCredExpiresWithoutSuccessor'),
+            },
+          },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'the reasons only a person clears that are not a reference: Secrets not granted in the namespace, foreign credentials keeping the order from minting (ForeignCredential False), a role subset not allowed or not assigned (issue 42); ForeignCredential True only informs',
+    input_series: [
+      ...healthyOperator,
+      ...conditions({ ...APP, name: 'no-secrets' }, ['False', 'SecretAccessNotGranted'], ['False', 'SecretAccessNotGranted']),
+      ...conditions({ ...APP, name: 'taken' }, ['False', 'ForeignCredential'], ['False', 'WaitingForCredential']),
+      ...conditions({ ...APP, name: 'beside' }, ['True', 'ForeignCredential'], ['True', 'Delivered']),
+      // spec.roles changed after a delivery: the credential delivered before stays (DeliveryReady True)
+      ...conditions({ ...APP, name: 'too-much' }, ['False', 'RoleNotAllowed'], ['True', 'Delivered']),
+      ...conditions({ ...APP, name: 'not-held' }, ['False', 'RoleNotAssigned'], ['True', 'Delivered']),
+    ],
+    alert_rule_test: [
+      ...none('KeystoneAppCredNeedsAction', '14m'),
+      {
+        eval_time: '20m',
+        alertname: 'KeystoneAppCredNeedsAction',
+        exp_alerts: [needsAction('no-secrets', 'CredentialReady', 'SecretAccessNotGranted'), needsAction('no-secrets', 'DeliveryReady', 'SecretAccessNotGranted'), needsAction('taken', 'CredentialReady', 'ForeignCredential'), needsAction('too-much', 'CredentialReady', 'RoleNotAllowed'), needsAction('not-held', 'CredentialReady', 'RoleNotAssigned')],
+      },
+      // NotReady speaks only for the wait the foreign credentials cause, not for the reasons NeedsAction names
+      {
+        eval_time: '61m',
+        alertname: 'KeystoneAppCredNotReady',
+        exp_alerts: [
+          {
+            exp_labels: { ...APP, name: 'taken', severity: 'warning', type: 'DeliveryReady', status: 'False', reason: 'WaitingForCredential' },
+            exp_annotations: {
+              summary: 'Credential order tenant-a/taken has not been ready for a while: DeliveryReady is WaitingForCredential',
+              description: `tenant-a/taken reports DeliveryReady=False with the reason WaitingForCredential for longer than a pass or two takes. A wait (WaitingForUser, WaitingForProject, NoRoleOnProject, WaitingForAdminCredential, WaitingForCABundle) follows the object it names; CredentialError and DeliveryError carry Keystone's or the API server's words. \`keystone-appcred status -n tenant-a\` shows its reason; \`kubectl describe keystoneapplicationcredential -n tenant-a taken\` its conditions and Events.`,
+              runbook_url: runbook('KeystoneAppCredNotReady'),
             },
           },
         ],
@@ -513,10 +566,120 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
   },
 ];
 
+/**
+ * Scheduled rotations as a Prometheus scraping every `scrapeS` seconds sees them, in the operator's real update order:
+ * generation 1 is due at 17m13s (between two scrapes at any interval), interval 1h, grace period 30m (under the 6h
+ * `--expiry-warning`, so the delivered credential is always "expiring soon" when its rotation falls due). The first scrape
+ * after the due time lands while the pass runs: the successor is minted (the gauge counts it at once) and not switched
+ * to; the next scrape sees the switch (the next generation delivered a second after the due time, its own rotation due
+ * an interval later). With `stuck` the rotation never happens: no successor, nothing switched. Two rotations and their
+ * sweeps (grace period ends) within 2h40m; the operator's own series healthy throughout.
+ */
+function scheduledRotations(scrapeS: number, options: { readonly stuck?: boolean } = {}) {
+  const interval = 3600;
+  const grace = 1800;
+  const end = 2 * 3600 + 40 * 60;
+  const samples = Math.floor(end / scrapeS) + 1;
+  const firstDue = 17 * 60 + 13;
+  // The generations: when each became the delivered one, and when it is due (the last one due after the end).
+  const generations = [{ since: firstDue - interval, due: firstDue }];
+  while (!options.stuck && (generations.at(-1) as { due: number }).due < end) {
+    const due = (generations.at(-1) as { due: number }).due;
+    generations.push({ since: due + 1, due: due + 1 + interval });
+  }
+  /** What a scrape at `t` sees: the generation delivered, and whether its successor exists. */
+  const seen = (t: number) => {
+    let current = 0;
+    let successor = 0;
+    for (let g = 1; g < generations.length; g++) {
+      const due = generations[g - 1].due;
+      const firstAfterDue = Math.floor(due / scrapeS) * scrapeS + scrapeS; // the first scrape strictly after the due time
+      if (t >= firstAfterDue + scrapeS) current = g;
+      else if (t >= firstAfterDue) successor = 1;
+    }
+    return { g: generations[current], index: current, successor };
+  };
+  const values = (f: (t: number) => number) => Array.from({ length: samples }, (_, i) => f(i * scrapeS)).join(' ');
+  const flat = (value: number) => `${value}x${samples - 1}`;
+  return [
+    series('keystone_appcred_leader', JOB, flat(1)),
+    series('keystone_appcred_informer_synced', { ...JOB, kind: 'KeystoneApplicationCredential' }, flat(1)),
+    series('up', JOB, flat(1)),
+    series('process_resident_memory_bytes', JOB, flat(150 * 2 ** 20)),
+    series('keystone_appcred_memory_limit_bytes', JOB, flat(512 * 2 ** 20)),
+    series('keystone_appcred_keystone_requests_total', { ...JOB, endpoint: ENDPOINT, result: 'success' }, `0+1x${samples - 1}`),
+    series('keystone_appcred_credential_next_rotation_timestamp_seconds', APP, values((t) => seen(t).g.due)),
+    series('keystone_appcred_credential_expiry_timestamp_seconds', APP, values((t) => seen(t).g.due + grace)),
+    series('keystone_appcred_credential_delivered_since_timestamp_seconds', APP, values((t) => seen(t).g.since)),
+    series('keystone_appcred_credential_successor_exists', APP, values((t) => seen(t).successor)),
+    series('keystone_appcred_credential_rotations_total', APP, values((t) => seen(t).index)),
+    ...(['Ready', 'CredentialReady', 'DeliveryReady'] as const).map((type, i) =>
+      series('keystone_appcred_credential_condition', { ...APP, type, status: 'True', reason: ['AllReady', 'CredentialMinted', 'Delivered'][i] }, flat(1)),
+    ),
+  ];
+}
+
+/** `alert` for the order at `at`, pending or firing (ALERTS): firing with `severity`, else neither. */
+const alerted = (alert: AlertName, at: string, severity?: string) => ({
+  expr: `ALERTS{alertname="${alert}"}`,
+  eval_time: at,
+  exp_samples: severity ? [{ labels: `ALERTS{alertname="${alert}", alertstate="firing", instance="${JOB.instance}", job="${JOB.job}", name="app", namespace="tenant-a", severity="${severity}"}`, value: 1 }] : [],
+});
+
+/** No alert was pending or firing at any evaluation up to 2h40m (ALERTS holds both states). */
+const neverAlerted = { expr: 'count_over_time(ALERTS[3h])', eval_time: '2h40m', exp_samples: [] };
+
+/** Scheduled rotations at 30 s and 60 s scrapes, evaluated every 10 s (between scrapes too): silent. */
+const healthyLagTests = [30, 60].map((scrapeS) => ({
+  name: `two healthy scheduled rotations and their sweeps, scraped every ${scrapeS} s: no alert pending or firing at any evaluation`,
+  interval: `${scrapeS}s`,
+  input_series: scheduledRotations(scrapeS),
+  alert_rule_test: [],
+  promql_expr_test: [neverAlerted],
+}));
+
+/** The same, stuck: the alerts fire. */
+const lagTests = [30, 60].flatMap((scrapeS, i) => [
+  healthyLagTests[i],
+  {
+    name: `the same rotation stuck (no successor ever), scraped every ${scrapeS} s: the expiry alert fires once the rotation has been due for 2m, the overdue one after 15m`,
+    interval: `${scrapeS}s`,
+    input_series: scheduledRotations(scrapeS, { stuck: true }),
+    alert_rule_test: [],
+    promql_expr_test: [
+      alerted('KeystoneAppCredExpiresWithoutSuccessor', '19m10s'),
+      alerted('KeystoneAppCredExpiresWithoutSuccessor', '20m40s', 'critical'),
+      alerted('KeystoneAppCredRotationOverdue', '32m10s'),
+      alerted('KeystoneAppCredRotationOverdue', '33m40s', 'warning'),
+    ],
+  },
+]);
+
+/**
+ * The expiry alert as it shipped before issue 40 (`nextRotation > time()`, the successor as the pass's end recorded it):
+ * on the healthy series above it goes firing at every rotation, which is what the lag tests must catch.
+ */
+const FORMER_EXPIRY_RULE = {
+  groups: [
+    {
+      name: 'former',
+      rules: [
+        {
+          alert: 'FormerExpiresWithoutSuccessor',
+          expr:
+            '(keystone_appcred_credential_expiry_timestamp_seconds - time() < 21600) unless on(namespace, name, cluster) (keystone_appcred_credential_next_rotation_timestamp_seconds > time())' +
+            ' unless on(namespace, name, cluster) (keystone_appcred_credential_successor_exists == 1)',
+          for: '0s',
+        },
+      ],
+    },
+  ],
+};
+
 describe('the shipped alerts through promtool', () => {
   it('promtool check rules accepts the rule file with the production defaults and with the e2e test\'s short windows', () => {
     writeFileSync(join(dir, 'alerts.yaml'), renderAlerts());
-    writeFileSync(join(dir, 'alerts-short.yaml'), renderAlerts({ rotationOverdueAfter: '5s', expiryWarning: '40s', keystoneWindow: '20s', keystoneUnreachableFor: '5s', noLeaderFor: '10s', memoryFor: '5s' }));
+    writeFileSync(join(dir, 'alerts-short.yaml'), renderAlerts({ rotationOverdueAfter: '5s', successorDueAfter: '10s', expiryWarning: '40s', keystoneWindow: '20s', keystoneUnreachableFor: '5s', noLeaderFor: '10s', memoryFor: '5s' }));
     const checked = run(['check', 'rules', 'alerts.yaml', 'alerts-short.yaml']);
     expect(checked.out).toContain(`SUCCESS: ${ALERT_NAMES.length} rules found`);
     expect(checked.status).toBe(0);
@@ -536,6 +699,24 @@ describe('the shipped alerts through promtool', () => {
     // Each alert has a test in which it fires.
     const fired = new Set(tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
     expect([...fired].sort()).toEqual([...ALERT_NAMES].sort());
+  });
+
+  it('promtool test rules: scheduled rotations scraped every 30 s and 60 s, in the operator\'s update order, raise no alert; stuck, they do', () => {
+    writeFileSync(join(dir, 'alerts.yaml'), renderAlerts());
+    writeFileSync(join(dir, 'lag.test.yaml'), stringify({ rule_files: ['alerts.yaml'], evaluation_interval: '10s', tests: lagTests }, { lineWidth: 0 }));
+    const tested = run(['test', 'rules', 'lag.test.yaml']);
+    if (tested.status !== 0) throw new Error(tested.out);
+    expect(tested.out).toContain('SUCCESS');
+  });
+
+  it('the former expiry rule goes pending or firing on those healthy rotations (the lag series are real enough to catch it)', () => {
+    writeFileSync(join(dir, 'former.yaml'), stringify(FORMER_EXPIRY_RULE));
+    for (const test of healthyLagTests) {
+      writeFileSync(join(dir, 'former.test.yaml'), stringify({ rule_files: ['former.yaml'], evaluation_interval: '10s', tests: [test] }, { lineWidth: 0 }));
+      const tested = run(['test', 'rules', 'former.test.yaml']);
+      expect(tested.status).not.toBe(0);
+      expect(tested.out).toContain('FormerExpiresWithoutSuccessor');
+    }
   });
 
   it('promtool test rules fails when an alert does not fire as expected (the test is real)', () => {

@@ -214,11 +214,15 @@ export async function getTable(path: string, options: { as?: Identity; includeOb
   return res.json<KubeTable>();
 }
 
-/** Polls `check` every `intervalMs` until it returns a value other than undefined/false; rejects after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 250): Promise<T> {
+/**
+ * Polls `check` every `intervalMs` until it returns a value other than undefined/false; rejects after `timeoutMs`, or
+ * at once when `abort` says so (a wait started in a `beforeAll` that the file's end must stop).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 250, options: { readonly abort?: () => boolean } = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
+    if (options.abort?.()) throw new Error('the wait was aborted');
     try {
       const value = await check();
       if (value !== undefined && value !== false) return value;

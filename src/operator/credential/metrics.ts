@@ -31,6 +31,8 @@ interface OrderState {
   readonly reasons: Set<string>;
   /** The condition series the order has, by type: its status and reason. */
   readonly conditions: Map<string, { status: string; reason: string }>;
+  /** The delivered generation, as the last status or the last switch says. */
+  delivered?: number;
 }
 
 export class CredentialMetrics {
@@ -80,7 +82,10 @@ export class CredentialMetrics {
     this.failures = new Counter({ name: 'keystone_appcred_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers });
   }
 
-  /** Records the order's status after a pass (`cluster`: a target cluster's name, absent on the management cluster). */
+  /**
+   * Records the order's status after a pass, the one the pass recorded whether it succeeded or failed (`cluster`: a
+   * target cluster's name, absent on the management cluster).
+   */
   observed(namespace: string, name: string, status: KeystoneApplicationCredentialStatus | undefined, cluster?: string): void {
     const seconds = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t) / 1000);
     const labels = labelsOf(namespace, name, cluster);
@@ -89,8 +94,8 @@ export class CredentialMetrics {
     set(this.lastRotation, seconds(status?.lastRotation));
     set(this.expiry, seconds(status?.credentialExpiresAt));
     const state = this.state(namespace, name, cluster);
-    const delivered = status?.credentialGeneration;
-    set(this.successor, delivered === undefined ? undefined : [...state.inKeystone].some((g) => g > delivered) ? 1 : 0);
+    state.delivered = status?.credentialGeneration;
+    this.successorOf(state, labels);
     for (const type of CONDITION_TYPES) {
       const c = status?.conditions?.find((x) => x.type === type);
       const before = state.conditions.get(type);
@@ -112,14 +117,26 @@ export class CredentialMetrics {
     for (const g of generations) known.add(g);
   }
 
-  /** The process created (`minted`) or deleted a generation in Keystone. */
+  /**
+   * The process created (`minted`) or deleted a generation in Keystone: whether a successor exists changes at once,
+   * not after the pass (a scrape during the rotation sees the successor as soon as Keystone holds it).
+   */
   changedInKeystone(namespace: string, name: string, generation: number, change: 'minted' | 'deleted', cluster?: string): void {
-    const known = this.state(namespace, name, cluster).inKeystone;
-    if (change === 'minted') known.add(generation);
-    else known.delete(generation);
+    const state = this.state(namespace, name, cluster);
+    if (change === 'minted') state.inKeystone.add(generation);
+    else state.inKeystone.delete(generation);
+    this.successorOf(state, labelsOf(namespace, name, cluster));
+  }
+
+  /** The delivered Secret was written with `generation` (a switch): the successor is the delivered one now. */
+  delivered(namespace: string, name: string, generation: number, cluster?: string): void {
+    const state = this.state(namespace, name, cluster);
+    state.delivered = generation;
+    this.successorOf(state, labelsOf(namespace, name, cluster));
   }
 
   rotated(namespace: string, name: string, cluster?: string): void {
+    this.state(namespace, name, cluster); // known, so that forgetCluster finds it
     this.rotations.inc(labelsOf(namespace, name, cluster));
   }
 
@@ -138,6 +155,21 @@ export class CredentialMetrics {
     for (const reason of state?.reasons ?? []) this.failures.remove({ ...labels, reason });
     for (const [type, c] of state?.conditions ?? []) this.condition.remove({ ...labels, type, ...c });
     this.orders.delete(key);
+  }
+
+  /** Drops every series of every order of a target cluster (deregistered: its orders are not served any more). */
+  forgetCluster(cluster: string): void {
+    for (const key of [...this.orders.keys()]) {
+      const [c, namespace, name] = JSON.parse(key) as [string, string, string];
+      if (c === cluster) this.forget(namespace, name, cluster);
+    }
+  }
+
+  /** 1 while Keystone holds a generation above the delivered one; no series while no generation is delivered. */
+  private successorOf(state: OrderState, labels: Partial<Record<Labels, string>>): void {
+    const delivered = state.delivered;
+    if (delivered === undefined) this.successor.remove(labels);
+    else this.successor.set(labels, [...state.inKeystone].some((g) => g > delivered) ? 1 : 0);
   }
 
   private state(namespace: string, name: string, cluster?: string): OrderState {

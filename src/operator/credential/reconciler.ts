@@ -18,7 +18,8 @@ import { createHash } from 'node:crypto';
 import { TEARDOWN_FINALIZER, backingPath, resolveSpec, secretName, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
 import type { FormerBackup } from '../../lifecycle/migration';
-import { observeCached, reconcile as runLifecycle, settleBackup, type ActionEvent } from '../../lifecycle/runner';
+import { observeCached, reconcile as runLifecycle, settleBackup, statusOfFailure, type ActionEvent } from '../../lifecycle/runner';
+import { KubeApiError } from '../../kube/errors';
 import { settled } from '../../lifecycle/settled';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { fingerprintOf } from '../../plane/driver/memo';
@@ -68,6 +69,35 @@ export interface CredentialReconcilerDeps {
   readonly onStatus?: (order: KeystoneApplicationCredential, status: KeystoneApplicationCredentialStatus, cluster?: string) => void;
 }
 
+/**
+ * A pass that failed. Its message is the cause's. It carries the status the pass recorded (or would have recorded when
+ * that write failed too), so the metrics follow what the order says whether the pass succeeded or not, and the
+ * dependencies that did not answer it (`waitsOn`: Keystone at the order's endpoint unreachable or answering 5xx,
+ * OpenBao refusing or down, the order's API server answering 5xx), so the work queue waits on them
+ * (src/operator/runtime/dependencies.ts) instead of backing the order off on its own.
+ */
+export class CredentialPassError extends Error {
+  override readonly name = 'CredentialPassError';
+  constructor(
+    override readonly cause: unknown,
+    /** The status the pass recorded or would have recorded; undefined when it failed before deciding one. */
+    readonly status: KeystoneApplicationCredentialStatus | undefined,
+    /** The dependencies that did not answer, named for people (`Keystone <auth URL>`, `OpenBao`, `the API server …`). */
+    readonly waitsOn: readonly string[],
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+/** OpenBao, as a failed pass names it: one dependency for every order (one login, one policy). */
+export const OPENBAO_DEPENDENCY = 'OpenBao';
+
+/** Keystone at an auth URL, as a failed pass names it: every order of the ControlPlanes with that URL shares it. */
+export const keystoneDependency = (authUrl: string): string => `Keystone ${authUrl.replace(/\/+$/, '')}`;
+
+/** An API server, as a failed pass names it. */
+export const apiServerDependency = (cluster: string | undefined): string => (cluster ? `the API server of cluster ${cluster}` : 'the API server');
+
 /** The outcome of one reconcile. */
 export interface CredentialOutcome {
   /** Look again after this many milliseconds (the plan's `wakeAt`), if nothing else happens first. */
@@ -115,13 +145,25 @@ export class CredentialReconciler {
   }
 
   /**
-   * Reconciles the order `namespace/name` on the site's cluster (the management cluster by default). Throws when a pass
-   * failed (the conditions say why); the queue backs off.
+   * Reconciles the order `namespace/name` on the site's cluster (the management cluster by default). Throws a
+   * {@link CredentialPassError} when a pass failed (the conditions say why): the queue waits on the dependencies it
+   * names, or backs off.
    */
   async reconcile(key: { readonly namespace: string; readonly name: string }, site: OrderSite = {}): Promise<CredentialOutcome> {
-    const { cluster } = this.deps;
-    const orders = site.orders ?? cluster;
+    const unanswered = new Set<string>();
+    try {
+      return await this.pass(key, site, unanswered);
+    } catch (error) {
+      throw new CredentialPassError(error, statusOfFailure(error), [...unanswered]);
+    }
+  }
+
+  /** One pass; `unanswered` collects the dependencies that did not answer it. */
+  private async pass(key: { readonly namespace: string; readonly name: string }, site: OrderSite, unanswered: Set<string>): Promise<CredentialOutcome> {
     const where = site.cluster || undefined;
+    // The writes of the pass, each noted when its API server did not answer (the children's on the management cluster).
+    const cluster = noting(this.deps.cluster, unanswered, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
+    const orders = site.orders ? noting(site.orders, unanswered, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
     const id = convergedId(key, where);
     const order = await orders.get(KIND, key);
     if (!order) {
@@ -198,7 +240,8 @@ export class CredentialReconciler {
     // Ports: Keystone as the ordered user (abandoned once the ControlPlane is gone in a teardown), the children, the
     // delivered Secret, the backup.
     const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
-    const asUser = verdict.releasable || !verdict.connection ? undefined : this.keystoneOf(verdict.connection, prefix, fresh, about);
+    const connection = verdict.releasable ? undefined : verdict.connection;
+    const asUser = connection ? noting(this.keystoneOf(connection, prefix, fresh, about), unanswered, keystoneDependency(connection.authUrl), unansweredByKeystone) : undefined;
     const keystone = verdict.releasable ? abandoned() : asUser ? asUser : unreachable(verdict.unreachable ?? 'Keystone is not reachable');
     const before = order.status ?? {};
     // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
@@ -206,7 +249,8 @@ export class CredentialReconciler {
     // (src/lifecycle/ownership.ts).
     const owner = order.metadata.uid;
     // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
-    const backupAt = this.deps.backup;
+    // Every call either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
+    const backupAt = this.deps.backup ? (path: string) => noting((this.deps.backup as NonNullable<typeof this.deps.backup>)(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
     const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
     const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
@@ -333,6 +377,16 @@ export class CredentialReconciler {
   }
 
   /**
+   * Forgets what the reconciler remembers of every order of a target cluster (deregistered): registered again, each is
+   * met anew, and its first pass may be settled by the cache.
+   */
+  forgetCluster(cluster: string): void {
+    const prefix = `${cluster}/`;
+    for (const memory of [this.converged, this.seen]) for (const id of [...memory.keys()]) if (id.startsWith(prefix)) memory.delete(id);
+    for (const memory of [this.justActed, this.backupLooked]) for (const id of [...memory]) if (id.startsWith(prefix)) memory.delete(id);
+  }
+
+  /**
    * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
    * pass; `fresh`: the pass lists anew).
    */
@@ -383,6 +437,41 @@ function askedOf(order: KeystoneApplicationCredential): string {
 /** What the reconciler remembers an order by: its cluster (absent: the management cluster), namespace and name. */
 function convergedId(key: { readonly namespace: string; readonly name: string }, cluster: string | undefined): string {
   return `${cluster ?? ''}/${key.namespace}/${key.name}`;
+}
+
+/** The cluster port's calls that reach the API server (its reads come from the caches). */
+const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecret', 'applySecret', 'deleteSecret', 'writeStatus', 'addFinalizer', 'removeFinalizer']);
+
+/**
+ * `port` with every failed call that `counts` noted in `unanswered` as `dependency` (the error is thrown on as it was):
+ * every method, or only `methods` (each an async call).
+ */
+function noting<T extends object>(port: T, unanswered: Set<string>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
+  return new Proxy(port, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } catch (error) {
+          if (counts(error)) unanswered.add(dependency);
+          throw error;
+        }
+      };
+    },
+  });
+}
+
+/** Keystone did not answer (no connection, no reply in time, 5xx or 429): an outage, not a refusal of this order's. */
+function unansweredByKeystone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true;
+}
+
+/** An API server did not answer a write: no HTTP answer at all, a 5xx or a 429. A refusal (4xx) is the order's own. */
+function unansweredByApiServer(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.status >= 500 || error.status === 429;
 }
 
 /** A Keystone port that cannot be reached: every call fails with the reason, so the pass repairs what needs no Keystone. */

@@ -1,7 +1,7 @@
 /**
  * Exponential backoff with jitter: per key for the work queue's failed reconciles, and as a plain sequence for an
- * informer's relists. The n-th consecutive failure waits `min(max, base * 2^n)`, stretched by up to `jitter` (so replicas
- * and keys that failed together do not retry together); success forgets the count.
+ * informer's relists and a dependency's probes. The n-th consecutive failure waits `min(max, base * 2^n)`, stretched by
+ * up to `jitter` (so replicas and keys that failed together do not retry together); success forgets the count.
  */
 
 export interface BackoffOptions {
@@ -25,22 +25,43 @@ export function backoffDelay(failures: number, options: BackoffOptions = {}): nu
   return Math.round(exponential * (1 + jitter * random()));
 }
 
-/** Per-key failure counts and their delays. */
+/** The longest delay of `options`, with its jitter. */
+export function longestDelay(options: BackoffOptions = {}): number {
+  return backoffDelay(52, options);
+}
+
+/**
+ * Per-key failure counts and their delays. A failure counts once per retry: one that comes before the retry of the
+ * failure before it was due (a pass that a watch event started meanwhile: the order's own status write, its parked
+ * Secret, a burst of them within milliseconds) keeps the retry already scheduled instead of doubling the delay again,
+ * so a burst of events costs one step of the backoff, not one per event.
+ */
 export class KeyedBackoff {
-  private readonly failures = new Map<string, number>();
+  private readonly failures = new Map<string, { count: number; retryAt: number }>();
 
   constructor(private readonly options: BackoffOptions = {}) {}
 
-  /** Counts a failure of `key` and returns how long to wait before retrying it. */
-  next(key: string): number {
-    const n = this.failures.get(key) ?? 0;
-    this.failures.set(key, n + 1);
-    return backoffDelay(n, this.options);
+  /** Counts a failure of `key` (unless its retry is still pending) and returns how long to wait before retrying it. */
+  next(key: string, now = Date.now()): number {
+    const last = this.failures.get(key);
+    if (last && now < last.retryAt) return last.retryAt - now;
+    const count = last?.count ?? 0;
+    const delay = backoffDelay(count, this.options);
+    this.failures.set(key, { count: count + 1, retryAt: now + delay });
+    return delay;
   }
 
-  /** Consecutive failures of `key` so far. */
+  /** Counts a failure of `key` and returns the longest delay: the key waits for something else to wake it sooner. */
+  longest(key: string, now = Date.now()): number {
+    const count = this.failures.get(key)?.count ?? 0;
+    const delay = longestDelay(this.options);
+    this.failures.set(key, { count: count + 1, retryAt: now + delay });
+    return delay;
+  }
+
+  /** Consecutive failures of `key` so far (each burst counted once). */
   retries(key: string): number {
-    return this.failures.get(key) ?? 0;
+    return this.failures.get(key)?.count ?? 0;
   }
 
   /** Forgets `key`'s failures (it succeeded). */

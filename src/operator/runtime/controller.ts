@@ -2,13 +2,15 @@
  * A controller reconciles the objects of one kind: its informer and the informers of the kinds it watches feed keys
  * (through mappers) into its work queue, and `concurrency` workers call `reconcile` for one key at a time each. A
  * reconcile that returns normally is forgotten by the backoff and, with `requeueAfter`, comes back then; one that
- * throws comes back after the key's next backoff delay. Every outcome is one JSON log line and a metric sample.
+ * throws comes back after the key's next backoff delay, or, when its error names a dependency that did not answer,
+ * when that dependency answers again (./dependencies.ts). Every outcome is one JSON log line and a metric sample.
  */
 import { performance } from 'node:perf_hooks';
 import { isConflict } from '../../kube/errors';
 import { parseKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
 import type { BackoffOptions } from './backoff';
 import { MANAGEMENT, parseClusterKey, type ClusterScope } from './clusters';
+import { dependenciesOf, type DependencyWaits } from './dependencies';
 import { errorMessage, type Logger } from './log';
 import type { MapFunction, Mapper } from './mapper';
 import type { OperatorMetrics, ReconcileOutcome } from './metrics';
@@ -73,6 +75,11 @@ export interface ControllerDeps {
   readonly logger: Logger;
   /** The work-queue keys of every cached primary object (queued when the controller starts). */
   readonly keys: () => readonly string[];
+  /**
+   * Where a pass that failed on a dependency waits for it (./dependencies.ts): probed and woken with every other object
+   * of the manager that waits on it. @default none: every failure is backed off per key
+   */
+  readonly waits?: DependencyWaits;
 }
 
 export class Controller {
@@ -160,6 +167,7 @@ export class Controller {
     try {
       const result = (await this.spec.reconcile({ key, namespace, name, cluster })) ?? {};
       this.queue.forget(queued);
+      this.deps.waits?.answered(queued);
       const after = result.requeueAfter;
       if (after !== undefined && Number.isFinite(after) && after >= 0) {
         this.queue.addAfter(queued, after);
@@ -170,9 +178,21 @@ export class Controller {
       }
       fields.reason = result.reason;
     } catch (error) {
-      outcome = isConflict(error) ? 'conflict' : 'error';
-      fields.retries = this.queue.retries(queued) + 1;
-      fields.retryInMs = this.queue.addRateLimited(queued);
+      // A conflict, also one a reconciler's error wraps as its cause (the credential reconciler's pass error)
+      outcome = isConflict(error) || (error instanceof Error && isConflict(error.cause)) ? 'conflict' : 'error';
+      const waitsOn = this.deps.waits ? dependenciesOf(error) : [];
+      let retryInMs: number;
+      if (waitsOn.length > 0) {
+        // A dependency did not answer: the key waits on it, woken when it answers (its probe is one waiter's pass).
+        this.deps.waits?.wait(queued, waitsOn, (k) => this.enqueue(k));
+        retryInMs = this.queue.addAfterLongest(queued);
+      } else {
+        this.deps.waits?.release(queued);
+        retryInMs = this.queue.addRateLimited(queued);
+      }
+      fields.retries = this.queue.retries(queued);
+      fields.retryInMs = retryInMs;
+      if (waitsOn.length > 0) fields.waitsOn = waitsOn.join(', ');
       fields.error = errorMessage(error);
     }
     const seconds = (performance.now() - started) / 1000;

@@ -64,6 +64,8 @@ export interface EngagementsContext {
   readonly multiClusterControllers: ReadonlyMap<Controller, ResourceKind<KubeObject>>;
   /** Whether the manager is shutting down: nothing is engaged then. */
   readonly stopping: () => boolean;
+  /** Called once a target cluster is disengaged (not when it is replaced by a changed kubeconfig). @default none */
+  readonly onDisengaged?: (name: string) => void;
 }
 
 /** The target clusters the manager serves. */
@@ -174,6 +176,7 @@ export class Engagements {
     if (!engagement) return;
     this.targets.delete(name);
     await this.stop(engagement);
+    this.context.onDisengaged?.(name);
   }
 
   /** Disengages every target cluster. */

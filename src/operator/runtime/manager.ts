@@ -27,6 +27,7 @@ import type { IndexFunction, StoreReader } from '../../kube/store';
 import { Caches, cacheName, type CacheOptions, type NamespacedCacheOptions } from './caches';
 import { MANAGEMENT, type ClusterScope, type FleetReader } from './clusters';
 import { Controller, type ControllerSpec } from './controller';
+import { DependencyWaits } from './dependencies';
 import { Engagements, REPORTING_CONTROLLER, type EngageOptions } from './engagement';
 import { EventRecorder, type EventRecorderOptions } from './events';
 import type { ListWatch } from './informer';
@@ -89,6 +90,8 @@ export class Manager {
   readonly logger: Logger;
   /** Resolves when this replica loses the Lease it held (the process should exit and restart as a standby). */
   readonly lostLeadership: Promise<void>;
+  /** The dependencies objects wait on after a pass they refused, shared by every controller (./dependencies.ts). */
+  readonly waits: DependencyWaits;
   private readonly caches: Caches;
   private readonly targets: Engagements;
   private readonly controllers: Controller[] = [];
@@ -97,6 +100,7 @@ export class Manager {
   private readonly multiClusterControllers = new Map<Controller, ResourceKind<KubeObject>>();
   private readonly elector: LeaderElector | undefined;
   private signalLost: () => void = () => undefined;
+  private readonly clusterGone: ((name: string) => void)[] = [];
   private started = false;
   private controllersStarted = false;
   private stopping = false;
@@ -108,6 +112,7 @@ export class Manager {
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics ?? new OperatorMetrics({ defaultMetrics: false });
     const resyncPeriodMs = options.resyncPeriodMs ?? 3_600_000;
+    this.waits = new DependencyWaits({ logger: this.logger });
     this.caches = new Caches({
       ...(options.listWatch ? { listWatch: options.listWatch } : {}),
       resyncPeriodMs,
@@ -126,6 +131,9 @@ export class Manager {
       registry: () => this.registry,
       multiClusterControllers: this.multiClusterControllers,
       stopping: () => this.stopping,
+      onDisengaged: (name) => {
+        for (const listener of this.clusterGone) listener(name);
+      },
     });
     const caches = { storeOf: <T extends KubeObject>(kind: ResourceKind<T>) => this.storeOf(kind) };
     this.cluster = options.cluster
@@ -173,6 +181,7 @@ export class Manager {
     const controller = new Controller({ ...(spec as unknown as ControllerSpec), concurrency }, {
       metrics: this.metrics,
       logger: this.logger,
+      waits: this.waits,
       keys: () => [...(this.storeOf(spec.kind)?.keys() ?? []), ...(scope === 'all' ? this.targets.ready().flatMap((t) => this.targets.keys(t, spec.kind)) : [])],
     });
     const target = (key: string) => controller.enqueue(key);
@@ -262,6 +271,14 @@ export class Manager {
     return this.targets.disengage(name);
   }
 
+  /**
+   * Calls `listener` with a target cluster's name once it is disengaged (deregistered, its kubeconfig unusable, or the
+   * manager stopping): what a controller keeps per object of that cluster (memory, per-object metric series) can go.
+   */
+  onClusterGone(listener: (name: string) => void): void {
+    this.clusterGone.push(listener);
+  }
+
   /** The cluster of that name: the management cluster for {@link MANAGEMENT}, else an engaged target cluster whose caches synced. */
   clusterNamed(name: string): Cluster | undefined {
     return name === MANAGEMENT ? this.cluster : this.targets.cluster(name);
@@ -323,6 +340,7 @@ export class Manager {
   async shutdown(): Promise<ShutdownResult> {
     this.stopping = true;
     this.elector?.stop();
+    this.waits.stop();
     const timeout = this.options.shutdownTimeoutMs ?? 20_000;
     const drained = (await Promise.all(this.controllers.map((c) => c.stop(timeout)))).every((d) => d);
     let released = false;

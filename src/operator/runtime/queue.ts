@@ -1,8 +1,9 @@
 /**
  * A keyed work queue, as client-go's: a key is queued at most once (adding it again before it is handed out does
  * nothing), at most one worker holds a key at a time (a key added while it is being reconciled is handed out once more
- * after `done`), failures come back after a per-key exponential backoff with jitter, `addAfter` timers keep only the
- * earliest wake-up per key, and shutdown stops handing out keys and waits for the ones in flight, up to a deadline.
+ * after `done`), failures come back after a per-key exponential backoff with jitter (one step per retry, however many
+ * events failed in between), `addAfter` timers keep only the earliest wake-up per key, and shutdown stops handing out
+ * keys and waits for the ones in flight, up to a deadline.
  */
 import { KeyedBackoff, type BackoffOptions } from './backoff';
 
@@ -92,9 +93,22 @@ export class WorkQueue {
     return timer;
   }
 
-  /** Queues `key` after its next backoff delay (it failed); returns the delay. */
+  /**
+   * Queues `key` after its next backoff delay (it failed); returns the delay. A failure before the retry of the previous
+   * one was due (a pass a watch event started) keeps that retry and does not lengthen the backoff (./backoff.ts).
+   */
   addRateLimited(key: string): number {
     const delay = this.backoff.next(key);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /**
+   * Queues `key` after the backoff's longest delay (it failed, waiting on a dependency whose probe wakes it as soon as
+   * the dependency answers: ./dependencies.ts); returns the delay. A retry already due sooner stays.
+   */
+  addAfterLongest(key: string): number {
+    const delay = this.backoff.longest(key);
     this.addAfter(key, delay);
     return delay;
   }

@@ -31,10 +31,20 @@ describe('alertRules', () => {
     for (const name of read) expect(exported).toContain(name);
   });
 
+  it('measures a rotation\'s lateness from the operator\'s last scrape, not from the evaluation time (scrape lag is a fact)', () => {
+    const byName = Object.fromEntries(rules.map((r) => [r.alert, r]));
+    const sinceDue = '(timestamp(keystone_appcred_credential_next_rotation_timestamp_seconds) - keystone_appcred_credential_next_rotation_timestamp_seconds)';
+    for (const alert of ['KeystoneAppCredRotationOverdue', 'KeystoneAppCredExpiresWithoutSuccessor']) {
+      expect(byName[alert].expr).toContain(sinceDue);
+      expect(byName[alert].expr).not.toMatch(/next_rotation_timestamp_seconds\s*>\s*time\(\)|time\(\)\s*-\s*keystone_appcred_credential_next_rotation/);
+    }
+  });
+
   it('puts the parameters into the expressions and windows', () => {
-    const custom = rulesOf(alertRules({ rotationOverdueAfter: '1h30m', keystoneWindow: '2m', memoryRatio: 0.75, notReadyFor: '2h', operatorSelector: 'job="kac", namespace="ops"', runbookBaseUrl: 'https://docs.example/operator.html' }));
+    const custom = rulesOf(alertRules({ rotationOverdueAfter: '1h30m', successorDueAfter: '3m', keystoneWindow: '2m', memoryRatio: 0.75, notReadyFor: '2h', operatorSelector: 'job="kac", namespace="ops"', runbookBaseUrl: 'https://docs.example/operator.html' }));
     const byName = Object.fromEntries(custom.map((r) => [r.alert, r]));
     expect(byName.KeystoneAppCredRotationOverdue.expr).toContain('> 5400');
+    expect(byName.KeystoneAppCredExpiresWithoutSuccessor.expr).toContain('<= 180)');
     expect(byName.KeystoneAppCredKeystoneUnreachable.expr).toContain('[2m]');
     expect(byName.KeystoneAppCredOperatorMemoryNearLimit.expr).toBe('process_resident_memory_bytes{job="kac", namespace="ops"} / keystone_appcred_memory_limit_bytes{job="kac", namespace="ops"} > 0.75');
     expect(byName.KeystoneAppCredNotReady.for).toBe('2h');

@@ -73,3 +73,28 @@ it('a target cluster\'s order: judged by the management cluster\'s ControlPlane,
   target.down = false;
   await until(() => reasonOf(target.inner.object(PROJECTS, 'tenant-a', 'proj')) === 'NamespaceNotAssigned', 10_000, 'the order reconciled after the outage');
 });
+
+it('a deregistered target cluster: the series of its orders go at once, and come back when it is registered again', async () => {
+  const management = new FakeApiServer();
+  const target = new FakeApiServer();
+  manager = new Manager(new KubeApi(management, 'kac-test'), { identity: 'a', namespace: 'ops', leaseName: 'leader', leaderElect: false, metrics: new OperatorMetrics({ defaultMetrics: false }) });
+  registerControllers(manager);
+  manager.start();
+  await manager.waitForCacheSync();
+  target.seed(`${GROUP}/keystoneapplicationcredentials`, {
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'KeystoneApplicationCredential',
+    metadata: { name: 'app', namespace: 'tenant-a' },
+    spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' }, userRef: { name: 'svc' }, projectRef: { name: 'proj' } },
+  });
+  const series = async () => ((await manager?.metrics.text()) ?? '').split('\n').filter((l) => l.startsWith('keystone_appcred_credential_') && l.includes('cluster="edge-1"'));
+  let text: string[] = [];
+  const refresh = () => void series().then((s) => (text = s));
+  await manager.engage('edge-1', new KubeApi(target, 'kac-test'));
+  // frozen there (no ControlPlane assigns it): its conditions are exported with the cluster
+  await until(() => (refresh(), text.some((l) => l.includes('reason="NamespaceNotAssigned"'))), 5000, 'the order\'s series');
+  await manager.disengage('edge-1');
+  expect(await series()).toEqual([]);
+  await manager.engage('edge-1', new KubeApi(target, 'kac-test'));
+  await until(() => (refresh(), text.some((l) => l.includes('reason="NamespaceNotAssigned"'))), 5000, 'the series back');
+});

@@ -5,14 +5,14 @@
  */
 import { TEARDOWN_FINALIZER, childPrefix, type KeystoneApplicationCredential } from '../../../src/api';
 import { Kinds, MemoryCluster, type Secret } from '../../../src/kube';
-import { CredentialReconciler } from '../../../src/operator/credential/reconciler';
+import { CredentialPassError, CredentialReconciler } from '../../../src/operator/credential/reconciler';
 import { PlaneCluster } from '../../../src/operator/plane-cluster';
 import { EventRecorder } from '../../../src/operator/runtime/events';
 import { passwordSecretName } from '../../../src/plane/naming';
 import { Controller } from '../../../src/operator/runtime/controller';
 import { silentLogger } from '../../../src/operator/runtime/log';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
-import { KeystoneLimits, KeystoneSessions } from '../../../src/keystone';
+import { KeystoneError, KeystoneLimits, KeystoneSessions } from '../../../src/keystone';
 import { FakeKeystone, FakeUser } from '../../support/fake-keystone';
 import { FakeKeystone as FakeKeystoneHttp, json, tokenReply } from '../keystone/fake-keystone';
 
@@ -811,5 +811,66 @@ describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (
     expect(backups.get(own(w))).toBe(id);
     expect(backups.has(former(w.prefix))).toBe(false);
     expect(calls.filter((c) => c !== 'list')).toEqual([]);
+  });
+});
+
+describe('a failed pass says what the order says, and what did not answer', () => {
+  /** OpenBao as the world's backups: refusing (403) while `refusing`. */
+  class Backups extends Map<string, string> {
+    refusing = false;
+    override get(key: string) {
+      if (this.refusing) throw Object.assign(new Error('OpenBao GET /v1/openstack/data/x: 403: permission denied'), { status: 403 });
+      return super.get(key);
+    }
+    override set(key: string, value: string) {
+      if (this.refusing) throw Object.assign(new Error('OpenBao POST /v1/openstack/data/x: 403: permission denied'), { status: 403 });
+      return super.set(key, value);
+    }
+  }
+  const failure = async (w: ReturnType<typeof world>) => {
+    const error = await w.reconciler.reconcile({ namespace: NS, name: 'app' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(CredentialPassError);
+    return error as CredentialPassError;
+  };
+
+  it('OpenBao refusing a raised generation: the successor is minted, the pass fails naming OpenBao, with the status it recorded (BackupNotSynced)', async () => {
+    const backups = new Backups();
+    const w = world({ backups });
+    w.assignment();
+    await w.converge();
+    backups.refusing = true;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), spec: { ...w.get().spec, credentialGeneration: 2 } });
+    const error = await failure(w);
+    expect(error.waitsOn).toEqual(['OpenBao']);
+    expect(error.message).toContain('403');
+    expect(error.status?.conditions?.find((c) => c.type === 'DeliveryReady')).toMatchObject({ status: 'False', reason: 'BackupNotSynced' });
+    // what it says is what the order says
+    expect(w.reason('DeliveryReady')).toBe('BackupNotSynced');
+    expect(error.status?.credentialGeneration).toBe(1);
+    expect([...w.keystone.credentials.values()].map((c) => c.name).sort()).toEqual([`${w.prefix}-credential-v1`, `${w.prefix}-credential-v2`]);
+    // OpenBao back: the next pass switches
+    backups.refusing = false;
+    await w.converge();
+    expect(w.get().status?.credentialGeneration).toBe(2);
+  });
+
+  it('Keystone unreachable: the pass names Keystone at the ControlPlane\'s auth URL; a refusal of the user\'s (401) names nothing', async () => {
+    const w = world();
+    w.assignment();
+    await w.converge();
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), spec: { ...w.get().spec, credentialGeneration: 2 } });
+    w.keystone.fault = () => {
+      throw new KeystoneError({ kind: 'transport', method: 'GET', path: '/v3/users/u-1/application_credentials', detail: 'read ECONNRESET' });
+    };
+    const unreachable = await failure(w);
+    expect(unreachable.waitsOn).toEqual(['Keystone http://127.0.0.1:5000/v3']);
+    expect(unreachable.status?.conditions?.find((c) => c.type === 'CredentialReady')).toMatchObject({ status: 'False', reason: 'CredentialError' });
+    w.keystone.fault = () => {
+      throw new KeystoneError({ kind: 'unauthorized', method: 'POST', path: '/v3/auth/tokens', status: 401 });
+    };
+    expect((await failure(w)).waitsOn).toEqual([]);
   });
 });

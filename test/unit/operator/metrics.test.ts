@@ -70,6 +70,38 @@ describe('CredentialMetrics: what the alerts read', () => {
     expect((await successor()).length).toBe(1);
   });
 
+  test('during a rotation the successor counts as soon as Keystone holds it and stops at the switch, before the pass records its status', async () => {
+    const registry = new Registry();
+    const metrics = new CredentialMetrics(registry);
+    const successor = async () => (await lines(registry, 'keystone_appcred_credential_successor_exists')).map((l) => l.split(' ')[1]);
+    metrics.listed('t', 'app', [1]);
+    metrics.observed('t', 'app', { credentialGeneration: 1 });
+    // the pass mints generation 2: a scrape now sees its successor (nothing waits for the pass's end)
+    metrics.changedInKeystone('t', 'app', 2, 'minted');
+    expect(await successor()).toEqual(['1']);
+    // the switch: generation 2 is delivered, so it is no successor any more
+    metrics.delivered('t', 'app', 2);
+    expect(await successor()).toEqual(['0']);
+    metrics.observed('t', 'app', { credentialGeneration: 2 });
+    expect(await successor()).toEqual(['0']);
+  });
+
+  test('a deregistered target cluster: every series of its orders goes, the management cluster\'s and the other clusters\' stay', async () => {
+    const registry = new Registry();
+    const metrics = new CredentialMetrics(registry);
+    const status = { credentialGeneration: 1, nextRotation: '2026-12-04T00:00:00Z', conditions: [condition('Ready', 'True', 'AllReady')] };
+    for (const cluster of [undefined, 'edge-1', 'edge-2']) {
+      metrics.observed('t', 'app', status, cluster);
+      metrics.rotated('t', 'other', cluster);
+      metrics.failed('t', 'app', 'BackupNotSynced', cluster);
+    }
+    metrics.forgetCluster('edge-1');
+    const all = (await registry.metrics()).split('\n').filter((l) => l.startsWith('keystone_appcred_credential_'));
+    expect(all.filter((l) => l.includes('cluster="edge-1"'))).toEqual([]);
+    expect(all.filter((l) => l.includes('cluster="edge-2"')).length).toBeGreaterThan(0);
+    expect(all.filter((l) => !l.includes('cluster=')).length).toBe(all.filter((l) => l.includes('cluster="edge-2"')).length);
+  });
+
   test('the conditions: one series per type with its current status and reason, the old one gone when it changes, all gone with the order', async () => {
     const registry = new Registry();
     const metrics = new CredentialMetrics(registry);

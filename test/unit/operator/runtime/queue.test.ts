@@ -1,4 +1,4 @@
-import { backoffDelay, KeyedBackoff } from '../../../../src/operator/runtime/backoff';
+import { backoffDelay, KeyedBackoff, longestDelay } from '../../../../src/operator/runtime/backoff';
 import { WorkQueue } from '../../../../src/operator/runtime/queue';
 
 describe('backoff', () => {
@@ -9,12 +9,31 @@ describe('backoff', () => {
     expect(backoffDelay(5000, { ...opts, random: () => 0 })).toBe(1000);
   });
 
-  it('counts per key and forgets on success', () => {
+  it('counts per key, once per retry, and forgets on success', () => {
     const b = new KeyedBackoff({ baseMs: 10, random: () => 0 });
-    expect([b.next('a'), b.next('a'), b.next('b'), b.next('a')]).toEqual([10, 20, 10, 40]);
+    expect([b.next('a', 0), b.next('a', 10), b.next('b', 10), b.next('a', 30)]).toEqual([10, 20, 10, 40]);
     expect(b.retries('a')).toBe(3);
     b.forget('a');
-    expect([b.retries('a'), b.next('a')]).toEqual([0, 10]);
+    expect([b.retries('a'), b.next('a', 100)]).toEqual([0, 10]);
+  });
+
+  it('counts a burst of failures before the retry was due once: each keeps the retry already scheduled', () => {
+    const b = new KeyedBackoff({ baseMs: 1000, random: () => 0 });
+    // three watch events of one order within 16 ms, each pass failing: one step of the backoff, not three
+    expect([b.next('a', 0), b.next('a', 5), b.next('a', 16)]).toEqual([1000, 995, 984]);
+    expect(b.retries('a')).toBe(1);
+    // the retry itself fails: the next step
+    expect(b.next('a', 1000)).toBe(2000);
+    expect(b.retries('a')).toBe(2);
+  });
+
+  it('longest: the cap, with its jitter, counted', () => {
+    const b = new KeyedBackoff({ baseMs: 10, maxMs: 500, jitter: 0.5, random: () => 0.5 });
+    expect(longestDelay({ maxMs: 500, jitter: 0.5, random: () => 0.5 })).toBe(625);
+    expect(b.longest('a', 0)).toBe(625);
+    expect(b.retries('a')).toBe(1);
+    // a failure before that retry is due keeps it
+    expect(b.next('a', 100)).toBe(525);
   });
 });
 
@@ -88,6 +107,26 @@ describe('WorkQueue', () => {
     expect(q.addRateLimited('a')).toBe(200);
     q.forget('a');
     expect(q.retries('a')).toBe(0);
+  });
+
+  it('a burst of failures of one key before its retry: one backoff step, the retry kept', async () => {
+    const q = new WorkQueue({ backoff: { baseMs: 100, random: () => 0 } });
+    expect(q.addRateLimited('a')).toBe(100);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(q.addRateLimited('a')).toBe(90);
+    expect(q.retries('a')).toBe(1);
+    await jest.advanceTimersByTimeAsync(90);
+    expect(q.depth).toBe(1);
+    expect(q.scheduled).toBe(0);
+  });
+
+  it('addAfterLongest: a key that waits on a dependency comes back after the longest delay', async () => {
+    const q = new WorkQueue({ backoff: { baseMs: 100, maxMs: 1000, random: () => 0 } });
+    expect(q.addAfterLongest('a')).toBe(1000);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(q.depth).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(q.depth).toBe(1);
   });
 
   it('reports its depth', () => {

@@ -1,0 +1,165 @@
+/**
+ * Waiting on a dependency: one probe per dependency (a waiter's pass, in turn, 1 s doubling to 15 s), every waiter woken
+ * the moment one of them succeeds, the waiter's own retry at the backoff's cap; and in the controller: an error that
+ * names a dependency waits on it, one that does not is backed off as before.
+ */
+import { DependencyWaits, PROBE_BACKOFF, dependenciesOf } from '../../../../src/operator/runtime/dependencies';
+import { KubeApiError } from '../../../../src/kube/errors';
+import { Kinds } from '../../../../src/kube/kinds';
+import { Controller } from '../../../../src/operator/runtime/controller';
+import { jsonLogger } from '../../../../src/operator/runtime/log';
+import { OperatorMetrics } from '../../../../src/operator/runtime/metrics';
+
+const noJitter = { probe: { random: () => 0 } };
+
+describe('DependencyWaits', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('probes one waiter at a time, the one probed longest ago, after 1 s, 2 s, 4 s, 8 s, then every 15 s', async () => {
+    const waits = new DependencyWaits(noJitter);
+    const probed: [number, string][] = [];
+    const enqueue = (key: string) => probed.push([Date.now(), key]);
+    const t0 = Date.now();
+    for (const key of ['a', 'b', 'c']) waits.wait(key, ['OpenBao'], enqueue);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(probed.map(([at, key]) => [(at - t0) / 1000, key])).toEqual([
+      [1, 'a'],
+      [3, 'b'],
+      [7, 'c'],
+      [15, 'a'],
+      [30, 'b'],
+      [45, 'c'],
+      [60, 'a'],
+    ]);
+    expect(waits.down).toEqual(new Map([['OpenBao', 3]]));
+    waits.stop();
+  });
+
+  it('a probe that fails again keeps the schedule (the dependency does not start over at 1 s)', async () => {
+    const waits = new DependencyWaits(noJitter);
+    const probed: number[] = [];
+    const t0 = Date.now();
+    const enqueue = (key: string) => {
+      probed.push((Date.now() - t0) / 1000);
+      waits.wait(key, ['OpenBao'], enqueue); // the probe's pass failed on it again
+    };
+    waits.wait('a', ['OpenBao'], enqueue);
+    await jest.advanceTimersByTimeAsync(45_000);
+    expect(probed).toEqual([1, 3, 7, 15, 30, 45]);
+    waits.stop();
+  });
+
+  it('one waiter answered: every waiter of its dependencies is queued once, and nothing is probed any more', async () => {
+    const waits = new DependencyWaits(noJitter);
+    const queued: string[] = [];
+    const enqueue = (key: string) => queued.push(key);
+    waits.wait('a', ['OpenBao'], enqueue);
+    waits.wait('b', ['OpenBao', 'Keystone http://k/v3'], enqueue);
+    waits.wait('c', ['Keystone http://k/v3'], enqueue);
+    waits.wait('d', ['Keystone http://other/v3'], enqueue);
+    waits.answered('a');
+    // b waited on OpenBao too: woken; c waits on Keystone only, which did not answer
+    expect(queued).toEqual(['b']);
+    expect([waits.waiting('a'), waits.waiting('b'), waits.waiting('c'), waits.waiting('d')]).toEqual([false, false, true, true]);
+    waits.answered('c');
+    expect(queued).toEqual(['b']);
+    expect(waits.down).toEqual(new Map([['Keystone http://other/v3', 1]]));
+    queued.length = 0;
+    await jest.advanceTimersByTimeAsync(PROBE_BACKOFF.baseMs);
+    expect(queued).toEqual(['d']);
+    waits.stop();
+  });
+
+  it('a waiter that fails for a reason of its own leaves; the last one takes the probe with it', async () => {
+    const waits = new DependencyWaits(noJitter);
+    const queued: string[] = [];
+    waits.wait('a', ['OpenBao'], (k) => queued.push(k));
+    waits.release('a');
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(queued).toEqual([]);
+    expect(waits.down.size).toBe(0);
+    // a key answering that waited on nothing wakes nothing
+    waits.answered('a');
+    expect(queued).toEqual([]);
+  });
+
+  it('reads the dependencies off an error, and none off any other', () => {
+    expect(dependenciesOf(Object.assign(new Error('x'), { waitsOn: ['OpenBao', 7] }))).toEqual(['OpenBao']);
+    expect(dependenciesOf(new Error('x'))).toEqual([]);
+    expect(dependenciesOf(undefined)).toEqual([]);
+  });
+});
+
+describe('Controller with dependency waits', () => {
+  const setup = (reconcile: (key: string) => Promise<void>) => {
+    const lines: Record<string, unknown>[] = [];
+    const waits = new DependencyWaits({ probe: { baseMs: 20, maxMs: 40, random: () => 0 } });
+    const controller = new Controller(
+      { kind: Kinds.ControlPlane, reconcile: (r) => reconcile(r.key), backoff: { baseMs: 10, maxMs: 60_000, random: () => 0 } },
+      { metrics: new OperatorMetrics({ defaultMetrics: false }), logger: jsonLogger({ write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }), keys: () => [], waits },
+    );
+    return { controller, lines, waits };
+  };
+  const until = async (check: () => boolean, ms = 5_000) => {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+
+  it('orders failing on a dependency wait for it (their own retry at the cap); one probe succeeding wakes them all at once', async () => {
+    let down = true;
+    const passes: string[] = [];
+    const { controller, lines, waits } = setup(async (key) => {
+      passes.push(key);
+      if (down) throw Object.assign(new Error('OpenBao GET /v1/x: 403: permission denied'), { waitsOn: ['OpenBao'] });
+    });
+    controller.start();
+    for (const key of ['n/a', 'n/b', 'n/c']) controller.enqueue(key);
+    await until(() => passes.length === 3);
+    const failed = lines.filter((l) => l.result === 'error');
+    expect(failed.map((l) => [l.waitsOn, l.retryInMs])).toEqual([
+      ['OpenBao', 60_000],
+      ['OpenBao', 60_000],
+      ['OpenBao', 60_000],
+    ]);
+    // the probes: one order at a time, not three backoffs
+    await until(() => passes.length >= 6);
+    expect(passes.slice(3, 6)).toEqual(['n/a', 'n/b', 'n/c']);
+    down = false;
+    const before = passes.length;
+    await until(() => !waits.waiting('n/a') && !waits.waiting('n/b') && !waits.waiting('n/c'));
+    await until(() => passes.length >= before + 3);
+    expect(new Set(passes.slice(before))).toEqual(new Set(['n/a', 'n/b', 'n/c']));
+    await controller.stop(1_000);
+  });
+
+  it('a conflict that a reconciler\'s error wraps (its cause) is still a conflict', async () => {
+    let passes = 0;
+    const { controller, lines } = setup(async () => {
+      if (passes++ === 0) throw new Error('PATCH …/status: 409 Conflict', { cause: new KubeApiError(409, 'Conflict', 'the object has been modified', 'PATCH /status') });
+    });
+    controller.start();
+    controller.enqueue('n/a');
+    await until(() => lines.filter((l) => l.msg === 'reconcile').length >= 2);
+    expect(lines.filter((l) => l.msg === 'reconcile').map((l) => l.result)).toEqual(['conflict', 'success']);
+    await controller.stop(1_000);
+  });
+
+  it('a failure that names no dependency is backed off per key, as before', async () => {
+    const passes: number[] = [];
+    const { controller, lines, waits } = setup(async () => {
+      passes.push(Date.now());
+      throw new Error('the order is broken');
+    });
+    controller.start();
+    controller.enqueue('n/a');
+    await until(() => passes.length >= 3);
+    expect(lines.filter((l) => l.result === 'error').slice(0, 3).map((l) => l.retryInMs)).toEqual([10, 20, 40]);
+    expect(lines.some((l) => l.waitsOn !== undefined)).toBe(false);
+    expect(waits.down.size).toBe(0);
+    await controller.stop(1_000);
+  });
+});
