@@ -85,6 +85,15 @@ async function raiseAll(generation: number): Promise<void> {
 }
 
 /** Calls of a proxy per minute from `from`, for `minutes` minutes. */
+/** The outage's calls by method and path (ids folded), most first: what the calls per minute are made of. */
+const breakdown = (proxy: RecordingProxy, from: number, minutes: number) => {
+  const counts = new Map<string, number>();
+  for (const c of proxy.calls.filter((x) => (x.at ?? 0) >= from && (x.at ?? 0) < from + minutes * 60_000)) {
+    const key = `${c.method} ${c.path.split('?')[0].replace(/[0-9a-f]{32}|[0-9a-f-]{36}/g, '{id}').replace(/\/(keystone|openstack)\/.*$/, '/$1/…')}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`).join(', ');
+};
 const perMinute = (proxy: RecordingProxy, from: number, minutes: number) =>
   Array.from({ length: minutes }, (_, m) => proxy.calls.filter((c) => (c.at ?? 0) >= from + m * 60_000 && (c.at ?? 0) < from + (m + 1) * 60_000).length);
 
@@ -112,6 +121,7 @@ async function outage(dependency: Outage['dependency'], minutes: number, generat
   while ((await generations()).some((o) => (o.status as { previousCredentialID?: string } | undefined)?.previousCredentialID !== undefined)) await sleep(1_000);
   await sleep(5_000);
   const result = { dependency, minutes, keystone: perMinute(proxy, from, minutes), openBao: perMinute(bao, from, minutes), recovered: [...recovered.values()] };
+  log(`${dependency} ${minutes} min, the calls by endpoint: Keystone ${breakdown(proxy, from, minutes)}; OpenBao ${breakdown(bao, from, minutes)}`);
   log(`${dependency} ${minutes} min: recovered in ${Math.max(...result.recovered).toFixed(1)} s; calls per minute Keystone ${result.keystone.join(' ')}, OpenBao ${result.openBao.join(' ')}`);
   return result;
 }
