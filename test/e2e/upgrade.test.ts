@@ -1,4 +1,4 @@
-// @needs kube keystone openbao pulumi previous-release
+// @needs kube target-kube keystone openbao pulumi previous-release
 /**
  * The upgrade from the previous release (keystone-appcred 0.1.0, built from commit 8f3fd1c by the `previous-release`
  * component) to this one, as a platform team lives it, the way cert-manager's hack/verify-upgrade.sh and
@@ -7,30 +7,42 @@
  * 1. 0.1.0 installed as its README said (`manifests | kubectl apply --server-side -f -`), its operator running under
  *    that RBAC, with orders in flight: one rotated by a raised generation, its generation 1 in its grace period; one
  *    steady (a 720h schedule); one frozen (its namespace's assignment removed); one whose 0.1.0 backup path another
- *    installation overwrote. A consumer probe logs in with the delivered Secrets every second throughout.
- * 2. This release applied over it as docs/upgrading.md says: the CRDs (deploy/crds.yaml), then the RBAC and the
- *    Deployment (deploy/install.yaml), then the old operator stopped and the new one started (a Recreate rollout),
- *    while another installation still on 0.1.0 writes the 0.1.0 path of one order.
- * 3. Asserted: for a minute nothing is minted, deleted or changed (Keystone, statuses, delivered Secrets); no Keystone
- *    call and no API write but the foreign backup's Event at the upgrade; every backup at its uid path within a pass
- *    and the 0.1.0 path emptied (the foreign one left, a ForeignBackup Event); the probe never fails; 0.1.0's
- *    generation 1 swept at its previousCredentialDeleteAt; a rotation and a teardown (both paths empty) under the new
+ *    installation overwrote; one on the registered target cluster `edge-1` (the run's second API server), registered
+ *    as 0.1.0's docs/operator.md said: its `manifests --target-cluster` (the four order CRDs, the ClusterRole bound to
+ *    `keystone-appcred-system/keystone-appcred-operator`) applied there, that service account's token kubeconfig in a
+ *    Secret labelled `sigs.k8s.io/multicluster-runtime-kubeconfig` in the operator's namespace; its project, user and
+ *    role assignment on the target cluster too, the ControlPlane (with a public endpoint) and the children on the
+ *    management cluster. A consumer probe logs in with the delivered Secrets every second throughout (the target
+ *    order's read from the target cluster).
+ * 2. This release applied over it as docs/upgrading.md says: the CRDs (deploy/crds.yaml, and this release's
+ *    `manifests --target-cluster` on the target cluster), then the RBAC and the Deployment (deploy/install.yaml), then
+ *    the old operator stopped and the new one started (a Recreate rollout), while another installation still on 0.1.0
+ *    writes the 0.1.0 path of one order.
+ * 3. Asserted: for a minute nothing is minted, deleted or changed (Keystone, statuses, delivered Secrets, on both
+ *    clusters); no Keystone call and no API write at the upgrade but the foreign backup's Event (and the target
+ *    cluster's `ClusterConnected` Event on its registration Secret, when the new operator already led as it
+ *    connected); every backup, the target order's too, at its uid path within a pass and the 0.1.0 path emptied (the
+ *    foreign one left, a ForeignBackup Event); the probes never fail; 0.1.0's generation 1 swept at its
+ *    previousCredentialDeleteAt; a rotation and a teardown (both paths empty, the target order's too) under the new
  *    release.
  * 4. The Pulumi face: a stack created with 0.1.0's package, then `up`, `refresh`, a rotation and `destroy` with this
  *    one: nothing minted but the rotation's credential.
  *
- * The timeline (each phase's seconds, the Keystone calls and API writes at the upgrade) is printed at the end.
+ * The timeline (each phase's seconds, the Keystone calls and API writes at the upgrade, the target order's migration)
+ * is printed at the end. The target cluster is left as a 0.1.0 user's would be before the install: none of this
+ * project's order CRDs or target ClusterRole (the other files that use it install theirs with `--force-conflicts`).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
 import { OpenBaoBackup } from '../../src/backup/openbao';
 import { ApplicationCredentials } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
-import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
-import { metricSum, metricsText, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { applyOk, eventually, getJson, kubectl, kubectlOk, type Identity } from '../support/kubectl';
+import { metricSum, metricsText, registrationSecret, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, targetServiceAccountKubeconfig, waitReady, type OperatorProcess } from '../support/operator';
 import { buildProject } from '../support/package';
 import { configureStack, runPulumi } from '../support/pulumi';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
@@ -48,14 +60,30 @@ const FROZEN_NS = 'kac-upgrade-frozen';
 const CP_NS = 'kac-upgrade-cp';
 const GRACE_S = 150;
 const CRDS = ['controlplanes', 'keystoneprojects', 'keystoneusers', 'keystoneroleassignments', 'keystoneapplicationcredentials', 'keystoneclusteridentities'].map((r) => `${r}.c5c3.io`);
-const USERS = { main: uniqueName('upgrade'), frozen: uniqueName('upgrade-frozen') };
+/** The registered target cluster (the Secret's name), the orders' namespace there, and the CRDs `manifests --target-cluster` installs there. */
+const EDGE = 'edge-1';
+const EDGE_NS = 'kac-upgrade-edge';
+const TARGET_CRDS = ['keystoneprojects', 'keystoneusers', 'keystoneroleassignments', 'keystoneapplicationcredentials'].map((r) => `${r}.c5c3.io`);
+const USERS = { main: uniqueName('upgrade'), frozen: uniqueName('upgrade-frozen'), edge: uniqueName('upgrade-edge') };
 const fx = Object.assign(credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: USERS.main, projectName: uniqueName('upgrade') }), { userName: USERS.main });
 const fxFrozen = Object.assign(credentialFixtures({ namespace: FROZEN_NS, cpNamespace: CP_NS, userName: USERS.frozen, projectName: uniqueName('upgrade-frozen') }), { userName: USERS.frozen });
+const fxEdge = Object.assign(credentialFixtures({ namespace: EDGE_NS, cpNamespace: CP_NS, userName: USERS.edge, projectName: uniqueName('upgrade-edge'), orderCluster: { name: EDGE, as: 'target' } }), { userName: USERS.edge });
+/** The auth URL orders on the target cluster are delivered (the ControlPlane's publicEndpoint): the same Keystone under another name, so the test can tell. */
+const PUBLIC = fx.env.authUrl.replace('//127.0.0.1:', '//localhost:');
+/** Every order of the story but the foreign one: its fixtures and name. */
+const ORDERS = [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen'], [fxEdge, 'edge']] as const;
 const BAO = { address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string };
 
 /** The backup at an order's 0.1.0 path (the spec's, without the uid) and at its uid path. */
 const formerBackup = (f: typeof fx, name: string) => new OpenBaoBackup({ ...BAO, path: `keystone/${CP_NS}/${f.prefixOf(name)}/service-accounts/application-credential` });
 const ownBackup = (f: typeof fx, name: string, uid: string) => f.backup(name, uid);
+
+/**
+ * The ControlPlane: the orders' namespace assigned on the management cluster, the frozen one's while `frozenAssigned`,
+ * and the target order's on `edge-1`, whose orders are delivered the public endpoint.
+ */
+const controlPlane = (frozenAssigned: boolean) =>
+  fx.controlPlane({ authUrl: proxy.url, publicEndpoint: PUBLIC, assignments: [...(frozenAssigned ? [{ namespace: FROZEN_NS }] : []), { namespace: EDGE_NS, targetClusterRef: { name: EDGE } }] });
 
 const timeline: [string, number][] = [];
 let phaseStart = Date.now();
@@ -84,7 +112,7 @@ async function keystoneCredentials(): Promise<Record<string, string>> {
   const admin = adminSession(fx.env);
   const out: Record<string, string> = {};
   const users = await admin.request({ method: 'GET', path: admin.transport.pathOf('users') });
-  const names = new Set([fx, fxFrozen].map((f) => f.userName));
+  const names = new Set([fx, fxFrozen, fxEdge].map((f) => f.userName));
   for (const u of (users.body as { users: { id: string; name: string }[] }).users.filter((x) => names.has(x.name))) {
     const list = await admin.request({ method: 'GET', path: admin.transport.pathOf(`users/${u.id}/application_credentials`) });
     for (const c of (list.body as { application_credentials: { id: string; name: string }[] }).application_credentials) out[c.id] = c.name;
@@ -92,10 +120,10 @@ async function keystoneCredentials(): Promise<Record<string, string>> {
   return out;
 }
 
-/** What must not change for a minute after the upgrade: the orders' statuses and the delivered Secrets. */
+/** What must not change for a minute after the upgrade: the orders' statuses and the delivered Secrets (the target order's on the target cluster). */
 async function clusterSnapshot(): Promise<string> {
   const orders: unknown[] = [];
-  for (const [f, names] of [[fx, ['graced', 'steady', 'foreign']], [fxFrozen, ['frozen']]] as const) {
+  for (const [f, names] of [[fx, ['graced', 'steady', 'foreign']], [fxFrozen, ['frozen']], [fxEdge, ['edge']]] as const) {
     for (const name of names) orders.push({ name, status: (await f.order(name)).status, secret: await f.delivered(name) });
   }
   return JSON.stringify(orders);
@@ -103,9 +131,28 @@ async function clusterSnapshot(): Promise<string> {
 
 const ready = (o: Order) => condition(o, 'Ready')?.status === 'True';
 
-/** The operator's ClusterRole and ClusterRoleBinding as an install (0.1.0's or this release's) names them. */
-async function removeClusterRbac(): Promise<void> {
-  await kubectl(['delete', 'clusterrolebinding,clusterrole', 'keystone-appcred-operator', '--ignore-not-found']);
+/** The operator's ClusterRole and ClusterRoleBinding as an install (0.1.0's or this release's) names them, on either cluster. */
+async function removeClusterRbac(as: Identity = 'admin'): Promise<void> {
+  await kubectl(['delete', 'clusterrolebinding,clusterrole', 'keystone-appcred-operator', '--ignore-not-found'], { as });
+}
+
+/** `keystone-appcred manifests --target-cluster` of a build (`cli`: its main, and what runs it) for the operator's service account. */
+function targetClusterManifests(cli: readonly string[], cwd: string): string {
+  return execFileSync(process.execPath, [...cli, 'manifests', '--target-cluster', '--target-service-account', `${SYSTEM}/${SA}`], { cwd, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+}
+
+/** Applied to the target cluster as docs/operator.md says (`kubectl --context edge-1 apply --server-side -f -`); its CRDs established. */
+async function applyOnTarget(yaml: string): Promise<void> {
+  await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, as: 'target', timeoutMs: 120_000 });
+  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...TARGET_CRDS.map((c) => `crd/${c}`)], { as: 'target' });
+}
+
+/** Removes from the target cluster what this file puts there: the orders' and the operator's namespaces, the ClusterRole, the CRDs. */
+async function clearTarget(): Promise<void> {
+  await releaseAllLeftovers('target');
+  await kubectl(['delete', 'namespace', EDGE_NS, SYSTEM, '--ignore-not-found', '--timeout=180s'], { as: 'target', timeoutMs: 200_000 });
+  await removeClusterRbac('target');
+  await kubectl(['delete', 'crd', ...TARGET_CRDS, '--ignore-not-found', '--timeout=180s'], { as: 'target', timeoutMs: 200_000 });
 }
 
 beforeAll(async () => {
@@ -121,6 +168,9 @@ beforeAll(async () => {
   await kubectl(['delete', 'validatingadmissionpolicybinding', policy, '--ignore-not-found']);
   await kubectl(['delete', 'validatingadmissionpolicy', policy, '--ignore-not-found']);
   await removeClusterRbac();
+  // The target cluster as a 0.1.0 user has it before registering it: none of this project's order CRDs or target
+  // ClusterRole there (another file's, under another field manager, would conflict with the apply 0.1.0's docs make).
+  await clearTarget();
   phase('setup');
 }, LOCKED_SETUP_MS);
 
@@ -134,6 +184,9 @@ afterAll(async () => {
   // cluster-wide RBAC the installs made (as `kubectl`, a field manager the other files' applies would conflict with).
   await kubectl(['delete', 'namespace', SYSTEM, '--timeout=180s'], { timeoutMs: 200_000 });
   await removeClusterRbac();
+  // The target cluster as the file found it, as far as this project goes: its orders released and their namespace, the
+  // operator's identity there, the ClusterRole and the CRDs gone (the registration Secret went with SYSTEM above).
+  await clearTarget();
   await proxy?.close();
   process.stdout.write(`[upgrade] timeline (s): ${timeline.map(([n, s]) => `${n} ${s.toFixed(1)}`).join(', ')}; at the upgrade: ${JSON.stringify(upgradeFigures)}\n`);
   unlock?.();
@@ -144,17 +197,28 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
   let keystoneBefore: Record<string, string> = {};
   const uids: Record<string, string> = {};
 
-  it(`${PREVIOUS_VERSION} installed as its README said, its operator running; orders in grace, steady, frozen, and one whose 0.1.0 path another installation wrote`, async () => {
+  it(`${PREVIOUS_VERSION} installed as its README said, its operator running, ${EDGE} registered as its docs said; orders in grace, steady, frozen, on ${EDGE}, and one whose 0.1.0 path another installation wrote`, async () => {
     const yaml = execFileSync(process.execPath, [join(PREVIOUS, 'lib/src/cli/main.js'), 'manifests', '--image', `keystone-appcred:${PREVIOUS_VERSION}`, '--openbao-address', BAO.address], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
     await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, timeoutMs: 120_000 });
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    // The target cluster as 0.1.0's docs/operator.md registered one: its `manifests --target-cluster` applied there (the
+    // four order CRDs, the ClusterRole and its binding to keystone-appcred-system/keystone-appcred-operator), that
+    // namespace and service account created there, a token kubeconfig of it in a labelled Secret of the operator's
+    // namespace on the management cluster, named after the cluster.
+    const targetYaml = targetClusterManifests([join(PREVIOUS, 'lib/src/cli/main.js')], PREVIOUS);
+    expect(targetYaml.match(/^kind: .*$/gm)).toEqual([...TARGET_CRDS.map(() => 'kind: CustomResourceDefinition'), 'kind: ClusterRole', 'kind: ClusterRoleBinding']);
+    await applyOnTarget(targetYaml);
+    const targetKubeconfig = await targetServiceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: SA });
+    await applyOk(registrationSecret(EDGE, SYSTEM, targetKubeconfig), { fieldManager: 'kac-test' });
     const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'old.kubeconfig'));
     oldOperator = await startOperator({ name: 'old', command: [process.execPath, join(PREVIOUS, 'lib/src/cli/main.js'), 'operator'], cwd: PREVIOUS, kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
     await waitReady(oldOperator);
     for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
+    await kubectl(['create', 'namespace', EDGE_NS], { as: 'target' });
     const adminYaml = fx.adminCloudsYaml().replace(fx.env.authUrl, proxy.url);
-    await applyOk([fx.adminSecret('keystone-admin', adminYaml), fx.controlPlane({ authUrl: proxy.url, assignments: [{ namespace: FROZEN_NS }] })], { fieldManager: 'kac-test' });
+    await applyOk([fx.adminSecret('keystone-admin', adminYaml), controlPlane(true)], { fieldManager: 'kac-test' });
     await applyOk([...fx.identityOrders(), ...fxFrozen.identityOrders()], { fieldManager: 'kac-test' });
+    await applyOk(fxEdge.identityOrders(), { fieldManager: 'kac-test', as: 'target' });
     await applyOk(
       [
         fx.credentialOrder('graced', { interval: '1h', gracePeriod: `${GRACE_S}s` }),
@@ -164,14 +228,23 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
       ],
       { fieldManager: 'kac-test' },
     );
-    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fx, 'foreign'], [fxFrozen, 'frozen']] as const) {
+    await applyOk(fxEdge.credentialOrder('edge', { interval: '720h', gracePeriod: '1h' }), { fieldManager: 'kac-test', as: 'target' });
+    for (const [f, name] of [...ORDERS, [fx, 'foreign']] as const) {
       await eventually(async () => {
         const o = await f.order(name);
         return o.status?.credentialGeneration === 1 && ready(o) && o;
       }, 180_000);
     }
-    phase(`${PREVIOUS_VERSION} installed, 4 orders delivered`);
-    probes.push(fx.probe('graced'), fx.probe('steady'));
+    // 0.1.0's model of an order on a target cluster: the order and its delivered Secret there (with the public
+    // endpoint), the ControlPlane and the children on the management cluster.
+    const edge = await fxEdge.order('edge');
+    const delivered = await fxEdge.delivered('edge');
+    expect(delivered?.application_credential_id).toBe(edge.status?.credentialID);
+    expect(parse(delivered?.['clouds.yaml'] ?? '').clouds.openstack.auth.auth_url).toBe(PUBLIC);
+    expect([...(await fxEdge.parkedSecrets('edge')).keys()]).toEqual([1]);
+    expect((await kubectl(['get', 'secret', 'edge-credentials', '-n', EDGE_NS])).code).not.toBe(0);
+    phase(`${PREVIOUS_VERSION} installed, ${EDGE} registered, 5 orders delivered`);
+    probes.push(fx.probe('graced'), fx.probe('steady'), fxEdge.probe('edge', PUBLIC));
     // In flight: generation 2 by a raised generation, generation 1 in its grace period.
     await fx.merge('keystoneapplicationcredential', 'graced', { spec: { credentialGeneration: 2 } });
     const graced = await eventually(async () => {
@@ -180,10 +253,10 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     }, 120_000);
     expect(graced.status?.previousCredentialDeleteAt).toBeDefined();
     // Frozen: its namespace's assignment removed.
-    await applyOk(fx.controlPlane({ authUrl: proxy.url }), { fieldManager: 'kac-test' });
+    await applyOk(controlPlane(false), { fieldManager: 'kac-test' });
     await eventually(async () => condition(await fxFrozen.order('frozen'), 'Ready')?.reason === 'NotAllReady', 60_000);
-    // 0.1.0 backed up at the spec's path, without the uid.
-    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen']] as const) {
+    // 0.1.0 backed up at the spec's path, without the uid (the target order's prefix hashes its cluster in).
+    for (const [f, name] of ORDERS) {
       const o = await f.order(name);
       uids[name] = o.metadata.uid as string;
       expect(await formerBackup(f, name).read()).toBe(o.status?.credentialID);
@@ -193,9 +266,15 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     phase('orders in flight');
   });
 
-  it('this release applied as docs/upgrading.md says: the CRDs, then the RBAC and the Deployment, then the new operator takes over', async () => {
+  it('this release applied as docs/upgrading.md says: the CRDs (and the target cluster\'s), then the RBAC and the Deployment, then the new operator takes over', async () => {
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/crds.yaml')], { timeoutMs: 120_000 });
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    // On the target cluster: this release's `manifests --target-cluster` (its CRDs gain the optional fields 0.2.0 added,
+    // the ClusterRole is unchanged).
+    const rolesOnTarget = () => kubectlOk(['get', 'crd', 'keystoneapplicationcredentials.c5c3.io', '-o', 'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.roles.type}'], { as: 'target' });
+    expect(await rolesOnTarget()).toBe('');
+    await applyOnTarget(targetClusterManifests(['--import', 'tsx', join(REPO, 'src/cli/main.ts')], REPO));
+    expect(await rolesOnTarget()).toBe('array');
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/install.yaml')], { timeoutMs: 120_000 });
     const deployment = JSON.parse(await kubectlOk(['get', 'deployment', SA, '-n', SYSTEM, '-o', 'json'])) as { spec: { template: { spec: { containers: { image: string }[] } } } };
     expect(deployment.spec.template.spec.containers[0].image).toBe(`keystone-appcred:${JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version as string}`);
@@ -209,21 +288,27 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     await formerBackup(fx, 'foreign').write({ 'clouds.yaml': '', application_credential_id: 'another-installations-credential', application_credential_secret: 'not-this-orders' });
     const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'new.kubeconfig'));
     const mark = proxy.calls.length;
+    const startedAt = Date.now();
     operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv });
     await waitReady(operator);
     await eventually(async () => /^keystone_appcred_leader 1$/m.test(await metricsText(operator as OperatorProcess)), 60_000);
     const leaderAt = Date.now();
     phase('new operator leading');
-    // Within one pass: every backup at its uid path, the 0.1.0 path emptied (the foreign document left alone).
+    // Within one pass: every backup at its uid path, the 0.1.0 path emptied (the foreign document left alone); when
+    // each got there, the target order's among them.
+    const migratedAt: Record<string, number> = {};
     await eventually(async () => {
-      for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fx, 'foreign'], [fxFrozen, 'frozen']] as const) {
+      for (const [f, name] of [...ORDERS, [fx, 'foreign']] as const) {
+        if (migratedAt[name] !== undefined) continue;
         const id = (await f.order(name)).status?.credentialID;
-        if ((await ownBackup(f, name, uids[name]).read()) !== id) return false;
+        if ((await ownBackup(f, name, uids[name]).read()) === id) migratedAt[name] = Date.now();
       }
-      return true;
+      return Object.keys(migratedAt).length === ORDERS.length + 1;
     }, 60_000, 250);
-    upgradeFigures.migratedAfterLeaderS = (Date.now() - leaderAt) / 1000;
-    for (const [f, name] of [[fx, 'graced'], [fx, 'steady'], [fxFrozen, 'frozen']] as const) expect(await formerBackup(f, name).read()).toBeUndefined();
+    upgradeFigures.migratedAfterLeaderS = (Math.max(...Object.values(migratedAt)) - leaderAt) / 1000;
+    for (const [f, name] of ORDERS) expect(await formerBackup(f, name).read()).toBeUndefined();
+    expect(metricSum(await metricsText(operator), 'keystone_appcred_target_cluster_connected', { cluster: EDGE })).toBe(1);
+    upgradeFigures.target = { cluster: EDGE, migratedAfterLeaderS: (migratedAt.edge - leaderAt) / 1000 };
     expect(await formerBackup(fx, 'foreign').read()).toBe('another-installations-credential');
     const events = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', NS, '-o', 'json'])) as { items: { reason: string; regarding: { name: string }; note: string }[] };
     expect(events.items.filter((e) => e.reason === 'ForeignBackup').map((e) => [e.regarding.name, e.note.includes('another-installations-credential')])).toEqual([['foreign', true]]);
@@ -241,9 +326,17 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     upgradeFigures.keystoneWrites = calls.filter(isWrite).length;
     upgradeFigures.apiWrites = metricSum(text, 'keystone_appcred_api_writes_total');
     upgradeFigures.apiWritesEvents = metricSum(text, 'keystone_appcred_api_writes_total', { verb: 'event' });
+    // The target cluster's `ClusterConnected` Event on its registration Secret: recorded when its API server first
+    // answers the new process, by the leader only (src/operator/runtime/kubeconfig-provider.ts), so one when the process
+    // already led then, none when it connected as a standby. A write of the registration, not of any order.
+    type RegistrationEvent = { reason: string; eventTime: string; regarding: { kind: string; name: string } };
+    const registrationEvents = (await getJson<{ items: RegistrationEvent[] }>('events.events.k8s.io', undefined, { namespace: SYSTEM })).items;
+    const connected = registrationEvents.filter((e) => e.reason === 'ClusterConnected' && e.regarding.kind === 'Secret' && e.regarding.name === EDGE && Date.parse(e.eventTime) >= startedAt).length;
+    upgradeFigures.apiWritesClusterConnected = connected;
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([]);
     expect(upgradeFigures.apiWrites).toBe(upgradeFigures.apiWritesEvents);
-    expect(upgradeFigures.apiWritesEvents).toBe(1);
+    expect(connected).toBeLessThanOrEqual(1);
+    expect(upgradeFigures.apiWritesEvents).toBe(1 + connected);
     expect(text).toMatch(/^keystone_appcred_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
     phase('a quiet minute');
   });
@@ -260,7 +353,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     phase('generation 1 swept');
   });
 
-  it('a rotation under the new release: one create, the backup at the uid path; a teardown leaves Keystone and both paths empty', async () => {
+  it('a rotation under the new release: one create, the backup at the uid path; a teardown (the target order\'s too) leaves Keystone and both paths empty', async () => {
     const mark = proxy.calls.length;
     await fx.merge('keystoneapplicationcredential', 'steady', { spec: { credentialGeneration: 2 } });
     const steady = await eventually(async () => {
@@ -281,6 +374,14 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
       expect(await ownBackup(fx, name, uids[name]).read()).toBeUndefined();
       expect(await formerBackup(fx, name).read()).toBeUndefined();
     }
+    // The target order, minted by 0.1.0, deleted on its cluster under the new release.
+    await kubectl(['delete', 'keystoneapplicationcredential', 'edge', '-n', EDGE_NS, '--wait=false'], { as: 'target' });
+    await eventually(async () => (await kubectl(['get', 'keystoneapplicationcredential', 'edge', '-n', EDGE_NS], { as: 'target' })).code !== 0, 120_000);
+    expect(await fxEdge.userCredentials(fxEdge.prefixOf('edge'))).toEqual([]);
+    expect(await ownBackup(fxEdge, 'edge', uids.edge).read()).toBeUndefined();
+    expect(await formerBackup(fxEdge, 'edge').read()).toBeUndefined();
+    expect(await fxEdge.delivered('edge')).toBeUndefined();
+    expect((await fxEdge.parkedSecrets('edge')).size).toBe(0);
     phase('a teardown');
   });
 });

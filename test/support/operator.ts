@@ -134,6 +134,16 @@ export async function targetClusterKubeconfig(identity: { readonly namespace: st
   const yaml = renderTargetClusterManifests({ serviceAccount: `${identity.namespace}/${sa}`, ...(options.secretNamespaces ? { secretNamespaces: options.secretNamespaces } : {}) });
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', '-'], { as: 'target', input: yaml });
   await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as: 'target' });
+  return targetServiceAccountKubeconfig(identity);
+}
+
+/**
+ * The service account that a target cluster's ClusterRole binds (docs/operator.md, On the target cluster), created there
+ * with its namespace (both may exist), and a self-contained kubeconfig (CA embedded, a 4 h token) that authenticates as
+ * it: the `kubeconfig` of the registration Secret.
+ */
+export async function targetServiceAccountKubeconfig(identity: { readonly namespace: string; readonly serviceAccount?: string }): Promise<string> {
+  const sa = identity.serviceAccount ?? 'operator';
   await kubectl(['create', 'namespace', identity.namespace], { as: 'target' });
   await kubectl(['create', 'serviceaccount', sa, '-n', identity.namespace], { as: 'target' });
   const token = (await kubectlOk(['create', 'token', sa, '-n', identity.namespace, '--duration=4h'], { as: 'target' })).trim();
@@ -307,27 +317,29 @@ const ORDER_RESOURCES = ['keystoneapplicationcredentials', 'keystoneroleassignme
 
 /**
  * Clears the finalizers of every order left in `namespaces` (after the operator stopped nothing would release them), so
- * deleting the namespaces, and later the CRDs, is not held by them on the shared API server.
+ * deleting the namespaces, and later the CRDs, is not held by them on the shared API server (`as: 'target'`: on the
+ * target cluster).
  */
-export async function releaseLeftovers(namespaces: readonly string[]): Promise<void> {
+export async function releaseLeftovers(namespaces: readonly string[], as: Identity = 'admin'): Promise<void> {
   for (const namespace of namespaces) {
     for (const resource of ORDER_RESOURCES) {
-      const names = (await kubectl(['get', resource, '-n', namespace, '-o', 'name'])).stdout.split('\n').filter(Boolean);
-      for (const name of names) await kubectl(['patch', name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+      const names = (await kubectl(['get', resource, '-n', namespace, '-o', 'name'], { as })).stdout.split('\n').filter(Boolean);
+      for (const name of names) await kubectl(['patch', name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { as });
     }
   }
 }
 
 /**
  * {@link releaseLeftovers} in every namespace: for a file that deletes the CRDs (a `pulumi destroy`), which would
- * otherwise wait on orders other files left behind with their operators stopped. Call it holding the cluster lock.
+ * otherwise wait on orders other files left behind with their operators stopped. Call it holding the cluster lock (and,
+ * `as: 'target'`, the target cluster).
  */
-export async function releaseAllLeftovers(): Promise<void> {
+export async function releaseAllLeftovers(as: Identity = 'admin'): Promise<void> {
   for (const resource of ORDER_RESOURCES) {
-    const lines = (await kubectl(['get', resource, '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}'])).stdout.split('\n').filter(Boolean);
+    const lines = (await kubectl(['get', resource, '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}'], { as })).stdout.split('\n').filter(Boolean);
     for (const line of lines) {
       const [namespace, name] = line.split(' ');
-      await kubectl(['patch', resource, name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+      await kubectl(['patch', resource, name, '-n', namespace, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { as });
     }
   }
 }
