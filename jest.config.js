@@ -20,5 +20,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,
-  maxWorkers: 2,
+  // Three workers on CI's two cores: the e2e files spend much of their time waiting on grace periods, sweeps and scrapes
+  // (a third of the CPU idle with two), so a third worker cut the warm run's Jest time from 1,382 s to 1,070 s; each
+  // worker has a control plane of its own (the cluster pool).
+  maxWorkers: 3,
 };

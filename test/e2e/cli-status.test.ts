@@ -73,7 +73,8 @@ beforeAll(async () => {
   unlock = await lockCluster('cli-status.test.ts');
   const manifests = synthesizeManifests();
   crdsFile = join(manifests, readdirSync(manifests).find((f) => f.includes('crds')) as string);
-  await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', crdsFile]);
+  // --force-conflicts: a file that ran before on this cluster may have installed them as a user does (kubectl's manager).
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsFile]);
   await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
   await kubectl(['create', 'namespace', NS]);
   await applyOk(
@@ -118,7 +119,7 @@ afterAll(async () => {
   try {
     // Leave the CRDs as found, whatever the last test did.
     if (crdsFile) {
-      await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', crdsFile]);
+      await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsFile]);
       await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
     }
     await kubectl(['delete', 'namespace', NS, '--wait=false']);

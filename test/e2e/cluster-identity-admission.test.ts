@@ -61,7 +61,7 @@ describe('KeystoneClusterIdentity admission on a real API server', () => {
 
   beforeAll(async () => {
     unlock = await lockCluster('cluster-identity-admission.test.ts');
-    await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', crdsManifest()]);
+    await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsManifest()]);
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crdName(KEYSTONE_CLUSTER_IDENTITY)}`]);
     await applyOk([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SECRETS_NAMESPACE } },
