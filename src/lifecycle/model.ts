@@ -185,7 +185,7 @@ export type Action =
   /**
    * Write the generation's document (its credential `credentialId` and its parked secret) to the delivered Secret.
    * `unowned`: the id the Secret named before this repair, when it is none of the order's credentials (a tenant's edit:
-   * it is reported, never recorded, adopted or deleted).
+   * it is reported, never recorded, adopted or deleted). A tenant's value: print it only through `shownCredentialId`.
    */
   | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string; readonly unowned?: string }
   /** Delete the generation's credential in Keystone; an already deleted one is fine. */

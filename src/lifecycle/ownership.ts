@@ -123,3 +123,15 @@ export function sortCredentials<C extends ListedCredential>(listed: readonly C[]
     .sort((a, b) => a.generation - b.generation || a.name.localeCompare(b.name));
   return { own: [...mine.values()], foreign };
 }
+
+/** Keystone's form of an application credential id: `uuid4().hex`. */
+const KEYSTONE_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * How a credential id a tenant could have written (the delivered Secret's `application_credential_id`) is shown in a log
+ * line or an Event: as it is when it has Keystone's form, else by its length only. A tenant who swapped the Secret's id
+ * and secret, or pasted anything else there, must not have that value printed (ground rule 4): only Keystone's ids are.
+ */
+export function shownCredentialId(id: string): string {
+  return KEYSTONE_ID.test(id) ? id : `<a value of ${id.length} characters that is not a Keystone id, not shown>`;
+}

@@ -5,6 +5,7 @@ import { alternateCredentialName, credentialName, formatTime, type KeystoneAppli
 import { report } from './conditions';
 import type { Action, Failure, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
 import { migration } from './migration';
+import { shownCredentialId } from './ownership';
 import { carriedGenerations, rebuild } from './recorded';
 import * as rotation from './rotation';
 
@@ -272,7 +273,7 @@ export class Step {
     const backupStale = this.world.backup !== undefined && this.world.backup.error === undefined && this.world.backup.credentialId !== id;
     const deliveryStale = delivery.state === 'absent' || delivery.credentialId !== id || !delivery.intact;
     const unowned = this.unowned();
-    const why = delivery.state === 'absent' ? 'Secret missing' : unowned !== undefined ? `Secret repaired: it named credential ${unowned}, which is not this order's` : 'Secret repaired';
+    const why = delivery.state === 'absent' ? 'Secret missing' : unowned !== undefined ? `Secret repaired: it named credential ${shownCredentialId(unowned)}, which is not this order's` : 'Secret repaired';
     if (backupStale || deliveryStale) this.writeDocument(live.generation, id, why, false, unowned);
     // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
     // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.

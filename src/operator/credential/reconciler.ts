@@ -21,6 +21,7 @@ import type { FormerBackup } from '../../lifecycle/migration';
 import { observeCached, reconcile as runLifecycle, settleBackup, statusOfFailure, type ActionEvent } from '../../lifecycle/runner';
 import { KubeApiError } from '../../kube/errors';
 import { settled } from '../../lifecycle/settled';
+import { shownCredentialId } from '../../lifecycle/ownership';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { fingerprintOf } from '../../plane/driver/memo';
 import { credentialGates, credentialReads, type UserConnection } from '../../plane/gates';
@@ -250,7 +251,8 @@ export class CredentialReconciler {
     const owner = order.metadata.uid;
     // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
     // Every call either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
-    const backupAt = this.deps.backup ? (path: string) => noting((this.deps.backup as NonNullable<typeof this.deps.backup>)(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
+    const backupOf = this.deps.backup;
+    const backupAt = backupOf ? (path: string) => noting(backupOf(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
     const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
     const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
@@ -412,7 +414,7 @@ export class CredentialReconciler {
     if (a.type === 'deliver' && a.unowned !== undefined) {
       // A tenant may edit the delivered Secret: an id that is none of the order's was never counted (src/lifecycle/runner.ts).
       const secret = `${order.metadata.namespace ?? ''}/${secretName(order.metadata.name)}${cluster ? ` on cluster ${cluster}` : ''}`;
-      const note = `the delivered Secret ${secret} named application credential ${a.unowned}, which is not this order's; rewritten with generation ${a.generation}, and nothing was recorded, adopted or deleted for that id`;
+      const note = `the delivered Secret ${secret} named application credential ${shownCredentialId(a.unowned)}, which is not this order's; rewritten with generation ${a.generation}, and nothing was recorded, adopted or deleted for that id`;
       await this.emit(order, { type: 'Warning', reason: 'SecretRepaired', action: 'Repair', note }, cluster);
     }
     if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);

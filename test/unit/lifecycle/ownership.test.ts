@@ -11,6 +11,7 @@ import {
   owns,
   proofOf,
   reconcile,
+  shownCredentialId,
   sortCredentials,
   type Action,
   type ActionEvent,
@@ -245,7 +246,7 @@ describe('the delivered Secret is a hint (issue 39): a tenant may edit it', () =
     const repaired = await a.pass({}, (e) => void actions.push(e.action));
     const deliver = actions.find((x) => x.type === 'deliver');
     expect(deliver).toMatchObject({ type: 'deliver', generation: 1, credentialId: a.status.credentialID, unowned: theirs });
-    expect(deliver?.why).toContain(`it named credential ${theirs}, which is not this order's`);
+    expect(deliver?.why).toContain(`it named credential ${shownCredentialId(theirs)}, which is not this order's`);
     expect(repaired.status.credentialID).not.toBe(theirs);
     expect(repaired.status.previousCredentialID).toBeUndefined();
     expect(a.delivery.data?.application_credential_id).toBe(a.status.credentialID);
@@ -266,6 +267,22 @@ describe('the delivered Secret is a hint (issue 39): a tenant may edit it', () =
     expect(a.status.credentialGeneration).toBeGreaterThanOrEqual(3);
     expect(a.keystone.writes.filter((w) => w.startsWith('delete ')).length).toBeGreaterThanOrEqual(2); // A swept its own
     for (const id of bIds) expect(a.keystone.writes).not.toContain(`delete ${id}`);
+  });
+
+  it("shows a tenant's value only when it has Keystone's id form: the delivered secret written into the id field is never printed", async () => {
+    expect(shownCredentialId('3c91d5a0e4b14f0f9d2c7a8b6e5f4d3c')).toBe('3c91d5a0e4b14f0f9d2c7a8b6e5f4d3c');
+    expect(shownCredentialId('id-7')).toBe('<a value of 4 characters that is not a Keystone id, not shown>');
+    const now = new Date('2026-12-01T00:00:00Z');
+    const a = installation(new FakeUser(), () => now, 'uid-a');
+    await a.pass();
+    const secret = a.delivery.data?.application_credential_secret as string;
+    forge(a, secret); // the id and the secret swapped by hand
+    const actions: Action[] = [];
+    await a.pass({}, (e) => void actions.push(e.action));
+    const deliver = actions.find((x) => x.type === 'deliver');
+    expect(deliver?.why).toBe(`Secret repaired: it named credential <a value of ${secret.length} characters that is not a Keystone id, not shown>, which is not this order's`);
+    expect(deliver?.why).not.toContain(secret);
+    expect(a.delivery.data?.application_credential_id).toBe(a.status.credentialID);
   });
 
   it('an unmarked credential of somebody else (an installation on an earlier build) written into the Secret is not counted either: Keystone does not authenticate it with the order\'s secret', async () => {
