@@ -56,6 +56,14 @@ export const CredentialReason = {
    * names each such role and the ones the user holds.
    */
   RoleNotAssigned: 'RoleNotAssigned',
+  /**
+   * Not in the spec's table (issue 48): the rotation window (the order's, or a fleet default's) cannot open before the
+   * delivered credential's expiry for every rotation (it stays closed longer than the interval minus the grace period,
+   * never opens, or its schedule or time zone cannot be read). The window is not applied: scheduled rotations follow
+   * the schedule and the jitter alone, so the delivered credential never runs into its expiry; the message names the
+   * fields, the value and the rule.
+   */
+  RotationWindowRefused: 'RotationWindowRefused',
 } as const;
 export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
 

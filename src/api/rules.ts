@@ -5,6 +5,7 @@
  * `pulumi preview`.
  */
 import { Duration } from './duration';
+import { rotationPolicyRules } from './policy-rules';
 import { PRIVILEGE_RULES } from './privileges';
 
 /** Lengths and bounds of the schema (spec, Spec). */
@@ -36,6 +37,9 @@ export type RulePath =
   | 'spec.rotation'
   | 'spec.rotation.interval'
   | 'spec.rotation.gracePeriod'
+  | 'spec.rotation.window.schedule'
+  | 'spec.rotation.window.timeZone'
+  | 'spec.rotation.window.duration'
   | 'spec.roles'
   | 'spec.accessRules'
   | 'spec.accessRules[].service'
@@ -179,6 +183,8 @@ export const RULES: readonly Rule[] = [
       return interval === undefined || grace === undefined || interval.isZero() || grace.compare(interval) < 0;
     },
   },
+  // Not the reference's (issue 48): the rotation window's shape (policy-rules.ts).
+  ...rotationPolicyRules('spec.rotation'),
   ...CONTROL_PLANE_REF_RULES,
   // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
   ...PRIVILEGE_RULES,

@@ -78,6 +78,42 @@ export interface RotationSpec {
    * @default "24h"
    */
   readonly gracePeriod?: string;
+  /**
+   * Not the reference's (issue 48): when scheduled rotations may start. A scheduled rotation starts in the latest
+   * window that opens at or before the time the schedule makes it due, never later (src/lifecycle/schedule.ts); a
+   * rotation forced by a raised `credentialGeneration`, an expired or lost credential, a lost secret or a change of
+   * roles or access rules never waits for one.
+   * @default none: a scheduled rotation starts when it is due, as the reference says
+   */
+  readonly window?: RotationWindow;
+  /**
+   * Not the reference's (issue 48): spreads the scheduled rotations of many orders over this percentage of the
+   * interval, 0 to 50. Each order rotates earlier than due by its own fraction of that span, drawn from a hash of its
+   * uid, so a restart never moves it and `status.nextRotation` says the real time; never later, so the delivered
+   * credential never runs into its expiry. In a window it also spreads the rotations over the window's open time.
+   * @default 0: no jitter
+   */
+  readonly jitterPercent?: number;
+}
+
+/**
+ * Not the reference's (issue 48): a recurring window in which scheduled rotations may start, as a Kubernetes CronJob
+ * names its schedule: it opens at each time `schedule` names in `timeZone` and stays open for `duration`.
+ */
+export interface RotationWindow {
+  /**
+   * When the window opens: a cron schedule of five fields (minute, hour, day of month, month, day of week), or
+   * `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+   */
+  readonly schedule: string;
+  /**
+   * The IANA time zone `schedule` is read in (`Europe/Berlin`). A time a daylight-saving change skips opens the window
+   * at the first time after the gap; a time it repeats opens it once.
+   * @default "UTC"
+   */
+  readonly timeZone?: string;
+  /** How long the window stays open after each opening, a Go duration of at least `1m` (`2h`). Elapsed time. */
+  readonly duration: string;
 }
 
 /** KeystoneApplicationCredentialSpec. */

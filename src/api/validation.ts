@@ -5,6 +5,7 @@
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from './defaults';
 import { Duration, DurationError } from './duration';
+import { rotationPolicyBounds } from './policy-rules';
 import { PRIVILEGE_BOUNDS } from './privileges';
 import { Limits, RULES, type Rule } from './rules';
 import type { KeystoneApplicationCredentialSpec } from './types';
@@ -68,6 +69,8 @@ export interface FieldBound {
   readonly maxLength?: number;
   /** Of an integer. @default none */
   readonly minimum?: number;
+  /** Of an integer. @default none */
+  readonly maximum?: number;
   /** Of a string. @default none */
   readonly enum?: readonly string[];
   /** Of an array. @default none */
@@ -120,6 +123,7 @@ export function checkBound(out: Violation[], root: unknown, bound: FieldBound): 
     } else if (bound.type === 'integer') {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
+      else if (bound.maximum !== undefined && value > bound.maximum) out.push(violation(field, value, `must be at most ${bound.maximum}`));
     } else if (bound.type === 'map') checkMap(out, field, value, bound);
     else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
     else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
@@ -150,6 +154,7 @@ export function withSchemaDefaults(order: OrderInput): OrderInput {
       ...spec,
       credentialGeneration: spec.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION,
       rotation: {
+        ...spec.rotation,
         interval: spec.rotation?.interval ?? DEFAULT_INTERVAL,
         gracePeriod: spec.rotation?.gracePeriod ?? DEFAULT_GRACE_PERIOD,
       },
@@ -205,9 +210,29 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
       out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
     }
   }
+  // Not the reference's (issue 48): the rotation window and the jitter, the same in both scopes.
+  checkPolicy(out, order, 'spec.rotation');
   // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
   for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
   return out;
+}
+
+/**
+ * The schema bounds of a rotation block's policy fields under `rotation` (policy-rules.ts), and a window duration that
+ * is no Go duration, into `out`; shared by the order and the ControlPlane's fleet defaults.
+ */
+export function checkPolicy(out: Violation[], root: unknown, rotation: string): void {
+  const before = out.length;
+  for (const bound of rotationPolicyBounds(rotation)) checkBound(out, root, bound);
+  const reported = new Set(out.slice(before).map((v) => v.field));
+  for (const { field, value } of valuesAt(root, `${rotation}.window.duration`)) {
+    if (typeof value !== 'string' || reported.has(field)) continue;
+    try {
+      Duration.parse(value, field);
+    } catch (error) {
+      out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
+    }
+  }
 }
 
 /** The settings a Pulumi resource carries: the rotation, the generation, the roles and the access rules. */

@@ -254,7 +254,7 @@ export class Step {
   }
 
   private reschedule(): void {
-    const next = rotation.scheduledRotation({ ...this.order, status: this.status });
+    const next = rotation.scheduledRotation({ ...this.order, status: this.status }, this.now);
     if (next) this.status.nextRotation = formatTime(next);
     else delete this.status.nextRotation;
   }
