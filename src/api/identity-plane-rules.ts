@@ -3,7 +3,9 @@
  * message the API server answers with, and the TypeScript twin `validatePlane` runs for callers with no API server in
  * front (the cdk8s constructs at synth time).
  */
-import { CONTROL_PLANE_REF_RULES, dnsLabelRule, type Rule } from './rules';
+import { rotationPolicyBounds, rotationPolicyRules } from './policy-rules';
+import { privilegeBounds, privilegeRules } from './privileges';
+import { CONTROL_PLANE_REF_RULES, Limits, dnsLabelRule, rotationRules, type Rule } from './rules';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
 import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Violation } from './validation';
 
@@ -74,6 +76,26 @@ const assignmentKey = (a: unknown): string => {
   return `${String(entry.targetClusterRef?.name ?? '')}/${String(entry.namespace)}`;
 };
 
+/**
+ * The paths of a ControlPlane's fleet defaults (issue 48): for the whole ControlPlane, and per namespace assignment.
+ */
+export const DEFAULTS_PATHS = ['spec.applicationCredentialDefaults', 'spec.namespaceAssignments[].applicationCredentialDefaults'] as const;
+
+/** The rules of a fleet defaults block at `parent`: the order's own rules for the same fields, written once. */
+function defaultsRules(parent: string): PlaneRule[] {
+  return [...rotationRules(`${parent}.rotation`), ...rotationPolicyRules(`${parent}.rotation`), ...privilegeRules(parent)];
+}
+
+/** The bounds of a fleet defaults block at `parent`. */
+function defaultsBounds(parent: string): FieldBound[] {
+  return [
+    { path: `${parent}.rotation.interval`, type: 'duration', maxLength: Limits.durationMaxLength },
+    { path: `${parent}.rotation.gracePeriod`, type: 'duration', maxLength: Limits.durationMaxLength },
+    ...rotationPolicyBounds(`${parent}.rotation`),
+    ...privilegeBounds(parent),
+  ];
+}
+
 /** Every neighbour kind's rules. */
 export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
   ControlPlane: [
@@ -129,6 +151,7 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
       transition: false,
       holds: (self) => !Array.isArray(self) || self.every(noComma),
     },
+    ...DEFAULTS_PATHS.flatMap(defaultsRules),
   ],
   KeystoneProject: [
     ...CONTROL_PLANE_REF,
@@ -189,6 +212,7 @@ const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
     { path: 'spec.namespaceAssignments[].targetClusterRef.name', type: 'string', maxLength: PlaneLimits.refNameMaxLength },
     { path: 'spec.namespaceAssignments[].allowedRoles', type: 'array', maxItems: PlaneLimits.allowedRolesMaxItems },
     { path: 'spec.namespaceAssignments[].allowedRoles[]', type: 'string', maxLength: K },
+    ...DEFAULTS_PATHS.flatMap(defaultsBounds),
   ],
   KeystoneProject: [...CONTROL_PLANE_REF_BOUNDS, { path: 'spec.projectName', type: 'string', maxLength: PlaneLimits.projectNameMaxLength }],
   KeystoneUser: [

@@ -95,7 +95,7 @@ export function rotationPolicyBounds(rotation: string): FieldBound[] {
   return [
     { path: `${rotation}.window.schedule`, required: true, type: 'string', maxLength: PolicyLimits.scheduleMaxLength },
     { path: `${rotation}.window.timeZone`, type: 'string', maxLength: PolicyLimits.timeZoneMaxLength },
-    { path: `${rotation}.window.duration`, required: true, type: 'string', maxLength: PolicyLimits.durationMaxLength },
+    { path: `${rotation}.window.duration`, required: true, type: 'duration', maxLength: PolicyLimits.durationMaxLength },
     { path: `${rotation}.jitterPercent`, type: 'integer', minimum: 0, maximum: PolicyLimits.jitterPercentMaximum },
   ];
 }

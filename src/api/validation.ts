@@ -61,8 +61,8 @@ export interface FieldBound {
   readonly path: string;
   /** Must be present whenever its parent is. @default false */
   readonly required?: boolean;
-  /** The JSON type. */
-  readonly type: 'string' | 'integer' | 'array' | 'map';
+  /** The JSON type; a `duration` is a string that is a Go duration. */
+  readonly type: 'string' | 'integer' | 'array' | 'map' | 'duration';
   /** Of a string. @default 1 */
   readonly minLength?: number;
   /** Of a string, and of each value of a map. @default none */
@@ -120,6 +120,16 @@ export function checkBound(out: Violation[], root: unknown, bound: FieldBound): 
       else if (value.length < minLength) out.push(violation(field, value, `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long`));
       else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
       else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
+    } else if (bound.type === 'duration') {
+      if (typeof value !== 'string') out.push(violation(field, value, 'must be a Go duration string like 720h'));
+      else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
+      else {
+        try {
+          Duration.parse(value, field);
+        } catch (error) {
+          out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
+        }
+      }
     } else if (bound.type === 'integer') {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
@@ -211,28 +221,10 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
     }
   }
   // Not the reference's (issue 48): the rotation window and the jitter, the same in both scopes.
-  checkPolicy(out, order, 'spec.rotation');
+  for (const bound of rotationPolicyBounds('spec.rotation')) checkBound(out, order, bound);
   // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
   for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
   return out;
-}
-
-/**
- * The schema bounds of a rotation block's policy fields under `rotation` (policy-rules.ts), and a window duration that
- * is no Go duration, into `out`; shared by the order and the ControlPlane's fleet defaults.
- */
-export function checkPolicy(out: Violation[], root: unknown, rotation: string): void {
-  const before = out.length;
-  for (const bound of rotationPolicyBounds(rotation)) checkBound(out, root, bound);
-  const reported = new Set(out.slice(before).map((v) => v.field));
-  for (const { field, value } of valuesAt(root, `${rotation}.window.duration`)) {
-    if (typeof value !== 'string' || reported.has(field)) continue;
-    try {
-      Duration.parse(value, field);
-    } catch (error) {
-      out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
-    }
-  }
 }
 
 /** The settings a Pulumi resource carries: the rotation, the generation, the roles and the access rules. */
