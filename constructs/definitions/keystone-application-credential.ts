@@ -6,7 +6,7 @@ import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL }
 import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
 import { PolicyLimits } from '../../src/api/policy-rules';
 import { Limits, RULES } from '../../src/api/rules';
-import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
+import { KIND, LIST_KIND, PLURAL, POLICY_FIELDS, POLICY_SOURCES } from '../../src/api/types';
 import type { KindDefinition } from '../crd';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
 
@@ -128,6 +128,17 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
     maxItems: 8,
   }),
+  policy: object(
+    "Not in the reference (an extension): the rotation policy, roles and access rules in force and where each came from, while the order's ControlPlane sets fleet defaults (applicationCredentialDefaults).",
+    {
+      rotation: rotationSchema('The rotation policy in force.', false),
+      ...privilegeSchemas(),
+      sources: object(
+        'Where each field in force came from: Order, NamespaceAssignment, ControlPlane or Default (the CRD\'s).',
+        Object.fromEntries(POLICY_FIELDS.map((field) => [field, string({ description: `Where ${field} came from.`, maxLength: 32, enum: POLICY_SOURCES })])),
+      ),
+    },
+  ),
 });
 
 /** The KeystoneApplicationCredential kind's CRD definition. */

@@ -64,6 +64,12 @@ export const CredentialReason = {
    * fields, the value and the rule.
    */
   RotationWindowRefused: 'RotationWindowRefused',
+  /**
+   * Not in the spec's table (issue 48): the ControlPlane's fleet defaults, combined with the order's own fields, break
+   * one of the order's rules (a default interval no longer than the order's own grace period). They are not applied:
+   * the order runs with its own fields and the CRD's defaults; the message names the rule and where each field came from.
+   */
+  DefaultsRefused: 'DefaultsRefused',
 } as const;
 export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
 

@@ -14,3 +14,5 @@ export * from './cluster-identity';
 export * from './cluster-identity-rules';
 export * from './target-cluster';
 export * from './secret-access';
+export * from './policy-rules';
+export * from './provenance';

@@ -170,6 +170,33 @@ export interface KeystoneApplicationCredentialStatus {
   readonly secretName?: string;
   /** The delivered Secret's data keys, once it carries the current credential. */
   readonly secretKeys?: readonly string[];
+  /**
+   * Not the reference's (issue 48): the rotation policy, roles and access rules in force and where each came from,
+   * while the order's ControlPlane sets fleet defaults (`applicationCredentialDefaults`); absent otherwise.
+   */
+  readonly policy?: PolicyStatus;
+}
+
+/** Where a policy field in force came from (issue 48): the order itself, a fleet default, or the CRD's default. */
+export const POLICY_SOURCES = ['Order', 'NamespaceAssignment', 'ControlPlane', 'Default'] as const;
+/** Where a policy field in force came from. */
+export type PolicySource = (typeof POLICY_SOURCES)[number];
+
+/** The policy fields fleet defaults set (issue 48), by their path under `spec`. */
+export const POLICY_FIELDS = ['rotation.interval', 'rotation.gracePeriod', 'rotation.window', 'rotation.jitterPercent', 'roles', 'accessRules'] as const;
+/** A policy field. */
+export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** `status.policy` (issue 48): the values in force and their sources. */
+export interface PolicyStatus {
+  /** The rotation policy in force. */
+  readonly rotation: RotationSpec;
+  /** The roles in force; absent: every role the user holds. */
+  readonly roles?: readonly string[];
+  /** The access rules in force; absent: none. */
+  readonly accessRules?: readonly AccessRule[];
+  /** Where each field came from. */
+  readonly sources: Readonly<Record<PolicyField, PolicySource>>;
 }
 
 /** A KeystoneApplicationCredential object. */

@@ -118,6 +118,8 @@ function credentialCondition(s: StepOutcome, now: Date): Verdict {
   if (s.blocked !== undefined && !(live > 0 && exists)) {
     return { status: 'False', reason: CredentialReason.ForeignCredential, message: `generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
   }
+  const defaults = live > 0 && exists ? s.order.policy?.refused : undefined;
+  if (defaults !== undefined) return { status: 'False', reason: CredentialReason.DefaultsRefused, message: `generation ${live} exists in Keystone; ${defaults}` };
   const refused = live > 0 && exists ? windowRefusal(s.order.spec, now) : undefined;
   if (refused !== undefined) {
     return { status: 'False', reason: CredentialReason.RotationWindowRefused, message: `generation ${live} exists in Keystone; the rotation window is refused and not applied until it is fixed: ${refused}` };

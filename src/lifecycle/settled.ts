@@ -13,6 +13,7 @@
  * - a generation parked above the delivered one (a crash between park and record, or a rotation under way) or any
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
  * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True;
+ * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
  * - an order being deleted, not admitted or gated.
@@ -49,6 +50,7 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   if (cached.admission) return no('not admitted');
   if (cached.gate) return no('gated');
   if (order.generation !== undefined && status.observedGeneration !== order.generation) return no('the spec changed since the status was recorded');
+  if (JSON.stringify(status.policy) !== JSON.stringify(order.policy?.status)) return no('status.policy is not the policy in force (fleet defaults changed)');
   for (const type of [ConditionType.CredentialReady, ConditionType.DeliveryReady, ConditionType.Ready]) {
     if (status.conditions?.find((c) => c.type === type)?.status !== 'True') return no(`${type} is not True`);
   }

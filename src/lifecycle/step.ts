@@ -74,6 +74,9 @@ export class Step {
     }
     this.migrate();
     this.report();
+    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply.
+    if (this.order.policy?.status) this.status.policy = this.order.policy.status;
+    else delete this.status.policy;
     return {
       status: this.status,
       actions: this.actions,

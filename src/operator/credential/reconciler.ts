@@ -25,6 +25,7 @@ import { shownCredentialId } from '../../lifecycle/ownership';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import { fingerprintOf } from '../../plane/driver/memo';
 import { credentialGates, credentialReads, type UserConnection } from '../../plane/gates';
+import { effectivePolicy } from '../../plane/policy';
 import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
@@ -215,8 +216,10 @@ export class CredentialReconciler {
     // Gates: the order's verdict, in one step (consent, admission, references, delivery target, its user's connection).
     // The operator's access to Secrets in the order's namespace counts (the namespaced mode: refused → SecretAccessNotGranted).
     const secretAccess = orders.secretAccess?.(key.namespace);
+    // Fleet defaults (issue 48): the policy the order runs with, its roles among it, so the gates check those.
+    const policy = effectivePolicy(order, controlPlane, where);
     const verdict = credentialGates(
-      order,
+      { ...order, spec: policy.spec },
       {
         ...(controlPlane ? { controlPlane } : {}),
         ...(user ? { user } : {}),
@@ -259,10 +262,11 @@ export class CredentialReconciler {
       prefix,
       ...(owner ? { owner } : {}),
       generation: order.metadata.generation ?? 1,
-      spec: resolveSpec(order.spec),
+      spec: resolveSpec(policy.spec),
       status: before,
       deleting,
       secretName: secretName(order.metadata.name),
+      ...(policy.status || policy.refused !== undefined ? { policy: { ...(policy.status ? { status: policy.status } : {}), ...(policy.refused !== undefined ? { refused: policy.refused } : {}) } } : {}),
     };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
