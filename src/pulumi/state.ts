@@ -9,7 +9,7 @@
  * second one. Only what is true in the world is recorded: a failed run records its new inputs only when it switched
  * the delivered credential under them.
  */
-import type { AccessRule, KeystoneApplicationCredentialStatus } from '../api';
+import type { AccessRule, KeystoneApplicationCredentialStatus, RotationWindow } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
 import type { ConnectionSettings } from './connection';
 
@@ -27,10 +27,14 @@ export interface BackupSettings {
   readonly namespace?: string;
 }
 
-/** The rotation settings, Go-format durations. */
+/** The rotation settings, Go-format durations; the window and the jitter as the CRD's (issue 48). */
 export interface RotationSettings {
   readonly interval: string;
   readonly gracePeriod: string;
+  /** When scheduled rotations may start (issue 48). @default none */
+  readonly window?: RotationWindow;
+  /** The jitter span, a percentage of the interval, 0 to 50 (issue 48). @default 0 */
+  readonly jitterPercent?: number;
 }
 
 /** The inputs after `check`: defaults applied. */

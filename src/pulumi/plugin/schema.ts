@@ -5,7 +5,8 @@
  * credential's secret, its document and the connection's password marked secret so that every language's SDK and state
  * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
  */
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, DEFAULT_WINDOW_TIME_ZONE } from '../../api/defaults';
+import type { RotationWindow } from '../../api/types';
 import type { ConnectionSettings } from '../connection';
 import { ACCESS_RULE_METHODS, type AccessRule } from '../../api/privileges';
 import type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
@@ -18,6 +19,7 @@ const ROTATION = `${PACKAGE}:index:Rotation`;
 const CONNECTION = `${PACKAGE}:index:Connection`;
 const BACKUP = `${PACKAGE}:index:Backup`;
 const ACCESS_RULE = `${PACKAGE}:index:AccessRule`;
+const ROTATION_WINDOW = `${PACKAGE}:index:RotationWindow`;
 
 /** The item type of an array property. */
 export type ItemSpec = { readonly type: 'string' } | { readonly $ref: string };
@@ -51,6 +53,26 @@ const rotationProperties: Properties<keyof RotationSettings> = {
       'How long the superseded credential stays in Keystone after the switch, a Go duration. Not negative, and shorter than a non-zero `interval`.',
     default: DEFAULT_GRACE_PERIOD,
   },
+  window: {
+    $ref: `#/types/${ROTATION_WINDOW}`,
+    description:
+      'When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.',
+  },
+  jitterPercent: {
+    type: 'integer',
+    description:
+      "Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.",
+  },
+};
+
+/** `rotation.window` (issue 48), as the CRD's `spec.rotation.window`. */
+const windowProperties: Properties<keyof RotationWindow> = {
+  schedule: {
+    type: 'string',
+    description: 'When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.',
+  },
+  timeZone: { type: 'string', description: 'The IANA time zone the schedule is read in (`Europe/Berlin`).', default: DEFAULT_WINDOW_TIME_ZONE },
+  duration: { type: 'string', description: 'How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).' },
 };
 
 /** One access rule (issue 42), as Keystone's `access_rules[]`. */
@@ -199,6 +221,7 @@ export function packageSchema(version: string) {
       ),
       [BACKUP]: objectType('An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.', backupProperties),
       [ACCESS_RULE]: { ...objectType("One access rule, as Keystone's: a service type, an HTTP method and a path.", accessRuleProperties), required: ['service', 'method', 'path'] },
+      [ROTATION_WINDOW]: { ...objectType("A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.", windowProperties), required: ['schedule', 'duration'] },
     },
     resources: {
       [APPLICATION_CREDENTIAL]: {
