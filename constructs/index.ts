@@ -34,7 +34,8 @@ export {
   type SecretKeyReference,
   type TargetClusterReference,
 } from './orders/control-plane';
-export { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps, type RotationProps } from './orders/keystone-application-credential';
+export { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from './orders/keystone-application-credential';
+export { AccessRuleMethod, type AccessRule, type ApplicationCredentialDefaultsProps, type RotationProps, type RotationWindowProps } from './orders/policy';
 export {
   KeystoneClusterIdentity,
   type AllowedNamespaces,
