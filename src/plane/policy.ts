@@ -122,6 +122,22 @@ export function effectivePolicy(order: KeystoneApplicationCredential, controlPla
   };
 }
 
+/**
+ * The policy an order runs with, as `keystone-appcred status` shows it: `status.policy` when the operator recorded one
+ * (fleet defaults apply), else the order's own spec with the CRD's defaults, each field's source `Order` or `Default`.
+ */
+export function policyInForce(order: KeystoneApplicationCredential): PolicyStatus {
+  if (order.status?.policy) return order.status.policy;
+  const sources = Object.fromEntries(POLICY_FIELDS.map((field) => [field, own(order, field) ? 'Order' : 'Default'])) as Record<PolicyField, PolicySource>;
+  const rotation = order.spec.rotation ?? {};
+  return {
+    rotation: { ...rotation, interval: rotation.interval || DEFAULT_INTERVAL, gracePeriod: rotation.gracePeriod || DEFAULT_GRACE_PERIOD },
+    ...(order.spec.roles && order.spec.roles.length > 0 ? { roles: order.spec.roles } : {}),
+    ...(order.spec.accessRules && order.spec.accessRules.length > 0 ? { accessRules: order.spec.accessRules } : {}),
+    sources,
+  };
+}
+
 /** Where the fields a violation names came from: `rotation.interval from ControlPlane, rotation.gracePeriod from Order`. */
 function fieldSources(field: string, sources: Readonly<Record<PolicyField, PolicySource>>): string {
   const named = POLICY_FIELDS.filter((f) => field === `spec.${f}` || field.startsWith(`spec.${f}.`) || (field === 'spec.rotation' && f.startsWith('rotation.') && (f === 'rotation.interval' || f === 'rotation.gracePeriod')));
