@@ -9,6 +9,9 @@ import { join, posix, relative } from 'node:path';
 /** The repository's root. */
 export const REPO = join(__dirname, '..', '..');
 
+/** docs/'s folders by task, each with a README.md as its index; the package ships them (and docs/README.md, the map). */
+export const USER_DOC_FOLDERS = ['install', 'configure', 'operate', 'troubleshoot', 'reference', 'concepts'] as const;
+
 /** Where the documentation is published: a runbook URL or a link to the repository is this plus a path. */
 export const PUBLISHED = 'https://github.com/c5c3/keystone-appcred/blob/main/';
 

@@ -1,22 +1,22 @@
 /**
- * docs/constructs.md's "Every cdk8s language": each language's code block is an excerpt of that language's example app
+ * docs/install/cdk8s.md's "Every cdk8s language": each language's code block is an excerpt of that language's example app
  * (which test/e2e/cdk8s-languages.test.ts runs), line for line; its install line names the wheel jsii-pacmak writes and
  * the peers at the versions the TypeScript side uses; its table names the package as tools/jsii/package.ts does.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GO_MODULE, installedVersion, JSII_NAMES, PEERS, rootPackage } from '../../../tools/jsii/package';
+import { page, section as markdownSection } from '../../support/markdown';
 
 const REPO = join(__dirname, '..', '..', '..');
-const doc = readFileSync(join(REPO, 'docs', 'constructs.md'), 'utf8');
-const section = doc.slice(doc.indexOf('## Every cdk8s language (jsii)'), doc.indexOf('\n## CRDs'));
+const section = markdownSection(page('docs/install/cdk8s.md'), '## Every cdk8s language (jsii)');
 
 /** The fenced blocks of `language` in the section. */
 function blocks(language: string): string[] {
   return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
 }
 
-describe('docs/constructs.md, every cdk8s language', () => {
+describe('docs/install/cdk8s.md, every cdk8s language', () => {
   it.each([
     ['python', 'examples/cdk8s/python/main.py'],
     ['go', 'examples/cdk8s/go/main.go'],
