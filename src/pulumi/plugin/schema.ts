@@ -60,6 +60,7 @@ const rotationProperties: Properties<keyof RotationSettings> = {
   },
   jitterPercent: {
     type: 'integer',
+    default: 0,
     description:
       "Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.",
   },
