@@ -10,7 +10,7 @@
  * range, a zone that does not exist, a window that cannot open before the credential's expiry) is the lifecycle's:
  * src/lifecycle/schedule.ts refuses it by a condition on the order and at `pulumi preview`.
  */
-import { Duration } from './duration';
+import { Duration, durationOf } from './duration';
 import type { Rule } from './rules';
 import type { FieldBound } from './validation';
 
@@ -44,15 +44,6 @@ const SCHEDULE = new RegExp(SCHEDULE_PATTERN);
 const TIME_ZONE = new RegExp(TIME_ZONE_PATTERN);
 const MIN_WINDOW = Duration.parse(PolicyLimits.windowDurationMinimum);
 const MAX_WINDOW = Duration.parse(PolicyLimits.windowDurationMaximum);
-
-function durationOf(value: unknown): Duration | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    return Duration.parse(value);
-  } catch {
-    return undefined;
-  }
-}
 
 /** A rule placed at `path`, the shape `dnsLabelRule` has. */
 type PlacedAt<P extends string> = Omit<Rule, 'path'> & { readonly path: P };

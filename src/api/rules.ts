@@ -4,7 +4,7 @@
  * The message is the spec's quoted message, so a user sees the same words from `kubectl apply`, `cdk8s synth` and
  * `pulumi preview`.
  */
-import { Duration } from './duration';
+import { Duration, durationOf } from './duration';
 import { rotationPolicyRules } from './policy-rules';
 import { PRIVILEGE_RULES } from './privileges';
 
@@ -62,15 +62,6 @@ export interface Rule {
   readonly field?: string;
   /** The TypeScript check: true when the rule holds for `self` (and `oldSelf`). */
   holds(self: unknown, oldSelf?: unknown): boolean;
-}
-
-function durationOf(value: unknown): Duration | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    return Duration.parse(value);
-  } catch {
-    return undefined;
-  }
 }
 
 const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
