@@ -24,6 +24,7 @@ import { ConditionType } from '../api';
 import type { Admission, DeliveryObservation, Gate, LifecycleOrder } from './model';
 import type { ParkedGeneration } from './ports';
 import * as rotation from './rotation';
+import { sameJson } from './same';
 
 /** What a face can see of an order without Keystone. */
 export interface CachedObservations {
@@ -50,7 +51,7 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   if (cached.admission) return no('not admitted');
   if (cached.gate) return no('gated');
   if (order.generation !== undefined && status.observedGeneration !== order.generation) return no('the spec changed since the status was recorded');
-  if (JSON.stringify(status.policy) !== JSON.stringify(order.policy?.status)) return no('status.policy is not the policy in force (fleet defaults changed)');
+  if (!sameJson(status.policy, order.policy?.status)) return no('status.policy is not the policy in force (fleet defaults changed)');
   for (const type of [ConditionType.CredentialReady, ConditionType.DeliveryReady, ConditionType.Ready]) {
     if (status.conditions?.find((c) => c.type === type)?.status !== 'True') return no(`${type} is not True`);
   }
