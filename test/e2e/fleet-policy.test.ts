@@ -15,7 +15,7 @@
  *   order's condition (`RotationWindowRefused`).
  * Waits for events, not for the clock, except the rotations themselves (about two minutes).
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { App, Chart } from 'cdk8s';
 import { KeystoneApplicationCredential } from '../../constructs/orders/keystone-application-credential';
 import { authored, slimOrder, type KeystoneApplicationCredential as Appcred } from '../../src/api';
@@ -23,7 +23,8 @@ import { slim } from '../../src/kube/object';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, GROUP, type Order } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, kubectl, kubectlOk, kubeRequest, type KubeObject } from '../support/kubectl';
+import { applyOk, eventually, kubeconfigFor, kubectl, kubectlOk, kubeRequest, type KubeObject } from '../support/kubectl';
+import { run } from '../support/package';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
@@ -80,6 +81,17 @@ async function orderWhere(name: string, check: (o: Order) => boolean, what: stri
     if (check(o)) return o;
     throw new Error(`${name} ${what}: ${JSON.stringify(o.status)}`);
   }, timeoutMs);
+}
+
+/** `keystone-appcred status` from the sources, as a user runs it with the admin's kubeconfig. */
+async function statusCli(...args: string[]): Promise<string> {
+  const result = await run(process.execPath, ['--import', 'tsx', join(resolve(__dirname, '..', '..'), 'src/cli/main.ts'), 'status', '-n', NS, ...args], {
+    cwd: resolve(__dirname, '..', '..'),
+    env: { ...process.env, KUBECONFIG: kubeconfigFor('admin'), KUBERNETES_SERVICE_HOST: '' },
+    timeoutMs: 120_000,
+  });
+  if (result.code !== 0) throw new Error(`keystone-appcred status failed: ${result.stderr}`);
+  return result.stdout;
 }
 
 const at = (generation: number) => (o: Order) => o.status?.credentialGeneration === generation && condition(o, 'DeliveryReady')?.status === 'True';
@@ -198,6 +210,11 @@ describe('fleet defaults, and 50 orders created at once', () => {
       /the fleet defaults are not applied: with them, spec\.rotation \(\{"interval":"2m","gracePeriod":"3m"\}\): rotation\.gracePeriod must be shorter than rotation\.interval \(rotation\.interval from ControlPlane, rotation\.gracePeriod from Order\)/,
     );
     expect(conflict.status?.policy).toBeUndefined();
+    // keystone-appcred status says the same: the policy in force and its sources, and the POLICY column.
+    const rows = (JSON.parse(await statusCli('-o', 'json')) as { items: { name: string; policy: unknown; rotationInterval: string }[] }).items;
+    expect(rows.find((r) => r.name === 'fleet-00')).toMatchObject({ rotationInterval: '2m', policy: all[0]?.status?.policy });
+    expect(rows.find((r) => r.name === 'own')?.policy).toMatchObject({ sources: { 'rotation.interval': 'Order' } });
+    expect(await statusCli()).toMatch(/fleet-00 .* 2m\/15s jitter 50% \(defaults: ControlPlane\)/);
     const offsets = FLEET.map((name) => (nextRotations.get(name) as number) - time(all.find((o) => o.metadata.name === name) as Order, 'lastRotation'));
     process.stderr.write(`[fleet-policy] 50 orders: nextRotation − lastRotation from ${Math.min(...offsets) / 1000} s to ${Math.max(...offsets) / 1000} s (interval 120 s, span 60 s)\n`);
   }, 240_000);
