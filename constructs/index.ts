@@ -35,7 +35,14 @@ export {
   type TargetClusterReference,
 } from './orders/control-plane';
 export { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from './orders/keystone-application-credential';
-export { AccessRuleMethod, type AccessRule, type ApplicationCredentialDefaultsProps, type RotationProps, type RotationWindowProps } from './orders/policy';
+export {
+  AccessRuleMethod,
+  type AccessRule,
+  type ApplicationCredentialDefaultsProps,
+  type NamespaceCredentialDefaultsProps,
+  type RotationProps,
+  type RotationWindowProps,
+} from './orders/policy';
 export {
   KeystoneClusterIdentity,
   type AllowedNamespaces,

@@ -6,7 +6,7 @@ import { validatePlane } from '../../src/api/identity-plane-rules';
 import { SecretAccessRegistry } from '../secret-access';
 import type { ClusterIdentityReference } from './keystone-cluster-identity';
 import { defined, emitOrder, type ControlPlaneReference, type OrderProps } from './order';
-import { defaultsSpec, type ApplicationCredentialDefaultsProps } from './policy';
+import { defaultsSpec, type ApplicationCredentialDefaultsProps, type NamespaceCredentialDefaultsProps } from './policy';
 
 /** Which Keystone endpoint the operator uses (`services.keystone.external.endpointType`). */
 export enum EndpointType {
@@ -56,7 +56,7 @@ export interface NamespaceAssignmentProps {
    * namespace on this cluster; each field wins over the ControlPlane's `applicationCredentialDefaults`.
    * @default none
    */
-  readonly applicationCredentialDefaults?: ApplicationCredentialDefaultsProps;
+  readonly applicationCredentialDefaults?: NamespaceCredentialDefaultsProps;
 }
 
 /**

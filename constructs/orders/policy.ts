@@ -89,21 +89,29 @@ export interface RotationWindowProps {
 }
 
 /**
- * Not in identity-plane.md (an extension, issue 48): defaults for the KeystoneApplicationCredentials of a ControlPlane
- * or of one namespace assignment. An order's own field wins, then the namespace assignment's, then the ControlPlane's;
- * each order reports the values in force and where each came from in `status.policy`.
+ * Not in identity-plane.md (an extension, issue 48): defaults for the KeystoneApplicationCredentials of one namespace
+ * assignment: the rotation policy and the roles (access rules are defaulted per ControlPlane only). Each field wins over
+ * the ControlPlane's `applicationCredentialDefaults`; an order's own field wins over both.
  */
-export interface ApplicationCredentialDefaultsProps {
+export interface NamespaceCredentialDefaultsProps {
   /**
    * The rotation policy: interval, grace period, window and jitter, each on its own.
-   * @default none: the orders' own, or the CRD's defaults
+   * @default none: the orders' own, the ControlPlane's, or the CRD's defaults
    */
   readonly rotation?: RotationProps;
   /**
    * The roles the credentials carry.
-   * @default none: the orders' own, or every role the user holds
+   * @default none: the orders' own, the ControlPlane's, or every role the user holds
    */
   readonly roles?: string[];
+}
+
+/**
+ * Not in identity-plane.md (an extension, issue 48): defaults for every KeystoneApplicationCredential of a ControlPlane.
+ * A namespace assignment's defaults win over them, and an order's own field over both; each order reports the values in
+ * force and where each came from in `status.policy`.
+ */
+export interface ApplicationCredentialDefaultsProps extends NamespaceCredentialDefaultsProps {
   /**
    * The access rules the credentials are restricted to.
    * @default none: the orders' own, or none
@@ -129,7 +137,7 @@ export function privilegesSpec(props: { readonly roles?: string[]; readonly acce
   });
 }
 
-/** The emitted fleet defaults block. */
+/** The emitted fleet defaults block (a namespace assignment's has no access rules). */
 export function defaultsSpec(props: ApplicationCredentialDefaultsProps): ApplicationCredentialDefaults {
   return defined({ rotation: props.rotation && rotationSpec(props.rotation), ...privilegesSpec(props) });
 }

@@ -77,22 +77,24 @@ const assignmentKey = (a: unknown): string => {
 };
 
 /**
- * The paths of a ControlPlane's fleet defaults (issue 48): for the whole ControlPlane, and per namespace assignment.
+ * The paths of a ControlPlane's fleet defaults (issue 48): for the whole ControlPlane (rotation, roles, access rules),
+ * and per namespace assignment (rotation and roles: `NamespaceCredentialDefaults`).
  */
-export const DEFAULTS_PATHS = ['spec.applicationCredentialDefaults', 'spec.namespaceAssignments[].applicationCredentialDefaults'] as const;
+export const DEFAULTS_PATHS = { controlPlane: 'spec.applicationCredentialDefaults', assignment: 'spec.namespaceAssignments[].applicationCredentialDefaults' } as const;
 
 /** The rules of a fleet defaults block at `parent`: the order's own rules for the same fields, written once. */
-function defaultsRules(parent: string): PlaneRule[] {
-  return [...rotationRules(`${parent}.rotation`), ...rotationPolicyRules(`${parent}.rotation`), ...privilegeRules(parent)];
+function defaultsRules(parent: string, accessRules: boolean): PlaneRule[] {
+  const privileges = privilegeRules(parent).filter((rule) => accessRules || rule.path === `${parent}.roles`);
+  return [...rotationRules(`${parent}.rotation`), ...rotationPolicyRules(`${parent}.rotation`), ...privileges];
 }
 
 /** The bounds of a fleet defaults block at `parent`. */
-function defaultsBounds(parent: string): FieldBound[] {
+function defaultsBounds(parent: string, accessRules: boolean): FieldBound[] {
   return [
     { path: `${parent}.rotation.interval`, type: 'duration', maxLength: Limits.durationMaxLength },
     { path: `${parent}.rotation.gracePeriod`, type: 'duration', maxLength: Limits.durationMaxLength },
     ...rotationPolicyBounds(`${parent}.rotation`),
-    ...privilegeBounds(parent),
+    ...privilegeBounds(parent).filter((bound) => accessRules || bound.path.startsWith(`${parent}.roles`)),
   ];
 }
 
@@ -151,7 +153,8 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
       transition: false,
       holds: (self) => !Array.isArray(self) || self.every(noComma),
     },
-    ...DEFAULTS_PATHS.flatMap(defaultsRules),
+    ...defaultsRules(DEFAULTS_PATHS.controlPlane, true),
+    ...defaultsRules(DEFAULTS_PATHS.assignment, false),
   ],
   KeystoneProject: [
     ...CONTROL_PLANE_REF,
@@ -212,7 +215,8 @@ const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
     { path: 'spec.namespaceAssignments[].targetClusterRef.name', type: 'string', maxLength: PlaneLimits.refNameMaxLength },
     { path: 'spec.namespaceAssignments[].allowedRoles', type: 'array', maxItems: PlaneLimits.allowedRolesMaxItems },
     { path: 'spec.namespaceAssignments[].allowedRoles[]', type: 'string', maxLength: K },
-    ...DEFAULTS_PATHS.flatMap(defaultsBounds),
+    ...defaultsBounds(DEFAULTS_PATHS.controlPlane, true),
+    ...defaultsBounds(DEFAULTS_PATHS.assignment, false),
   ],
   KeystoneProject: [...CONTROL_PLANE_REF_BOUNDS, { path: 'spec.projectName', type: 'string', maxLength: PlaneLimits.projectNameMaxLength }],
   KeystoneUser: [

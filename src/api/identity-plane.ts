@@ -108,8 +108,15 @@ export interface NamespaceAssignment {
    * cluster); each field wins over the ControlPlane's `applicationCredentialDefaults`, and an order's own field over both.
    * @default none
    */
-  readonly applicationCredentialDefaults?: ApplicationCredentialDefaults;
+  readonly applicationCredentialDefaults?: NamespaceCredentialDefaults;
 }
+
+/**
+ * The fleet defaults of one namespace assignment (issue 48): the rotation policy and the roles. Access rules are
+ * defaulted per ControlPlane only: their CRD rules, repeated in each of 256 assignments over 64 rules, would exceed the
+ * API server's CEL cost budget for the ControlPlane's schema.
+ */
+export type NamespaceCredentialDefaults = Omit<ApplicationCredentialDefaults, 'accessRules'>;
 
 /**
  * Not identity-plane.md's (issue 48): the rotation policy, roles and access rules a platform team sets once for many

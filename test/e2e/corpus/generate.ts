@@ -277,7 +277,8 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     rule(TIME_ZONE_SHAPE, 'assignment-defaults-window-timezone', assignmentDefaults({ rotation: { window: { ...WINDOW, timeZone: '+02:00' } } })),
     rule(WINDOW_DURATION, 'assignment-defaults-window-duration-0s', assignmentDefaults({ rotation: { window: { ...WINDOW, duration: '0s' } } })),
     rule('roles entries must not contain a comma', 'defaults-roles-comma', { [`${DEFAULTS}.roles`]: ['a,b'] }),
-    rule('accessRules must not name the same service, method and path twice', 'assignment-defaults-accessrules-duplicate', assignmentDefaults({ accessRules: [THINGS_GET, THINGS_GET] })),
+    rule('accessRules must not name the same service, method and path twice', 'defaults-accessrules-duplicate', { [`${DEFAULTS}.accessRules`]: [THINGS_GET, THINGS_GET] }),
+    rule('roles entries must not contain a comma', 'assignment-defaults-roles-comma', assignmentDefaults({ roles: ['a,b'] })),
     rule(ACCESS_RULE_SERVICE, 'defaults-accessrule-service-space', { [`${DEFAULTS}.accessRules`]: [{ ...THINGS_GET, service: 'object store' }] }),
     rule(ACCESS_RULE_PATH, 'defaults-accessrule-path-relative', { [`${DEFAULTS}.accessRules`]: [{ ...THINGS_GET, path: 'v1/things' }] }),
     rule('accessRules[].path must not hold *** (* is one segment, ** any number of segments)', 'defaults-accessrule-path-three-stars', {
@@ -286,8 +287,8 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     schema('defaults-jitterpercent-51', 'jitterPercent is at most 50', { [`${DEFAULTS}.rotation.jitterPercent`]: 51 }, `${DEFAULTS}.rotation.jitterPercent`),
     schema('defaults-interval-not-a-duration', 'a default interval is a Go duration', { [`${DEFAULTS}.rotation.interval`]: '30d' }, `${DEFAULTS}.rotation.interval`),
     valid('fleet-defaults', 'fleet defaults for the ControlPlane and for one namespace', {
-      [DEFAULTS]: { rotation: { interval: '168h', gracePeriod: '12h', window: WINDOW, jitterPercent: 10 }, roles: ['member'] },
-      ...assignmentDefaults({ rotation: { gracePeriod: '1h' }, accessRules: [THINGS_GET] }),
+      [DEFAULTS]: { rotation: { interval: '168h', gracePeriod: '12h', window: WINDOW, jitterPercent: 10 }, roles: ['member'], accessRules: [THINGS_GET] },
+      ...assignmentDefaults({ rotation: { gracePeriod: '1h' }, roles: ['member'] }),
     }),
     valid('fleet-defaults-grace-only', 'a default grace period alone (the interval stays the order\'s or the CRD\'s)', { [`${DEFAULTS}.rotation.gracePeriod`]: '48h' }),
     rule('services.keystone.mode must be External: only an existing Keystone is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),
