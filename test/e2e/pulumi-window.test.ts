@@ -36,7 +36,10 @@ describe('a rotation window on a Pulumi stack', () => {
   let dir: string;
   const stack = 'window';
 
-  const pulumi = (args: string[], env?: NodeJS.ProcessEnv) => runPulumi([...args, '--stack', stack, '--non-interactive'], { cwd: dir, timeoutMs: 240_000, ...(env ? { env } : {}) });
+  const pulumi = (args: string[], env?: NodeJS.ProcessEnv) => {
+    const end = args.includes('--') ? args.indexOf('--') : args.length;
+    return runPulumi([...args.slice(0, end), '--stack', stack, '--non-interactive', ...args.slice(end)], { cwd: dir, timeoutMs: 240_000, ...(env ? { env } : {}) });
+  };
   async function ok(args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
     const r = await pulumi(args, env);
     if (r.code !== 0) throw new Error(`pulumi ${args.join(' ')} failed (${String(r.code)}):\n${r.stdout}\n${r.stderr}`.split(user.password).join('***'));
