@@ -7,6 +7,7 @@ import { operatorSettings, subcommandOptions, subcommands } from './cli';
 import { conditionsTable, troubleshootingIndex } from './conditions';
 import { crdKinds, crdReference } from './crds';
 import { metrics } from './metrics';
+import { pulumiInputs, pulumiOutputs } from './pulumi';
 import { clusterWideRules, namespacedRules, targetClusterRules } from './rbac';
 
 /** Every block, by name: `cli-<subcommand>`, `crd-<kind in lower case>`, and the rest by what they list. */
@@ -21,6 +22,8 @@ export async function blocks(): Promise<Map<string, string>> {
     ['rbac-namespaced', namespacedRules()],
     ['rbac-target-cluster', targetClusterRules()],
     ...crdKinds().map((kind): [string, string] => [`crd-${kind.toLowerCase()}`, crdReference(kind)]),
+    ['pulumi-inputs', pulumiInputs()],
+    ['pulumi-outputs', pulumiOutputs()],
     ['conditions', conditionsTable()],
     ['troubleshoot-index', troubleshootingIndex()],
   ]);
