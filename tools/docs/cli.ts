@@ -3,7 +3,7 @@
  * src/cli/main.ts) and, for `keystone-appcred operator`, from `SETTINGS` (src/operator/runtime/config.ts), which also
  * names each setting's environment variable: every flag, its argument, its default and its help text.
  */
-import type { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { program } from '../../src/cli/main';
 import { SETTINGS } from '../../src/operator/runtime/config';
 import { code, table } from './markdown';
@@ -19,13 +19,13 @@ function shownDefault(value: string | undefined): string {
 export function operatorSettings(): string {
   return table(
     ['flag', 'environment', 'default', 'meaning'],
-    SETTINGS.map((s) => [s.flag ? `${code(s.flag.split(' ')[0])}${s.flag.includes(' ') ? ` ${s.flag.slice(s.flag.indexOf(' ') + 1)}` : ''}` : '(environment only)', s.env ? code(s.env) : '', shownDefault(s.default), s.description]),
+    SETTINGS.map((s) => [s.flag ? flags(s.flag) : '(environment only)', s.env ? code(s.env) : '', shownDefault(s.default), s.description]),
   );
 }
 
-/** An option's flags in a code span, its argument after it (`--output` *format*). */
-function flags(option: Option): string {
-  const [names, argument] = option.flags.split(/ (?=[<[])/) as [string, string | undefined];
+/** An option's flags (`-o, --output <format>`) in a code span, its argument after it without brackets (`-o, --output` format). */
+function flags(text: string): string {
+  const [names, argument] = text.split(/ (?=[<[])/) as [string, string | undefined];
   return `${code(names)}${argument ? ` ${argument.replace(/[<>[\]]/g, '')}` : ''}`;
 }
 
@@ -51,7 +51,7 @@ export function subcommandOptions(name: string): string {
     .map((o) => {
       const fallback = o.defaultValue === undefined || o.defaultValue === false ? '' : code(String(o.defaultValue));
       const choices = o.argChoices ? ` (${o.argChoices.map(code).join(', ')})` : '';
-      return [flags(o), fallback, `${o.description}${choices}`];
+      return [flags(o.flags), fallback, `${o.description}${choices}`];
     });
   return [
     `${code(`keystone-appcred ${name} ${command.usage()}`)}: ${command.description()}.`,
