@@ -244,7 +244,7 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
       expect(alert.labels).toMatchObject({ reason: 'UserNotFound' });
       expect(alert.annotations.summary).toContain(`${HELD_NS}/held`);
       expect(alert.annotations.description).toContain('UserNotFound');
-      expect(alert.annotations.runbook_url).toMatch(/docs\/operator\.md#keystoneappcred/);
+      expect(alert.annotations.runbook_url).toMatch(/docs\/operate\/alerts\.md#keystoneappcred/);
     }
     // the consumer has not broken yet: the delivered credential still authenticates, nothing rotated
     const o = await held.order('held');
