@@ -8,7 +8,9 @@
  * - `deploy/kustomize/base/`: the CRDs and the operator as a kustomize base, and `deploy/kustomize/components/`:
  *   `monitoring` (ServiceMonitor, PrometheusRule, dashboard ConfigMap), `namespaced-secret-access` and
  *   `consumer-handoff`, each the difference the constructs make for that option, as resources and JSON patches that
- *   compose (tools/json-patch.ts), for `kubectl apply -k`, Argo CD and Flux.
+ *   compose (tools/json-patch.ts), for `kubectl apply -k`, Argo CD and Flux;
+ * - `deploy/charts/keystone-appcred/`: the Helm chart, its templates synthesized from the same constructs
+ *   (tools/chart/chart.ts).
  *
  * The constructs are reached in one place, {@link variants}, through the `manifests` command's renderer
  * (src/cli/manifests.ts), so a change of the construct library's API is adapted there alone. `--check` writes nothing
@@ -22,6 +24,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderManifests } from '../src/cli/manifests';
 import { packageVersion } from '../src/cli/version';
+import { CHART_DIR, chartFiles } from './chart/chart';
 import { jsonPatch } from './json-patch';
 
 const REPO = resolve(__dirname, '..');
@@ -127,6 +130,7 @@ export function releaseArtifacts(version: string = packageVersion()): Map<string
   for (const name of Object.keys(COMPONENTS) as ComponentName[]) {
     for (const [file, text] of component(name, base, objectsOf(yaml[name]), version)) files.set(`${kustomize}/components/${name}/${file}`, text);
   }
+  for (const [file, text] of chartFiles(version)) files.set(`${CHART_DIR}/${file}`, text);
   return files;
 }
 
