@@ -21,11 +21,13 @@
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { renderManifests } from '../src/cli/manifests';
 import { packageVersion } from '../src/cli/version';
 import { CHART_DIR, chartFiles } from './chart/chart';
 import { jsonPatch } from './json-patch';
+import { objectsOf, type Manifest } from './objects';
+import { bundleFiles } from './olm';
 
 const REPO = resolve(__dirname, '..');
 /** Where the artifacts live. */
@@ -35,13 +37,6 @@ export const RELEASE_IMAGE = 'keystone-appcred';
 /** The namespaces the namespaced Secret access variant grants (the ControlPlane namespace the docs use). */
 export const SECRET_NAMESPACES = ['openstack'] as const;
 
-/** A manifest object, as far as this generator reads it. */
-interface Manifest {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
-  readonly [key: string]: unknown;
-}
 
 /** The kinds `crds.yaml` holds: what must exist before any order, and what `Crds` synthesizes. */
 const CRD_KINDS = new Set(['CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
@@ -65,12 +60,7 @@ export function variants(version: string = packageVersion()): { readonly base: s
   };
 }
 
-/** The objects of a multi-document YAML. */
-export function objectsOf(yaml: string): Manifest[] {
-  return parseAllDocuments(yaml)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((o): o is Manifest => o !== null);
-}
+export { objectsOf };
 
 const keyOf = (o: Manifest): string => `${o.apiVersion.split('/').length > 1 ? o.apiVersion.split('/')[0] : ''}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const documents = (objects: readonly Manifest[]): string => objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
@@ -131,6 +121,7 @@ export function releaseArtifacts(version: string = packageVersion()): Map<string
     for (const [file, text] of component(name, base, objectsOf(yaml[name]), version)) files.set(`${kustomize}/components/${name}/${file}`, text);
   }
   for (const [file, text] of chartFiles(version)) files.set(`${CHART_DIR}/${file}`, text);
+  for (const [path, text] of bundleFiles(RELEASE_IMAGE, version, (what) => header(version, what))) files.set(path, text);
   return files;
 }
 

@@ -35,6 +35,9 @@ export interface Schema {
   readonly required?: readonly string[];
   readonly items?: Schema;
   readonly uniqueItems?: boolean;
+  readonly minLength?: number;
+  readonly allOf?: readonly { readonly if: Schema; readonly then: Schema }[];
+  readonly const?: string;
   readonly default?: Value;
   readonly $schema?: string;
   readonly $comment?: string;
@@ -124,22 +127,32 @@ function schemaOf(type: JsiiType, docs: JsiiDocs | undefined): Schema {
     const made = factories(type.fqn);
     if (made) {
       const properties: Record<string, Schema> = { [METHOD]: { type: 'string', enum: [...made.keys()], description: `How ${def.name} is made: ${[...made.keys()].map((m) => `\`${m}\``).join(' or ')}, each with its fields below.` } };
+      const allOf: { if: Schema; then: Schema }[] = [];
       for (const [method, options] of made) {
-        for (const p of typeDef(options).properties ?? []) {
+        const fields = typeDef(options).properties ?? [];
+        for (const p of fields) {
           const doc = describe(p.docs);
           properties[p.name] = { ...schemaOf(p.type, undefined), description: `With \`${METHOD}: ${method}\`${p.optional ? '' : ' (required)'}: ${doc ?? p.name}` };
         }
+        // A factory's required fields must be given (not left empty) when it is the method.
+        const required = fields.filter((p) => !p.optional).map((p) => p.name);
+        if (required.length > 0) allOf.push({ if: { properties: { [METHOD]: { const: method } } }, then: { required, properties: Object.fromEntries(required.map((r) => [r, { minLength: 1 }])) } });
       }
-      return withDoc({ type: 'object', properties, required: [METHOD], additionalProperties: false });
+      return withDoc({ type: 'object', properties, required: [METHOD], additionalProperties: false, ...(allOf.length > 0 ? { allOf } : {}) });
     }
   }
   throw new Error(`tools/chart: the type ${JSON.stringify(type)} has no value form; say in tools/chart/values.ts how the chart offers it`);
 }
 
-function structSchema(props: readonly JsiiProperty[]): Schema {
+/** A struct: its fields, the required ones required and, for strings, not empty. */
+function structSchema(props: readonly JsiiProperty[], mayBeEmpty: ReadonlySet<string> = new Set()): Schema {
   const properties: Record<string, Schema> = {};
-  for (const p of props) properties[p.name] = schemaOf(p.type, p.docs);
-  return { type: 'object', properties, additionalProperties: false };
+  for (const p of props) {
+    const own = schemaOf(p.type, p.docs);
+    properties[p.name] = !p.optional && own.type === 'string' && !mayBeEmpty.has(p.name) ? { ...own, minLength: 1 } : own;
+  }
+  const required = props.filter((p) => !p.optional).map((p) => p.name);
+  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false };
 }
 
 /** The props of `OperatorProps`, as the assembly records them. */
@@ -162,7 +175,7 @@ const CHART_DESCRIPTIONS: Readonly<Record<string, string>> = {
 
 /** `values.schema.json`: every value, its type, its docs; no value the chart does not know (additionalProperties). */
 export function valuesSchema(): Schema {
-  const struct = structSchema(operatorProps());
+  const struct = structSchema(operatorProps(), new Set(Object.keys(CHART_DESCRIPTIONS)));
   const properties: Record<string, Schema> = { ...struct.properties };
   for (const [name, description] of Object.entries(CHART_DESCRIPTIONS)) properties[name] = { ...properties[name], description };
   return {
@@ -170,6 +183,7 @@ export function valuesSchema(): Schema {
     title: 'keystone-appcred',
     type: 'object',
     properties: { ...properties, monitoring: MONITORING },
+    ...(struct.required ? { required: struct.required } : {}),
     additionalProperties: false,
   };
 }
