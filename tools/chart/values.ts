@@ -113,7 +113,8 @@ function describe(docs: JsiiDocs | undefined): string | undefined {
 
 /** The schema of a jsii type. */
 function schemaOf(type: JsiiType, docs: JsiiDocs | undefined): Schema {
-  const description = describe(docs);
+  // A prop without docs of its own (`/** @default LogLevel.INFO */`) is described by its type's.
+  const description = describe(docs) ?? (docs && type.fqn ? describe(typeDef(type.fqn).docs) : undefined);
   const withDoc = (s: Schema): Schema => (description ? { ...s, description } : s);
   if (type.primitive === 'string') return withDoc({ type: 'string' });
   if (type.primitive === 'number') return withDoc({ type: 'number' });
