@@ -10,7 +10,11 @@
  *   `consumer-handoff`, each the difference the constructs make for that option, as resources and JSON patches that
  *   compose (tools/json-patch.ts), for `kubectl apply -k`, Argo CD and Flux;
  * - `deploy/charts/keystone-appcred/`: the Helm chart, its templates synthesized from the same constructs
- *   (tools/chart/chart.ts).
+ *   (tools/chart/chart.ts);
+ * - `deploy/olm/`: the OLM bundle (tools/olm.ts).
+ *
+ * With `--sbom DIR` (and `--image REF`), the release's CycloneDX bills of materials instead: the package's and the
+ * image's (tools/sbom.ts), written to DIR, not committed (they describe a build: the lock's tree, the image's base).
  *
  * The constructs are reached in one place, {@link variants}, through the `manifests` command's renderer
  * (src/cli/manifests.ts), so a change of the construct library's API is adapted there alone. `--check` writes nothing
@@ -28,6 +32,7 @@ import { CHART_DIR, chartFiles } from './chart/chart';
 import { jsonPatch } from './json-patch';
 import { objectsOf, type Manifest } from './objects';
 import { bundleFiles } from './olm';
+import { writeSboms } from './sbom';
 
 const REPO = resolve(__dirname, '..');
 /** Where the artifacts live. */
@@ -158,8 +163,24 @@ export function writeArtifacts(repo: string = REPO): string[] {
   return [...want.keys()];
 }
 
+/** The value after `flag` on the command line. */
+const argument = (flag: string): string | undefined => {
+  const at = process.argv.indexOf(flag);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+
 if (require.main === module) {
-  if (process.argv.includes('--check')) {
+  const sbom = argument('--sbom');
+  if (sbom !== undefined) {
+    // The bills of materials (tools/sbom.ts): `--sbom DIR`, and the image's with `--image REF`.
+    writeSboms(resolve(sbom), packageVersion(), argument('--image')).then(
+      (paths) => process.stdout.write(paths.map((p) => `${p}\n`).join('')),
+      (error: unknown) => {
+        process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  } else if (process.argv.includes('--check')) {
     const stale = staleArtifacts();
     if (stale.length > 0) {
       process.stderr.write(`deploy/ is not what this release synthesizes: ${stale.join(', ')}; run npm run release:artifacts\n`);

@@ -62,11 +62,12 @@ describe('the template generator', () => {
   const render: Render = (values: Values) => {
     const name = String(values.name);
     const env: Value[] = [{ name: 'A', value: '1' }, ...(values.debug ? [{ name: 'DEBUG', value: 'true' }] : []), { name: 'Z', value: String(values.replicas) }];
-    return [
+    const objects: Value[] = [
       { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: values.replicas as number, template: { spec: { serviceAccountName: name, containers: [{ name: 'c', env }] } } } },
       ...(values.debug ? [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-debug` } }] : []),
       ...(values.grants as string[]).map((namespace) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-grant`, namespace } })),
     ];
+    return objects;
   };
   const schema = { properties: { name: { type: 'string' }, replicas: { type: 'number' }, debug: { type: 'boolean' }, grants: { type: 'array', items: { type: 'string' } } } };
   const defaults: Values = { name: 'app', replicas: 2, debug: false, grants: [] };
