@@ -4,34 +4,13 @@
  * extraneous package no lock entry installed), names the package, and is the same file on a second run. The image's is
  * test/e2e/image-sbom.test.ts.
  */
-import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { npmSbom } from '../../tools/sbom';
+import { npmLs } from '../support/npm-ls';
 
 jest.setTimeout(120_000);
 
 const REPO = resolve(__dirname, '..', '..');
-
-interface LsNode {
-  readonly version?: string;
-  readonly extraneous?: boolean;
-  readonly dependencies?: Readonly<Record<string, LsNode>>;
-}
-
-/** Every `name@version` of the production tree `npm ls --omit=dev --all --json` prints. */
-export function npmLs(prefix: string): Set<string> {
-  const tree = JSON.parse(execFileSync('npm', ['ls', '--omit=dev', '--all', '--json', '--prefix', prefix], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as LsNode;
-  const out = new Set<string>();
-  const walk = (deps: Readonly<Record<string, LsNode>> | undefined): void => {
-    for (const [name, node] of Object.entries(deps ?? {})) {
-      if (node.version === undefined || node.extraneous) continue; // a missing optional entry; one no lock entry installed
-      out.add(`${name}@${node.version}`);
-      walk(node.dependencies);
-    }
-  };
-  walk(tree.dependencies);
-  return out;
-}
 
 describe("the package's SBOM", () => {
   it('lists the runtime dependencies npm ls --omit=dev shows, no more and no fewer, and names the package', () => {
