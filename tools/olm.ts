@@ -87,7 +87,11 @@ function csv(version: string, image: string, objects: readonly Manifest[], sampl
       version,
       minKubeVersion: '1.30.0',
       maturity: CHANNEL,
-      provider: { name: 'keystone-appcred' },
+      provider: { name: 'keystone-appcred', url: 'https://github.com/c5c3/keystone-appcred' },
+      links: [
+        { name: 'Source', url: 'https://github.com/c5c3/keystone-appcred' },
+        { name: 'Installing with OLM', url: 'https://github.com/c5c3/keystone-appcred/blob/main/docs/install/olm.md' },
+      ],
       keywords: ['openstack', 'keystone', 'application credentials', 'rotation', 'openbao'],
       icon: [{ base64data: Buffer.from(ICON_SVG).toString('base64'), mediatype: 'image/svg+xml' }],
       installModes: ['OwnNamespace', 'SingleNamespace', 'MultiNamespace', 'AllNamespaces'].map((type) => ({ type, supported: true })),
