@@ -86,7 +86,7 @@ export function keyOf(o: Json): string {
 }
 
 /** Probe values: distinct from every default and from each other, and valid for the construct. */
-const PRIMES = [7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97];
+export const PRIMES = [7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97];
 export function probe(dflt: Value, i: number): Value {
   if (typeof dflt === 'number') return dflt + PRIMES[i % PRIMES.length];
   const text = String(dflt);

@@ -92,6 +92,14 @@ describe('the template generator', () => {
     expect(text).toContain('{{- range $item := $.Values.grants }}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ include "keystone-appcred.string" (printf "%s-grant" $.Values.name) }}\n  namespace: {{ include "keystone-appcred.string" $item }}\n{{- end }}');
   });
 
+  it("probes a number within the construct's range: the first candidate it accepts", () => {
+    const small: Render = (values) => {
+      if ((values.replicas as number) > 4) throw new Error('replicas must be 1 to 4');
+      return render(values);
+    };
+    expect(settingsOf(small, defaults, schema, new Set()).find((s) => s.path[0] === 'replicas')).toEqual({ path: ['replicas'], kind: 'scalar', probe: 3 });
+  });
+
   it('stops, naming the leaf, where no probe explains a change', () => {
     const clock: Render = (values) => [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: String(values.name) }, data: { at: String(Math.random()) } }];
     expect(() => documents(clock, { name: 'app' }, [{ path: ['name'], kind: 'scalar', probe: 'kac-p0-probe' }], {})).toThrow(/ConfigMap\/\/app\.data\.at: .* which no value's probe explains/);
