@@ -199,8 +199,8 @@ describe('the Helm chart on the test API server', () => {
     await leader.server.stop(10_000);
     await eventually(async () => (await metricsText(next)).includes('keystone_appcred_leader 1') || undefined, 60_000, 250);
     timeline.push(`Lease taken over ${Date.now() - t1} ms after the old operator's SIGTERM`);
-    // A minute of the new release: one resync of every order at least.
-    await new Promise((r) => setTimeout(r, 60_000));
+    // Half a minute of the new release: its first pass over every order, and the probe throughout.
+    await new Promise((r) => setTimeout(r, 30_000));
     const metrics = await metricsText(next);
     const calls = metricSum(metrics, 'keystone_appcred_keystone_requests_total');
     const writes = metricSum(metrics, 'keystone_appcred_api_writes_total');
