@@ -16,8 +16,9 @@
  * With `--sbom DIR` (and `--image REF`), the release's CycloneDX bills of materials instead: the package's and the
  * image's (tools/sbom.ts), written to DIR, not committed (they describe a build: the lock's tree, the image's base).
  *
- * The constructs are reached in one place, {@link variants}, through the `manifests` command's renderer
- * (src/cli/manifests.ts), so a change of the construct library's API is adapted there alone. `--check` writes nothing
+ * The constructs are reached through the `manifests` command's renderer alone (src/cli/manifests.ts: here in
+ * {@link variants}, for the chart through its values' mapping, for the bundle in tools/olm.ts), so a change of the
+ * construct library's API is adapted there. `--check` writes nothing
  * and exits 1 when `deploy/` differs from what this release synthesizes (test/unit/tools/release.test.ts runs it).
  *
  * The image is `keystone-appcred:<version>`, a name to be replaced, as kubebuilder's `controller:latest` is: the image
