@@ -19,8 +19,8 @@
  *    beside the old one (a RollingUpdate's surge), the old one stopped (SIGTERM, the Lease handed over). Asserted: the
  *    CRDs untouched; nothing minted, deleted or changed in Keystone, in the orders' statuses or in the delivered
  *    Secrets; no Keystone call and no API write by the new operator; the probe never failed.
- * 5. `helm uninstall`: the release's objects go, the CRDs and the orders stay (Helm's convention for crds/, which the
- *    chart's NOTES.txt says).
+ * 5. `helm uninstall`: the release's objects go, its namespace with them; the CRDs and the orders stay (Helm's convention
+ *    for crds/, which the chart's NOTES.txt says).
  */
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -211,7 +211,7 @@ describe('the Helm chart on the test API server', () => {
     expect(consumer?.failures).toEqual([]);
   });
 
-  it('uninstalls: the release goes, the CRDs and the orders stay', async () => {
+  it('uninstalls: the release goes with its namespace, the CRDs and the orders stay', async () => {
     for (const op of operators) await op.server.stop(10_000);
     const out = helmOk(['uninstall', RELEASE, '--namespace', SYSTEM]);
     expect(out).toContain(`release "${RELEASE}" uninstalled`);
@@ -219,5 +219,10 @@ describe('the Helm chart on the test API server', () => {
     for (const crd of ['keystoneapplicationcredentials.c5c3.io', 'controlplanes.c5c3.io']) expect(await exists('crd', crd)).toBe(true);
     expect(await exists('keystoneapplicationcredential', 'app', { namespace: NS })).toBe(true);
     expect(helm(['status', RELEASE, '--namespace', SYSTEM]).status).not.toBe(0);
+    // The namespace the chart created was the release's: it goes too (docs/install/helm.md says what that takes along).
+    await eventually(async () => {
+      const ns = await kubectl(['get', 'namespace', SYSTEM, '-o', 'jsonpath={.status.phase}']);
+      return (ns.code !== 0 || ns.stdout === 'Terminating') && true;
+    }, 30_000);
   });
 });
