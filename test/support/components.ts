@@ -11,6 +11,7 @@ import { startOpenBao } from './openbao';
 import { preparePreviousRelease } from './previous-release';
 import { preparePromtool, startPrometheus } from './prometheus';
 import { preparePulumi } from './pulumi';
+import type { Starter } from './starter';
 import { startTargetKube } from './target-kube';
 
 /**
@@ -22,18 +23,6 @@ export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao
 
 /** In start order: the image first (a cold build is the longest step, and needs none of the others). */
 export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi', 'promtool', 'prometheus', 'previous-release'];
-
-/** A started component. */
-export interface Started {
-  /** Variables the tests read to reach the component (merged into the workers' environment). */
-  readonly env: Record<string, string>;
-  /** Log files whose tail is worth printing when a test fails. */
-  readonly logs: readonly string[];
-  /** Stops the component and removes what it wrote; safe to call twice. */
-  stop(): Promise<void>;
-}
-
-export type Starter = (workDir: string) => Promise<Started>;
 
 const STARTERS: Record<Component, Starter> = {
   image: startImage,
