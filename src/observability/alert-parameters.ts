@@ -11,11 +11,11 @@ export interface AlertParameters {
   /**
    * The series selector of the operator's own metrics (the scrape job): the leader, readiness and memory alerts sum and
    * compare per installation. The constructs' ServiceMonitor and PodMonitor name the job after the operator's name, as
-   * the scrape configuration in docs/operator.md does.
+   * the scrape configuration in docs/configure/alerts.md does.
    * @default 'job="keystone-appcred-operator"'
    */
   readonly operatorSelector?: string;
-  /** Where docs/operator.md is served; each alert's `runbook_url` is this plus its section's anchor. @default {@link DOCS_URL} */
+  /** Where docs/operate/alerts.md is served; each alert's `runbook_url` is this plus its section's anchor. @default {@link DOCS_URL} */
   readonly runbookBaseUrl?: string;
   /**
    * How far past `status.nextRotation` a rotation that has not switched is overdue, as of the operator's last scrape (a
@@ -66,7 +66,7 @@ export interface AlertParameters {
 /** Each parameter with the words `keystone-appcred alerts --help` gives it (its flag is the key in kebab case). */
 export const ALERT_PARAMETER_HELP: Readonly<Record<keyof AlertParameters, string>> = {
   operatorSelector: 'label matchers of the operator\'s scrape job, without braces',
-  runbookBaseUrl: 'where docs/operator.md is served; each runbook_url is this plus the alert\'s anchor',
+  runbookBaseUrl: 'where docs/operate/alerts.md is served; each runbook_url is this plus the alert\'s anchor',
   rotationOverdueAfter: 'how far past status.nextRotation a rotation that has not switched is overdue (as of the last scrape)',
   successorDueAfter: 'how long after status.nextRotation a rotation may take to create its successor before the expiry alert counts it missing (as of the last scrape)',
   expiryWarning: 'how long before its expiry a delivered credential without a successor is reported',
@@ -87,10 +87,10 @@ export const ALERT_PARAMETER_HELP: Readonly<Record<keyof AlertParameters, string
 };
 
 /**
- * Where docs/operator.md is published: the runbook links' base. A fork or an internal mirror of the documentation sets
+ * Where docs/operate/alerts.md is published: the runbook links' base. A fork or an internal mirror of the documentation sets
  * `runbookBaseUrl` (`--runbook-base-url`) instead.
  */
-export const DOCS_URL = 'https://github.com/c5c3/keystone-appcred/blob/main/docs/operator.md';
+export const DOCS_URL = 'https://github.com/c5c3/keystone-appcred/blob/main/docs/operate/alerts.md';
 
 /** The defaults of {@link AlertParameters}. */
 export const ALERT_DEFAULTS: Required<AlertParameters> = {

@@ -1,6 +1,6 @@
 /**
  * An alerting rule as a Prometheus rule file holds it, the names of the alerts this project ships (each the heading of
- * its section in docs/operator.md, "Alerts and dashboard") and the one way such a rule is made: with its severity and a
+ * its section in docs/operate/alerts.md) and the one way such a rule is made: with its severity and a
  * `runbook_url` into that section. The alert groups (credential-alerts.ts, operator-alerts.ts,
  * admin-credential-alert.ts) build on it; alerts.ts puts them into one rule file.
  */
@@ -25,7 +25,7 @@ export interface RuleFile {
   readonly groups: readonly AlertGroup[];
 }
 
-/** The alert names, each the heading of its section in docs/operator.md. */
+/** The alert names, each the heading of its section in docs/operate/alerts.md. */
 export const ALERT_NAMES = [
   'KeystoneAppCredRotationOverdue',
   'KeystoneAppCredExpiresWithoutSuccessor',
@@ -46,7 +46,7 @@ export const ALERT_NAMES = [
 /** An alert's name. */
 export type AlertName = (typeof ALERT_NAMES)[number];
 
-/** The anchor of an alert's section in docs/operator.md (GitHub's: the heading lower-cased). */
+/** The anchor of an alert's section in docs/operate/alerts.md (GitHub's: the heading lower-cased). */
 export const runbookAnchor = (alert: AlertName): string => alert.toLowerCase();
 
 

@@ -8,8 +8,8 @@
  *
  * Every window is a parameter (the shipped defaults are for production; the e2e test shortens them to seconds). Every
  * alert names the order (namespace, name, and the target cluster when there is one), the reason it stands on, what to
- * do, and carries a `runbook_url` into docs/operator.md ("Alerts and dashboard"), whose section per alert links the
- * troubleshooting table of the reason.
+ * do, and carries a `runbook_url` into docs/operate/alerts.md, whose section per alert links the troubleshooting entry
+ * of the reason (docs/troubleshoot/).
  */
 import { resolveAlertParameters, type AlertParameters } from './alert-parameters';
 import { adminCredentialAlertGroup } from './admin-credential-alert';

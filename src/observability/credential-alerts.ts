@@ -104,7 +104,7 @@ export function credentialAlertGroup(p: Required<AlertParameters>): AlertGroup {
         p.needsActionFor,
         `Credential order ${ORDER} waits for a person: {{ $labels.type }} is {{ $labels.reason }}`,
         `${ORDER} reports {{ $labels.type }}={{ $labels.status }} with the reason {{ $labels.reason }}, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. ` +
-          `The troubleshooting table in docs/operator.md says what to do for {{ $labels.reason }}. ${LOOK}.`,
+          `docs/troubleshoot/keystoneapplicationcredential.md says what to do for {{ $labels.reason }}. ${LOOK}.`,
       ),
       rule(
         'KeystoneAppCredNotReady',

@@ -70,7 +70,7 @@ export function operatorAlertGroup(p: Required<AlertParameters>): AlertGroup {
         p.notReadyOperatorFor,
         'The keystone-appcred operator replica {{ $labels.instance }} is not ready',
         'The replica {{ $labels.instance }} has caches that have not synced (its /readyz answers 503 and names them), or Prometheus cannot scrape it: a replica that is not ready cannot take over from the leader. ' +
-          'Its log says which list fails (RBAC, the API server); see "The operator does not start" in docs/operator.md.',
+          'Its log says which list fails (RBAC, the API server); see docs/troubleshoot/operator-start.md.',
       ),
       rule(
         'KeystoneAppCredOperatorMemoryNearLimit',
@@ -79,7 +79,7 @@ export function operatorAlertGroup(p: Required<AlertParameters>): AlertGroup {
         p.memoryFor,
         'The keystone-appcred operator replica {{ $labels.instance }} uses {{ $value | humanizePercentage }} of its memory limit',
         `The resident memory of {{ $labels.instance }} has been above ${percent(p.memoryRatio)} of its container's memory limit for ${p.memoryFor}: the next burst (many new orders, a mass rotation) may get it OOM-killed. ` +
-          'Raise the construct\'s limits.memory (docs/operator.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
+          'Raise the construct\'s limits.memory (docs/operate/what-to-do-when.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
       ),
     ],
   };
