@@ -21,7 +21,7 @@ import { adminCredentialMetrics } from '../../../src/operator/admin-credential-m
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { parameterFlag } from '../../../src/cli/monitoring';
-import { ALERT_DEFAULTS, ALERT_PARAMETER_HELP } from '../../../src/observability/alerts';
+import { ALERT_DEFAULTS, ALERT_PARAMETER_HELP } from '../../../src/observability/alert-parameters';
 import { SETTINGS } from '../../../src/operator/runtime/config';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
 import { page, rows, section, spans } from '../../support/markdown';
