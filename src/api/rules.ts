@@ -8,9 +8,6 @@ import { Duration } from './duration';
 import type { Rule } from './field-rules';
 import { PRIVILEGE_RULES } from './privileges';
 
-// Moved to field-rules.ts (issue 47: the import circle through rules.ts); the old path serves until nothing imports it.
-export type { Rule, RulePath } from './field-rules';
-
 /** Lengths and bounds of the schema (spec, Spec). */
 export const Limits = {
   /** `userRef.name`, `projectRef.name`, `controlPlaneRef.*`: 1 to 63 characters. */

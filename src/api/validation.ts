@@ -8,9 +8,6 @@ import { Duration, DurationError } from './duration';
 import { checkBound, valuesAt, violation, type Rule, type Violation } from './field-rules';
 import { PRIVILEGE_BOUNDS } from './privileges';
 import { Limits, RULES } from './rules';
-
-// Moved to field-rules.ts (issue 47: the import circle through validation.ts); the old path serves until nothing imports it.
-export { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Violation } from './field-rules';
 import type { KeystoneApplicationCredentialSpec } from './types';
 
 /** Thrown by {@link assertValid}; carries every violation. */

@@ -17,12 +17,6 @@ import type { RuleFile } from './alert-rule';
 import { credentialAlertGroup } from './credential-alerts';
 import { keystoneAlertGroup, operatorAlertGroup } from './operator-alerts';
 
-// Moved to their own files (issue 47: alerts.ts over 400 lines, and the import circle with admin-credential-alert.ts);
-// the old path serves until nothing imports it.
-export { ALERT_DEFAULTS, ALERT_PARAMETER_HELP, DOCS_URL, resolveAlertParameters, seconds, type AlertParameters } from './alert-parameters';
-export { ALERT_NAMES, runbookAnchor, type AlertGroup, type AlertName, type AlertRule, type RuleFile } from './alert-rule';
-export { NEEDS_ACTION_REASONS } from './credential-alerts';
-
 /** The alert rule groups with `parameters` (see {@link AlertParameters}); throws on a bad parameter, naming it. */
 export function alertRules(parameters: AlertParameters = {}): RuleFile {
   const p = resolveAlertParameters(parameters);

@@ -18,9 +18,6 @@
 import { secretRoleName, sourceRoleName } from '../api/secret-access';
 import type { ObjectKind, SecretAccess, SecretGrantHint } from './ports';
 
-// Moved to ports.ts (issue 47: the import circle between the two files); the old path serves until nothing imports it.
-export type { SecretAccess, SecretGrantHint } from './ports';
-
 /** Every namespace is granted: the cluster-wide mode, and ports that do not know better. */
 export const GRANTED: SecretAccess = { state: 'granted' };
 

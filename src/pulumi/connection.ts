@@ -11,9 +11,6 @@ import type { KeystoneSessionOptions, NamedRef } from '../keystone';
 import { CONNECTION_RULES, objectProblems, textProblem } from './input-rules';
 import type { ConnectionSettings } from './settings';
 
-// Moved to settings.ts (issue 47: the import circle through input-rules.ts); the old path serves until nothing imports it.
-export type { ConnectionSettings } from './settings';
-
 /** A resolved connection: session options plus what the delivered document needs. */
 export interface ResolvedConnection {
   readonly session: KeystoneSessionOptions;

@@ -13,9 +13,6 @@ import type { AccessRule, KeystoneApplicationCredentialStatus } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
 import type { BackupSettings, ConnectionSettings } from './settings';
 
-// Moved to settings.ts (issue 47: the import circle through input-rules.ts); the old path serves until nothing imports it.
-export type { BackupSettings } from './settings';
-
 /** The rotation settings, Go-format durations. */
 export interface RotationSettings {
   readonly interval: string;
