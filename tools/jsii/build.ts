@@ -21,8 +21,9 @@
  * - `maven-repository/`: the Maven local repository of every jsii-pacmak Java build (Maven's plugins, the jsii runtime,
  *   `software.constructs:constructs`), downloaded once rather than by every build into a scratch directory.
  *
- * The library's hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE)
- * and the versions of jsii, jsii-pacmak, jsii-rosetta, jsii-docgen and the peers; each language's marker holds the
+ * The library's hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE),
+ * the versions of jsii, jsii-pacmak, jsii-rosetta and jsii-docgen, and the packages the stage's node_modules holds (the
+ * peers and the Node types, tools/jsii/stage.ts); each language's marker holds the
  * toolchain it was built with, so a new toolchain rebuilds that language. Each step leaves a marker, so a partial cache
  * is completed, not rebuilt. What each step took, when built, is kept in `timings.json`.
  */

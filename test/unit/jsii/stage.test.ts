@@ -1,13 +1,14 @@
 /**
  * The jsii package's staging (tools/jsii/stage.ts, tools/jsii/package.ts), without building: the construct library's
  * closure is the constructs and the engine's pure modules they import, nothing else; a module that imports another
- * package is refused, naming it; the package.json carries the root's version and peer ranges and every language's name.
+ * package is refused, naming it; the stage's own node_modules holds the peers and the Node types (no link to a checkout's);
+ * the package.json carries the root's version and peer ranges and every language's name.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JSII_NAMES, jsiiPackageJson, PEERS, ROOT, rootPackage } from '../../../tools/jsii/package';
-import { allowedImport, closure } from '../../../tools/jsii/stage';
+import { allowedImport, closure, stagedPackages } from '../../../tools/jsii/stage';
 
 describe('the jsii package\'s closure', () => {
   const files = closure();
@@ -43,6 +44,16 @@ describe('the jsii package\'s closure', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the stage\'s own node_modules', () => {
+  it('holds the peers and the Node types with the dependencies they need beside them, at the versions installed', () => {
+    const names = stagedPackages().map((entry) => entry.slice(0, entry.lastIndexOf('@')));
+    expect(names).toEqual(expect.arrayContaining(['cdk8s', 'constructs', '@types/node', 'undici-types']));
+    // cdk8s bundles its dependencies (yaml, follow-redirects, fast-json-patch): they travel inside it.
+    expect(names).not.toContain('yaml');
+    expect(stagedPackages()).toContain(`cdk8s@${(JSON.parse(readFileSync(join(ROOT, 'node_modules', 'cdk8s', 'package.json'), 'utf8')) as { version: string }).version}`);
   });
 });
 
