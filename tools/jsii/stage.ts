@@ -17,7 +17,7 @@
  * checkout's: each build from another checkout re-pointed it, and a checkout deleted left it dangling under every other
  * reader (issue 47).
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
 import { installedVersion, jsiiPackageJson, PEERS, ROOT } from './package';
@@ -129,7 +129,9 @@ export function stage(dir: string, root: string = ROOT): string[] {
   cpSync(join(root, 'LICENSE'), join(dir, 'LICENSE'));
   for (const entry of stagedPackages(root)) {
     const name = entry.slice(0, entry.lastIndexOf('@'));
-    cpSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), { recursive: true, dereference: true });
+    // The package's own links (its node_modules/.bin) are copied as written, relative, so they stay inside the stage
+    // (by default Node resolves them into absolute links back into the checkout).
+    cpSync(realpathSync(join(root, 'node_modules', name)), join(dir, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
   }
   return files;
 }

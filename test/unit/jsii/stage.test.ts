@@ -4,11 +4,11 @@
  * package is refused, naming it; the stage's own node_modules holds the peers and the Node types (no link to a checkout's);
  * the package.json carries the root's version and peer ranges and every language's name.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { JSII_NAMES, jsiiPackageJson, PEERS, ROOT, rootPackage } from '../../../tools/jsii/package';
-import { allowedImport, closure, stagedPackages } from '../../../tools/jsii/stage';
+import { allowedImport, closure, stage, stagedPackages } from '../../../tools/jsii/stage';
 
 describe('the jsii package\'s closure', () => {
   const files = closure();
@@ -54,6 +54,21 @@ describe('the stage\'s own node_modules', () => {
     // cdk8s bundles its dependencies (yaml, follow-redirects, fast-json-patch): they travel inside it.
     expect(names).not.toContain('yaml');
     expect(stagedPackages()).toContain(`cdk8s@${(JSON.parse(readFileSync(join(ROOT, 'node_modules', 'cdk8s', 'package.json'), 'utf8')) as { version: string }).version}`);
+  });
+
+  it('is copied, with no link leading out of the stage (a package\'s own .bin links stay relative)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kac-stage-'));
+    try {
+      stage(dir);
+      expect(lstatSync(join(dir, 'node_modules')).isDirectory()).toBe(true);
+      expect(lstatSync(join(dir, 'node_modules', 'cdk8s')).isDirectory()).toBe(true);
+      const links = readdirSync(join(dir, 'node_modules'), { withFileTypes: true, recursive: true })
+        .filter((entry) => entry.isSymbolicLink())
+        .map((entry) => join(entry.parentPath, entry.name));
+      expect(links.filter((link) => !resolve(dirname(link), readlinkSync(link)).startsWith(`${dir}/`))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
