@@ -49,4 +49,4 @@ export type { ControlPlaneReference, OrderProps, OrderReference } from './orders
 export { ServiceOwner, type ServiceOwnerProps } from './orders/service-owner';
 export { SecretAccess } from './secret-access';
 export { TargetCluster, TargetClusterSubject, type TargetClusterProps } from './target-cluster';
-export type { AlertParameters } from '../src/observability/alerts';
+export type { AlertParameters } from '../src/observability/alert-parameters';

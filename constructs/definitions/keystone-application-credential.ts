@@ -6,7 +6,7 @@ import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL }
 import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
 import { Limits, RULES } from '../../src/api/rules';
 import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
-import type { KindDefinition } from '../crd';
+import type { KindDefinition } from './definition';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
 
 /** A Go duration as `time.ParseDuration` reads it (a lone `0` needs no unit). */

@@ -11,7 +11,7 @@
 import { ClusterIdentityLimits as L } from './cluster-identity';
 import { dnsLabelRule } from './rules';
 import { validateAgainst, type PlaneRule, type RuleTable } from './identity-plane-rules';
-import type { FieldBound } from './validation';
+import type { FieldBound, Violation } from './field-rules';
 import {
   isLabelKey,
   isLabelValue,
@@ -21,7 +21,6 @@ import {
   LabelSelectorLimits,
   valuesFitOperator,
 } from './label-selector';
-import type { Violation } from './validation';
 
 /** A DNS subdomain (RFC 1123), what Kubernetes requires of most object names; the 253-character bound is the schema's. */
 export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';

@@ -1,6 +1,7 @@
 export * from './conditions';
 export * from './defaults';
 export * from './duration';
+export * from './field-rules';
 export * from './naming';
 export * from './rules';
 export * from './privileges';

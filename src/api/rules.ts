@@ -5,6 +5,7 @@
  * `pulumi preview`.
  */
 import { Duration } from './duration';
+import type { Rule } from './field-rules';
 import { PRIVILEGE_RULES } from './privileges';
 
 /** Lengths and bounds of the schema (spec, Spec). */
@@ -19,46 +20,6 @@ export const Limits = {
   /** `rotation.interval`, `rotation.gracePeriod`: the longest duration string; Go's longest canonical form is 24 characters. */
   durationMaxLength: 64,
 } as const;
-
-/**
- * Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root); `[]` after a segment
- * steps into every item of that list.
- */
-export type RulePath =
-  | ''
-  | 'spec'
-  | 'spec.userRef'
-  | 'spec.projectRef'
-  | 'spec.controlPlaneRef'
-  | 'spec.controlPlaneRef.name'
-  | 'spec.controlPlaneRef.namespace'
-  | 'spec.credentialGeneration'
-  | 'spec.rotation'
-  | 'spec.rotation.interval'
-  | 'spec.rotation.gracePeriod'
-  | 'spec.roles'
-  | 'spec.accessRules'
-  | 'spec.accessRules[].service'
-  | 'spec.accessRules[].path';
-
-/** One `x-kubernetes-validations` entry with its TypeScript twin. */
-export interface Rule {
-  /** The schema node the rule is attached to. */
-  readonly path: RulePath;
-  /** The CEL expression, over `self` (and `oldSelf` for a transition rule). */
-  readonly cel: string;
-  /** The spec's message. */
-  readonly message: string;
-  /** A transition rule: it compares with the stored object and runs on update only. */
-  readonly transition: boolean;
-  /**
-   * The field a violation names, for a rule that sits on an object (or the root) but is about one field below it:
-   * the CRD's `fieldPath`, and the field and value `validate` reports. @default the path
-   */
-  readonly field?: string;
-  /** The TypeScript check: true when the rule holds for `self` (and `oldSelf`). */
-  holds(self: unknown, oldSelf?: unknown): boolean;
-}
 
 function durationOf(value: unknown): Duration | undefined {
   if (typeof value !== 'string') return undefined;

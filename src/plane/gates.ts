@@ -28,7 +28,7 @@ import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
 import type { SecretObject } from './ports';
 import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
-import type { SecretAccess } from './secret-access';
+import type { SecretAccess } from './ports';
 
 type Key = { readonly namespace: string; readonly name: string };
 

@@ -5,10 +5,11 @@
  */
 import * as pulumi from '@pulumi/pulumi';
 import type { AccessRule } from '../api/privileges';
-import type { ConnectionSettings } from './connection';
+import type { ConnectionSettings } from './settings';
 import { pulumiPrefix } from './prefix';
 import { provider } from './provider';
-import { SECRET_OUTPUTS, type BackupSettings } from './state';
+import { SECRET_OUTPUTS } from './state';
+import type { BackupSettings } from './settings';
 
 /** Every member of `T` as a Pulumi input. */
 export type InputsOf<T> = { readonly [K in keyof T]: pulumi.Input<T[K]> };

@@ -14,7 +14,8 @@ import { halt } from './halt';
 import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
 import type { OpenKeystone } from './keystone';
 import { leftoverNote } from './leftover';
-import { outputsOf, privilegesOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { outputsOf, privilegesOf, statusOf, stripUndefined, type ProviderInputs, type ProviderOutputs } from './state';
+import type { BackupSettings } from './settings';
 
 /** What a run needs of the provider's surroundings. */
 export interface RunContext {

@@ -11,21 +11,7 @@
  */
 import type { AccessRule, KeystoneApplicationCredentialStatus } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
-import type { ConnectionSettings } from './connection';
-
-/** The OpenBao backup as inputs; every field may come from the provider's environment. */
-export interface BackupSettings {
-  /** @default `BAO_ADDR`, else `VAULT_ADDR` */
-  readonly address?: string;
-  /** @default `BAO_TOKEN`, else `VAULT_TOKEN` */
-  readonly token?: string;
-  /** @default "openstack" */
-  readonly mount?: string;
-  /** @default `keystone/pulumi/<prefix>/service-accounts/application-credential` */
-  readonly path?: string;
-  /** @default `BAO_NAMESPACE`, else none */
-  readonly namespace?: string;
-}
+import type { BackupSettings, ConnectionSettings } from './settings';
 
 /** The rotation settings, Go-format durations. */
 export interface RotationSettings {

@@ -6,9 +6,10 @@
  * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
-import type { ConnectionSettings } from '../connection';
+import type { ConnectionSettings } from '../settings';
 import { ACCESS_RULE_METHODS, type AccessRule } from '../../api/privileges';
-import type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
+import type { ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
+import type { BackupSettings } from '../settings';
 
 /** The package name: the plugin is `pulumi-resource-keystone-appcred`. */
 export const PACKAGE = 'keystone-appcred';
