@@ -9,6 +9,16 @@ import { createHash } from 'node:crypto';
 export const SECRET_KEYS = ['clouds.yaml', 'application_credential_id', 'application_credential_secret'] as const;
 export type SecretKey = (typeof SECRET_KEYS)[number];
 
+/** A DNS subdomain (RFC 1123), what Kubernetes requires of most object names; the 253-character bound is the schema's. */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/**
+ * The annotation that asks an order to revoke now (issue 49): a new value (any text: a time, a ticket) rotates at once
+ * and deletes the superseded credential as soon as its successor is delivered and backed up, skipping the grace period.
+ * The order records the value it acted on in `status.lastRevokeRequest`, so each value fires once.
+ */
+export const REVOKE_PREVIOUS_ANNOTATION = 'c5c3.io/revoke-previous';
+
 /** Labels every child and the delivered Secret carry. */
 export const Labels = {
   name: 'c5c3.io/keystoneapplicationcredential-name',

@@ -4,8 +4,10 @@
  * The message is the spec's quoted message, so a user sees the same words from `kubectl apply`, `cdk8s synth` and
  * `pulumi preview`.
  */
+import { ADOPTION_RULES } from './adoption';
 import { Duration } from './duration';
 import { PRIVILEGE_RULES } from './privileges';
+import { SECRET_TEMPLATE_RULES } from './secret-template';
 
 /** Lengths and bounds of the schema (spec, Spec). */
 export const Limits = {
@@ -39,7 +41,13 @@ export type RulePath =
   | 'spec.roles'
   | 'spec.accessRules'
   | 'spec.accessRules[].service'
-  | 'spec.accessRules[].path';
+  | 'spec.accessRules[].path'
+  | 'spec.secretTemplate.labels'
+  | 'spec.secretTemplate.annotations'
+  | 'spec.secretTemplate.data'
+  | 'spec.adopt.credentialID'
+  | 'spec.adopt.secretRef.name'
+  | 'spec.adopt.secretRef.key';
 
 /** One `x-kubernetes-validations` entry with its TypeScript twin. */
 export interface Rule {
@@ -182,6 +190,9 @@ export const RULES: readonly Rule[] = [
   ...CONTROL_PLANE_REF_RULES,
   // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
   ...PRIVILEGE_RULES,
+  // Not the reference's (issue 49): the delivered Secret's template and the adoption of an existing credential.
+  ...SECRET_TEMPLATE_RULES,
+  ...ADOPTION_RULES,
   {
     path: '',
     field: 'metadata.name',

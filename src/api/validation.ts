@@ -5,7 +5,10 @@
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from './defaults';
 import { Duration, DurationError } from './duration';
+import { ADOPTION_BOUNDS } from './adoption';
+import { DELETION_POLICY_BOUNDS } from './deletion-policy';
 import { PRIVILEGE_BOUNDS } from './privileges';
+import { SECRET_TEMPLATE_BOUNDS } from './secret-template';
 import { Limits, RULES, type Rule } from './rules';
 import type { KeystoneApplicationCredentialSpec } from './types';
 
@@ -60,8 +63,8 @@ export interface FieldBound {
   readonly path: string;
   /** Must be present whenever its parent is. @default false */
   readonly required?: boolean;
-  /** The JSON type. */
-  readonly type: 'string' | 'integer' | 'array' | 'map';
+  /** The JSON type; `object`: any object (its fields have bounds of their own). */
+  readonly type: 'string' | 'integer' | 'array' | 'map' | 'object';
   /** Of a string. @default 1 */
   readonly minLength?: number;
   /** Of a string, and of each value of a map. @default none */
@@ -121,6 +124,9 @@ export function checkBound(out: Violation[], root: unknown, bound: FieldBound): 
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
     } else if (bound.type === 'map') checkMap(out, field, value, bound);
+    else if (bound.type === 'object') {
+      if (typeof value !== 'object' || Array.isArray(value)) out.push(violation(field, value, 'must be an object'));
+    }
     else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
     else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
     else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
@@ -207,11 +213,13 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
   }
   // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
   for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
+  // Not the reference's (issue 49): the template and the deletion policy in both scopes, the adoption on an order.
+  for (const bound of [...SECRET_TEMPLATE_BOUNDS, ...DELETION_POLICY_BOUNDS, ...(scope === 'order' ? ADOPTION_BOUNDS : [])]) checkBound(out, order, bound);
   return out;
 }
 
-/** The settings a Pulumi resource carries: the rotation, the generation, the roles and the access rules. */
-const SETTINGS = ['spec.rotation', 'spec.credentialGeneration', 'spec.roles', 'spec.accessRules'];
+/** The settings a Pulumi resource carries: the rotation, the generation, the roles, the access rules, the template and the deletion policy. */
+const SETTINGS = ['spec.rotation', 'spec.credentialGeneration', 'spec.roles', 'spec.accessRules', 'spec.secretTemplate', 'spec.deletionPolicy'];
 
 function inScope(rule: Rule, scope: ValidationScope): boolean {
   return scope === 'order' || SETTINGS.some((prefix) => rule.path === prefix || rule.path.startsWith(`${prefix}.`) || rule.path.startsWith(`${prefix}[]`));
