@@ -9,6 +9,7 @@ import { LabelSelectorLimits } from '../../src/api/label-selector';
 import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
 import { SECRET_FORMATS, SecretTemplateLimits as T, TEMPLATE_FIELDS } from '../../src/api/secret-template';
 import { Limits, RULES } from '../../src/api/rules';
+import { REVOKE_REQUEST_MAX_LENGTH } from '../../src/api/naming';
 import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
 import type { KindDefinition } from '../crd';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
@@ -158,7 +159,7 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   lastRevokeRequest: string({
     description: 'Not in the reference: the value of the c5c3.io/revoke-previous annotation the order last acted on; a different value rotates at once and deletes the superseded credential as soon as its successor is delivered and backed up.',
     minLength: 0,
-    maxLength: 1024,
+    maxLength: REVOKE_REQUEST_MAX_LENGTH,
   }),
   revokeGeneration: int64(
     'Not in the reference: while a revoke request is carried out, the generation it rotates to; every credential below it is deleted as soon as one at or above it is delivered and backed up, skipping its grace period.',

@@ -19,6 +19,20 @@ export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]
  */
 export const REVOKE_PREVIOUS_ANNOTATION = 'c5c3.io/revoke-previous';
 
+/** The longest request `status.lastRevokeRequest` records as written; a longer one is recorded by its digest. */
+export const REVOKE_REQUEST_MAX_LENGTH = 253;
+
+/**
+ * The revoke request a value makes (the annotation's, the Pulumi input's): the value without blanks around it, or by its
+ * digest (`sha256:` and 32 hex digits) when it is longer than {@link REVOKE_REQUEST_MAX_LENGTH}; none for a value that
+ * is empty or only blanks.
+ */
+export function revokeRequestOf(value: string | undefined): string | undefined {
+  const request = value?.trim();
+  if (!request) return undefined;
+  return request.length <= REVOKE_REQUEST_MAX_LENGTH ? request : `sha256:${createHash('sha256').update(request).digest('hex').slice(0, 32)}`;
+}
+
 /** Labels every child and the delivered Secret carry. */
 export const Labels = {
   name: 'c5c3.io/keystoneapplicationcredential-name',

@@ -127,8 +127,11 @@ export interface DeliveryPort {
   read(): Promise<({ readonly owned: boolean } & ObservedSecret) | undefined>;
   write(data: SecretData): Promise<void>;
   remove(): Promise<void>;
-  /** Leaves the Secret to its consumers (`deletionPolicy: Retain`, issue 49): drops the order's owner reference. @default nothing to do */
-  retain?(): Promise<void>;
+  /**
+   * Leaves the Secret, carrying `data`, to its consumers (`deletionPolicy: Retain`, issue 49): drops the order's owner
+   * reference. @default nothing to do
+   */
+  retain?(data: SecretData): Promise<void>;
 }
 
 /** Everything one pass of the runner needs. */

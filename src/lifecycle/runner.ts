@@ -422,9 +422,12 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'withdraw':
       await ports.delivery.remove();
       return { outcome: 'done' };
-    case 'retain':
-      await ports.delivery.retain?.();
+    case 'retain': {
+      const secret = await ports.secrets.read(action.generation);
+      if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
+      await ports.delivery.retain?.(delivered(ports, action.id, secret));
       return { outcome: 'done' };
+    }
     case 'release':
       await ports.release();
       return { outcome: 'done' };

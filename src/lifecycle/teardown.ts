@@ -26,11 +26,12 @@ export function teardown(status: KeystoneApplicationCredentialStatus, world: Obs
   }
   if (world.backup !== undefined && !keptBackup) actions.push({ type: 'remove-backup', why: 'teardown' });
   actions.push(...former.actions);
+  // The Secret is applied once more without its owner reference, with the document of the parked secret: before it goes.
+  if (kept?.credential) actions.push({ type: 'retain', generation: kept.generation, id: kept.credential.id, backup: keptBackup, why: 'deletionPolicy Retain' });
   for (const record of world.generations) {
     if (record.parked || record.failure !== undefined) actions.push({ type: 'discard', generation: record.generation, why: 'teardown' });
   }
-  if (kept?.credential) actions.push({ type: 'retain', generation: kept.generation, id: kept.credential.id, backup: keptBackup, why: 'deletionPolicy Retain' });
-  else if (world.delivery.state === 'delivered') actions.push({ type: 'withdraw', why: 'teardown' });
+  if (!kept && world.delivery.state === 'delivered') actions.push({ type: 'withdraw', why: 'teardown' });
   actions.push({ type: 'release', why: 'teardown done' });
   return { status, actions };
 }
@@ -40,10 +41,11 @@ export function teardown(status: KeystoneApplicationCredentialStatus, world: Obs
  * the Secret and (when it holds that credential) the backup. Everything else the order holds goes as under `Delete`:
  * the superseded credential in its grace period (its consumers had the switch; the one kept is what the Secret
  * carries), a successor never delivered, the parked secrets. With no delivered Secret of the order's (none yet, a
- * foreign one) there is nothing a consumer holds, and nothing is kept.
+ * foreign one) there is nothing a consumer holds, and nothing is kept; nor when the delivered credential's parked secret
+ * is lost (the Secret cannot be applied once more without its owner reference: the garbage collector takes it).
  */
 function retained(world: Observations): GenerationRecord | undefined {
   const delivery = world.delivery;
   if (delivery.state !== 'delivered') return undefined;
-  return world.generations.find((r) => r.credential?.id === delivery.credentialId);
+  return world.generations.find((r) => r.credential?.id === delivery.credentialId && r.parked);
 }

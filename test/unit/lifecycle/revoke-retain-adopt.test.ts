@@ -70,18 +70,20 @@ describe('deletionPolicy Retain', () => {
 
   it('keeps the delivered credential, its Secret and its backup; deletes what is superseded and every parked secret', () => {
     const plan = decide(retaining(grace), world([held(1, EXP1), held(2, EXP1), { generation: 3, parked: true }], { ...deliveredAs('cred-2'), backup: { credentialId: 'cred-2' } }), T0);
-    expect(kinds(plan)).toEqual(['delete:1', 'discard:1', 'discard:2', 'discard:3', 'retain:2', 'release']);
+    expect(kinds(plan)).toEqual(['delete:1', 'retain:2', 'discard:1', 'discard:2', 'discard:3', 'release']);
     expect(plan.actions.find((a) => a.type === 'retain')).toMatchObject({ id: 'cred-2', backup: true });
   });
 
   it('removes a backup that does not hold the retained credential', () => {
     const plan = decide(retaining(grace), world([held(2, EXP1)], { ...deliveredAs('cred-2'), backup: { credentialId: 'cred-3' } }), T0);
-    expect(kinds(plan)).toEqual(['remove-backup', 'discard:2', 'retain:2', 'release']);
+    expect(kinds(plan)).toEqual(['remove-backup', 'retain:2', 'discard:2', 'release']);
     expect(plan.actions.find((a) => a.type === 'retain')).toMatchObject({ backup: false });
   });
 
-  it('with no delivered Secret of its own, keeps nothing: as Delete', () => {
+  it('with no delivered Secret of its own, or its parked secret lost, keeps nothing: as Delete', () => {
     expect(kinds(decide(retaining(grace), world([held(2, EXP1)], { delivery: { state: 'foreign' } }), T0))).toEqual(['delete:2', 'discard:2', 'release']);
+    const lost = { generation: 2, parked: false, credential: { id: 'cred-2' } };
+    expect(kinds(decide(retaining(grace), world([lost], deliveredAs('cred-2')), T0))).toEqual(['delete:2', 'withdraw', 'release']);
   });
 
   it('Delete, the default, is the reference teardown as before', () => {
