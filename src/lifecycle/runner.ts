@@ -70,6 +70,9 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
   // The parked records first: the credentials they adopted (issue 49) are listed by id, their names being none of the order's.
   const parked = await ports.secrets.list();
   const adopted = new Map(parked.flatMap((p) => (p.adopted !== undefined ? [[p.adopted, p.generation] as const] : [])));
+  // A face that parks no superseded secret (Pulumi) knows the adopted credential in its grace period by the status alone.
+  const recordedAdoption = status.adoptedCredentialID === undefined ? undefined : recordedGeneration(status, status.adoptedCredentialID);
+  if (recordedAdoption !== undefined) adopted.set(status.adoptedCredentialID as string, recordedAdoption);
   const [listed, backupRead, formerRead, delivered, admission, gate, undeliverable] = await Promise.all([
     ports.keystone.list(adopted.size > 0 ? adopted : undefined).then(
       (credentials) => ({ credentials }),

@@ -76,10 +76,12 @@ export function makeProvider(deps: ProviderDeps = {}) {
     async diff(_id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
       const replaces = news.prefix !== olds.prefix ? ['prefix'] : [];
       if (isUnknown(news)) return { changes: true, replaces, deleteBeforeReplace: false };
-      const echoed = (o: Partial<ProviderInputs>): string => JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName }));
+      const echoed = (o: Partial<ProviderInputs>): string =>
+        JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName, secretTemplate: o.secretTemplate, deletionPolicy: o.deletionPolicy }));
       if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
       const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), context.clock());
-      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds) });
+      const shapes = stripUndefined({ cloudConf: olds.cloudConf, env: olds.env, data: olds.data });
+      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds), shapes });
       const moved = STATUS_OUTPUTS.some((k) => JSON.stringify(projected[k]) !== JSON.stringify(olds[k]));
       return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
     },
