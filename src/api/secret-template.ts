@@ -150,7 +150,7 @@ export const SECRET_TEMPLATE_BOUNDS: readonly FieldBound[] = [
   { path: 'spec.secretTemplate.annotations', type: 'map', maxProperties: SecretTemplateLimits.annotationsMaxProperties, maxLength: SecretTemplateLimits.annotationValueMaxLength },
   { path: 'spec.secretTemplate.formats', type: 'array', maxItems: SECRET_FORMATS.length, unique: true },
   { path: 'spec.secretTemplate.formats[]', type: 'string', enum: SECRET_FORMATS },
-  { path: 'spec.secretTemplate.data', type: 'map', maxProperties: SecretTemplateLimits.dataMaxProperties, maxLength: SecretTemplateLimits.dataValueMaxLength },
+  { path: 'spec.secretTemplate.data', type: 'map', maxProperties: SecretTemplateLimits.dataMaxProperties, minLength: 1, maxLength: SecretTemplateLimits.dataValueMaxLength },
 ];
 
 /** The CRD rules of the template, each with its TypeScript twin (see `rules.ts`). */

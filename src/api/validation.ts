@@ -65,7 +65,7 @@ export interface FieldBound {
   readonly required?: boolean;
   /** The JSON type; `object`: any object (its fields have bounds of their own). */
   readonly type: 'string' | 'integer' | 'array' | 'map' | 'object';
-  /** Of a string. @default 1 */
+  /** Of a string (@default 1), and of each value of a map (@default 0). */
   readonly minLength?: number;
   /** Of a string, and of each value of a map. @default none */
   readonly maxLength?: number;
@@ -143,6 +143,7 @@ function checkMap(out: Violation[], field: string, value: unknown, bound: FieldB
   if (bound.maxProperties !== undefined && entries.length > bound.maxProperties) out.push(violation(field, value, `must have at most ${bound.maxProperties} entries`));
   for (const [key, item] of entries) {
     if (typeof item !== 'string') out.push(violation(`${field}.${key}`, item, 'must be a string'));
+    else if (bound.minLength !== undefined && item.length < bound.minLength) out.push(violation(`${field}.${key}`, item, `must be at least ${bound.minLength} character${bound.minLength === 1 ? '' : 's'} long`));
     else if (bound.maxLength !== undefined && item.length > bound.maxLength) out.push(violation(`${field}.${key}`, item, `must be at most ${bound.maxLength} characters long`));
   }
 }
