@@ -24,7 +24,8 @@ export type BinaryName =
   | 'pulumi-language-dotnet'
   | 'bao'
   | 'promtool'
-  | 'prometheus';
+  | 'prometheus'
+  | 'cloudconf';
 
 /** Pinned versions (keep in sync with build-test-binaries.sh and test/support/go/*). */
 export const PINNED_VERSIONS = {

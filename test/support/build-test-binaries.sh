@@ -7,6 +7,8 @@
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
 #               pulumi-resource-pulumi-nodejs pulumi-language-yaml pulumi-python pulumi-language-sdkgen
 #               pulumi-language-dotnet bao promtool prometheus        (default: all of them)
+#               cloudconf: a cloud.conf reader with the OpenStack cloud controller manager's parser (gcfg) and
+#               client library (gophercloud v2), test/support/go/cloudconf, for the template e2e test
 #               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
 #               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
 #               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests and the
@@ -53,6 +55,8 @@ LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10
 SHIM_VERSION="${PULUMI_VERSION}-kac.1"
 SDKGEN_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$gomods/pulumi/cmd/pulumi-language-sdkgen/main.go" | cut -c1-10)"
 DOTNET_CODEGEN_VERSION="v3.225.0-kac.$(cat "$gomods/pulumi-dotnet/cmd/pulumi-language-dotnet/"* "$gomods/pulumi-dotnet/go.mod" | sha256sum | cut -c1-10)"
+# The cloud.conf reader: a digest of its source and module, so an edit rebuilds it.
+CLOUDCONF_VERSION="kac.$(cat "$gomods/cloudconf/main.go" "$gomods/cloudconf/go.mod" | sha256sum | cut -c1-10)"
 K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 K8S_PROVIDER_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 
@@ -64,7 +68,7 @@ export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
 
 all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-language-yaml
-  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus)
+  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus cloudconf)
 
 version_of() {
   case "$1" in
@@ -80,6 +84,7 @@ version_of() {
     bao) echo "$BAO_VERSION" ;;
     promtool | prometheus) echo "v$PROMETHEUS_VERSION" ;;
     pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
+    cloudconf) echo "$CLOUDCONF_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
   esac
 }
@@ -267,6 +272,7 @@ build_one() {
     bao) build_bao ;;
     pulumi-resource-kubernetes) build_k8s_provider ;;
     promtool | prometheus) go_build "$comp" prometheus "github.com/prometheus/prometheus/cmd/$comp" "$(prometheus_ldflags)" remove_all_sd ;;
+    cloudconf) go_build cloudconf cloudconf . "-s -w" ;;
   esac
   t1=$(date +%s)
   log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"
