@@ -12,8 +12,11 @@ import { headings, links, page, resolves, section } from '../../support/markdown
 const values = (...groups: Readonly<Record<string, string>>[]): string[] => [...new Set(groups.flatMap((g) => Object.values(g)))];
 /** The reasons every order kind of the identity plane shares; a KeystoneUser also reads SecretAccessNotGranted. */
 const PLANE_SHARED = [...values(AdmissionReason).filter((r) => r !== AdmissionReason.SecretAccessNotGranted), AdminCredentialReason.WaitingForCABundle, PLANE_READY_REASON];
-/** A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced. */
-const USER_DELIVERY = values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced);
+/**
+ * A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced, and no
+ * template (issue 49), so never SecretTemplateInvalid.
+ */
+const USER_DELIVERY = values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced && r !== DeliveryReason.SecretTemplateInvalid);
 
 /** Each kind's page and every reason its conditions carry (the spec's Conditions tables and identity-plane.md's). */
 const KINDS: readonly (readonly [string, readonly string[]])[] = [
