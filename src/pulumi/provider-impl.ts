@@ -102,7 +102,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const connection = resolveConnection(props.connection, context.env);
       const keystone = context.openKeystone(connection, props.prefix, { fresh: true });
       try {
-        const held = await keystone.port.list();
+        const held = await keystone.port.list(adoptedOf(props));
         const live = held.find((c) => c.generation === props.credentialGeneration && c.id === props.credentialId);
         const previous = held.find((c) => c.generation === props.previousCredentialGeneration && c.id === props.previousCredentialId);
         const next: Loose = { ...props };
@@ -137,6 +137,17 @@ export function makeProvider(deps: ProviderDeps = {}) {
       await run(context, 'delete', id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION });
     },
   };
+}
+
+/**
+ * The credential the state says the resource adopted (issue 49), by its id, as the generation it is recorded under:
+ * listed by id, its name being none of the resource's.
+ */
+function adoptedOf(state: Partial<ProviderOutputs>): ReadonlyMap<string, number> | undefined {
+  const id = state.adoptedCredentialId;
+  if (id === undefined) return undefined;
+  const generation = id === state.credentialId ? state.credentialGeneration : id === state.previousCredentialId ? state.previousCredentialGeneration : undefined;
+  return generation === undefined ? undefined : new Map([[id, generation]]);
 }
 
 /**

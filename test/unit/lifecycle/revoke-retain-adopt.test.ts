@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { CredentialReason, resolveSpec, type KeystoneApplicationCredentialStatus } from '../../../src/api';
-import { decide, reconcile, rotation, type LifecycleOrder, type Ports } from '../../../src/lifecycle';
+import { decide, reconcile, rotation, settled, type LifecycleOrder, type Ports } from '../../../src/lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../../../src/local';
 import { FakeKeystone } from '../../support/fake-keystone';
 import { T0, condition, held, hours, kinds, liveStatus, order, plus, world } from './builders';
@@ -55,6 +55,13 @@ describe('revoke now', () => {
     const plan = decide(request(recorded), world([held(1, EXP1), held(2, plus(now, hours(744)))], deliveredAs('cred-2')), now);
     expect(kinds(plan)).toEqual(['delete:1', 'discard:1']);
     expect(plan.status.credentialGeneration).toBe(2);
+  });
+
+  it('a pending request is never settled by the cache: a restart acts on it at once', () => {
+    const status = { ...liveStatus(1, T0, EXP1, NEXT1), conditions: (['CredentialReady', 'DeliveryReady', 'Ready'] as const).map((type) => ({ type, status: 'True' as const, reason: 'x', message: '', lastTransitionTime: '' })), secretName: 'app-credentials', observedGeneration: 1 };
+    const cached = { parked: [{ generation: 1, parked: true }], delivery: { state: 'delivered' as const, credentialId: 'cred-1', intact: true } };
+    expect(settled(order(status), cached, plus(T0, hours(1)))).toMatchObject({ settled: true });
+    expect(settled(request(status), cached, plus(T0, hours(1)))).toEqual({ settled: false, why: 'a revoke request is pending' });
   });
 
   it('an order being deleted, or not admitted, does not act on it', () => {
