@@ -209,18 +209,24 @@ describe('a Secret template', () => {
     await kubectlOk(['label', 'secret', 'tpl-credentials', '-n', NS, 'owner=tenant']);
     await kubectlOk(['patch', 'secret', 'tpl-credentials', '-n', NS, '--type=merge', '-p', JSON.stringify({ stringData: { 'foreign.txt': 'kept' } })]);
     const versions: Record<string, string>[] = [];
-    const watch = spawn(process.env.KAC_KUBECTL as string, [`--kubeconfig=${kubeconfigFor('admin')}`, 'get', 'secret', 'tpl-credentials', '-n', NS, '--watch', '-o', 'json', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // Every version the API server sends a watch: one line of the Secret's data per event.
+    const watch = spawn(process.env.KAC_KUBECTL as string, [`--kubeconfig=${kubeconfigFor('admin')}`, 'get', 'secret', 'tpl-credentials', '-n', NS, '--watch', '-o', 'jsonpath={.data}{"\\n"}'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '' },
+    });
     let buffer = '';
+    let watchErrors = '';
+    watch.stderr.setEncoding('utf8').on('data', (chunk: string) => (watchErrors += chunk));
     watch.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
-      // kubectl prints one JSON document per event, each closing at a line with a lone `}`.
       let end: number;
-      while ((end = buffer.indexOf('\n}\n')) >= 0) {
-        const event = JSON.parse(buffer.slice(0, end + 2)) as { object: { data?: Record<string, string> } };
-        buffer = buffer.slice(end + 3);
-        versions.push(Object.fromEntries(Object.entries(event.object.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])));
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, end).trim();
+        buffer = buffer.slice(end + 1);
+        if (line) versions.push(Object.fromEntries(Object.entries(JSON.parse(line) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()])));
       }
     });
+    await eventually(async () => versions.length > 0 || (watchErrors ? Promise.reject(new Error(watchErrors)) : false), 20_000);
     try {
       await fx.merge('keystoneapplicationcredential', 'tpl', { spec: { credentialGeneration: 2 } });
       await orderWhere('tpl', ready(2), 'delivers generation 2');
