@@ -68,7 +68,7 @@ describe('Secret templates, revoke now, deletionPolicy and adoption on a Pulumi 
     if (out.credentialSecret) secrets.push(out.credentialSecret);
     return out;
   }
-  const setConfig = async (key: string, value: unknown) => ok(['config', 'set', key, '--', typeof value === 'string' ? value : JSON.stringify(value)]);
+  const setConfig = async (key: string, value: unknown) => ok(['config', 'set', key, '--plaintext', '--', typeof value === 'string' ? value : JSON.stringify(value)]);
   const authenticates = async (id?: string, secret?: string) =>
     authenticateApplicationCredential({ authUrl: user.authUrl, id: id as string, secret: secret as string }).then(
       () => true,
