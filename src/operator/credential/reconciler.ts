@@ -269,11 +269,12 @@ export class CredentialReconciler {
       delivery: new DeliveredSecret(orders, order, shapes.secretMetadata),
       template: shapes.template,
       secretMetadata: shapes.secretMetadata,
-      // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract). With the ControlPlane
-      // gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
+      // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract), and the region: the
+      // document as every release delivered it (the endpoint interface is the template's, not the reference's). With the
+      // ControlPlane gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
       render: (credentialId: string, secret: string) =>
         verdict.document
-          ? deliveredData(verdict.document, credentialId, secret)
+          ? deliveredData({ authUrl: verdict.document.authUrl, regionName: verdict.document.regionName }, credentialId, secret)
           : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
