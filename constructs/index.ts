@@ -34,7 +34,18 @@ export {
   type SecretKeyReference,
   type TargetClusterReference,
 } from './orders/control-plane';
-export { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps, type RotationProps } from './orders/keystone-application-credential';
+export {
+  AccessRuleMethod,
+  DeletionPolicy,
+  KeystoneApplicationCredential,
+  SecretFormat,
+  type AccessRule,
+  type AdoptProps,
+  type AdoptSecretReference,
+  type KeystoneApplicationCredentialProps,
+  type RotationProps,
+  type SecretTemplateProps,
+} from './orders/keystone-application-credential';
 export {
   KeystoneClusterIdentity,
   type AllowedNamespaces,

@@ -24,7 +24,13 @@ export type RulePath =
   | 'spec.roles'
   | 'spec.accessRules'
   | 'spec.accessRules[].service'
-  | 'spec.accessRules[].path';
+  | 'spec.accessRules[].path'
+  | 'spec.secretTemplate.labels'
+  | 'spec.secretTemplate.annotations'
+  | 'spec.secretTemplate.data'
+  | 'spec.adopt.credentialID'
+  | 'spec.adopt.secretRef.name'
+  | 'spec.adopt.secretRef.key';
 
 /** One `x-kubernetes-validations` entry with its TypeScript twin. */
 export interface Rule {
@@ -79,9 +85,9 @@ export interface FieldBound {
   readonly path: string;
   /** Must be present whenever its parent is. @default false */
   readonly required?: boolean;
-  /** The JSON type. */
-  readonly type: 'string' | 'integer' | 'array' | 'map';
-  /** Of a string. @default 1 */
+  /** The JSON type; `object`: any object (its fields have bounds of their own). */
+  readonly type: 'string' | 'integer' | 'array' | 'map' | 'object';
+  /** Of a string (@default 1), and of each value of a map (@default 0). */
   readonly minLength?: number;
   /** Of a string, and of each value of a map. @default none */
   readonly maxLength?: number;
@@ -140,6 +146,9 @@ export function checkBound(out: Violation[], root: unknown, bound: FieldBound): 
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
     } else if (bound.type === 'map') checkMap(out, field, value, bound);
+    else if (bound.type === 'object') {
+      if (typeof value !== 'object' || Array.isArray(value)) out.push(violation(field, value, 'must be an object'));
+    }
     else if (!Array.isArray(value)) out.push(violation(field, value, 'must be a list'));
     else if (bound.minItems !== undefined && value.length < bound.minItems) out.push(violation(field, value, `must have at least ${bound.minItems} item${bound.minItems === 1 ? '' : 's'}`));
     else if (bound.maxItems !== undefined && value.length > bound.maxItems) out.push(violation(field, value, `must have at most ${bound.maxItems} items`));
@@ -156,6 +165,7 @@ function checkMap(out: Violation[], field: string, value: unknown, bound: FieldB
   if (bound.maxProperties !== undefined && entries.length > bound.maxProperties) out.push(violation(field, value, `must have at most ${bound.maxProperties} entries`));
   for (const [key, item] of entries) {
     if (typeof item !== 'string') out.push(violation(`${field}.${key}`, item, 'must be a string'));
+    else if (bound.minLength !== undefined && item.length < bound.minLength) out.push(violation(`${field}.${key}`, item, `must be at least ${bound.minLength} character${bound.minLength === 1 ? '' : 's'} long`));
     else if (bound.maxLength !== undefined && item.length > bound.maxLength) out.push(violation(`${field}.${key}`, item, `must be at most ${bound.maxLength} characters long`));
   }
 }

@@ -15,3 +15,6 @@ export * from './cluster-identity';
 export * from './cluster-identity-rules';
 export * from './target-cluster';
 export * from './secret-access';
+export * from './secret-template';
+export * from './adoption';
+export * from './deletion-policy';

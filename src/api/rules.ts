@@ -4,9 +4,11 @@
  * The message is the spec's quoted message, so a user sees the same words from `kubectl apply`, `cdk8s synth` and
  * `pulumi preview`.
  */
+import { ADOPTION_RULES } from './adoption';
 import { Duration } from './duration';
 import type { Rule } from './field-rules';
 import { PRIVILEGE_RULES } from './privileges';
+import { SECRET_TEMPLATE_RULES } from './secret-template';
 
 /** Lengths and bounds of the schema (spec, Spec). */
 export const Limits = {
@@ -143,6 +145,9 @@ export const RULES: readonly Rule[] = [
   ...CONTROL_PLANE_REF_RULES,
   // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
   ...PRIVILEGE_RULES,
+  // Not the reference's (issue 49): the delivered Secret's template and the adoption of an existing credential.
+  ...SECRET_TEMPLATE_RULES,
+  ...ADOPTION_RULES,
   {
     path: '',
     field: 'metadata.name',

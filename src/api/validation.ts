@@ -5,9 +5,12 @@
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from './defaults';
 import { Duration, DurationError } from './duration';
+import { ADOPTION_BOUNDS } from './adoption';
+import { DELETION_POLICY_BOUNDS } from './deletion-policy';
 import { checkBound, valuesAt, violation, type Rule, type Violation } from './field-rules';
 import { PRIVILEGE_BOUNDS } from './privileges';
 import { Limits, RULES } from './rules';
+import { SECRET_TEMPLATE_BOUNDS } from './secret-template';
 import type { KeystoneApplicationCredentialSpec } from './types';
 
 /** Thrown by {@link assertValid}; carries every violation. */
@@ -93,11 +96,13 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
   }
   // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
   for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
+  // Not the reference's (issue 49): the template and the deletion policy in both scopes, the adoption on an order.
+  for (const bound of [...SECRET_TEMPLATE_BOUNDS, ...DELETION_POLICY_BOUNDS, ...(scope === 'order' ? ADOPTION_BOUNDS : [])]) checkBound(out, order, bound);
   return out;
 }
 
-/** The settings a Pulumi resource carries: the rotation, the generation, the roles and the access rules. */
-const SETTINGS = ['spec.rotation', 'spec.credentialGeneration', 'spec.roles', 'spec.accessRules'];
+/** The settings a Pulumi resource carries: the rotation, the generation, the roles, the access rules, the template and the deletion policy. */
+const SETTINGS = ['spec.rotation', 'spec.credentialGeneration', 'spec.roles', 'spec.accessRules', 'spec.secretTemplate', 'spec.deletionPolicy'];
 
 function inScope(rule: Rule, scope: ValidationScope): boolean {
   return scope === 'order' || SETTINGS.some((prefix) => rule.path === prefix || rule.path.startsWith(`${prefix}.`) || rule.path.startsWith(`${prefix}[]`));

@@ -13,7 +13,8 @@ import { alertRuleMaker, type AlertGroup } from './alert-rule';
  * consent withdrawn, the operator refused the namespace's Secrets (no Role there), a foreign Secret in the way, foreign
  * credentials under the order's names keeping it from minting (`ForeignCredential` when False; True only informs), a
  * cluster name too long, no published endpoint, a role subset (`spec.roles`, issue 42) the namespace may not hand on or
- * the user does not hold. (`CredentialFailed` has an alert of its own.) Every other reason that
+ * the user does not hold, an adoption refused or a Secret template that cannot be rendered (issue 49). (`CredentialFailed`
+ * has an alert of its own.) Every other reason that
  * is not True is a wait the operator resolves itself, or reported by an alert of its own (BackupNotSynced, and
  * Keystone's failures by the request alerts).
  */
@@ -24,12 +25,14 @@ export const NEEDS_ACTION_REASONS: readonly string[] = [
   CredentialReason.ForeignCredential,
   CredentialReason.RoleNotAllowed,
   CredentialReason.RoleNotAssigned,
+  CredentialReason.AdoptionRefused,
   AdmissionReason.ControlPlaneNotFound,
   AdmissionReason.NamespaceNotAssigned,
   AdmissionReason.ClusterNameTooLong,
   AdmissionReason.SecretAccessNotGranted,
   DeliveryReason.DeliveryRefused,
   DeliveryReason.KeystoneNotPublished,
+  DeliveryReason.SecretTemplateInvalid,
 ];
 
 const ORDER_LABELS = 'namespace, name, cluster';

@@ -122,6 +122,8 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     ...(openBao ? { backup: (path: string) => openBao.at(path) } : {}),
     clock,
     event: async (order, event, name) => {
+      // What a Retain teardown left and the commands that remove it, a skipped grace period, an adoption: in the log too.
+      if (event.logged) manager.logger.info('event', { kind: 'KeystoneApplicationCredential', ...where(order, name), reason: event.reason, note: event.note });
       const target = manager.clusterNamed(name ?? MANAGEMENT);
       if (target) await target.event(order, event);
     },
