@@ -34,7 +34,15 @@ export {
   type SecretKeyReference,
   type TargetClusterReference,
 } from './orders/control-plane';
-export { KeystoneApplicationCredential, type KeystoneApplicationCredentialProps } from './orders/keystone-application-credential';
+export {
+  DeletionPolicy,
+  KeystoneApplicationCredential,
+  SecretFormat,
+  type AdoptProps,
+  type AdoptSecretReference,
+  type KeystoneApplicationCredentialProps,
+  type SecretTemplateProps,
+} from './orders/keystone-application-credential';
 export {
   AccessRuleMethod,
   type AccessRule,
@@ -57,4 +65,4 @@ export type { ControlPlaneReference, OrderProps, OrderReference } from './orders
 export { ServiceOwner, type ServiceOwnerProps } from './orders/service-owner';
 export { SecretAccess } from './secret-access';
 export { TargetCluster, TargetClusterSubject, type TargetClusterProps } from './target-cluster';
-export type { AlertParameters } from '../src/observability/alerts';
+export type { AlertParameters } from '../src/observability/alert-parameters';

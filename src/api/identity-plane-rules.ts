@@ -3,11 +3,11 @@
  * message the API server answers with, and the TypeScript twin `validatePlane` runs for callers with no API server in
  * front (the cdk8s constructs at synth time).
  */
+import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Rule, type Violation } from './field-rules';
 import { rotationPolicyBounds, rotationPolicyRules } from './policy-rules';
 import { privilegeBounds, privilegeRules } from './privileges';
-import { CONTROL_PLANE_REF_RULES, Limits, dnsLabelRule, rotationRules, type Rule } from './rules';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
-import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Violation } from './validation';
+import { CONTROL_PLANE_REF_RULES, Limits, dnsLabelRule, rotationRules } from './rules';
 
 /**
  * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;

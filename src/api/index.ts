@@ -1,6 +1,7 @@
 export * from './conditions';
 export * from './defaults';
 export * from './duration';
+export * from './field-rules';
 export * from './naming';
 export * from './rules';
 export * from './privileges';
@@ -16,3 +17,6 @@ export * from './target-cluster';
 export * from './secret-access';
 export * from './policy-rules';
 export * from './provenance';
+export * from './secret-template';
+export * from './adoption';
+export * from './deletion-policy';

@@ -11,8 +11,7 @@
  * src/lifecycle/schedule.ts refuses it by a condition on the order and at `pulumi preview`.
  */
 import { Duration, durationOf } from './duration';
-import type { Rule } from './rules';
-import type { FieldBound } from './validation';
+import type { FieldBound, Rule } from './field-rules';
 
 /** Bounds of the policy fields. */
 export const PolicyLimits = {

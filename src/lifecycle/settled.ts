@@ -16,6 +16,7 @@
  * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
+ * - a revoke request not acted on yet (issue 49), or one being carried out;
  * - an order being deleted, not admitted or gated.
  * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change (once the
  * process's last list of the user's credentials is older than its max age: src/keystone/known-credentials.ts).
@@ -74,6 +75,7 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   const record = { generation: live, parked: true, credential: { id, ...(expiresAt ? { expiresAt } : {}) } };
   const why = rotation.trigger(order, record, now);
   if (why !== undefined) return no(`a rotation is due (${rotation.describe(why, order)})`);
+  if (rotation.revokePending(order)) return no('a revoke request is pending');
   // A window or jitter (issue 48) may place the next rotation elsewhere than the recorded time (a fleet default that
   // changed, a late pass that waits for the next window): the pass records the real time.
   const due = rotation.dueAt(order, now);

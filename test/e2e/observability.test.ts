@@ -25,7 +25,7 @@ import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { MonitorKind, Operator, OperatorMonitor } from '../../constructs';
 import { renderManifests } from '../../src/cli/manifests';
-import { ALERT_NAMES, type AlertName } from '../../src/observability/alerts';
+import { ALERT_NAMES, type AlertName } from '../../src/observability/alert-rule';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures } from '../support/credential-fixtures';
 import { startCutProxy, type CutProxy } from '../support/cut-proxy';

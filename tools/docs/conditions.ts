@@ -21,8 +21,11 @@ const values = (...groups: readonly Readonly<Record<string, string>>[]): string[
 const ADMISSION = values(AdmissionReason);
 /** What the identity plane's order kinds share (identity-plane.md, Shared behaviour): no SecretAccessNotGranted, which only a KeystoneUser reads. */
 const PLANE_ADMISSION = [...ADMISSION.filter((r) => r !== AdmissionReason.SecretAccessNotGranted), AdminCredentialReason.WaitingForCABundle];
-/** A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced. */
-const USER_DELIVERY = values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced);
+/**
+ * A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced, and no
+ * template (issue 49), so never SecretTemplateInvalid.
+ */
+const USER_DELIVERY = values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced && r !== DeliveryReason.SecretTemplateInvalid);
 
 /** Every kind the operator reports conditions on, and every reason of each condition. */
 export const KIND_REASONS: readonly KindReasons[] = [

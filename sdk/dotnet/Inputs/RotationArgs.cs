@@ -43,6 +43,7 @@ namespace Pulumi.KeystoneAppcred.Inputs
         {
             GracePeriod = "24h";
             Interval = "720h";
+            JitterPercent = 0;
         }
         public static new RotationArgs Empty => new RotationArgs();
     }

@@ -21,6 +21,7 @@ __all__ = [
     'Connection',
     'Rotation',
     'RotationWindow',
+    'SecretTemplate',
 ]
 
 @pulumi.output_type
@@ -392,6 +393,8 @@ class Rotation(dict):
             interval = '720h'
         if interval is not None:
             pulumi.set(__self__, "interval", interval)
+        if jitter_percent is None:
+            jitter_percent = 0
         if jitter_percent is not None:
             pulumi.set(__self__, "jitter_percent", jitter_percent)
         if window is not None:
@@ -493,5 +496,41 @@ class RotationWindow(dict):
         The IANA time zone the schedule is read in (`Europe/Berlin`).
         """
         return pulumi.get(self, "time_zone")
+
+
+@pulumi.output_type
+class SecretTemplate(dict):
+    """
+    Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+    """
+    def __init__(__self__, *,
+                 data: Optional[Mapping[str, _builtins.str]] = None,
+                 formats: Optional[Sequence[_builtins.str]] = None):
+        """
+        Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+
+        :param Mapping[str, _builtins.str] data: Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        :param Sequence[_builtins.str] formats: Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        if data is not None:
+            pulumi.set(__self__, "data", data)
+        if formats is not None:
+            pulumi.set(__self__, "formats", formats)
+
+    @_builtins.property
+    @pulumi.getter
+    def data(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        """
+        return pulumi.get(self, "data")
+
+    @_builtins.property
+    @pulumi.getter
+    def formats(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        return pulumi.get(self, "formats")
 
 
