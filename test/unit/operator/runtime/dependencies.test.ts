@@ -136,6 +136,23 @@ describe('Controller with dependency waits', () => {
     await controller.stop(1_000);
   });
 
+  it('after a dependency wait, the order\'s own failure is retried after the base delay, not what remains of the cap (issue 46, finding 5)', async () => {
+    let passes = 0;
+    const { controller, lines } = setup(async () => {
+      passes++;
+      if (passes === 1) throw Object.assign(new Error('OpenBao GET /v1/x: 503'), { waitsOn: ['OpenBao'] });
+      throw new Error('the order is broken'); // the probe reached OpenBao; the order fails for a reason of its own
+    });
+    controller.start();
+    controller.enqueue('n/a');
+    await until(() => lines.filter((l) => l.result === 'error').length >= 2);
+    expect(lines.filter((l) => l.result === 'error').slice(0, 2).map((l) => [l.waitsOn, l.retryInMs])).toEqual([
+      ['OpenBao', 60_000],
+      [undefined, 10],
+    ]);
+    await controller.stop(1_000);
+  });
+
   it('a conflict that a reconciler\'s error wraps (its cause) is still a conflict', async () => {
     let passes = 0;
     const { controller, lines } = setup(async () => {
