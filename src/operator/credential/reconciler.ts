@@ -46,10 +46,11 @@ export interface CredentialReconcilerDeps {
   /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
   readonly backup?: (path: string) => BackupPort;
   /**
-   * Keystone as the ordered user; `fresh`: the pass follows a change the user made and lists anew.
+   * Keystone as the ordered user; `fresh`: the pass follows a change the user made and lists anew; `onAnswer`: to be
+   * called each time Keystone itself answered a call of the port (src/keystone/credential-port.ts).
    * @default the project's Keystone client (`credentialPort` on a session of `sessions`)
    */
-  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean }) => CredentialPort;
+  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean; readonly onAnswer?: () => void }) => CredentialPort;
   /**
    * The sessions the ordered users log in through: one token per (Keystone, user, project, password generation), shared
    * by every pass of that user's orders until shortly before it expires. @default sessions of the reconciler's own
@@ -75,7 +76,8 @@ export interface CredentialReconcilerDeps {
  * that write failed too), so the metrics follow what the order says whether the pass succeeded or not, and the
  * dependencies that did not answer it (`waitsOn`: Keystone at the order's endpoint unreachable or answering 5xx,
  * OpenBao refusing or down, the order's API server answering 5xx), so the work queue waits on them
- * (src/operator/runtime/dependencies.ts) instead of backing the order off on its own.
+ * (src/operator/runtime/dependencies.ts) instead of backing the order off on its own, and those it reached and that
+ * answered it (`answered`), whose waiters are woken.
  */
 export class CredentialPassError extends Error {
   override readonly name = 'CredentialPassError';
@@ -85,6 +87,8 @@ export class CredentialPassError extends Error {
     readonly status: KeystoneApplicationCredentialStatus | undefined,
     /** The dependencies that did not answer, named for people (`Keystone <auth URL>`, `OpenBao`, `the API server …`). */
     readonly waitsOn: readonly string[],
+    /** The dependencies the pass reached and that answered every call it made of them. */
+    readonly answered: readonly string[] = [],
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
@@ -109,6 +113,18 @@ export interface CredentialOutcome {
   readonly skipped?: boolean;
   /** Skipped on this process's first sight of the order, as settled by the cache (the status is the recorded one). */
   readonly settled?: boolean;
+  /**
+   * The dependencies the pass reached and that answered every call it made of them (Keystone only for a request it
+   * sent, not a list the known credentials served): what wakes the orders waiting on them. None for a pass that
+   * reached none (skipped, gated, frozen).
+   */
+  readonly answered?: readonly string[];
+}
+
+/** What a pass's calls found of its dependencies: those that did not answer, and those that did. */
+interface Reached {
+  readonly unanswered: Set<string>;
+  readonly answered: Set<string>;
 }
 
 const KIND = 'KeystoneApplicationCredential';
@@ -151,20 +167,23 @@ export class CredentialReconciler {
    * names, or backs off.
    */
   async reconcile(key: { readonly namespace: string; readonly name: string }, site: OrderSite = {}): Promise<CredentialOutcome> {
-    const unanswered = new Set<string>();
+    const reached: Reached = { unanswered: new Set(), answered: new Set() };
+    // A dependency that failed one call of the pass did not answer it, whatever it answered before.
+    const answered = () => [...reached.answered].filter((d) => !reached.unanswered.has(d));
     try {
-      return await this.pass(key, site, unanswered);
+      const outcome = await this.pass(key, site, reached);
+      return { ...outcome, ...(reached.answered.size > 0 ? { answered: answered() } : {}) };
     } catch (error) {
-      throw new CredentialPassError(error, statusOfFailure(error), [...unanswered]);
+      throw new CredentialPassError(error, statusOfFailure(error), [...reached.unanswered], answered());
     }
   }
 
-  /** One pass; `unanswered` collects the dependencies that did not answer it. */
-  private async pass(key: { readonly namespace: string; readonly name: string }, site: OrderSite, unanswered: Set<string>): Promise<CredentialOutcome> {
+  /** One pass; `reached` collects the dependencies that did not answer it, and those that did. */
+  private async pass(key: { readonly namespace: string; readonly name: string }, site: OrderSite, reached: Reached): Promise<CredentialOutcome> {
     const where = site.cluster || undefined;
     // The writes of the pass, each noted when its API server did not answer (the children's on the management cluster).
-    const cluster = noting(this.deps.cluster, unanswered, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
-    const orders = site.orders ? noting(site.orders, unanswered, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
+    const cluster = noting(this.deps.cluster, reached, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
+    const orders = site.orders ? noting(site.orders, reached, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
     const id = convergedId(key, where);
     const order = await orders.get(KIND, key);
     if (!order) {
@@ -242,7 +261,10 @@ export class CredentialReconciler {
     // delivered Secret, the backup.
     const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
     const connection = verdict.releasable ? undefined : verdict.connection;
-    const asUser = connection ? noting(this.keystoneOf(connection, prefix, fresh, about), unanswered, keystoneDependency(connection.authUrl), unansweredByKeystone) : undefined;
+    // Keystone's answers are the port's to tell: a list its known credentials served did not reach Keystone.
+    const keystoneAt = connection ? keystoneDependency(connection.authUrl) : '';
+    const onAnswer = () => reached.answered.add(keystoneAt);
+    const asUser = connection ? noting(this.keystoneOf(connection, prefix, fresh, about, onAnswer), { unanswered: reached.unanswered }, keystoneAt, unansweredByKeystone) : undefined;
     const keystone = verdict.releasable ? abandoned() : asUser ? asUser : unreachable(verdict.unreachable ?? 'Keystone is not reachable');
     const before = order.status ?? {};
     // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
@@ -252,7 +274,7 @@ export class CredentialReconciler {
     // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
     // Every call either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
     const backupOf = this.deps.backup;
-    const backupAt = backupOf ? (path: string) => noting(backupOf(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
+    const backupAt = backupOf ? (path: string) => noting(backupOf(path), reached, OPENBAO_DEPENDENCY, () => true) : undefined;
     const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
     const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
@@ -392,15 +414,15 @@ export class CredentialReconciler {
    * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
    * pass; `fresh`: the pass lists anew).
    */
-  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean, description: string): CredentialPort {
-    if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh });
+  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean, description: string, onAnswer: () => void): CredentialPort {
+    if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh, onAnswer });
     const session = this.sessions.session({
       authUrl: connection.authUrl,
       ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
       ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
     });
-    return credentialPort(session, prefix, { description, ...(fresh ? { fresh } : {}) });
+    return credentialPort(session, prefix, { description, onAnswer, ...(fresh ? { fresh } : {}) });
   }
 
   /**
@@ -445,10 +467,11 @@ function convergedId(key: { readonly namespace: string; readonly name: string },
 const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecret', 'applySecret', 'deleteSecret', 'writeStatus', 'addFinalizer', 'removeFinalizer']);
 
 /**
- * `port` with every failed call that `counts` noted in `unanswered` as `dependency` (the error is thrown on as it was):
- * every method, or only `methods` (each an async call).
+ * `port` with every failed call that `counts` noted in `reached.unanswered` as `dependency` (the error is thrown on as it
+ * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
+ * there: every method, or only `methods` (each an async call).
  */
-function noting<T extends object>(port: T, unanswered: Set<string>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
+function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
   return new Proxy(port, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
@@ -456,9 +479,11 @@ function noting<T extends object>(port: T, unanswered: Set<string>, dependency: 
       if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
         try {
-          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const reply = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          reached.answered?.add(dependency);
+          return reply;
         } catch (error) {
-          if (counts(error)) unanswered.add(dependency);
+          (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
           throw error;
         }
       };

@@ -38,7 +38,7 @@ function world(options: { readonly user?: FakeUser; readonly backups?: Map<strin
     keystone: (connection, _prefix, options) => {
       connections.push(connection);
       fresh.push(options.fresh);
-      return keystone;
+      return answering(keystone, options.onAnswer);
     },
     clock,
     event: (order, e) => cluster.event(order, e),
@@ -122,6 +122,26 @@ function world(options: { readonly user?: FakeUser; readonly backups?: Map<strin
     travel: (ms: number) => (now = new Date(now.getTime() + ms)),
     reason: (type: string) => get().status?.conditions?.find((c) => c.type === type)?.reason,
   };
+}
+
+/** The fake Keystone port telling each answer, as the real one does (src/keystone/credential-port.ts): a reply or a refusal. */
+function answering(port: FakeKeystone, onAnswer: (() => void) | undefined): FakeKeystone {
+  return new Proxy(port, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function' || !['list', 'create', 'delete', 'verify'].includes(String(property))) return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        try {
+          const reply: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          onAnswer?.();
+          return reply;
+        } catch (error) {
+          if (!(error as { retryable?: boolean }).retryable) onAnswer?.();
+          throw error;
+        }
+      };
+    },
+  });
 }
 
 describe('KeystoneApplicationCredential reconciler', () => {
@@ -874,5 +894,24 @@ describe('a failed pass says what the order says, and what did not answer', () =
       throw new KeystoneError({ kind: 'unauthorized', method: 'POST', path: '/v3/auth/tokens', status: 401 });
     };
     expect((await failure(w)).waitsOn).toEqual([]);
+  });
+
+  it('a pass names what it reached and was answered by, and only that (issue 46, finding 2): a gated pass not Keystone, a skipped one nothing, one OpenBao refused not OpenBao', async () => {
+    const backups = new Backups();
+    const w = world({ backups });
+    // No role on the project: gated, Keystone not reached (its backup read and its status write were answered)
+    const gated = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect([...(gated.answered ?? [])].sort()).toEqual(['OpenBao', 'the API server']);
+    w.assignment();
+    const first = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect([...(first.answered ?? [])].sort()).toEqual(['Keystone http://127.0.0.1:5000/v3', 'OpenBao', 'the API server']);
+    await w.converge();
+    // A skipped pass (nothing changed) reaches nothing
+    expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).answered).toBeUndefined();
+    backups.refusing = true;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), spec: { ...w.get().spec, credentialGeneration: 2 } });
+    const refused = await failure(w);
+    expect(refused.waitsOn).toEqual(['OpenBao']);
+    expect([...refused.answered].sort()).toEqual(['Keystone http://127.0.0.1:5000/v3', 'the API server']);
   });
 });
