@@ -8,7 +8,7 @@
  */
 import { SECRET_KEYS, type KeystoneApplicationCredentialStatus, type Privileges } from '../api';
 import { decide, decideFailure } from './decide';
-import { formerBackup, migration, accountedIds, type FormerBackup } from './migration';
+import { formerBackup, migration, accountedIds, recordMigration, type FormerBackup } from './migration';
 import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, HeldCredential, HeldPrivileges, LifecycleOrder, Observations, Plan } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
 import type { BackupPort, KeystoneCredential, Ports } from './ports';
@@ -225,16 +225,18 @@ function recordedGeneration(status: KeystoneApplicationCredentialStatus, credent
  * The backup of an order the cache settles (settled.ts) on a process's first sight of it, after an upgrade above all:
  * the own path and the path keystone-appcred 0.1.0 wrote are read, and the migration's actions run (migration.ts): the
  * own path gets the delivered document when it lacks it, the order's document leaves the former path. OpenBao only,
- * never Keystone, never the API server. Undefined when a path cannot be read: the order then takes the full pass, which
- * reports it (BackupNotSynced). An action that fails throws an {@link ActionError}.
+ * never Keystone, never the API server: `status` is the order's with the migration's record, for the face to write
+ * when it differs. A path that cannot be read throws an {@link ObservationError} (the face waits for OpenBao: a settled
+ * order has no reason to ask Keystone anything); an action that fails throws an {@link ActionError}.
  */
 export async function settleBackup(
-  order: Pick<LifecycleOrder, 'status'>,
+  order: Pick<LifecycleOrder, 'status' | 'backupPath'>,
   ports: Pick<Ports, 'backup' | 'formerBackup' | 'secrets' | 'render'>,
   options: Pick<RunOptions, 'onAction'> = {},
-): Promise<{ readonly former: FormerBackup; readonly actions: number } | undefined> {
+): Promise<{ readonly former: FormerBackup; readonly actions: number; readonly status: KeystoneApplicationCredentialStatus }> {
   const [backup, former] = await Promise.all([readBackup(ports.backup), readBackup(ports.formerBackup)]);
-  if (backup?.error !== undefined || former?.error !== undefined) return undefined;
+  const unread = [backup?.error && `backup: ${backup.error}`, former?.error && `the backup path keystone-appcred 0.1.0 wrote: ${former.error}`].filter(Boolean);
+  if (unread.length > 0) throw new ObservationError(`the backup's migration could not look at both paths: ${unread.join('; ')}`, order.status);
   const live = order.status.credentialGeneration;
   const deliveredParked = live !== undefined && (await ports.secrets.list()).some((p) => p.generation === live && p.parked);
   const planned = migration({ status: order.status, deliveredParked, ...(backup ? { backup } : {}), ...(former ? { former } : {}) });
@@ -251,7 +253,7 @@ export async function settleBackup(
     }
   }
   const after = planned.actions.some((a) => a.type === 'remove-former-backup') ? { state: 'empty' as const } : planned.former;
-  return { former: after, actions: planned.actions.length };
+  return { former: after, actions: planned.actions.length, status: recordMigration(order.status, order.backupPath, planned.done) };
 }
 
 /**

@@ -271,12 +271,15 @@ export class CredentialReconciler {
     // cluster ordering the same names for the same Keystone user never has its credentials or its backup taken
     // (src/lifecycle/ownership.ts).
     const owner = order.metadata.uid;
-    // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
-    // Every call either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
+    // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order until the status
+    // records the backup's migration done at the own path (src/lifecycle/migration.ts), and at teardown. Every call
+    // either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
     const backupOf = this.deps.backup;
     const backupAt = backupOf ? (path: string) => noting(backupOf(path), reached, OPENBAO_DEPENDENCY, () => true) : undefined;
-    const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
-    const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
+    const ownPath = backupAt && owner ? backingPath(cpKey.namespace, prefix, owner) : undefined;
+    const ownBackup = backupAt?.(ownPath ?? backingPath(cpKey.namespace, prefix, owner));
+    const migrated = ownPath !== undefined && before.backupPath === ownPath;
+    const formerBackup = backupAt && owner && (deleting || (!migrated && !this.backupLooked.has(id))) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
       prefix,
       ...(owner ? { owner } : {}),
@@ -285,6 +288,7 @@ export class CredentialReconciler {
       status: before,
       deleting,
       secretName: secretName(order.metadata.name),
+      ...(ownPath !== undefined ? { backupPath: ownPath } : {}),
     };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
@@ -307,12 +311,20 @@ export class CredentialReconciler {
     // and takes the full pass).
     if (vouchable && !wrote && !deleting && fingerprint !== undefined) {
       const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
-      // On a first sight the backup is looked at too, in OpenBao only: after an upgrade, this moves it to the own path.
-      const moved = verdict.settled && firstSight && ownBackup ? await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, id, where) : true;
-      if (verdict.settled && moved) {
+      if (verdict.settled) {
         const wakeAt = verdict.wakeAt?.getTime();
+        const requeue = wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {};
+        // On a first sight the backup is looked at too, in OpenBao only, unless the status records its migration done:
+        // after an upgrade, this moves it to the own path, and the status records that once (one write).
+        const recorded = firstSight && ownBackup && !migrated ? await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, id, where) : before;
+        if (recorded !== before) {
+          await orders.writeStatus(KIND, key, recorded);
+          this.deps.onStatus?.(order, recorded, where);
+          this.justActed.add(id); // the pass this write wakes is vouched for by the cache
+          return { settled: true, status: recorded, ...requeue };
+        }
         this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
-        return { skipped: true, settled: true, status: before, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {}) };
+        return { skipped: true, settled: true, status: before, ...requeue };
       }
     }
 
@@ -372,19 +384,23 @@ export class CredentialReconciler {
 
   /**
    * The backup of an order the cache settles, on this process's first sight of it (src/lifecycle/runner.ts
-   * `settleBackup`): false when a path cannot be read, and the order takes the full pass.
+   * `settleBackup`): the status to record, the order's own when nothing changed. A path that cannot be read fails the
+   * pass (it waits on OpenBao) and leaves the order met for the first time, so that its retry is settled by the cache
+   * again: a settled order never goes to Keystone because OpenBao does not answer (issue 46).
    */
   private async settleBackup(
     order: KeystoneApplicationCredential,
-    lifecycleOrder: { readonly status: KeystoneApplicationCredentialStatus },
+    lifecycleOrder: Parameters<typeof settleBackup>[0],
     ports: Parameters<typeof settleBackup>[1],
     id: string,
     where: string | undefined,
-  ): Promise<boolean> {
-    const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) });
-    if (moved === undefined) return false;
+  ): Promise<KeystoneApplicationCredentialStatus> {
+    const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) }).catch((error: unknown) => {
+      this.seen.delete(id);
+      throw error;
+    });
     if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
-    return true;
+    return moved.status === lifecycleOrder.status ? lifecycleOrder.status : moved.status;
   }
 
   /**
