@@ -19,9 +19,10 @@
  *    the old operator stopped and the new one started (a Recreate rollout), while another installation still on 0.1.0
  *    writes the 0.1.0 path of one order.
  * 3. Asserted: for a minute nothing is minted, deleted or changed (Keystone, statuses, delivered Secrets, on both
- *    clusters); no Keystone call and no API write at the upgrade but the foreign backup's Event (and the target
- *    cluster's `ClusterConnected` Event on its registration Secret, when the new operator already led as it
- *    connected); every backup, the target order's too, at its uid path within a pass and the 0.1.0 path emptied (the
+ *    clusters); no Keystone call and no API write at the upgrade but each order's record of its backup's migration
+ *    (one status write: `status.backupPath`), the foreign backup's Event (and the target cluster's `ClusterConnected`
+ *    Event on its registration Secret, when the new operator already led as it connected); every backup, the target
+ *    order's too, at its uid path within a pass and the 0.1.0 path emptied (the
  *    foreign one left, a ForeignBackup Event); the probes never fail; 0.1.0's generation 1 swept at its
  *    previousCredentialDeleteAt; a rotation and a teardown (both paths empty, the target order's too) under the new
  *    release.
@@ -76,6 +77,8 @@ const BAO = { address: process.env.KAC_BAO_ADDR as string, token: process.env.KA
 
 /** The backup at an order's 0.1.0 path (the spec's, without the uid) and at its uid path. */
 const formerBackup = (f: typeof fx, name: string) => new OpenBaoBackup({ ...BAO, path: `keystone/${CP_NS}/${f.prefixOf(name)}/service-accounts/application-credential` });
+/** An order's own backup path below the mount (the uid path). */
+const ownBackupPath = (f: typeof fx, name: string, uid: string) => `keystone/${CP_NS}/${f.prefixOf(name)}/${uid}/service-accounts/application-credential`;
 const ownBackup = (f: typeof fx, name: string, uid: string) => f.backup(name, uid);
 
 /**
@@ -120,11 +123,18 @@ async function keystoneCredentials(): Promise<Record<string, string>> {
   return out;
 }
 
-/** What must not change for a minute after the upgrade: the orders' statuses and the delivered Secrets (the target order's on the target cluster). */
+/**
+ * What must not change for a minute after the upgrade: the orders' statuses and the delivered Secrets (the target
+ * order's on the target cluster), but the record of each backup's migration the upgrade adds (`status.backupPath`).
+ */
 async function clusterSnapshot(): Promise<string> {
   const orders: unknown[] = [];
   for (const [f, names] of [[fx, ['graced', 'steady', 'foreign']], [fxFrozen, ['frozen']], [fxEdge, ['edge']]] as const) {
-    for (const name of names) orders.push({ name, status: (await f.order(name)).status, secret: await f.delivered(name) });
+    for (const name of names) {
+      const status = { ...(await f.order(name)).status };
+      delete status.backupPath;
+      orders.push({ name, status, secret: await f.delivered(name) });
+    }
   }
   return JSON.stringify(orders);
 }
@@ -307,6 +317,10 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     }, 60_000, 250);
     upgradeFigures.migratedAfterLeaderS = (Math.max(...Object.values(migratedAt)) - leaderAt) / 1000;
     for (const [f, name] of ORDERS) expect(await formerBackup(f, name).read()).toBeUndefined();
+    // Each order's status records the migration done at its own path (issue 46): the next restart reads OpenBao for none.
+    for (const [f, name] of [...ORDERS, [fx, 'foreign']] as const) {
+      await eventually(async () => (await f.order(name)).status?.backupPath === `openstack/${ownBackupPath(f, name, uids[name])}`, 30_000);
+    }
     expect(metricSum(await metricsText(operator), 'keystone_appcred_target_cluster_connected', { cluster: EDGE })).toBe(1);
     upgradeFigures.target = { cluster: EDGE, migratedAfterLeaderS: (migratedAt.edge - leaderAt) / 1000 };
     expect(await formerBackup(fx, 'foreign').read()).toBe('another-installations-credential');
@@ -326,6 +340,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     upgradeFigures.keystoneWrites = calls.filter(isWrite).length;
     upgradeFigures.apiWrites = metricSum(text, 'keystone_appcred_api_writes_total');
     upgradeFigures.apiWritesEvents = metricSum(text, 'keystone_appcred_api_writes_total', { verb: 'event' });
+    upgradeFigures.apiWritesRecords = metricSum(text, 'keystone_appcred_api_writes_total', { kind: 'KeystoneApplicationCredential', verb: 'patchStatus' });
     // The target cluster's `ClusterConnected` Event on its registration Secret: recorded when its API server first
     // answers the new process, by the leader only (src/operator/runtime/kubeconfig-provider.ts), so one when the process
     // already led then, none when it connected as a standby. A write of the registration, not of any order.
@@ -334,7 +349,9 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     const connected = registrationEvents.filter((e) => e.reason === 'ClusterConnected' && e.regarding.kind === 'Secret' && e.regarding.name === EDGE && Date.parse(e.eventTime) >= startedAt).length;
     upgradeFigures.apiWritesClusterConnected = connected;
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([]);
-    expect(upgradeFigures.apiWrites).toBe(upgradeFigures.apiWritesEvents);
+    // The writes: one status write per order, the record of its backup's migration, and the Events below.
+    expect(upgradeFigures.apiWritesRecords).toBe(ORDERS.length + 1);
+    expect(upgradeFigures.apiWrites).toBe((upgradeFigures.apiWritesEvents as number) + (upgradeFigures.apiWritesRecords as number));
     expect(connected).toBeLessThanOrEqual(1);
     expect(upgradeFigures.apiWritesEvents).toBe(1 + connected);
     expect(text).toMatch(/^keystone_appcred_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
