@@ -54,7 +54,8 @@ export function backupOf(ctx: Pick<RunContext, 'env' | 'backup'>, inputs: Pick<P
  * The backup port a run hands the lifecycle, when `backup.path` is explicit (the default path names the owner): refused
  * up front when the document there belongs to another owner (backup-path.ts) — a create or an update fails before
  * anything happens, a destroy leaves that document alone and says so — and every read of it checks the owner again,
- * so a document another resource wrote since is never taken for this one's record.
+ * so a document another resource wrote since is never taken for this one's record. A write another resource's claim
+ * refused (two creates that both found the path empty: src/backup/openbao.ts) fails saying whose the path is now.
  */
 async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; target: BackupTarget }, owner: string | undefined, recorded: ReadonlySet<string>, deleting: boolean): Promise<OwnedBackup | undefined> {
   const { port, target } = backup;
@@ -72,7 +73,15 @@ async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; targe
       if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
       return port.read();
     },
-    write: (data) => port.write(data),
+    write: async (data) => {
+      try {
+        await port.write(data);
+      } catch (error) {
+        const now = await port.readOwner?.().catch(() => undefined);
+        if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
+        throw error;
+      }
+    },
     remove: () => port.remove(),
   };
 }

@@ -8,7 +8,7 @@
 import { authenticateApplicationCredential, ApplicationCredentials } from '../../src/keystone';
 import { OpenBaoBackup } from '../../src/backup';
 import { makeProvider } from '../../src/pulumi/provider-impl';
-import type { ProviderInputs } from '../../src/pulumi/state';
+import type { ProviderInputs, ProviderOutputs } from '../../src/pulumi/state';
 import { createServiceUser, type ServiceUser } from '../support/keystone-fixtures';
 
 const M = 60_000;
@@ -101,5 +101,29 @@ describe('the Pulumi provider against Keystone and OpenBao', () => {
     await p.delete(id, g3);
     expect(await new ApplicationCredentials(user.session()).list()).toEqual([]);
     expect(await bao().read()).toBeUndefined();
+  });
+  it('two creates with the same explicit backup.path at once (both saw it empty at check): one claims the path, the other fails naming it, its credential recorded for its destroy (issue 46, finding 8)', async () => {
+    const p = makeProvider({ clock: () => now, env: env() }); // the OpenBao backup port as the provider makes it
+    const path = `it/${user.userName}/raced/application-credential`;
+    const racer = (n: number): ProviderInputs => ({ ...inputs(), prefix: `it-${user.userName}-r${n}-applicationcredential`, backup: { path } });
+    const checked = await Promise.all([1, 2].map((n) => p.check({}, { ...racer(n) })));
+    for (const c of checked) expect(c.failures).toEqual([]);
+    const results = await Promise.allSettled(checked.map((c) => p.create(c.inputs as unknown as ProviderInputs)));
+    const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error & { properties?: ProviderOutputs }] : []));
+    expect([won.length, lost.length]).toEqual([1, 1]);
+    expect(lost[0].message).toContain(`backup.path ("${path}", mount "openstack") holds the backup of owner ${won[0].outs.owner as string}`);
+    const at = new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path });
+    expect(await at.read()).toBe(won[0].outs.credentialId);
+    expect(await at.readOwner()).toBe(won[0].outs.owner);
+    // The loser minted before its backup was refused: the partial state Pulumi keeps records it, so its destroy deletes it
+    // and leaves the winner's document alone.
+    const partial = lost[0].properties as ProviderOutputs;
+    expect(partial.successorCredentialId ?? partial.credentialId).toBeDefined();
+    await p.delete(partial.prefix, partial);
+    expect(await at.read()).toBe(won[0].outs.credentialId);
+    await p.delete(won[0].id, won[0].outs);
+    expect(await at.read()).toBeUndefined();
+    expect(await new ApplicationCredentials(user.session()).list()).toEqual([]);
   });
 });
