@@ -31,7 +31,9 @@
  *    previousCredentialDeleteAt; a rotation and a teardown (both paths empty, the target order's too) under the new
  *    release.
  * 4. The Pulumi face: a stack created with 0.1.0's package, then `up`, `refresh`, a rotation and `destroy` with this
- *    one: nothing minted but the rotation's credential.
+ *    one: nothing minted but the rotation's credential, and what a rotation `up` killed right after it wrote the
+ *    backup at the owner's path left (issue 46) is the next `up`'s own: the same owner, the same path; the `destroy`
+ *    leaves no document under the stack's prefix.
  *
  * The timeline (each phase's seconds, the Keystone calls and API writes at the upgrade, the target order's migration)
  * is printed at the end. The target cluster is left as a 0.1.0 user's would be before the install: none of this
@@ -49,7 +51,7 @@ import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '.
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type Identity } from '../support/kubectl';
 import { metricSum, metricsText, registrationSecret, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, targetServiceAccountKubeconfig, waitReady, type OperatorProcess } from '../support/operator';
 import { buildProject } from '../support/package';
-import { configureStack, runPulumi } from '../support/pulumi';
+import { configureStack, runPulumi, runPulumiToHalt } from '../support/pulumi';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
 import { startRecordingProxy, isWrite, type RecordingProxy } from '../support/recording-proxy';
 
@@ -483,6 +485,11 @@ describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s pac
   const outputs = async () => unwrapSecrets(exportedResources(await ok(['stack', 'export', '--show-secrets'])).find((r) => r.type === TYPE)?.outputs ?? {}) as Record<string, string | number | undefined>;
   const creates = (mark: number) => proxy.since(mark).filter((c) => c.method === 'POST' && c.path.includes('application_credentials')).length;
   const atPath = (prefix: string, owner?: string) => new OpenBaoBackup({ ...BAO, path: `keystone/pulumi/${prefix}${owner ? `/${owner}` : ''}/service-accounts/application-credential` });
+  /** The keys OpenBao lists under the stack's prefix (`bao kv list openstack/keystone/pulumi/<prefix>`). */
+  const underPrefix = async (prefix: string): Promise<string[]> => {
+    const res = await fetch(`${BAO.address}/v1/openstack/metadata/keystone/pulumi/${prefix}?list=true`, { headers: { 'x-vault-token': BAO.token } });
+    return res.status === 404 ? [] : ((await res.json()) as { data: { keys: string[] } }).data.keys;
+  };
 
   it('created by 0.1.0; up, refresh, a rotation and destroy with this release: one create (the rotation), the backup moved, both paths empty at the end', async () => {
     phaseStart = Date.now();
@@ -509,20 +516,34 @@ describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s pac
     const o2 = await outputs();
     expect(o2.credentialId).toBe(o1.credentialId);
     expect(creates(mark)).toBe(0);
+    // The rotation's `up` killed right after it wrote the backup at the owner's path, before Pulumi saved anything
+    // (issue 46): the state still names no owner and no such path.
+    const killed = await runPulumiToHalt(['up', '--yes', '--skip-preview', '--stack', 'upgrade', '--non-interactive'], { cwd: dir, env: FAKETIME, point: 'update:backup', timeoutMs: 240_000 });
+    expect(killed.halted).toBe(true);
+    await ok(['cancel', '--yes']);
+    expect((await outputs()).owner).toBeUndefined();
+    const written = (await underPrefix(prefix)).filter((k) => k !== 'service-accounts/');
+    expect(written).toHaveLength(1);
+    expect(creates(mark)).toBe(1); // the killed run's successor
     await ok(['up', '--yes', '--skip-preview'], FAKETIME);
     const o3 = await outputs();
     expect(o3.credentialGeneration).toBe(2);
     expect(o3.previousCredentialId).toBe(o1.credentialId);
-    expect(creates(mark)).toBe(1);
+    // The same owner as the killed run: its path is this state's; its successor (the owner's mark, its secret lost with
+    // the run) replaced by one more create, never left behind.
+    expect(`${o3.owner as string}/`).toBe(written[0]);
     expect(o3.owner).toMatch(/^[0-9a-f-]{36}$/);
+    expect(creates(mark)).toBe(2);
+    expect((await new ApplicationCredentials(user.session()).list()).map((c) => c.id).sort()).toEqual([o1.credentialId, o3.credentialId].sort());
     expect(await atPath(prefix, o3.owner as string).read()).toBe(o3.credentialId);
     expect(await atPath(prefix).read()).toBeUndefined();
-    phase('pulumi: up, refresh, a rotation with this release');
+    phase('pulumi: up, refresh, a rotation killed after its backup, a rotation with this release');
     await ok(['destroy', '--yes', '--skip-preview'], FAKETIME);
     expect((await new ApplicationCredentials(user.session()).list()).map((c) => c.name).filter((n) => n.startsWith(prefix))).toEqual([]);
     expect(await atPath(prefix, o3.owner as string).read()).toBeUndefined();
     expect(await atPath(prefix).read()).toBeUndefined();
-    expect(creates(mark)).toBe(1);
+    expect(await underPrefix(prefix)).toEqual([]);
+    expect(creates(mark)).toBe(2);
     phase('pulumi: destroy');
   });
 });
