@@ -153,29 +153,25 @@ describe('the identity plane with an admin application credential', () => {
     const cut = await startCutProxy(env.authUrl);
     const blip = { ...controlPlane(), metadata: { name: 'cp-blip', namespace: CP_NS }, spec: { ...(controlPlane().spec as Record<string, unknown>), services: { keystone: { external: { authURL: cut.url } } }, namespaceAssignments: [] } };
     const gauge = async () => (await metricsText(operator)).split('\n').find((l) => l.startsWith(`keystone_appcred_admin_credential_expiry_timestamp_seconds{namespace="${CP_NS}",name="cp-blip"}`));
-    const blipNow = () => getJson<Order>('controlplanes.c5c3.io', 'cp-blip', { namespace: CP_NS });
+    /** cp-blip once its AdminCredentialReady has `reason`. */
+    const blipWith = (reason: string) =>
+      eventually(async () => {
+        const cp = await getJson<Order>('controlplanes.c5c3.io', 'cp-blip', { namespace: CP_NS });
+        return condition(cp, 'AdminCredentialReady')?.reason === reason && cp;
+      }, 60_000);
     const poke = () => kubectlOk(['annotate', 'controlplanes.c5c3.io', 'cp-blip', '-n', CP_NS, `example.com/poke=${Date.now()}`, '--overwrite']);
     try {
       await applyOk(blip, { fieldManager: 'kac-test' });
-      const recorded = (await eventually(async () => {
-        const cp = await blipNow();
-        return condition(cp, 'AdminCredentialReady')?.reason === 'AdminCredentialExpiring' && cp;
-      }, 60_000)).status?.adminCredentialExpiresAt as string;
+      const recorded = (await blipWith('AdminCredentialExpiring')).status?.adminCredentialExpiresAt as string;
       const series = await eventually(gauge, 30_000);
       cut.down = true;
       await poke(); // the pass that logs in now (a changed ControlPlane is logged in with at once)
-      const down = await eventually(async () => {
-        const cp = await blipNow();
-        return condition(cp, 'AdminCredentialReady')?.reason === 'KeystoneUnreachable' && cp;
-      }, 60_000);
+      const down = await blipWith('KeystoneUnreachable');
       expect(down.status?.adminCredentialExpiresAt).toBe(recorded);
       expect(await gauge()).toBe(series);
       cut.down = false;
       await poke();
-      const back = await eventually(async () => {
-        const cp = await blipNow();
-        return condition(cp, 'AdminCredentialReady')?.reason === 'AdminCredentialExpiring' && cp;
-      }, 60_000);
+      const back = await blipWith('AdminCredentialExpiring');
       expect(back.status?.adminCredentialExpiresAt).toBe(recorded);
       expect(await gauge()).toBe(series);
       expect(cut.calls.some((c) => c.outcome === 'reset')).toBe(true);
