@@ -316,12 +316,10 @@ export class CredentialReconciler {
         const requeue = wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {};
         // On a first sight the backup is looked at too, in OpenBao only, unless the status records its migration done:
         // after an upgrade, this moves it to the own path, and the status records that once (one write).
-        const recorded = firstSight && ownBackup && !migrated ? await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, id, where) : before;
-        if (recorded !== before) {
-          await orders.writeStatus(KIND, key, recorded);
-          this.deps.onStatus?.(order, recorded, where);
-          this.justActed.add(id); // the pass this write wakes is vouched for by the cache
-          return { settled: true, status: recorded, ...requeue };
+        if (firstSight && ownBackup && !migrated) {
+          const writeStatus = (status: KeystoneApplicationCredentialStatus) => orders.writeStatus(KIND, key, status);
+          const recorded = await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, writeStatus, id, where);
+          if (recorded) return { settled: true, status: recorded, ...requeue };
         }
         this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
         return { skipped: true, settled: true, status: before, ...requeue };
@@ -384,23 +382,32 @@ export class CredentialReconciler {
 
   /**
    * The backup of an order the cache settles, on this process's first sight of it (src/lifecycle/runner.ts
-   * `settleBackup`): the status to record, the order's own when nothing changed. A path that cannot be read fails the
-   * pass (it waits on OpenBao) and leaves the order met for the first time, so that its retry is settled by the cache
-   * again: a settled order never goes to Keystone because OpenBao does not answer (issue 46).
+   * `settleBackup`): the status it records with `writeStatus` when the migration's record changed it (undefined when
+   * nothing was written); the pass that write wakes is vouched for by the cache. A path that cannot be read, or a write
+   * that fails, fails the pass (it waits on what did not answer) and leaves the order met for the first time, so that
+   * its retry is settled by the cache again: a settled order never goes to Keystone because OpenBao (or the API server)
+   * does not answer (issue 46).
    */
   private async settleBackup(
     order: KeystoneApplicationCredential,
     lifecycleOrder: Parameters<typeof settleBackup>[0],
     ports: Parameters<typeof settleBackup>[1],
+    writeStatus: (status: KeystoneApplicationCredentialStatus) => Promise<void>,
     id: string,
     where: string | undefined,
-  ): Promise<KeystoneApplicationCredentialStatus> {
-    const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) }).catch((error: unknown) => {
+  ): Promise<KeystoneApplicationCredentialStatus | undefined> {
+    try {
+      const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) });
+      if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
+      if (moved.status === lifecycleOrder.status) return undefined;
+      await writeStatus(moved.status);
+      this.deps.onStatus?.(order, moved.status, where);
+      this.justActed.add(id);
+      return moved.status;
+    } catch (error) {
       this.seen.delete(id);
       throw error;
-    });
-    if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
-    return moved.status === lifecycleOrder.status ? lifecycleOrder.status : moved.status;
+    }
   }
 
   /**
