@@ -149,8 +149,8 @@ export class CredentialReconciler {
   private readonly justActed = new Set<string>();
   /**
    * Orders whose backup this process has looked at on both paths, its own and the one keystone-appcred 0.1.0 wrote
-   * (src/lifecycle/migration.ts): the first pass over an order after a start reads both, in OpenBao only, and moves the
-   * document; later passes read the own path alone (a teardown reads both again).
+   * (src/lifecycle/migration.ts): a foreign document at the latter is reported once per process. Both paths are read
+   * until the order's status records the migration done (`backupPath`); then the own path alone (a teardown reads both).
    */
   private readonly backupLooked = new Set<string>();
   private readonly clock: () => Date;
@@ -279,7 +279,7 @@ export class CredentialReconciler {
     const ownPath = backupAt && owner ? backingPath(cpKey.namespace, prefix, owner) : undefined;
     const ownBackup = backupAt?.(ownPath ?? backingPath(cpKey.namespace, prefix, owner));
     const migrated = ownPath !== undefined && before.backupPath === ownPath;
-    const formerBackup = backupAt && owner && (deleting || (!migrated && !this.backupLooked.has(id))) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
+    const formerBackup = backupAt && owner && (deleting || !migrated) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     const lifecycleOrder = {
       prefix,
       ...(owner ? { owner } : {}),
@@ -411,12 +411,13 @@ export class CredentialReconciler {
   }
 
   /**
-   * The path 0.1.0 wrote was looked at: not again in this process (but at teardown). A document there the order
-   * cannot account for is left alone and reported, once per process, with a Warning Event naming the path's credential.
+   * The path 0.1.0 wrote was looked at. A document there the order cannot account for is left alone and reported, once
+   * per process, with a Warning Event naming the path's credential.
    */
   private async formerLooked(order: KeystoneApplicationCredential, former: FormerBackup | undefined, id: string, where: string | undefined): Promise<void> {
+    const reported = this.backupLooked.has(id);
     this.backupLooked.add(id);
-    if (former?.state !== 'foreign') return;
+    if (reported || former?.state !== 'foreign') return;
     const note =
       `the backup path keystone-appcred 0.1.0 wrote for this order (without its uid) holds credential ${former.credentialId}, which this order does not record: ` +
       'left alone (another installation sharing this OpenBao may have written it); remove it with bao kv metadata delete once you know whose it is';

@@ -894,6 +894,16 @@ describe('a restart after the backup\'s migration (issue 46, finding 1): recorde
     expect(w.cluster.writes).toEqual([]);
   });
 
+  it('a new order whose first passes are gated records the migration with its first delivery, reading the path 0.1.0 wrote until then', async () => {
+    const backups = new Map<string, string>();
+    const w = world({ backups });
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' }); // no role on the project yet: nothing delivered, nothing recorded
+    expect(w.get().status?.backupPath).toBeUndefined();
+    w.assignment();
+    await w.converge();
+    expect(w.get().status?.backupPath).toBe(own(w));
+  });
+
   it('a restart while OpenBao answers 503: a settled order costs Keystone nothing, with its migration recorded or not', async () => {
     const { w, keystone, openBao, restart, refuse } = await converged();
     refuse(true);
