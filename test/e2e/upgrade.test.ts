@@ -385,7 +385,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     expect(await fxParked.backup('parked', parked.metadata.uid as string).read()).toBe(parkedSuccessor);
     const parkedEvents = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', PARKED_NS, '-o', 'json'])) as { items: { reason: string; eventTime: string }[] };
     const upgraded = parkedEvents.items.filter((e) => Date.parse(e.eventTime) >= startedAt).map((e) => e.reason);
-    expect(upgraded).toEqual(['Switched']);
+    expect(upgraded.sort()).toEqual(['AllReady', 'Switched']); // no ForeignCredential, no Minted
     phase(`the order ${PREVIOUS_VERSION} left mid-rotation switched to its generation 2`);
     // A minute: nothing minted, deleted or changed; no Keystone call; no API write but that one Event.
     const quietUntil = Date.now() + 60_000;
@@ -410,12 +410,13 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     upgradeFigures.apiWritesClusterConnected = connected;
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([]);
     // The writes: one status write per order, the record of its backup's migration (the parked order's with its
-    // switch), the parked order's delivered Secret and Switched Event, and the Events below.
+    // switch), the parked order's delivered Secret and its two Events (Switched, and AllReady as Ready turns True), and
+    // the Events below.
     expect(upgradeFigures.apiWritesRecords).toBe(ORDERS.length + 2);
     expect(metricSum(text, 'keystone_appcred_api_writes_total', { kind: 'Secret' })).toBe(1);
     expect(upgradeFigures.apiWrites).toBe((upgradeFigures.apiWritesEvents as number) + (upgradeFigures.apiWritesRecords as number) + 1);
     expect(connected).toBeLessThanOrEqual(1);
-    expect(upgradeFigures.apiWritesEvents).toBe(2 + connected);
+    expect(upgradeFigures.apiWritesEvents).toBe(3 + connected);
     expect(text).toMatch(/^keystone_appcred_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
     phase('a quiet minute');
   });
