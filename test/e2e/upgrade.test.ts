@@ -517,24 +517,23 @@ describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s pac
     const o2 = await outputs();
     expect(o2.credentialId).toBe(o1.credentialId);
     expect(creates(mark)).toBe(0);
-    // The rotation's `up` killed right after it wrote the backup at the owner's path, before Pulumi saved anything
-    // (issue 46): the state still names no owner and no such path.
+    // The rotation's `up` killed right after its first write, the delivered document at the owner's path (the migration),
+    // before Pulumi saved anything (issue 46): the state still names no owner and no such path.
     const killed = await runPulumiToHalt(['up', '--yes', '--skip-preview', '--stack', 'upgrade', '--non-interactive'], { cwd: dir, env: FAKETIME, point: 'update:backup', timeoutMs: 240_000 });
     expect(killed.halted).toBe(true);
     await ok(['cancel', '--yes']);
     expect((await outputs()).owner).toBeUndefined();
     const written = (await underPrefix(prefix)).filter((k) => k !== 'service-accounts/');
     expect(written).toHaveLength(1);
-    expect(creates(mark)).toBe(1); // the killed run's successor
+    expect(creates(mark)).toBe(0); // killed before its mint
     await ok(['up', '--yes', '--skip-preview'], FAKETIME);
     const o3 = await outputs();
     expect(o3.credentialGeneration).toBe(2);
     expect(o3.previousCredentialId).toBe(o1.credentialId);
-    // The same owner as the killed run: its path is this state's; its successor (the owner's mark, its secret lost with
-    // the run) replaced by one more create, never left behind.
+    // The same owner as the killed run: its path is this state's, written again with the rotation's document.
     expect(`${o3.owner as string}/`).toBe(written[0]);
     expect(o3.owner).toMatch(/^[0-9a-f-]{36}$/);
-    expect(creates(mark)).toBe(2);
+    expect(creates(mark)).toBe(1);
     expect((await new ApplicationCredentials(user.session()).list()).map((c) => c.id).sort()).toEqual([o1.credentialId, o3.credentialId].sort());
     expect(await atPath(prefix, o3.owner as string).read()).toBe(o3.credentialId);
     expect(await atPath(prefix).read()).toBeUndefined();
@@ -544,7 +543,7 @@ describe(`a Pulumi stack created with keystone-appcred ${PREVIOUS_VERSION}'s pac
     expect(await atPath(prefix, o3.owner as string).read()).toBeUndefined();
     expect(await atPath(prefix).read()).toBeUndefined();
     expect(await underPrefix(prefix)).toEqual([]);
-    expect(creates(mark)).toBe(2);
+    expect(creates(mark)).toBe(1);
     phase('pulumi: destroy');
   });
 });
