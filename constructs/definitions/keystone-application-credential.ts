@@ -189,6 +189,12 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
     maxItems: 32,
   }),
+  backupPath: string({
+    description:
+      'Not in the reference: the OpenBao path (its mount first) the backup lives at alone, recorded once the path keystone-appcred 0.1.0 wrote holds nothing of the order\'s. Absent without a backup.',
+    minLength: 0,
+    maxLength: 1024,
+  }),
   policy: object(
     "Not in the reference (an extension): the rotation policy, roles and access rules in force and where each came from, while the order's ControlPlane sets fleet defaults (applicationCredentialDefaults).",
     {
