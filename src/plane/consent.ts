@@ -13,29 +13,6 @@ import type { SecretAccess } from './ports';
 /** The longest cluster name a label value carries. */
 export const CLUSTER_NAME_MAX_LENGTH = 63;
 
-/** What every order has: metadata and a `controlPlaneRef` whose namespace may be left out. */
-export interface OrderObject {
-  readonly metadata: ObjectMeta;
-  readonly spec: { readonly controlPlaneRef: { readonly name: string; readonly namespace?: string } };
-}
-
-/** Where an order lives; `cluster` is empty or absent for the management cluster. */
-export function locationOf(order: OrderObject, cluster?: string): OrderLocation {
-  return { namespace: order.metadata.namespace ?? '', name: order.metadata.name, ...(cluster ? { cluster } : {}) };
-}
-
-/** The ControlPlane an order references: `controlPlaneRef.namespace` means the order's own namespace when left out. */
-export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
-  return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
-}
-
-/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
-export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
-  const x = controlPlaneKey(a);
-  const y = controlPlaneKey(b);
-  return x.namespace === y.namespace && x.name === y.name;
-}
-
 /** The `namespaceAssignments` entry for the namespace on the cluster (absent targetClusterRef = the management cluster). */
 export function namespaceAssignment(controlPlane: ControlPlane, location: OrderLocation): NamespaceAssignment | undefined {
   return (controlPlane.spec.namespaceAssignments ?? []).find(

@@ -22,9 +22,9 @@ import {
 } from '../api';
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { rolesNotHeld } from '../lifecycle/privileges';
-import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
+import { consentOf, needsFinalizer, teardownPath, type Consent } from './consent';
 import { notPublished, userCloudOf } from './delivery';
-import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
+import { PASSWORD_KEY, childLabels, controlPlaneKey, locationOf, passwordSecretName } from './naming';
 import type { SecretObject } from './ports';
 import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';

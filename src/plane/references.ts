@@ -5,7 +5,7 @@
  */
 import { PlaneConditionType, type Condition, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import { conditionOf } from './conditions';
-import { sameControlPlane, type OrderObject } from './consent';
+import { sameControlPlane, type OrderObject } from './naming';
 import { HoldReason } from './reasons';
 
 const HOLDS: readonly string[] = Object.values(HoldReason);

@@ -10,9 +10,9 @@
  */
 import { PlaneConditionType, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneRoleAssignmentStatus, type KeystoneUser } from '../api';
 import { report, type Verdict } from './conditions';
-import { needsFinalizer, sameControlPlane, teardownPath, type Consent } from './consent';
+import { needsFinalizer, teardownPath, type Consent } from './consent';
 import type { Hold } from './holds';
-import { teardownFinalizer } from './naming';
+import { teardownFinalizer, sameControlPlane } from './naming';
 import { allFalse, observed, override } from './order-status';
 import { RECHECK_MS, type FinalizerAction, type PlanePlan } from './plan';
 import type { RoleGrant } from './ports';
