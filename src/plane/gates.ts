@@ -1,6 +1,6 @@
 /**
- * A KeystoneApplicationCredential's gates, in one step: what its pass reads of the identity plane
- * ({@link credentialReads}), and, from what it read, the order's verdict ({@link credentialGates}): its consent
+ * A KeystoneApplicationCredential's gates, in one step: from what its pass read of the identity plane
+ * (credential-reads.ts), the order's verdict ({@link credentialGates}): its consent
  * (spec, Consent), its admission (frozen: ControlPlaneNotFound, NamespaceNotAssigned, ClusterNameTooLong,
  * SecretAccessNotGranted, WaitingForAdminCredential), its gate (the schedule pauses: WaitingForCABundle, the user, the
  * project, the role on the project), whether it can be delivered where it lives (KeystoneNotPublished), whether its
@@ -12,25 +12,21 @@ import {
   CredentialReason,
   PlaneDefaults,
   TEARDOWN_FINALIZER,
-  childPrefix,
   type ControlPlane,
   type KeystoneApplicationCredential,
   type KeystoneProject,
   type KeystoneRoleAssignment,
   type KeystoneUser,
-  type OrderLocation,
 } from '../api';
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { rolesNotHeld } from '../lifecycle/privileges';
 import { consentOf, needsFinalizer, teardownPath, type Consent } from './consent';
 import { notPublished, userCloudOf } from './delivery';
-import { PASSWORD_KEY, childLabels, controlPlaneKey, locationOf, passwordSecretName } from './naming';
+import { PASSWORD_KEY, controlPlaneKey, locationOf } from './naming';
 import type { SecretObject } from './ports';
-import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
+import { checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
 import type { SecretAccess } from './ports';
-
-type Key = { readonly namespace: string; readonly name: string };
 
 /** The objects a KeystoneApplicationCredential references, as the cache holds them. */
 export interface CredentialReferences {
@@ -62,53 +58,6 @@ export interface CredentialAdmission {
   readonly gate?: Gate;
   /** An admitted order whose document cannot be delivered where it lives (KeystoneNotPublished). */
   readonly undeliverable?: Undeliverable;
-}
-
-/** What a pass of the order reads, and where: the objects on the order's cluster and on the management cluster. */
-export interface CredentialReads {
-  readonly location: OrderLocation;
-  /** The prefix of the order's children and credential names. */
-  readonly prefix: string;
-  /** The ControlPlane (management cluster). */
-  readonly controlPlane: Key;
-  /** The KeystoneUser and KeystoneProject (the order's cluster). */
-  readonly user: Key;
-  readonly project: Key;
-  /** The KeystoneRoleAssignments of the user and project (the order's namespace, by these labels). */
-  readonly assignments: { readonly namespace: string; readonly labels: Record<string, string> };
-  /** The order's children in the ControlPlane's namespace (by these labels). */
-  readonly children: { readonly namespace: string; readonly labels: Record<string, string> };
-  /** The delivered Secret (the order's cluster). */
-  readonly delivered: Key;
-  /** The parked password of the user's current generation (management cluster), once the user is read. */
-  password(user: KeystoneUser | undefined): Key | undefined;
-  /** The CA bundle Secret the ControlPlane references (management cluster), once it is read. */
-  caBundle(controlPlane: ControlPlane | undefined): Key | undefined;
-}
-
-/** Where each thing a pass of `order` on `cluster` (absent: the management cluster) reads lives. */
-export function credentialReads(order: KeystoneApplicationCredential, cluster?: string): CredentialReads {
-  const location = locationOf(order, cluster);
-  const cp = controlPlaneKey(order);
-  const namespace = order.metadata.namespace as string;
-  return {
-    location,
-    prefix: childPrefix(location),
-    controlPlane: cp,
-    user: { namespace, name: order.spec.userRef.name },
-    project: { namespace, name: order.spec.projectRef.name },
-    assignments: { namespace, labels: assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name) },
-    children: { namespace: cp.namespace, labels: childLabels('KeystoneApplicationCredential', location) },
-    delivered: { namespace, name: `${order.metadata.name}-credentials` },
-    password: (user) => {
-      const generation = user?.status?.passwordGeneration;
-      return user && generation !== undefined ? { namespace: cp.namespace, name: passwordSecretName(locationOf(user, cluster), generation) } : undefined;
-    },
-    caBundle: (controlPlane) => {
-      const ref = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
-      return ref ? { namespace: cp.namespace, name: ref.name } : undefined;
-    },
-  };
 }
 
 /** What a pass read, for {@link credentialGates}. */
