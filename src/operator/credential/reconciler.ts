@@ -15,7 +15,7 @@
  * Keystone by hand is noticed at the next wake-up or change.
  */
 import { createHash } from 'node:crypto';
-import { TEARDOWN_FINALIZER, backingPath, resolveSpec, secretName, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
+import { EventReason, TEARDOWN_FINALIZER, backingPath, eventOf, resolveSpec, secretName, type KeystoneApplicationCredential, type KeystoneApplicationCredentialStatus } from '../../api';
 import { KeystoneSessions, credentialPort, deliveredData, isTerminalCreateError } from '../../keystone';
 import type { FormerBackup } from '../../lifecycle/migration';
 import { statusOfFailure } from '../../lifecycle/failures';
@@ -364,7 +364,7 @@ export class CredentialReconciler {
     if (asUser && fresh) this.seen.set(id, { ...asked, fresh: false }); // the pass observed Keystone anew and succeeded
     if (formerBackup) await this.formerLooked(order, result.former, id, where);
     if (result.released) {
-      await this.emit(order, { type: 'Normal', reason: 'TornDown', action: 'Teardown', note: 'every credential, the backup, the parked secrets and the delivered Secret are gone' }, where);
+      await this.emit(order, eventOf(EventReason.TornDown, 'every credential, the backup, the parked secrets and the delivered Secret are gone'), where);
       this.converged.delete(id);
       return {};
     }
@@ -429,7 +429,7 @@ export class CredentialReconciler {
     const note =
       `the backup path keystone-appcred 0.1.0 wrote for this order (without its uid) holds credential ${former.credentialId}, which this order does not record: ` +
       'left alone (another installation sharing this OpenBao may have written it); remove it with bao kv metadata delete once you know whose it is';
-    await this.emit(order, { type: 'Warning', reason: 'ForeignBackup', action: 'Migrate', note }, where);
+    await this.emit(order, eventOf(EventReason.ForeignBackup, note), where);
   }
 
   /**
@@ -471,13 +471,13 @@ export class CredentialReconciler {
       // A tenant may edit the delivered Secret: an id that is none of the order's was never counted (src/lifecycle/runner.ts).
       const secret = `${order.metadata.namespace ?? ''}/${secretName(order.metadata.name)}${cluster ? ` on cluster ${cluster}` : ''}`;
       const note = `the delivered Secret ${secret} named application credential ${shownCredentialId(a.unowned)}, which is not this order's; rewritten with generation ${a.generation}, and nothing was recorded, adopted or deleted for that id`;
-      await this.emit(order, { type: 'Warning', reason: 'SecretRepaired', action: 'Repair', note }, cluster);
+      await this.emit(order, eventOf(EventReason.SecretRepaired, note), cluster);
     }
-    if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, { type: 'Normal', reason: 'Minted', action: 'Mint', note: `created generation ${a.generation} in Keystone (${a.why})` }, cluster);
-    else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, { type: 'Warning', reason: 'CredentialFailed', action: 'Mint', note: `Keystone refused generation ${a.generation}` }, cluster);
+    if (a.type === 'mint' && e.outcome === 'done') await this.emit(order, eventOf(EventReason.Minted, `created generation ${a.generation} in Keystone (${a.why})`), cluster);
+    else if (a.type === 'mint' && e.outcome === 'refused') await this.emit(order, eventOf(EventReason.CredentialFailed, `Keystone refused generation ${a.generation}`), cluster);
     // A first delivery is no switch (nothing was delivered before): the Minted Event says it, one API write fewer.
-    else if (a.type === 'deliver' && a.why === 'switch' && replacing) await this.emit(order, { type: 'Normal', reason: 'Switched', action: 'Rotate', note: `the delivered Secret carries generation ${a.generation}` }, cluster);
-    else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, { type: 'Normal', reason: 'Swept', action: 'Sweep', note: `deleted generation ${a.generation} in Keystone (${a.why})` }, cluster);
+    else if (a.type === 'deliver' && a.why === 'switch' && replacing) await this.emit(order, eventOf(EventReason.Switched, `the delivered Secret carries generation ${a.generation}`), cluster);
+    else if (a.type === 'delete' && order.metadata.deletionTimestamp === undefined) await this.emit(order, eventOf(EventReason.Swept, `deleted generation ${a.generation} in Keystone (${a.why})`), cluster);
   }
 
   private async emit(order: KeystoneApplicationCredential, event: CredentialEvent, cluster: string | undefined): Promise<void> {
