@@ -117,15 +117,40 @@ export function needsFinalizer(consent: Consent, meta: ObjectMeta, finalizer: st
 }
 
 /**
- * How a teardown may proceed under this consent. Deleting an order tears down what it created whatever the consent
+ * How a teardown may proceed under a consent. Deleting an order tears down what it created whatever the consent
  * (deletion is the owner's own act, as for a KeystoneApplicationCredential), but it needs the admin credential:
  * - `release`: the ControlPlane is gone, so nothing is left to reach Keystone with: release without Keystone;
  * - `wait`: the admin credential is not ready: the finalizer holds;
  * - `proceed`: Keystone is reachable as the admin.
  */
-export function teardownPath(consent: Consent): { readonly path: 'release' } | { readonly path: 'wait'; readonly wait: AdminWait } | { readonly path: 'proceed'; readonly controlPlane: ControlPlane } {
+export type TeardownPath = { readonly path: 'release' } | { readonly path: 'wait'; readonly wait: AdminWait } | { readonly path: 'proceed'; readonly controlPlane: ControlPlane };
+
+/** How a teardown may proceed under this consent ({@link TeardownPath}). */
+export function teardownPath(consent: Consent): TeardownPath {
   const controlPlane = consent.controlPlane;
   if (!controlPlane) return { path: 'release' };
   if (consent.wait) return { path: 'wait', wait: consent.wait };
   return { path: 'proceed', controlPlane };
+}
+
+/** What an order's consent decides, in one verdict: the consent, whether its finalizer is due, how a teardown proceeds. */
+export interface ConsentVerdict {
+  readonly consent: Consent;
+  /** The teardown finalizer is to be installed now ({@link needsFinalizer}). */
+  readonly finalizerDue: boolean;
+  readonly teardown: TeardownPath;
+}
+
+/**
+ * The consent of an order at `location` ({@link consentOf}) with what follows from it for the order's `finalizer`
+ * ({@link needsFinalizer}) and its teardown ({@link teardownPath}): a driver's gates ask the consent once.
+ */
+export function consentVerdict(
+  location: OrderLocation,
+  key: { readonly namespace: string; readonly name: string },
+  controlPlane: ControlPlane | undefined,
+  order: { readonly meta: ObjectMeta; readonly finalizer: string; readonly access?: SecretAccess },
+): ConsentVerdict {
+  const consent = consentOf(location, key, controlPlane, order.access);
+  return { consent, finalizerDue: needsFinalizer(consent, order.meta, order.finalizer), teardown: teardownPath(consent) };
 }

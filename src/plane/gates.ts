@@ -6,27 +6,17 @@
  * project, the role on the project), whether it can be delivered where it lives (KeystoneNotPublished), whether its
  * finalizer is due, how its teardown proceeds, the connection its pass reaches Keystone with as the ordered user, and
  * where its document points. Pure, built from the rules the plane's own kinds use (consent.ts, references.ts,
- * delivery.ts, naming.ts), so a driver reads: read → gates → ports → lifecycle → announce.
+ * delivery.ts, naming.ts), each asked once, so a driver reads: read → gates → ports → lifecycle → announce.
  */
-import {
-  CredentialReason,
-  PlaneDefaults,
-  TEARDOWN_FINALIZER,
-  type ControlPlane,
-  type KeystoneApplicationCredential,
-  type KeystoneProject,
-  type KeystoneRoleAssignment,
-  type KeystoneUser,
-} from '../api';
+import { CredentialReason, PlaneDefaults, TEARDOWN_FINALIZER, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { rolesNotHeld } from '../lifecycle/privileges';
-import { consentOf, needsFinalizer, teardownPath, type Consent } from './consent';
-import { notPublished, userCloudOf } from './delivery';
+import { consentOf, consentVerdict, type Consent } from './consent';
+import { deliveryTarget, notPublished, type NotPublished } from './delivery';
 import { PASSWORD_KEY, controlPlaneKey, locationOf } from './naming';
-import type { SecretObject } from './ports';
-import { checkProject, checkUser, rolesOnProject } from './references';
+import type { SecretAccess, SecretObject } from './ports';
+import { userOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
-import type { SecretAccess } from './ports';
 
 /** The objects a KeystoneApplicationCredential references, as the cache holds them. */
 export interface CredentialReferences {
@@ -114,19 +104,24 @@ export interface CredentialGates extends CredentialAdmission {
  */
 export function credentialGates(order: KeystoneApplicationCredential, world: CredentialWorld, options: { readonly cluster?: string; readonly deleting: boolean }): CredentialGates {
   const { cluster, deleting } = options;
-  const consent = consentOf(locationOf(order, cluster), controlPlaneKey(order), world.controlPlane, world.secretAccess);
+  const cpKey = controlPlaneKey(order);
+  const { consent, finalizerDue, teardown } = consentVerdict(locationOf(order, cluster), cpKey, world.controlPlane, {
+    meta: order.metadata,
+    finalizer: TEARDOWN_FINALIZER,
+    ...(world.secretAccess ? { access: world.secretAccess } : {}),
+  });
+  const { controlPlane, user, project } = world;
+  const target = controlPlane ? deliveryTarget(controlPlane, '', cluster) : undefined;
   const password = world.passwordSecret?.data[PASSWORD_KEY];
   const refs = { ...world, userPasswordAvailable: password !== undefined && password !== '', ...(cluster ? { cluster } : {}) };
-  const { admission, gate: referenceGate, undeliverable } = admissionOf(consent, order, refs);
-  const caRef = world.controlPlane?.spec.services.keystone.external.caBundleSecretRef;
+  const { admission, gate: referenceGate, undeliverable } = admissionOf(consent, order, refs, target?.notPublished);
+  const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
   const caBundle = caRef ? world.caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
-  const cpKey = controlPlaneKey(order);
   const gate =
     referenceGate ??
     (caRef && !caBundle
       ? { reason: CredentialReason.WaitingForCABundle, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
       : undefined);
-  const { controlPlane, user, project } = world;
   const passwordGeneration = user?.status?.passwordGeneration;
   const connection: UserConnection | undefined =
     controlPlane && user?.status?.userID && project?.status?.projectID && password
@@ -142,14 +137,14 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
   // A frozen or gated order never reaches Keystone; a deleted one does, as long as the user's password and the
   // ControlPlane are there to authenticate with.
   const reachable = deleting || (!gate && !admission) ? connection : undefined;
-  const cloud = controlPlane && userCloudOf(controlPlane, '', cluster);
+  const cloud = target?.cloud;
   return {
     consent,
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
     ...(undeliverable ? { undeliverable } : {}),
-    finalizerDue: needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER),
-    releasable: deleting && teardownPath(consent).path === 'release',
+    finalizerDue,
+    releasable: deleting && teardown.path === 'release',
     ...(reachable ? { connection: reachable } : { unreachable: gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet' }),
     ...(cloud ? { document: { authUrl: cloud.authUrl, regionName: cloud.regionName, interface: cloud.interface } } : {}),
   };
@@ -157,12 +152,13 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
 
 /** Computes the order's admission, then (when admitted) its gate, in the spec's order. */
 export function credentialAdmission(order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
-  return admissionOf(consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess), order, refs);
+  const consent = consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess);
+  return admissionOf(consent, order, refs, refs.controlPlane ? notPublished(refs.controlPlane, refs.cluster) : undefined);
 }
 
-function admissionOf(consent: Consent, order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
+/** The admission, then the gate, given the consent and whether the order's cluster is published (`unpublished`). */
+function admissionOf(consent: Consent, order: KeystoneApplicationCredential, refs: CredentialReferences, unpublished: NotPublished | undefined): CredentialAdmission {
   if (consent.state === 'refused') return { admission: { reason: consent.reason, message: consent.message } };
-  const unpublished = notPublished(consent.controlPlane, refs.cluster);
   const undeliverable = unpublished ? { undeliverable: unpublished } : {};
   if (consent.wait?.reason === AdminCredentialReason.WaitingForCABundle) {
     return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message }, ...undeliverable };
@@ -172,25 +168,24 @@ function admissionOf(consent: Consent, order: KeystoneApplicationCredential, ref
   return { ...(gate ? { gate } : {}), ...undeliverable };
 }
 
+/** The user, its password, the project and the role on the project, in the spec's order; then the role subset. */
 function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences, allowedRoles: readonly string[]): Gate | undefined {
-  const user = checkUser(order, order.spec.userRef.name, refs.user);
-  if (user) return { reason: CredentialReason[user.reason], message: user.message };
+  const found = userOnProject(order, { user: order.spec.userRef.name, project: order.spec.projectRef.name }, refs);
+  if (found.user) return { reason: CredentialReason[found.user.reason], message: found.user.message };
   if (refs.userPasswordAvailable === false) {
     return {
       reason: CredentialReason.WaitingForUser,
       message: `the password of KeystoneUser ${order.spec.userRef.name} generation ${refs.user?.status?.passwordGeneration} is not available`,
     };
   }
-  const project = checkProject(order, order.spec.projectRef.name, refs.project);
-  if (project) return { reason: CredentialReason[project.reason], message: project.message };
-  const assigned = rolesOnProject(order, refs.user as KeystoneUser, refs.project as KeystoneProject, refs.assignments);
-  if (assigned.length === 0) {
+  if (found.project) return { reason: CredentialReason[found.project.reason], message: found.project.message };
+  if (found.assigned.length === 0) {
     return {
       reason: CredentialReason.NoRoleOnProject,
       message: `no KeystoneRoleAssignment in namespace ${order.metadata.namespace} has assigned user ${order.spec.userRef.name} a role on project ${order.spec.projectRef.name}`,
     };
   }
-  return roleSubsetGate(order, allowedRoles, assigned.map((a) => a.spec.role));
+  return roleSubsetGate(order, allowedRoles, found.assigned.map((a) => a.spec.role));
 }
 
 /**
