@@ -1,0 +1,60 @@
+/**
+ * The dependencies one credential pass reached (docs/concepts/passes.md, Wake-ups): each port the pass calls is wrapped
+ * ({@link noting}) so that a call OpenBao, Keystone or an API server did not answer names that dependency in
+ * `unanswered` (the work queue waits on it: src/operator/runtime/dependencies.ts), and a call it answered names it in
+ * `answered` (its waiters are woken).
+ */
+import { KubeApiError } from '../../kube/errors';
+
+/** OpenBao, as a failed pass names it: one dependency for every order (one login, one policy). */
+export const OPENBAO_DEPENDENCY = 'OpenBao';
+
+/** Keystone at an auth URL, as a failed pass names it: every order of the ControlPlanes with that URL shares it. */
+export const keystoneDependency = (authUrl: string): string => `Keystone ${authUrl.replace(/\/+$/, '')}`;
+
+/** An API server, as a failed pass names it. */
+export const apiServerDependency = (cluster: string | undefined): string => (cluster ? `the API server of cluster ${cluster}` : 'the API server');
+
+/** What a pass's calls found of its dependencies: those that did not answer, and those that did. */
+export interface Reached {
+  readonly unanswered: Set<string>;
+  readonly answered: Set<string>;
+}
+
+/** The cluster port's calls that reach the API server (its reads come from the caches). */
+export const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecret', 'applySecret', 'deleteSecret', 'writeStatus', 'addFinalizer', 'removeFinalizer']);
+
+/**
+ * `port` with every failed call that `counts` noted in `reached.unanswered` as `dependency` (the error is thrown on as it
+ * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
+ * there: every method, or only `methods` (each an async call).
+ */
+export function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
+  return new Proxy(port, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        try {
+          const reply = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          reached.answered?.add(dependency);
+          return reply;
+        } catch (error) {
+          (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
+          throw error;
+        }
+      };
+    },
+  });
+}
+
+/** Keystone did not answer (no connection, no reply in time, 5xx or 429): an outage, not a refusal of this order's. */
+export function unansweredByKeystone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true;
+}
+
+/** An API server did not answer a write: no HTTP answer at all, a 5xx or a 429. A refusal (4xx) is the order's own. */
+export function unansweredByApiServer(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.status >= 500 || error.status === 429;
+}
