@@ -27,26 +27,37 @@ export const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'crea
 /**
  * `port` with every failed call that `counts` noted in `reached.unanswered` as `dependency` (the error is thrown on as it
  * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
- * there: every method, or only `methods` (each an async call).
+ * there: every method, or only `methods` (each an async call); the other methods are the port's own, bound to it. Built
+ * once per pass, its methods the port's (own and its prototypes'), so a read the caches answer passes straight through.
  */
 export function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
-  return new Proxy(port, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
-      return async (...args: unknown[]) => {
-        try {
-          const reply = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          reached.answered?.add(dependency);
-          return reply;
-        } catch (error) {
-          (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
-          throw error;
-        }
-      };
-    },
-  });
+  const noted = async (method: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
+    try {
+      const reply = await method.apply(port, args);
+      reached.answered?.add(dependency);
+      return reply;
+    } catch (error) {
+      (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
+      throw error;
+    }
+  };
+  const wrapped: Record<PropertyKey, unknown> = {};
+  for (const name of methodsOf(port)) {
+    const method = Reflect.get(port, name) as (...args: unknown[]) => Promise<unknown>;
+    wrapped[name] = methods && !methods.has(name) ? method.bind(port) : (...args: unknown[]) => noted(method, args);
+  }
+  return wrapped as T;
+}
+
+/** The names of an object's methods, its own and its prototypes' (not Object's). */
+function methodsOf(port: object): Set<PropertyKey> {
+  const names = new Set<PropertyKey>();
+  for (let o: object | null = port; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+    for (const name of Reflect.ownKeys(o)) {
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(o, name)?.value === 'function') names.add(name);
+    }
+  }
+  return names;
 }
 
 /** Keystone did not answer (no connection, no reply in time, 5xx or 429): an outage, not a refusal of this order's. */
