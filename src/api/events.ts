@@ -32,7 +32,7 @@ export const EVENT_REASONS = {
     type: 'Normal',
     action: 'Mint',
     kinds: CREDENTIAL,
-    meaning: 'a generation was created in Keystone; the note says which and why (a new order, a rotation, a repair)',
+    meaning: 'a generation was created in Keystone; the note says which, and why',
   },
   Switched: {
     type: 'Normal',
@@ -44,7 +44,7 @@ export const EVENT_REASONS = {
     type: 'Normal',
     action: 'Sweep',
     kinds: CREDENTIAL,
-    meaning: 'a superseded generation was deleted in Keystone after its grace period (or a failed one, an unlisted one), and why',
+    meaning: 'a generation was deleted in Keystone while the order lives: the superseded one once its grace period is over, or a stray, stale or failed one; the note says which, and why',
   },
   CredentialFailed: {
     type: 'Warning',
