@@ -5,6 +5,8 @@
  * `answered` (its waiters are woken).
  */
 import { KubeApiError } from '../../kube/errors';
+import type { BackupPort, CredentialPort } from '../../lifecycle/ports';
+import type { ClusterPort } from '../../plane/ports';
 
 /** OpenBao, as a failed pass names it: one dependency for every order (one login, one policy). */
 export const OPENBAO_DEPENDENCY = 'OpenBao';
@@ -19,6 +21,44 @@ export const apiServerDependency = (cluster: string | undefined): string => (clu
 export interface Reached {
   readonly unanswered: Set<string>;
   readonly answered: Set<string>;
+}
+
+/**
+ * The dependencies one pass reached, and the pass's ports with their calls noted ({@link noting}): an API server's
+ * writes (its reads come from the caches), every call of Keystone's and OpenBao's.
+ */
+export class PassReach implements Reached {
+  readonly unanswered = new Set<string>();
+  readonly answered = new Set<string>();
+
+  /** The port of a cluster (`cluster`: its name; undefined: the management cluster), its writes noted. */
+  apiServer(port: ClusterPort, cluster?: string): ClusterPort {
+    return noting(port, this, apiServerDependency(cluster), unansweredByApiServer, API_WRITES);
+  }
+
+  /**
+   * Keystone at `authUrl` as `connect` makes its port, given what to call each time Keystone itself answered a call
+   * (a list its known credentials served did not reach it); a call Keystone did not answer is noted.
+   */
+  keystone(authUrl: string, connect: (onAnswer: () => void) => CredentialPort): CredentialPort {
+    const at = keystoneDependency(authUrl);
+    return noting(
+      connect(() => this.answered.add(at)),
+      { unanswered: this.unanswered },
+      at,
+      unansweredByKeystone,
+    );
+  }
+
+  /** OpenBao's port at a backing path: every call that failed did not answer. */
+  openBao(port: BackupPort): BackupPort {
+    return noting(port, this, OPENBAO_DEPENDENCY, () => true);
+  }
+
+  /** The dependencies that answered every call the pass made of them (one that failed a call did not answer it). */
+  answeredAll(): string[] {
+    return [...this.answered].filter((d) => !this.unanswered.has(d));
+  }
 }
 
 /** The cluster port's calls that reach the API server (its reads come from the caches). */

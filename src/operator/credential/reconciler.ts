@@ -31,7 +31,7 @@ import { actionEvents, formerBackupEvent, tornDownEvent } from './announce';
 import type { CredentialEvent, RetainContext } from './delivery-options';
 import { PassMemory, orderId, type OrderId } from './memory';
 import { passPorts, type PassPorts } from './pass-ports';
-import { API_WRITES, OPENBAO_DEPENDENCY, apiServerDependency, keystoneDependency, noting, unansweredByApiServer, unansweredByKeystone, type Reached } from './reached';
+import { PassReach } from './reached';
 import { userKeystone } from './user-keystone';
 
 export type { UserConnection } from '../../plane/gates';
@@ -134,23 +134,21 @@ export class CredentialReconciler {
    * names, or backs off.
    */
   async reconcile(key: Key, site: OrderSite = {}): Promise<CredentialOutcome> {
-    const reached: Reached = { unanswered: new Set(), answered: new Set() };
-    // A dependency that failed one call of the pass did not answer it, whatever it answered before.
-    const answered = () => [...reached.answered].filter((d) => !reached.unanswered.has(d));
+    const reach = new PassReach();
     try {
-      const outcome = await this.pass(key, site, reached);
-      return { ...outcome, ...(reached.answered.size > 0 ? { answered: answered() } : {}) };
+      const outcome = await this.pass(key, site, reach);
+      return { ...outcome, ...(reach.answered.size > 0 ? { answered: reach.answeredAll() } : {}) };
     } catch (error) {
-      throw new CredentialPassError(error, statusOfFailure(error), [...reached.unanswered], answered());
+      throw new CredentialPassError(error, statusOfFailure(error), [...reach.unanswered], reach.answeredAll());
     }
   }
 
-  /** One pass, read → gates → ports → lifecycle → announce; `reached` collects the dependencies it reached. */
-  private async pass(key: Key, site: OrderSite, reached: Reached): Promise<CredentialOutcome> {
+  /** One pass, read → gates → ports → lifecycle → announce; `reach` collects the dependencies it reached. */
+  private async pass(key: Key, site: OrderSite, reach: PassReach): Promise<CredentialOutcome> {
     const where = site.cluster || undefined;
     // The writes of the pass, each noted when its API server did not answer (the children's on the management cluster).
-    const cluster = noting(this.deps.cluster, reached, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
-    const orders = site.orders ? noting(site.orders, reached, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
+    const cluster = reach.apiServer(this.deps.cluster);
+    const orders = site.orders ? reach.apiServer(site.orders, where) : cluster;
     const id = orderId(key, where);
 
     // Read: the order, then what it stands on (the identity plane says where each thing lives).
@@ -193,8 +191,8 @@ export class CredentialReconciler {
       verdict,
       management: cluster,
       orders,
-      asUser: (connection) => this.asUser(connection, read.reads.prefix, sight.fresh, about, reached),
-      ...(backupOf ? { backupAt: (path: string) => noting(backupOf(path), reached, OPENBAO_DEPENDENCY, () => true) } : {}),
+      asUser: (connection) => this.asUser(connection, read.reads.prefix, sight.fresh, about, reach),
+      ...(backupOf ? { backupAt: (path: string) => reach.openBao(backupOf(path)) } : {}),
     });
     const before = order.status ?? {};
 
@@ -320,14 +318,11 @@ export class CredentialReconciler {
 
   /**
    * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
-   * pass; `fresh`: the pass lists anew), its answers noted in `reached`: a list its known credentials served did not
-   * reach Keystone.
+   * pass; `fresh`: the pass lists anew), its answers noted in `reach`.
    */
-  private asUser(connection: UserConnection, prefix: string, fresh: boolean, description: string, reached: Reached): CredentialPort {
-    const at = keystoneDependency(connection.authUrl);
-    const onAnswer = () => reached.answered.add(at);
-    const port = this.deps.keystone ? this.deps.keystone(connection, prefix, { fresh, onAnswer }) : userKeystone(this.sessions, connection, { prefix, fresh, description, onAnswer });
-    return noting(port, { unanswered: reached.unanswered }, at, unansweredByKeystone);
+  private asUser(connection: UserConnection, prefix: string, fresh: boolean, description: string, reach: PassReach): CredentialPort {
+    const custom = this.deps.keystone;
+    return reach.keystone(connection.authUrl, (onAnswer) => (custom ? custom(connection, prefix, { fresh, onAnswer }) : userKeystone(this.sessions, connection, { prefix, fresh, description, onAnswer })));
   }
 
   /** Records `events` about the order, one after the other; an Event is best effort. */
