@@ -106,10 +106,3 @@ export function locationOf(order: OrderObject, cluster?: string): OrderLocation 
 export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
   return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
 }
-
-/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
-export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
-  const x = controlPlaneKey(a);
-  const y = controlPlaneKey(b);
-  return x.namespace === y.namespace && x.name === y.name;
-}

@@ -5,10 +5,17 @@
  */
 import { PlaneConditionType, type Condition, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import { conditionOf } from './conditions';
+import { controlPlaneKey, type OrderObject } from './naming';
 import { HoldReason } from './reasons';
-import { sameControlPlane, type OrderObject } from './naming';
 
 const HOLDS: readonly string[] = Object.values(HoldReason);
+
+/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
+export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
+  const x = controlPlaneKey(a);
+  const y = controlPlaneKey(b);
+  return x.namespace === y.namespace && x.name === y.name;
+}
 
 /** A refusal of a reference: the reason names the kind of refusal, the message the object. */
 export interface Refusal<R extends string = string> {

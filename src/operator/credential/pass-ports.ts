@@ -3,19 +3,21 @@
  * gates → ports → lifecycle → announce): Keystone as the ordered user (or a port that says why the pass does not reach
  * it, or none to reach once the ControlPlane is gone in a teardown), the `secret-v<N>` children, the delivered Secret
  * and its template (issue 49), the backup at the order's own path and at the one keystone-appcred 0.1.0 wrote, and the
- * order as the lifecycle sees it. No I/O: the ports act when the lifecycle calls them.
+ * order as the lifecycle sees it; Keystone's and OpenBao's calls noted in the pass's reach (./reached.ts). No I/O: the
+ * ports act when the lifecycle calls them.
  */
 import { backingPath, resolveSpec, secretName, type KeystoneApplicationCredential } from '../../api';
 import { deliveredData } from '../../keystone';
 import type { LifecycleOrder } from '../../lifecycle/model';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import type { CredentialRead } from '../../plane/credential-reads';
-import type { CredentialGates, UserConnection } from '../../plane/gates';
+import type { CredentialGates } from '../../plane/gates';
 import type { ClusterPort } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
 import { adoptionOf, revokeRequestOfOrder, templateFields, templatePorts } from './delivery-options';
-import { abandoned, unreachable } from './user-keystone';
+import type { PassReach } from './reached';
+import { abandoned, unreachable, userKeystone, type UserKeystone } from './user-keystone';
 
 /** The ports a pass reads through before it reaches Keystone or OpenBao: what the cache alone settles (settled.ts). */
 export type CachedPorts = Pick<Ports, 'secrets' | 'delivery' | 'template' | 'secretMetadata' | 'render' | 'admission' | 'gate' | 'undeliverable'>;
@@ -28,10 +30,12 @@ export interface PassInputs {
   /** The management cluster (the children) and the order's cluster (the delivered Secret, an adopted secret). */
   readonly management: ClusterPort;
   readonly orders: ClusterPort;
-  /** Keystone as the ordered user over a connection the gates allow. */
-  readonly asUser: (connection: UserConnection) => CredentialPort;
+  /** How the pass reaches Keystone as the ordered user, over a connection the gates allow. */
+  readonly asUser: UserKeystone;
   /** The backup at a backing path; absent: no backup is configured. */
-  readonly backupAt?: (path: string) => BackupPort;
+  readonly backup?: (path: string) => BackupPort;
+  /** Where the pass notes the dependencies its ports reach (./reached.ts). */
+  readonly reach: PassReach;
 }
 
 /** The ports of a pass, and what the driver needs to know of them. */
@@ -56,13 +60,13 @@ export interface PassPorts {
 
 /** The ports of a pass over `inputs.order`; see the module comment. */
 export function passPorts(inputs: PassInputs): PassPorts {
-  const { order, read, verdict, management, orders } = inputs;
+  const { order, read, verdict, management, orders, reach } = inputs;
   const deleting = order.metadata.deletionTimestamp !== undefined;
   const { location, prefix } = read.reads;
   const cpNamespace = read.reads.controlPlane.namespace;
   // Keystone as the ordered user, abandoned once the ControlPlane is gone in a teardown.
   const connection = verdict.releasable ? undefined : verdict.connection;
-  const asUser = connection ? inputs.asUser(connection) : undefined;
+  const asUser = connection ? reach.keystone(connection.authUrl, (onAnswer) => userKeystone(inputs.asUser, connection, prefix, onAnswer)) : undefined;
   const keystone = verdict.releasable ? abandoned() : (asUser ?? unreachable(verdict.unreachable ?? 'Keystone is not reachable'));
   const before = order.status ?? {};
   // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
@@ -70,8 +74,10 @@ export function passPorts(inputs: PassInputs): PassPorts {
   // (src/lifecycle/ownership.ts).
   const owner = order.metadata.uid;
   // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order until the status
-  // records the backup's migration done at the own path (src/lifecycle/migration.ts), and at teardown.
-  const backupAt = inputs.backupAt;
+  // records the backup's migration done at the own path (src/lifecycle/migration.ts), and at teardown. Every call
+  // either makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
+  const backup = inputs.backup;
+  const backupAt = backup ? (path: string) => reach.openBao(backup(path)) : undefined;
   const backupPath = backingPath(cpNamespace, prefix, owner);
   const ownPath = backupAt && owner ? backupPath : undefined;
   const ownBackup = backupAt?.(backupPath);

@@ -20,19 +20,19 @@ import { KeystoneSessions, isTerminalCreateError } from '../../keystone';
 import { statusOfFailure } from '../../lifecycle/failures';
 import type { FormerBackup } from '../../lifecycle/migration';
 import { observeCached } from '../../lifecycle/observe';
-import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
+import type { BackupPort, Ports } from '../../lifecycle/ports';
 import { reconcile as runLifecycle, settleBackup, type ActionEvent } from '../../lifecycle/runner';
 import { settled } from '../../lifecycle/settled';
 import { readCredential } from '../../plane/credential-reads';
 import { fingerprintOf } from '../../plane/driver/memo';
-import { credentialGates, type UserConnection } from '../../plane/gates';
+import { credentialGates } from '../../plane/gates';
 import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { actionEvents, formerBackupEvent, tornDownEvent } from './announce';
 import type { CredentialEvent, RetainContext } from './delivery-options';
 import { PassMemory, orderId, type OrderId } from './memory';
 import { passPorts, type PassPorts } from './pass-ports';
 import { PassReach } from './reached';
-import { userKeystone } from './user-keystone';
+import type { KeystoneFactory } from './user-keystone';
 
 export type { UserConnection } from '../../plane/gates';
 
@@ -51,7 +51,7 @@ export interface CredentialReconcilerDeps {
    * called each time Keystone itself answered a call of the port (src/keystone/credential-port.ts).
    * @default the project's Keystone client (`credentialPort` on a session of `sessions`)
    */
-  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean; readonly onAnswer?: () => void }) => CredentialPort;
+  readonly keystone?: KeystoneFactory;
   /**
    * The sessions the ordered users log in through: one token per (Keystone, user, project, password generation), shared
    * by every pass of that user's orders until shortly before it expires. @default sessions of the reconciler's own
@@ -183,16 +183,16 @@ export class CredentialReconciler {
     }
 
     // Ports: every call OpenBao or Keystone does not answer makes the order wait on it (dependencies.ts).
-    const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
-    const backupOf = this.deps.backup;
+    const description = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
     const ports = passPorts({
       order,
       read,
       verdict,
       management: cluster,
       orders,
-      asUser: (connection) => this.asUser(connection, read.reads.prefix, sight.fresh, about, reach),
-      ...(backupOf ? { backupAt: (path: string) => reach.openBao(backupOf(path)) } : {}),
+      asUser: { sessions: this.sessions, ...(this.deps.keystone ? { factory: this.deps.keystone } : {}), fresh: sight.fresh, description },
+      ...(this.deps.backup ? { backup: this.deps.backup } : {}),
+      reach,
     });
     const before = order.status ?? {};
 
@@ -314,15 +314,6 @@ export class CredentialReconciler {
   private async formerLooked(order: KeystoneApplicationCredential, former: FormerBackup | undefined, id: OrderId, where: string | undefined): Promise<void> {
     const event = formerBackupEvent(former, this.memory.formerLooked(id));
     if (event) await this.emit(order, [event], where);
-  }
-
-  /**
-   * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
-   * pass; `fresh`: the pass lists anew), its answers noted in `reach`.
-   */
-  private asUser(connection: UserConnection, prefix: string, fresh: boolean, description: string, reach: PassReach): CredentialPort {
-    const custom = this.deps.keystone;
-    return reach.keystone(connection.authUrl, (onAnswer) => (custom ? custom(connection, prefix, { fresh, onAnswer }) : userKeystone(this.sessions, connection, { prefix, fresh, description, onAnswer })));
   }
 
   /** Records `events` about the order, one after the other; an Event is best effort. */

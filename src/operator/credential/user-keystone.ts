@@ -7,29 +7,38 @@ import { credentialPort, type KeystoneSessions } from '../../keystone';
 import type { CredentialPort } from '../../lifecycle/ports';
 import type { UserConnection } from '../../plane/gates';
 
-/** How a pass reaches Keystone as the ordered user: its session, which lists anew when `fresh`. */
-export interface UserKeystoneOptions {
-  readonly prefix: string;
+/**
+ * Keystone as the ordered user, made by a face of its own (a test's fake): `fresh`, the pass follows a change the user
+ * made and lists anew; `onAnswer`, to be called each time Keystone itself answered a call of the port.
+ */
+export type KeystoneFactory = (connection: UserConnection, prefix: string, options: { readonly fresh: boolean; readonly onAnswer?: () => void }) => CredentialPort;
+
+/** How a pass reaches Keystone as the ordered user. */
+export interface UserKeystone {
+  /** The sessions the ordered users log in through, one token per (Keystone, user, project, password generation). */
+  readonly sessions: KeystoneSessions;
+  /** A port of the face's own instead of a session's. */
+  readonly factory?: KeystoneFactory;
   /** The pass follows a change the user made (or retries one): it lists anew rather than through the known credentials. */
   readonly fresh: boolean;
   /** What each credential's description says it is for. */
   readonly description: string;
-  /** Called each time Keystone itself answered a call of the port (src/keystone/credential-port.ts). */
-  readonly onAnswer: () => void;
 }
 
 /**
- * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
- * pass; `fresh`: the pass lists anew).
+ * Keystone as the ordered user over `connection`, for the credentials under `prefix`, through the user's shared
+ * session (its token and its known credentials outlive the pass); `onAnswer`: called each time Keystone itself answered
+ * a call of the port (src/keystone/credential-port.ts).
  */
-export function userKeystone(sessions: KeystoneSessions, connection: UserConnection, options: UserKeystoneOptions): CredentialPort {
-  const session = sessions.session({
+export function userKeystone(how: UserKeystone, connection: UserConnection, prefix: string, onAnswer: () => void): CredentialPort {
+  if (how.factory) return how.factory(connection, prefix, { fresh: how.fresh, onAnswer });
+  const session = how.sessions.session({
     authUrl: connection.authUrl,
     ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
     auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
     ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
   });
-  return credentialPort(session, options.prefix, { description: options.description, onAnswer: options.onAnswer, ...(options.fresh ? { fresh: true } : {}) });
+  return credentialPort(session, prefix, { description: how.description, onAnswer, ...(how.fresh ? { fresh: true } : {}) });
 }
 
 /** A Keystone port that cannot be reached: every call fails with the reason, so the pass repairs what needs no Keystone. */
