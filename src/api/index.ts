@@ -20,3 +20,4 @@ export * from './provenance';
 export * from './secret-template';
 export * from './adoption';
 export * from './deletion-policy';
+export * from './events';

@@ -27,7 +27,7 @@ import {
   type PolicyStatus,
   type RotationSpec,
 } from '../api';
-import { locationOf, namespaceAssignment } from './consent';
+import { locationOf, namespaceAssignment } from './naming';
 
 /** What an order runs with. */
 export interface EffectivePolicy {
