@@ -80,8 +80,7 @@ export enum LogLevel {
 }
 
 /**
- * How the operator holds its requests in flight to one Keystone endpoint (`KAC_KEYSTONE_PACING`; docs: "Running a
- * fleet"); the members' values are the engine's `KeystonePacing` (src/api/operator-env.ts).
+ * How the operator holds its requests in flight to one Keystone endpoint (`KAC_KEYSTONE_PACING`; docs/operate/fleet.md); the members' values are the engine's `KeystonePacing` (src/api/operator-env.ts).
  */
 export enum KeystonePacing {
   /** To the workers Keystone has free, as its latency tells, less `keystoneSpareWorkers`; at most `keystoneRequestsInFlight`. */
@@ -135,7 +134,7 @@ export interface OperatorProps {
   readonly metricsPort?: number;
   /**
    * @default { cpu: "100m", memory: "256Mi" } (the largest idle RSS measured: 212 MiB at 2,000 converged orders; unrelated
-   * Secrets cost their metadata only; docs/operator.md, "Sizing the memory limit")
+   * Secrets cost their metadata only; docs/operate/what-to-do-when.md, "Sizing the memory limit")
    */
   readonly requests?: ResourceAmounts;
   /**
@@ -197,7 +196,7 @@ export interface OperatorProps {
    */
   readonly keystoneSpareWorkers?: number;
   /**
-   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `CLUSTER_WIDE`: the
+   * How the operator is granted Secrets (issue 34; docs/install/namespaced.md, docs/reference/rbac.md). `CLUSTER_WIDE`: the
    * ClusterRole grants Secrets in every namespace. `NAMESPACED`: no cluster-scoped rule on Secrets at all; a Role and
    * RoleBinding `<name>-secrets` in each namespace that needs them, synthesized from the ControlPlanes and
    * KeystoneClusterIdentities declared in the same app (their namespaces, their assignments on the management cluster,
