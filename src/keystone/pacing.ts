@@ -86,10 +86,12 @@ export interface Round {
   readonly count: number;
   /** The sum of their delays. */
   readonly delay: number;
-  /** The sum of the requests in flight at their starts. */
-  readonly inFlight: number;
   /** The most in flight at one's start. */
   readonly most: number;
+  /** The sum of the delays of those that started with the most in flight (the level the round tested). */
+  readonly delayAtMost: number;
+  /** How many started with the most in flight. */
+  readonly countAtMost: number;
 }
 
 /** What the pacing knows of one endpoint. */
@@ -166,15 +168,18 @@ export function paced(state: PacingState, exchange: Exchange, options: PacingOpt
   // Sent under an older limit: what it says was judged with that limit's round.
   if (exchange.startedAt < state.round.since || exchange.outcome === 'other') return next;
   if (exchange.outcome === 'overloaded') return fell(next, exchange.inFlight - 1, now, options);
-  const round: Round = { ...state.round, count: state.round.count + 1, delay: state.round.delay + delay, inFlight: state.round.inFlight + exchange.inFlight, most: Math.max(state.round.most, exchange.inFlight) };
+  const before = state.round;
+  const atMost = exchange.inFlight > before.most ? { most: exchange.inFlight, delayAtMost: delay, countAtMost: 1 } : exchange.inFlight === before.most ? { most: before.most, delayAtMost: before.delayAtMost + delay, countAtMost: before.countAtMost + 1 } : {};
+  const round: Round = { ...before, count: before.count + 1, delay: before.delay + delay, ...atMost };
   const limit = limitOf(state, options);
   if (round.count < limit) return { ...next, round };
   if (!round.judged) return { ...next, round: roundFrom(now, true) };
-  // The round is complete: judge it. Keystone served `served` of ours at once (Little's law: the requests in flight
-  // over the latency's share of the cost); a mean delay above the tolerance is a queue.
+  // The round is complete: judge it. A mean delay above the tolerance is a queue. Keystone served `served` of ours at
+  // once (Little's law: the requests in flight over the latency's share of the cost), judged by the requests that
+  // started at the level the round tested (the others, sent while the queue was still forming, waited less).
   const ceiling = ceilingOf(options);
   const meanDelay = round.delay / round.count;
-  const served = Math.min(ceiling, Math.round(round.most / (1 + meanDelay)));
+  const served = Math.min(ceiling, Math.round(round.most / (1 + round.delayAtMost / round.countAtMost)));
   if (meanDelay > (options.tolerance ?? PacingDefaults.tolerance)) return fell(next, served, now, options);
   const full = round.most >= limit;
   if (state.probing && full) {
@@ -205,7 +210,7 @@ function settled(state: PacingState, capacity: number, now: number, options: Pac
 
 /** An empty round from `since`: the first after a change of the limit (not judged), or the next. */
 function roundFrom(since: number, judged = false): Round {
-  return { since, judged, count: 0, delay: 0, inFlight: 0, most: 0 };
+  return { since, judged, count: 0, delay: 0, most: 0, delayAtMost: 0, countAtMost: 0 };
 }
 
 /** The ceiling as a number (0: none). */

@@ -70,6 +70,14 @@ describe('the pacing rule', () => {
     expect([s.capacity, limitOf(s, options)]).toEqual([1, 1]);
   });
 
+  test('a round in which the queue was still forming is judged by its requests at the level it tested', () => {
+    let s = held(held(initialPacing(options), 0, 1, 300), 600, 2, 300);
+    s = run(s, round(1200, 4, 300), options);
+    // one worker: four sent at once with 1, 2, 3 and 4 in flight, each waiting for those before it
+    s = run(s, [1, 2, 3, 4].map((n) => ex(CREATE, 1500, 300 * n, n)), options);
+    expect([s.capacity, limitOf(s, options)]).toEqual([1, 1]);
+  });
+
   test('never below one request in flight, whatever queues', () => {
     let s = held(initialPacing(options), 0, 1, 300);
     s = held(s, 600, 2, 3000);
