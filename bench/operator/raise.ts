@@ -2,7 +2,8 @@
  * 7. A fleet-wide generation raise beside another user of Keystone (bench/raise.ts runs it): N converged orders (set
  * up at the cluster's cost), Keystone switched to the measured cost, a bystander logging in as a user of its own in a
  * loop; its login latency idle (the operator converged, making no call), then while every order's generation is raised
- * at once, until every order is Ready at it; with `compareFixed`, once more for that many orders under
+ * at once, until every order is Ready at it; with `compareFixed`, once more for that many other orders (converged with
+ * the first N: no rotation starts while a grace period runs, so the raised ones could not rotate again) under
  * `--keystone-pacing fixed` (the pacing of before) in the same run. The figures: the bystander's p50 and p99 idle and
  * during each raise and their ratio (goal p99 ≤ 2× idle), the convergence time against Keystone's capacity (its
  * workers over a bare create's latency at that cost) less the bystander's share, Keystone's requests in flight at the
@@ -35,12 +36,12 @@ export interface RaiseOptions {
   readonly compareFixed: number;
 }
 
-/** Raises `spec.credentialGeneration` of orders `o0` … `o<count-1>` to `generation`, labelled `bench/raise=g<generation>`, 16 requests in flight. */
-async function raiseGeneration(count: number, generation: number): Promise<void> {
-  let next = 0;
+/** Raises `spec.credentialGeneration` of orders `o<from>` … `o<to-1>` to 2, labelled `bench/raise=<label>`, 16 requests in flight. */
+async function raiseGeneration(from: number, to: number, label: string): Promise<void> {
+  let next = from;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
-      while (next < count) await ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/o${next++}`, { metadata: { labels: { 'bench/raise': `g${generation}` } }, spec: { credentialGeneration: generation } });
+      while (next < to) await ok('PATCH', `${path('keystoneapplicationcredentials', NS)}/o${next++}`, { metadata: { labels: { 'bench/raise': label } }, spec: { credentialGeneration: 2 } });
     }),
   );
 }
@@ -67,10 +68,10 @@ async function bareCreateMs(run: Run, n: number): Promise<number> {
 const keystoneTicks = (run: Run) => run.keystone.serverPids().reduce((sum, pid) => sum + cpuTicks(pid), 0);
 
 /**
- * One raise of orders `o0` … `o<count-1>` to `generation` with the operator running now, the bystander logging in
- * throughout; its rows, labelled `what`.
+ * One raise of orders `o<from>` … `o<to-1>` (converged at generation 1) to generation 2 with the operator running now,
+ * the bystander logging in throughout; its rows, labelled `what`.
  */
-async function raiseBeside(run: Run, bystander: Bystander, count: number, generation: number, what: string, idle: { p50: number; p99: number }, createMs: number): Promise<void> {
+async function raiseBeside(run: Run, bystander: Bystander, [from, to]: readonly [number, number], label: string, what: string, idle: { p50: number; p99: number }, createMs: number): Promise<void> {
   const { env, figures, keystone } = run;
   const { proxy } = env;
   await quiet(run.op, proxy);
@@ -78,8 +79,9 @@ async function raiseBeside(run: Run, bystander: Bystander, count: number, genera
   const ticks0 = keystoneTicks(run);
   const t0 = Date.now();
   const p0 = performance.now();
-  await raiseGeneration(count, generation);
-  await untilReadyWatched(`bench/raise=g${generation}`, count, 4 * 3_600_000, generation);
+  const count = to - from;
+  await raiseGeneration(from, to, label);
+  await untilReadyWatched(`bench/raise=${label}`, count, 4 * 3_600_000, 2);
   const t1 = Date.now();
   const seconds = (t1 - t0) / 1000;
   const busy = (keystoneTicks(run) - ticks0) / CLK_TCK / seconds / keystone.processes;
@@ -89,9 +91,10 @@ async function raiseBeside(run: Run, bystander: Bystander, count: number, genera
   const p50 = percentile(during, 50);
   const p99 = percentile(during, 99);
   const text = await metricsText(run.op);
-  // Keystone's capacity: its workers over a bare create's latency; the bystander's share: its logins' time over the workers' time.
+  // Keystone's capacity: its workers over a bare create's latency; the bystander's share: its logins' cost (their idle
+  // median: what a worker spends on one, the wait left out) over the workers' time.
   const capacity = keystone.processes / (createMs / 1000);
-  const bystanderShare = during.reduce((a, b) => a + b, 0) / 1000 / seconds / keystone.processes;
+  const bystanderShare = (during.length * idle.p50) / 1000 / seconds / keystone.processes;
   figures.push({ figure: `${what}: the bystander's login latency, p50 / p99 (${during.length} logins)`, value: `${ms(p50)} / ${ms(p99)}`, baseline: `${ms(idle.p50)} / ${ms(idle.p99)} idle`, ratio: p99 / idle.p99, goal: '≤ 2× idle p99', met: p99 <= 2 * idle.p99 });
   figures.push({ figure: `${what}: every order Ready at the new generation`, value: `${seconds.toFixed(0)} s (${(count / seconds).toFixed(2)} orders/s)`, baseline: `Keystone's capacity ${capacity.toFixed(2)} creates/s (${keystone.processes} worker${keystone.processes > 1 ? 's' : ''}, ${ms(createMs)} a create)`, ratio: count / seconds / capacity });
   figures.push({ figure: `${what}: the shares of Keystone's workers' time: the fleet's creates, the bystander's logins, Keystone's CPU busy`, value: `${((100 * count * createMs) / 1000 / seconds / keystone.processes).toFixed(0)} %, ${(100 * bystanderShare).toFixed(0)} %, ${(100 * busy).toFixed(0)} %` });
@@ -105,7 +108,7 @@ export async function raiseBesideBystander(run: Run, options: RaiseOptions): Pro
   const { env, keystone } = run;
   run.op = await launch(env, 'bench-raise', false);
   await waitReady(run.op);
-  await topUp(run, options.orders);
+  await topUp(run, options.orders + options.compareFixed);
   await quiet(run.op, env.proxy);
   await keystone.setBcryptRounds(options.bcryptRounds);
   const createMs = await bareCreateMs(run, 5);
@@ -118,14 +121,14 @@ export async function raiseBesideBystander(run: Run, options: RaiseOptions): Pro
     const idleLogins = loginsBetween(bystander, idleFrom, Date.now()).map((l) => l.ms);
     const idle = { p50: percentile(idleLogins, 50), p99: percentile(idleLogins, 99) };
     run.figures.push({ figure: `the bystander idle (the orders converged, no operator call): login latency p50 / p99 (${idleLogins.length} logins, ${options.pauseMs} ms apart), max`, value: `${ms(idle.p50)} / ${ms(idle.p99)}, ${ms(Math.max(...idleLogins))}` });
-    await raiseBeside(run, bystander, options.orders, 2, `raise of ${options.orders} orders, adaptive pacing`, idle, createMs);
+    await raiseBeside(run, bystander, [0, options.orders], 'adaptive', `raise of ${options.orders} orders, adaptive pacing`, idle, createMs);
     if (options.compareFixed > 0) {
       await quiet(run.op, env.proxy);
       await run.op.server.stop(10_000);
       run.op = await launch(env, 'bench-raise-fixed', false, ['--keystone-pacing', 'fixed']);
       await waitReady(run.op);
       await sleep(2_000);
-      await raiseBeside(run, bystander, options.compareFixed, 3, `raise of ${options.compareFixed} orders, --keystone-pacing fixed (before)`, idle, createMs);
+      await raiseBeside(run, bystander, [options.orders, options.orders + options.compareFixed], 'fixed', `raise of ${options.compareFixed} other orders, --keystone-pacing fixed (before)`, idle, createMs);
     }
   } finally {
     await bystander.stop();
