@@ -1,6 +1,6 @@
 /**
  * The recording proxy's count of requests in flight (bench/operator.ts reports it next to the Keystone rate limit),
- * against a real HTTP upstream that answers after a delay.
+ * against a real HTTP upstream that answers after a delay; and its outages (`down`, `fault`) as a client meets them.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,5 +41,54 @@ describe('recording proxy: requests in flight', () => {
     const spans = [{ start: 0, end: 10 }, { start: 5, end: 15 }, { start: 15, end: 20 }];
     expect(inFlightProfile(spans, 0, 20)).toEqual({ peak: 2, share: [0, 0.75, 0.25] });
     expect(inFlightProfile(spans, 10, 40)).toEqual({ peak: 1, share: [20 / 30, 10 / 30] });
+  });
+});
+
+describe('recording proxy: outages', () => {
+  let upstream: Server;
+  let url = '';
+  const seen: string[] = [];
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v3`;
+  });
+  afterAll(() => new Promise<void>((r) => upstream.close(() => r())));
+
+  it('down: every request reset and recorded, nothing reaches the upstream; up again: forwarded', async () => {
+    const proxy = await startRecordingProxy(url);
+    try {
+      proxy.down = true;
+      const login = JSON.stringify({ auth: { identity: { password: { user: { id: 'u1', password: 'never-recorded' } } } } });
+      await expect(fetch(`${proxy.url}/auth/tokens`, { method: 'POST', body: login })).rejects.toThrow();
+      await expect(fetch(`${proxy.url}/users`)).rejects.toThrow();
+      expect(seen).toEqual([]);
+      expect(proxy.calls.map((c) => [c.method, c.path, c.reset, c.login])).toEqual([
+        ['POST', '/v3/auth/tokens', true, 'u1'],
+        ['GET', '/v3/users', true, undefined],
+      ]);
+      proxy.down = false;
+      expect((await fetch(`${proxy.url}/users`)).status).toBe(200);
+      expect(seen).toEqual(['GET /v3/users']);
+      expect(JSON.stringify(proxy.calls)).not.toContain('never-recorded');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('fault: a login answered with the status is still noted as whose', async () => {
+    const proxy = await startRecordingProxy(url);
+    try {
+      proxy.fault = () => 503;
+      const res = await fetch(`${proxy.url}/auth/tokens`, { method: 'POST', body: JSON.stringify({ auth: { identity: { password: { user: { name: 'svc' } } } } }) });
+      expect(res.status).toBe(503);
+      expect(proxy.calls.map((c) => [c.status, c.login])).toEqual([[503, 'svc']]);
+    } finally {
+      await proxy.close();
+    }
   });
 });
