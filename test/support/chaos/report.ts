@@ -3,6 +3,7 @@
  * happened, what the run did (rotations, consumers' authentications, the operator's requests), and every violation.
  */
 import { generationOf } from '../../../src/api';
+import { judgeRejection } from './invariants';
 import { describeStep, type ChaosSchedule } from './schedule';
 import type { Timeline, Violation } from './timeline';
 
@@ -42,7 +43,9 @@ export function reportLines(schedule: ChaosSchedule, t: Timeline, violations: re
   lines.push(`run: ${minutes(t.ended - t.started)}; generations delivered: ${Object.entries(rotations).map(([k, g]) => `${k} ${g.length} (${g[0] ?? '-'}–${g[g.length - 1] ?? '-'})`).join(', ')}`);
   const probes = t.probes.length;
   const byOutcome = (o: string) => t.probes.filter((p) => p.outcome === o).length;
-  lines.push(`consumers: ${probes} authentications, ${byOutcome('rejected')} rejected (each classified by held-credential-kept), ${byOutcome('unreachable')} with Keystone not answering the consumer`);
+  const verdicts = t.probes.filter((p) => p.outcome === 'rejected').map((p) => judgeRejection(t, p));
+  const count = (v: string) => verdicts.filter((x) => x === v).length;
+  lines.push(`consumers: ${probes} authentications, ${byOutcome('rejected')} refused by Keystone (${count('tenant')} with a pair a tenant's edit put into the Secret, before its repair reached the consumer; ${count('expired')} with a credential past its Keystone expiry while an event stood in its rotation's way; ${verdicts.length - count('tenant') - count('expired')} broke held-credential-kept), ${byOutcome('unreachable')} with Keystone not answering the consumer`);
   lines.push(`samples: ${t.samples.length} (${t.samples.filter((s) => !s.credentials).length} without Keystone, ${t.samples.filter((s) => Object.keys(s.orders).length < t.orders.length).length} without every order); metrics samples: ${t.metrics.length}`);
   const perMinute = (calls: readonly { at: number }[]) => (calls.length / ((t.ended - t.started) / 60_000)).toFixed(1);
   lines.push(`operator's requests: Keystone ${t.keystone.length} (${perMinute(t.keystone)}/min), OpenBao ${t.openbao.length} (${perMinute(t.openbao)}/min); leader changes: ${t.lines.filter((l) => l.msg === 'became the leader').length}`);

@@ -39,9 +39,13 @@ const describe = (calls: readonly Call[]) =>
 
 const DATE = (text: string | undefined) => (text === undefined ? Number.POSITIVE_INFINITY : Date.parse(text));
 
-/** Whether the order is converged at `at` as the sample just before shows it, with nothing due within the window. */
+/**
+ * Whether the order is converged at `at` as the last sample of the 30 s before shows it (an API server outage may keep
+ * the samples from reading it; nothing of it changes meanwhile, and what was due by `at` counts as not converged), with
+ * nothing due within the window.
+ */
 function converged(t: Timeline, order: OrderInfo, at: number): boolean {
-  const sample = [...t.samples].reverse().find((s) => s.at <= at && s.at >= at - 5_000 && s.orders[order.key] && s.credentials);
+  const sample = [...t.samples].reverse().find((s) => s.at <= at && s.at >= at - 30_000 && s.orders[order.key] && s.credentials);
   const seen = sample?.orders[order.key];
   if (!sample || !seen?.status || !sample.credentials) return false;
   const status = seen.status;

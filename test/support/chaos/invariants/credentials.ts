@@ -17,7 +17,7 @@
  *   simulation's list): a tenant's edit of a delivered Secret is undone within {@link REPAIR_MS}, unless the order was
  *   frozen or the operator or a dependency was down meanwhile.
  */
-import { carried, carriedLog, credentialsById, disturbedBetween, lastCarried, ownCredentials, type Disturbance, type OrderInfo, type Timeline, type Violation } from '../timeline';
+import { carried, carriedLog, credentialsById, disturbedBetween, lastCarried, ownCredentials, type Disturbance, type OrderInfo, type ProbeResult, type Timeline, type Violation } from '../timeline';
 
 /** The operator rounds instants down to the second: a deletion may come up to a second before the grace period's end. */
 const TOLERANCE_MS = 1_000;
@@ -56,6 +56,33 @@ function repairedAfter(t: Timeline, order: OrderInfo, from: number): number | un
   return carriedLog(t, order).find((c) => c.at > from && c.id !== null)?.at;
 }
 
+/**
+ * Why Keystone refused a consumer's authentication: `tenant` (a pair a tenant's edit put into the Secret, before the
+ * repair reached the consumer), `expired` (the credential reached its Keystone expiry while something stood in its
+ * rotation's way), or what breaks the rule.
+ */
+export function judgeRejection(t: Timeline, p: ProbeResult): 'tenant' | 'expired' | { readonly message: string } {
+  const order = t.orders.find((o) => o.key === p.order) as OrderInfo;
+  const credential = p.id === undefined ? undefined : credentialsById(t).get(p.id);
+  const own = credential && ownCredentials(t, order, [credential])[0];
+  const parked = own && t.samples.find((s) => s.orders[order.key]?.parked[own.generation] !== undefined)?.orders[order.key]?.parked[own.generation];
+  const who = `the ${p.consumer} consumer of ${order.key}`;
+  if (!own || parked !== p.secret) {
+    // Not a pair the operator delivered: a tenant's edit, excused from the edit until the repair reached the consumer.
+    const edit = [...t.disturbances].reverse().find((d) => d.kind === 'tenant-edit' && order.key.endsWith(`/${d.order}`) && d.from <= p.at);
+    const repaired = edit && repairedAfter(t, order, edit.to);
+    const lag = (p.consumer === 'lagging' ? t.laggingRefreshMs : 0) + 2_000;
+    if (edit && (repaired === undefined || p.at <= repaired + lag)) return 'tenant';
+    return { message: `${who} held a pair that is none of the order's credentials with its parked secret (id ${p.id ?? 'none'}), and no tenant's edit explains it` };
+  }
+  if (credential.expiresAt !== undefined && credential.expiresAt - TOLERANCE_MS <= p.at) {
+    if (disturbedBetween(t, credential.expiresAt - order.intervalMs - order.graceMs, credential.expiresAt, IN_THE_WAY, order)) return 'expired';
+    return { message: `${who}: generation ${own.generation} reached its Keystone expiry (${iso(credential.expiresAt)}) with nothing in its rotation's way` };
+  }
+  const last = lastCarried(t, credential.id, p.at);
+  return { message: `${who}: Keystone refused generation ${own.generation} (${credential.id})${last === undefined ? '' : `, ${Math.round((p.at - last) / 1000)} s after the delivered Secret was last seen carrying it (grace period ${order.graceMs / 1000} s)`}` };
+}
+
 export function heldCredentialKept(t: Timeline): Violation[] {
   const out: Violation[] = [];
   const byId = credentialsById(t);
@@ -79,28 +106,8 @@ export function heldCredentialKept(t: Timeline): Violation[] {
     }
   }
   for (const p of t.probes) {
-    if (p.outcome !== 'rejected') continue;
-    const order = t.orders.find((o) => o.key === p.order) as OrderInfo;
-    const credential = p.id === undefined ? undefined : byId.get(p.id);
-    const own = credential && ownCredentials(t, order, [credential])[0];
-    const parked = own && t.samples.find((s) => s.orders[order.key]?.parked[own.generation] !== undefined)?.orders[order.key]?.parked[own.generation];
-    const who = `the ${p.consumer} consumer of ${order.key}`;
-    if (!own || parked !== p.secret) {
-      // Not a pair the operator delivered: a tenant's edit, excused from the edit until the repair reached the consumer.
-      const edit = [...t.disturbances].reverse().find((d) => d.kind === 'tenant-edit' && `${order.key.split('/')[0]}/${d.order}` === order.key && d.from <= p.at);
-      const repaired = edit && repairedAfter(t, order, edit.to);
-      const lag = (p.consumer === 'lagging' ? t.laggingRefreshMs : 0) + 2_000;
-      if (edit && (repaired === undefined || p.at <= repaired + lag)) continue;
-      out.push(violation('held-credential-kept', p.at, `${who} held a pair that is none of the order's credentials with its parked secret (id ${p.id ?? 'none'}), and no tenant's edit explains it`));
-      continue;
-    }
-    if (credential.expiresAt !== undefined && credential.expiresAt - TOLERANCE_MS <= p.at) {
-      if (disturbedBetween(t, credential.expiresAt - order.intervalMs - order.graceMs, credential.expiresAt, IN_THE_WAY, order)) continue;
-      out.push(violation('held-credential-kept', p.at, `${who}: generation ${own.generation} reached its Keystone expiry (${iso(credential.expiresAt)}) with nothing in its rotation's way`));
-      continue;
-    }
-    const last = lastCarried(t, credential.id, p.at);
-    out.push(violation('held-credential-kept', p.at, `${who}: Keystone refused generation ${own.generation} (${credential.id})${last === undefined ? '' : `, ${Math.round((p.at - last) / 1000)} s after the delivered Secret was last seen carrying it (grace period ${order.graceMs / 1000} s)`}`));
+    const verdict = p.outcome === 'rejected' ? judgeRejection(t, p) : undefined;
+    if (verdict && typeof verdict !== 'string') out.push(violation('held-credential-kept', p.at, verdict.message));
   }
   return out;
 }

@@ -9,7 +9,7 @@ import { outageCallsBounded, restartCostsNothing, waitersRecover } from './calls
 import { reasonSeries } from './observability';
 
 export { noSecretAnywhere } from './observability';
-export { REPAIR_MS, SWEEP_SLACK_MS } from './credentials';
+export { judgeRejection, REPAIR_MS, SWEEP_SLACK_MS } from './credentials';
 
 /** An invariant over a timeline. */
 export interface TimelineInvariant {
