@@ -95,6 +95,12 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
     maxItems: 8,
   }),
+  backupPath: string({
+    description:
+      'The OpenBao path (its mount first) the backup lives at alone, recorded once the path keystone-appcred 0.1.0 wrote holds nothing of the order\'s. Absent without a backup.',
+    minLength: 0,
+    maxLength: 1024,
+  }),
 });
 
 /** The KeystoneApplicationCredential kind's CRD definition. */
