@@ -2,23 +2,28 @@
  * The recording proxy's count of requests in flight (bench/operator.ts reports it next to the Keystone rate limit),
  * against a real HTTP upstream that answers after a delay; and its outages (`down`, `fault`) as a client meets them.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { describeInFlight, inFlightProfile, startRecordingProxy } from '../../support/recording-proxy';
 
-describe('recording proxy: requests in flight', () => {
-  let upstream: Server;
+/** A real HTTP upstream on 127.0.0.1 for the describe block it is called in; `url()` is its `/v3` base. */
+function upstreamServing(listener: RequestListener): { url: () => string } {
+  const server = createServer(listener);
   let url = '';
   beforeAll(async () => {
-    upstream = createServer((_req, res) => void setTimeout(() => res.end('{}'), 60));
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v3`;
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v3`;
   });
-  afterAll(() => new Promise<void>((r) => upstream.close(() => r())));
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: () => url };
+}
+
+describe('recording proxy: requests in flight', () => {
+  const upstream = upstreamServing((_req, res) => void setTimeout(() => res.end('{}'), 60));
 
   it('counts the peak and the share of the time at each count', async () => {
-    const proxy = await startRecordingProxy(url);
+    const proxy = await startRecordingProxy(upstream.url());
     try {
       const from = performance.now();
       // Two lanes of three requests each: two in flight for most of the window, never three.
@@ -45,22 +50,15 @@ describe('recording proxy: requests in flight', () => {
 });
 
 describe('recording proxy: outages', () => {
-  let upstream: Server;
-  let url = '';
   const seen: string[] = [];
-  beforeAll(async () => {
-    upstream = createServer((req, res) => {
-      seen.push(`${req.method} ${req.url}`);
-      req.resume();
-      req.on('end', () => res.end('{}'));
-    });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v3`;
+  const upstream = upstreamServing((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => res.end('{}'));
   });
-  afterAll(() => new Promise<void>((r) => upstream.close(() => r())));
 
   it('down: every request reset and recorded, nothing reaches the upstream; up again: forwarded', async () => {
-    const proxy = await startRecordingProxy(url);
+    const proxy = await startRecordingProxy(upstream.url());
     try {
       proxy.down = true;
       const login = JSON.stringify({ auth: { identity: { password: { user: { id: 'u1', password: 'never-recorded' } } } } });
@@ -81,7 +79,7 @@ describe('recording proxy: outages', () => {
   });
 
   it('fault: a login answered with the status is still noted as whose', async () => {
-    const proxy = await startRecordingProxy(url);
+    const proxy = await startRecordingProxy(upstream.url());
     try {
       proxy.fault = () => 503;
       const res = await fetch(`${proxy.url}/auth/tokens`, { method: 'POST', body: JSON.stringify({ auth: { identity: { password: { user: { name: 'svc' } } } } }) });
