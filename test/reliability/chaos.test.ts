@@ -59,8 +59,8 @@ beforeAll(async () => {
   // Every order delivered and Ready before the clock starts.
   await eventually(async () => {
     for (const order of inst.orders) {
-      const [ns, name] = order.key.split('/');
-      const fx = inst.fixtures[ns.endsWith('-a') ? 'a' : 'b'];
+      const name = order.key.split('/')[1];
+      const fx = inst.fixtures[order.tenant];
       const o = await fx.order(name);
       if (condition(o, 'Ready')?.status !== 'True' || (await fx.delivered(name))?.application_credential_id !== o.status?.credentialID) return false;
     }
