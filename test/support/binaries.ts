@@ -26,7 +26,8 @@ export type BinaryName =
   | 'promtool'
   | 'prometheus'
   | 'helm'
-  | 'bundle-validate';
+  | 'bundle-validate'
+  | 'cloudconf';
 
 /** Pinned versions (keep in sync with build-test-binaries.sh and test/support/go/*). */
 export const PINNED_VERSIONS = {

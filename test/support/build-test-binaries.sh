@@ -6,7 +6,9 @@
 # Usage: bash test/support/build-test-binaries.sh [component ...]
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
 #               pulumi-resource-pulumi-nodejs pulumi-language-yaml pulumi-python pulumi-language-sdkgen
-#               pulumi-language-dotnet bao promtool prometheus helm bundle-validate   (default: all of them)
+#               pulumi-language-dotnet bao promtool prometheus helm bundle-validate cloudconf   (default: all of them)
+#               cloudconf: a cloud.conf reader with the OpenStack cloud controller manager's parser (gcfg) and
+#               client library (gophercloud v2), test/support/go/cloudconf, for the template e2e test
 #               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
 #               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
 #               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests and the
@@ -59,6 +61,8 @@ LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10
 SHIM_VERSION="${PULUMI_VERSION}-kac.1"
 SDKGEN_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$gomods/pulumi/cmd/pulumi-language-sdkgen/main.go" | cut -c1-10)"
 DOTNET_CODEGEN_VERSION="v3.225.0-kac.$(cat "$gomods/pulumi-dotnet/cmd/pulumi-language-dotnet/"* "$gomods/pulumi-dotnet/go.mod" | sha256sum | cut -c1-10)"
+# The cloud.conf reader: a digest of its source and module, so an edit rebuilds it.
+CLOUDCONF_VERSION="kac.$(cat "$gomods/cloudconf/main.go" "$gomods/cloudconf/go.mod" | sha256sum | cut -c1-10)"
 K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 K8S_PROVIDER_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 
@@ -70,7 +74,7 @@ export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
 
 all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-language-yaml
-  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus helm bundle-validate)
+  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus helm bundle-validate cloudconf)
 
 version_of() {
   case "$1" in
@@ -88,6 +92,7 @@ version_of() {
     helm) echo "$HELM_VERSION" ;;
     bundle-validate) echo "$BUNDLE_VALIDATE_VERSION" ;;
     pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
+    cloudconf) echo "$CLOUDCONF_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
   esac
 }
@@ -278,6 +283,7 @@ build_one() {
     # The version stamp `helm version` prints (helm's Makefile sets the same variable).
     helm) go_build helm helm helm.sh/helm/v4/cmd/helm "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     bundle-validate) go_build bundle-validate olm ./cmd/bundle-validate "-s -w" "$OLM_BUILD_TAGS" ;;
+    cloudconf) go_build cloudconf cloudconf . "-s -w" ;;
   esac
   t1=$(date +%s)
   log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"

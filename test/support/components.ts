@@ -13,6 +13,7 @@ import { preparePreviousRelease, prepareRelease020 } from './previous-release';
 import { preparePromtool, startPrometheus } from './prometheus';
 import { progress } from './proc';
 import { preparePulumi } from './pulumi';
+import type { Starter } from './starter';
 import { startTargetKube } from './target-kube';
 
 /**
@@ -26,18 +27,6 @@ export type Component = 'image' | 'keystone' | 'kube' | 'target-kube' | 'openbao
 
 /** In start order: the image first (a cold build is the longest step, and needs none of the others). */
 export const COMPONENTS: readonly Component[] = ['image', 'keystone', 'kube', 'target-kube', 'openbao', 'pulumi', 'promtool', 'prometheus', 'previous-release', 'release-0.2.0', 'helm', 'bundle-validate'];
-
-/** A started component. */
-export interface Started {
-  /** Variables the tests read to reach the component (merged into the workers' environment). */
-  readonly env: Record<string, string>;
-  /** Log files whose tail is worth printing when a test fails. */
-  readonly logs: readonly string[];
-  /** Stops the component and removes what it wrote; safe to call twice. */
-  stop(): Promise<void>;
-}
-
-export type Starter = (workDir: string) => Promise<Started>;
 
 /** A component that is a program only: built into the cache when missing, its path in `variable`. */
 function binary(name: BinaryName, variable: string): Starter {

@@ -9,8 +9,9 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { COMPONENTS, type Component, type Started, starterFor } from './components';
+import { COMPONENTS, type Component, starterFor } from './components';
 import { needsOf } from './needs';
+import type { Started } from './starter';
 import { startKube } from './kube';
 import { poolSize, writeMember } from './kube-pool';
 import { registerRun, stopAll } from './run-state';

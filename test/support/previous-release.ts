@@ -14,7 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Started } from './components';
+import type { Started } from './starter';
 
 const REPO = resolve(__dirname, '..', '..');
 
