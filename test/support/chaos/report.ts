@@ -3,7 +3,7 @@
  * happened, what the run did (rotations, consumers' authentications, the operator's requests), and every violation.
  */
 import { generationOf } from '../../../src/api';
-import { judgeRejection } from './invariants';
+import { INVARIANTS, judgeRejection } from './invariants';
 import { describeStep, type ChaosSchedule } from './schedule';
 import type { Timeline, Violation } from './timeline';
 
@@ -23,6 +23,16 @@ export function rotationsOf(t: Timeline): Record<string, number[]> {
   return out;
 }
 
+/** The events that happened, by kind (an outage by its fault): `kill 2`, `keystone down 1`, `tenant-edit 3`. */
+export function eventCounts(t: Pick<Timeline, 'disturbances'>): string[] {
+  const counts = new Map<string, number>();
+  for (const d of t.disturbances) {
+    const kind = d.fault !== undefined ? `${d.kind} ${d.fault}` : d.kind;
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([kind, n]) => `${kind} ${n}`);
+}
+
 const minutes = (ms: number) => `${(ms / 60_000).toFixed(1)} min`;
 
 /** The report's lines. */
@@ -40,7 +50,12 @@ export function reportLines(schedule: ChaosSchedule, t: Timeline, violations: re
     ...failures.map((f) => `  NOT APPLIED: ${f}`),
   ];
   const rotations = rotationsOf(t);
-  lines.push(`run: ${minutes(t.ended - t.started)}; generations delivered: ${Object.entries(rotations).map(([k, g]) => `${k} ${g.length} (${g[0] ?? '-'}–${g[g.length - 1] ?? '-'})`).join(', ')}`);
+  const rotated = Object.values(rotations).reduce((sum, g) => sum + Math.max(0, g.length - 1), 0);
+  lines.push(`run: ${minutes(t.ended - t.started)}; generations delivered: ${Object.entries(rotations).map(([k, g]) => `${k} ${g.length} (${g[0] ?? '-'}–${g[g.length - 1] ?? '-'})`).join(', ')}; ${rotated} rotations`);
+  lines.push(`events: ${t.disturbances.length} (${eventCounts(t).join(', ')})`);
+  lines.push(
+    `checked: ${INVARIANTS.length} invariants over ${t.samples.length} samples, ${t.probes.length} authentications, ${t.keystone.length + t.openbao.length} operator requests, ${t.lines.length} operator log lines and ${t.metrics.length} metrics samples`,
+  );
   const probes = t.probes.length;
   const byOutcome = (o: string) => t.probes.filter((p) => p.outcome === o).length;
   const verdicts = t.probes.filter((p) => p.outcome === 'rejected').map((p) => judgeRejection(t, p));

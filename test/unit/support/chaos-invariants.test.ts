@@ -4,6 +4,7 @@
  */
 import { INVARIANTS } from '../../support/chaos/invariants';
 import { passesOf } from '../../support/chaos/invariants/calls';
+import { eventCounts, reportLines } from '../../support/chaos/report';
 import { digestOf, type Call, type CredentialSeen, type Disturbance, type LogLine, type MetricsSample, type OrderSeen, type ProbeResult, type Sample, type Timeline } from '../../support/chaos/timeline';
 
 const S = 1_000;
@@ -154,5 +155,14 @@ describe('the chaos invariants', () => {
     expect(check(timeline({ lines: [leader], metrics: [sample(60, true), sample(75, true)] }), 'status-reasons-have-series')).toEqual([]);
     expect(check(timeline({ lines: [leader], metrics: [sample(60, false), sample(65, false)] }), 'status-reasons-have-series')).toEqual([]);
     expect(check(timeline({ lines: [leader], metrics: [sample(60, false), sample(75, false)] }), 'status-reasons-have-series')).toEqual([expect.stringMatching(/Ready condition says True\/Ready and the leader chaos-1 has exported no such series/)]);
+  });
+
+  it('the report counts the events by kind, an outage by its fault, and the rotations', () => {
+    const d = (kind: Disturbance['kind'], fault?: string): Disturbance => ({ kind, from: at(10), to: at(20), ...(fault ? { fault } : {}) });
+    const t = timeline({ disturbances: [d('kill'), d('keystone', 'down'), d('kill'), d('keystone', '503'), d('tenant-edit')] });
+    expect(eventCounts(t)).toEqual(['keystone 503 1', 'keystone down 1', 'kill 2', 'tenant-edit 1']);
+    expect(reportLines({ setup: { seed: 1, minutes: 4, intervalSeconds: 60 }, steps: [] }, t, [], [])).toEqual(
+      expect.arrayContaining([expect.stringMatching(/generations delivered: kac-chaos-a\/r1 2 \(1–2\); 1 rotations$/), 'events: 5 (keystone 503 1, keystone down 1, kill 2, tenant-edit 1)']),
+    );
   });
 });
