@@ -113,7 +113,9 @@ export function observe(installation: Installation, laggingRefreshMs: number): O
           } catch (error) {
             outcome = isKeystoneError(error, 'unauthorized', 'not-found') ? 'rejected' : 'unreachable';
           }
-          probes.push({ at, order: order.key, consumer: kind, id: pair.id, secret: digestOf(pair.secret), outcome });
+          // Stamped when Keystone answered: it judged the pair at or before then (the Secret's read and a queue at a busy
+          // Keystone come before its check, and a refusal at a credential's expiry must not look earlier than it).
+          probes.push({ at: Date.now(), order: order.key, consumer: kind, id: pair.id, secret: digestOf(pair.secret), outcome });
         }
         await sleep(Math.max(0, 1_000 - (Date.now() - at)));
       }

@@ -89,6 +89,7 @@ export interface Disturbance {
 
 /** One authentication of a consumer with the pair it held. */
 export interface ProbeResult {
+  /** When Keystone answered (it checked the pair at or before then). */
   readonly at: number;
   /** The order's key. */
   readonly order: string;

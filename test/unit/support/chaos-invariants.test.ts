@@ -138,7 +138,17 @@ describe('the chaos invariants', () => {
     const waited = line(10, { controller: 'KeystoneApplicationCredential', key: 'kac-chaos-a/r1', result: 'error', waitsOn: 'OpenBao' });
     const calls = (n: number): Call[] => Array.from({ length: n }, (_, i) => ({ at: at(75 + i * 5), method: 'GET', path: `/v1/openstack/data/keystone/cp/${PREFIX}/${UID}/service-accounts/application-credential`, reset: true }));
     expect(check(timeline({ disturbances: [outage], lines: [waited], openbao: calls(6) }), 'outage-calls-bounded')).toEqual([]);
-    expect(check(timeline({ disturbances: [outage], lines: [waited], openbao: calls(10) }), 'outage-calls-bounded')).toEqual([expect.stringMatching(/10 passes reached it .* with 1 objects failing/)]);
+    expect(check(timeline({ disturbances: [outage], lines: [waited], openbao: calls(10) }), 'outage-calls-bounded')).toEqual([expect.stringMatching(/10 passes reached it .* with 1 objects failing, 0 of them new, waiting on 1 dependencies/)]);
+    // Waiting on Keystone too (cut off meanwhile): its probe's passes read OpenBao as well, five more a minute.
+    const both = line(12, { controller: 'KeystoneApplicationCredential', key: 'kac-chaos-a/r1', result: 'error', waitsOn: 'OpenBao, Keystone http://127.0.0.1:5000/v3' });
+    const keystone: Disturbance = { kind: 'keystone', fault: 'down', from: at(5), to: at(300) };
+    expect(check(timeline({ disturbances: [outage, keystone], lines: [waited, both], openbao: calls(10) }), 'outage-calls-bounded')).toEqual([]);
+    expect(check(timeline({ disturbances: [outage, keystone], lines: [waited, both], openbao: [...calls(10), ...calls(10).map((c) => ({ ...c, at: c.at + 2 * S }))] }), 'outage-calls-bounded')).toEqual([
+      expect.stringMatching(/20 passes .* waiting on 2 dependencies \(allowed: 11/),
+    ]);
+    // Keystone's return in the minute wakes its waiters: that minute is the return's.
+    const returned: Disturbance = { ...keystone, to: at(100) };
+    expect(check(timeline({ disturbances: [outage, returned], lines: [waited], openbao: calls(10) }), 'outage-calls-bounded')).toEqual([]);
   });
 
   it('passes: one actor’s requests less than 2 s apart are one pass', () => {
