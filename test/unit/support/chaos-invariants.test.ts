@@ -133,6 +133,17 @@ describe('the chaos invariants', () => {
     expect(check(timeline({ disturbances: [outage], lines: [waited, recovered] }), 'waiters-recover-in-60s')).toEqual([]);
   });
 
+  it('waiters-recover-in-60s: an order gated by the outage (its passes succeed) not Ready in the minute after it ended', () => {
+    const outage: Disturbance = { kind: 'keystone', fault: '403', from: at(10), to: at(40) };
+    const gated = [{ type: 'CredentialReady', status: 'False', reason: 'WaitingForAdminCredential' }, { type: 'Ready', status: 'False', reason: 'NotAllReady' }];
+    const until = (s: number) =>
+      timeline().samples.map((x) => (x.at >= at(20) && x.at < at(s) ? { ...x, orders: { [ORDER.key]: { ...x.orders[ORDER.key], status: { ...x.orders[ORDER.key].status, conditions: gated } } } } : x));
+    expect(check(timeline({ disturbances: [outage], samples: until(150) }), 'waiters-recover-in-60s')).toEqual([
+      expect.stringMatching(/kac-chaos-a\/r1 was not Ready \(CredentialReady WaitingForAdminCredential, DeliveryReady \?\) when Keystone .* answered again/),
+    ]);
+    expect(check(timeline({ disturbances: [outage], samples: until(90) }), 'waiters-recover-in-60s')).toEqual([]);
+  });
+
   it('outage-calls-bounded: more passes in a minute than the failing objects and the probe', () => {
     const outage: Disturbance = { kind: 'openbao', fault: 'down', from: at(0), to: at(200) };
     const waited = line(10, { controller: 'KeystoneApplicationCredential', key: 'kac-chaos-a/r1', result: 'error', waitsOn: 'OpenBao' });

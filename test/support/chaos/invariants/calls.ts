@@ -9,14 +9,15 @@
  *   when every order of their user converged, no Keystone request as that user, until a minute passed or the next
  *   event began, whatever is down.
  * - `waiters-recover-in-60s`: an order whose last pass waited on a dependency (its `waitsOn`) completes a pass within
- *   60 s of the dependency's return, unless something else happened in that minute.
+ *   60 s of the dependency's return, and an order not Ready at the return (gated by what the dependency's absence took
+ *   away: its ControlPlane's admin login, its user) is Ready within those 60 s, unless something else happened then.
  * - `outage-calls-bounded`: from a minute after the first pass that waited on it, an outage costs the dependency at most
  *   one pass per failing object per minute (two in a minute with an informer resync), two more for an object that
  *   starts failing in that minute, plus five for the probe of each dependency the waiters wait on (a probe's pass
  *   reaches every dependency its waiter needs: Keystone's probe reads OpenBao too), as the simulation allows; a minute
  *   in which another event begins or ends (a dependency's return wakes its waiters) is the event's, not the outage's.
  */
-import { carried, disturbedBetween, leaderChangedBetween, nextDisturbanceAfter, ownCredentials, type Call, type Disturbance, type LogLine, type OrderInfo, type Timeline, type Violation } from '../timeline';
+import { carried, disturbedBetween, leaderChangedBetween, nextDisturbanceAfter, ownCredentials, type Call, type Disturbance, type LogLine, type OrderInfo, type OrderStatusSeen, type Timeline, type Violation } from '../timeline';
 
 const WINDOW_MS = 60_000;
 const RECOVERY_MS = 60_000;
@@ -101,6 +102,7 @@ export function waitersRecover(t: Timeline): Violation[] {
     // Another event, or a new leader, in the minute after: what the order does then is theirs.
     if (disturbedBetween(t, d.to + 1, end) || leaderChangedBetween(t, d.to - 20_000, end)) continue;
     const last = new Map<string, LogLine>();
+    const flagged = new Set<string>();
     for (const l of lines) if (l.at <= d.to) last.set(keyOf(l), l);
     for (const [key, l] of last) {
       if (l.result !== 'error' || !waitsOn(l, dependency)) continue;
@@ -108,10 +110,24 @@ export function waitersRecover(t: Timeline): Violation[] {
       if (after.some((x) => x.result === 'success' || x.result === 'requeue')) continue;
       const failed = after.map((x) => `${String(x.error ?? '').slice(0, 80)}, retried in ${String(x.retryInMs)} ms`).join('; ');
       out.push(violation('waiters-recover-in-60s', end, `${String(l.key)} waited on ${dependency}, which answered again at ${iso(d.to)}, and had no successful pass in the minute after (${after.length} failed${failed ? `: ${failed}` : ''})`));
+      flagged.add(String(l.key));
+    }
+    // An order gated by what the dependency's absence took away (its ControlPlane's admin login, its user) waits on it
+    // too, though its passes succeed and name no dependency: its status says it. Not Ready when the dependency answered
+    // again, it is Ready within the minute.
+    for (const order of t.orders) {
+      if (flagged.has(order.key)) continue;
+      const atReturn = [...t.samples].reverse().find((s) => s.at <= d.to && s.orders[order.key]?.status)?.orders[order.key]?.status;
+      if (!atReturn || condition(atReturn, 'Ready')?.status !== 'False') continue;
+      if (t.samples.some((s) => s.at > d.to && s.at <= end && condition(s.orders[order.key]?.status, 'Ready')?.status === 'True')) continue;
+      const why = ['CredentialReady', 'DeliveryReady'].map((type) => `${type} ${condition(atReturn, type)?.reason ?? '?'}`).join(', ');
+      out.push(violation('waiters-recover-in-60s', end, `${order.key} was not Ready (${why}) when ${dependency} answered again at ${iso(d.to)}, and was not Ready in the minute after`));
     }
   }
   return out;
 }
+
+const condition = (status: OrderStatusSeen | undefined, type: string) => status?.conditions?.find((c) => c.type === type);
 
 /** Who a request acts for: the Keystone user it logs in as or whose credentials it touches, or the OpenBao path. */
 function actorOf(call: Call): string {
