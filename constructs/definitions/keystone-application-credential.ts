@@ -158,7 +158,7 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   }),
   backupPath: string({
     description:
-      'The OpenBao path (its mount first) the backup lives at alone, recorded once the path keystone-appcred 0.1.0 wrote holds nothing of the order\'s. Absent without a backup.',
+      'Not in the reference: the OpenBao path (its mount first) the backup lives at alone, recorded once the path keystone-appcred 0.1.0 wrote holds nothing of the order\'s. Absent without a backup.',
     minLength: 0,
     maxLength: 1024,
   }),
