@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ApplicationCredentials, KeystoneSession, Projects, Users } from '../../../src/keystone';
-import { keystoneDependency } from '../../../src/operator/credential/reconciler';
+import { keystoneDependency } from '../../../src/operator/credential/reached';
 import { restartApiserver } from '../apiserver-restart';
 import { credentialFixtures, type CredentialFixtures } from '../credential-fixtures';
 import { adminSession, uniqueName } from '../keystone-fixtures';
