@@ -36,17 +36,22 @@ export {
   type TargetClusterReference,
 } from './orders/control-plane';
 export {
-  AccessRuleMethod,
   DeletionPolicy,
   KeystoneApplicationCredential,
   SecretFormat,
-  type AccessRule,
   type AdoptProps,
   type AdoptSecretReference,
   type KeystoneApplicationCredentialProps,
-  type RotationProps,
   type SecretTemplateProps,
 } from './orders/keystone-application-credential';
+export {
+  AccessRuleMethod,
+  type AccessRule,
+  type ApplicationCredentialDefaultsProps,
+  type NamespaceCredentialDefaultsProps,
+  type RotationProps,
+  type RotationWindowProps,
+} from './orders/policy';
 export {
   KeystoneClusterIdentity,
   type AllowedNamespaces,

@@ -39,6 +39,8 @@ export interface Schema {
   /** @default none */
   readonly minimum?: number;
   /** @default none */
+  readonly maximum?: number;
+  /** @default none */
   readonly minItems?: number;
   /** @default none */
   readonly maxItems?: number;
@@ -63,7 +65,7 @@ export interface Schema {
 }
 
 /** The members of a node that TypeScript and the wire name alike and that hold no node. */
-type WireAlike = 'type' | 'description' | 'required' | 'default' | 'minLength' | 'maxLength' | 'minimum' | 'minItems' | 'maxItems' | 'maxProperties' | 'pattern' | 'enum' | 'format';
+type WireAlike = 'type' | 'description' | 'required' | 'default' | 'minLength' | 'maxLength' | 'minimum' | 'maximum' | 'minItems' | 'maxItems' | 'maxProperties' | 'pattern' | 'enum' | 'format';
 
 /** `apiextensions.k8s.io/v1` JSONSchemaProps as the CRD carries it: a {@link Schema} node in its wire names. */
 export interface JsonSchemaProps extends Pick<Schema, WireAlike> {
@@ -120,7 +122,7 @@ export function time(description: string): Schema {
 }
 
 /** An int64 field. */
-export function int64(description: string, extra: Partial<Pick<Schema, 'minimum' | 'default'>> = {}): Schema {
+export function int64(description: string, extra: Partial<Pick<Schema, 'minimum' | 'maximum' | 'default'>> = {}): Schema {
   return { type: 'integer', format: 'int64', description, ...extra };
 }
 

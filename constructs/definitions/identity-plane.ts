@@ -6,7 +6,24 @@ import { PlaneDefaults, PlaneKinds, PlaneLimits, type PlaneKind } from '../../sr
 import { PLANE_RULES } from '../../src/api/identity-plane-rules';
 import type { KindDefinition, PrinterColumn } from './definition';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
-import { controlPlaneRefSchema } from './keystone-application-credential';
+import { controlPlaneRefSchema, privilegeSchemas, rotationSchema } from './keystone-application-credential';
+
+/**
+ * A fleet defaults block (issue 48): the order's rotation block without its schema defaults, and its roles and (for the
+ * whole ControlPlane) access rules, for every KeystoneApplicationCredential of a ControlPlane or of one namespace
+ * assignment.
+ */
+function defaultsSchema(scope: string, accessRules: boolean): Schema {
+  const privileges = privilegeSchemas();
+  return object(
+    `Not in identity-plane.md (an extension): defaults for the KeystoneApplicationCredentials ${scope}. An order's own field wins; each field has the order's meaning and rules. Each order reports the values in force and where each came from in status.policy.`,
+    {
+      rotation: rotationSchema('The rotation policy: interval, gracePeriod, window and jitterPercent, each on its own.', false),
+      roles: privileges.roles,
+      ...(accessRules ? { accessRules: privileges.accessRules } : {}),
+    },
+  );
+}
 
 const K = PlaneLimits.keystoneNameMaxLength;
 const REF = PlaneLimits.refNameMaxLength;
@@ -93,11 +110,16 @@ export const CONTROL_PLANE: KindDefinition = definition('ControlPlane', {
               listType: 'set',
               maxItems: PlaneLimits.allowedRolesMaxItems,
             }),
+            applicationCredentialDefaults: defaultsSchema(
+              "of this namespace on this cluster (rotation and roles; access rules are defaulted per ControlPlane only); each field wins over the ControlPlane's applicationCredentialDefaults",
+              false,
+            ),
           },
           ['namespace'],
         ),
         { maxItems: PlaneLimits.namespaceAssignmentsMaxItems },
       ),
+      applicationCredentialDefaults: defaultsSchema('of this ControlPlane', true),
     },
     ['services', 'adminCredential'],
   ),

@@ -7,10 +7,11 @@ import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL }
 import { DELETION_POLICIES } from '../../src/api/deletion-policy';
 import { LabelSelectorLimits } from '../../src/api/label-selector';
 import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
+import { PolicyLimits } from '../../src/api/policy-rules';
 import { SECRET_FORMATS, SecretTemplateLimits as T, TEMPLATE_FIELDS } from '../../src/api/secret-template';
 import { Limits, RULES } from '../../src/api/rules';
 import { REVOKE_REQUEST_MAX_LENGTH } from '../../src/api/naming';
-import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
+import { KIND, LIST_KIND, PLURAL, POLICY_FIELDS, POLICY_SOURCES } from '../../src/api/types';
 import type { KindDefinition } from './definition';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
 
@@ -20,9 +21,9 @@ export const GO_DURATION_PATTERN = '^[-+]?(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|
 /** The longest duration string the schema accepts (`Limits.durationMaxLength`, which `validate` checks too). */
 export const DURATION_MAX_LENGTH = Limits.durationMaxLength;
 
-/** A Go-format duration field. */
-export function durationField(description: string, defaultValue: string): Schema {
-  return string({ description, maxLength: DURATION_MAX_LENGTH, pattern: GO_DURATION_PATTERN, default: defaultValue });
+/** A Go-format duration field, with a schema default when one is given. */
+export function durationField(description: string, defaultValue?: string): Schema {
+  return string({ description, maxLength: DURATION_MAX_LENGTH, pattern: GO_DURATION_PATTERN, ...(defaultValue !== undefined ? { default: defaultValue } : {}) });
 }
 
 /**
@@ -87,29 +88,45 @@ const adopt = object(
   ['credentialID', 'secretRef'],
 );
 
-const spec = object(
-  'KeystoneApplicationCredentialSpec: one Keystone application credential for a KeystoneUser on a KeystoneProject.',
-  {
-    controlPlaneRef: controlPlaneRefSchema(Limits.refNameMaxLength),
-    userRef: localRef('The KeystoneUser in the order\'s namespace the credential belongs to. Immutable.', Limits.refNameMaxLength),
-    projectRef: localRef('The KeystoneProject in the order\'s namespace the credential is scoped to. Immutable.', Limits.refNameMaxLength),
-    credentialGeneration: int64(
-      'The lowest credential generation the order must hold. Raising it above status.credentialGeneration rotates at once. It may only increase.',
-      { minimum: Limits.credentialGenerationMinimum, default: DEFAULT_CREDENTIAL_GENERATION },
-    ),
-    rotation: object(
-      'The rotation schedule.',
-      {
-        interval: durationField('The time between two scheduled rotations. 0s turns the schedule off; any other value is at least 1m. At most 87600h.', DEFAULT_INTERVAL),
-        gracePeriod: durationField(
-          'How long the superseded credential stays in Keystone after the delivered Secret switched. Not negative, and shorter than a non-zero interval.',
-          DEFAULT_GRACE_PERIOD,
-        ),
-      },
-      [],
-      { default: {} },
-    ),
-    // Not the reference's (issue 42): optional, so c5c3's own manifests apply unchanged.
+/**
+ * A rotation block: `spec.rotation` with the spec's schema defaults (720h, 24h), or a fleet default's (issue 48)
+ * without them, so a ControlPlane that names no interval leaves the order's own or the CRD's in force.
+ */
+export function rotationSchema(description: string, withDefaults: boolean): Schema {
+  const duration = (text: string, value: string) => durationField(text, withDefaults ? value : undefined);
+  return object(
+    description,
+    {
+      interval: duration('The time between two scheduled rotations. 0s turns the schedule off; any other value is at least 1m. At most 87600h.', DEFAULT_INTERVAL),
+      gracePeriod: duration(
+        'How long the superseded credential stays in Keystone after the delivered Secret switched. Not negative, and shorter than a non-zero interval.',
+        DEFAULT_GRACE_PERIOD,
+      ),
+      window: object(
+        "Not in the reference (an extension): when scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; a rotation forced by a raised credentialGeneration, an expired or lost credential, a lost secret or a change of roles or access rules never waits. A window that cannot open between the end of one grace period and the next rotation's due time is refused (CredentialReady=False/RotationWindowRefused) and not applied.",
+        {
+          schedule: string({
+            description: 'When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly. 0 2 * * 1-5: weekdays at 02:00.',
+            maxLength: PolicyLimits.scheduleMaxLength,
+          }),
+          timeZone: string({ description: 'The IANA time zone the schedule is read in (Europe/Berlin); UTC when left out.', maxLength: PolicyLimits.timeZoneMaxLength }),
+          duration: string({ description: 'How long the window stays open after each opening (elapsed time), at least 1m.', maxLength: DURATION_MAX_LENGTH, pattern: GO_DURATION_PATTERN }),
+        },
+        ['schedule', 'duration'],
+      ),
+      jitterPercent: int64(
+        "Not in the reference (an extension): spreads scheduled rotations over this percentage of the interval (0 to 50): each order rotates earlier than due by its own fraction of the span, drawn from a hash of its uid, and in a window later than the window's opening by its own fraction of the open time. Left out: 0.",
+        { minimum: 0, maximum: PolicyLimits.jitterPercentMaximum },
+      ),
+    },
+    [],
+    withDefaults ? { default: {} } : {},
+  );
+}
+
+/** `roles` and `accessRules` (issue 42), on an order or as a fleet default (issue 48). */
+export function privilegeSchemas(): { roles: Schema; accessRules: Schema } {
+  return {
     roles: array(
       "Not in the reference (an extension): the names of the roles the credential carries, a subset of the roles KeystoneRoleAssignments of the namespace gave the user on the project, each in the namespace's allowedRoles. Left out: every role the user holds on the project. Keystone keeps a credential's roles immutable: a change rotates (a successor with the new roles; the superseded credential keeps its roles for the grace period).",
       string({ description: 'A role name.', maxLength: PrivilegeLimits.roleMaxLength }),
@@ -128,6 +145,22 @@ const spec = object(
       ),
       { minItems: 1, maxItems: PrivilegeLimits.accessRulesMaxItems, listType: 'atomic' },
     ),
+  };
+}
+
+const spec = object(
+  'KeystoneApplicationCredentialSpec: one Keystone application credential for a KeystoneUser on a KeystoneProject.',
+  {
+    controlPlaneRef: controlPlaneRefSchema(Limits.refNameMaxLength),
+    userRef: localRef('The KeystoneUser in the order\'s namespace the credential belongs to. Immutable.', Limits.refNameMaxLength),
+    projectRef: localRef('The KeystoneProject in the order\'s namespace the credential is scoped to. Immutable.', Limits.refNameMaxLength),
+    credentialGeneration: int64(
+      'The lowest credential generation the order must hold. Raising it above status.credentialGeneration rotates at once. It may only increase.',
+      { minimum: Limits.credentialGenerationMinimum, default: DEFAULT_CREDENTIAL_GENERATION },
+    ),
+    rotation: rotationSchema('The rotation schedule.', true),
+    // Not the reference's (issue 42): optional, so c5c3's own manifests apply unchanged.
+    ...privilegeSchemas(),
     // Not the reference's (issue 49): optional, so c5c3's own manifests apply unchanged.
     secretTemplate,
     deletionPolicy: string({
@@ -162,6 +195,17 @@ const status = object('KeystoneApplicationCredentialStatus.', {
     minLength: 0,
     maxLength: 1024,
   }),
+  policy: object(
+    "Not in the reference (an extension): the rotation policy, roles and access rules in force and where each came from, while the order's ControlPlane sets fleet defaults (applicationCredentialDefaults).",
+    {
+      rotation: rotationSchema('The rotation policy in force.', false),
+      ...privilegeSchemas(),
+      sources: object(
+        'Where each field in force came from: Order, NamespaceAssignment, ControlPlane or Default (the CRD\'s).',
+        Object.fromEntries(POLICY_FIELDS.map((field) => [field, string({ description: `Where ${field} came from.`, maxLength: 32, enum: POLICY_SOURCES })])),
+      ),
+    },
+  ),
   lastRevokeRequest: string({
     description: 'Not in the reference: the value of the c5c3.io/revoke-previous annotation the order last acted on; a different value rotates at once and deletes the superseded credential as soon as its successor is delivered and backed up.',
     minLength: 0,

@@ -6,6 +6,7 @@ import { validatePlane } from '../../src/api/identity-plane-rules';
 import { SecretAccessRegistry } from '../secret-access';
 import type { ClusterIdentityReference } from './keystone-cluster-identity';
 import { defined, emitOrder, type ControlPlaneReference, type OrderProps } from './order';
+import { defaultsSpec, type ApplicationCredentialDefaultsProps, type NamespaceCredentialDefaultsProps } from './policy';
 
 /** Which Keystone endpoint the operator uses (`services.keystone.external.endpointType`). */
 export enum EndpointType {
@@ -50,6 +51,12 @@ export interface NamespaceAssignmentProps {
   readonly targetClusterRef?: TargetClusterReference;
   /** Role names a KeystoneRoleAssignment in the namespace may assign. @default none */
   readonly allowedRoles?: string[];
+  /**
+   * Not in identity-plane.md (an extension, issue 48): defaults for the KeystoneApplicationCredentials of this
+   * namespace on this cluster; each field wins over the ControlPlane's `applicationCredentialDefaults`.
+   * @default none
+   */
+  readonly applicationCredentialDefaults?: NamespaceCredentialDefaultsProps;
 }
 
 /**
@@ -92,6 +99,12 @@ export interface ControlPlaneProps extends OrderProps {
   readonly adminCredential: AdminCredentialProps;
   /** The namespaces that may order from this ControlPlane; more can be added with {@link ControlPlane.assignNamespace}. @default none */
   readonly namespaceAssignments?: NamespaceAssignmentProps[];
+  /**
+   * Not in identity-plane.md (an extension, issue 48): defaults for every KeystoneApplicationCredential of this
+   * ControlPlane: a namespace assignment's win over them, and an order's own field over both.
+   * @default none
+   */
+  readonly applicationCredentialDefaults?: ApplicationCredentialDefaultsProps;
 }
 
 /** A ControlPlane: which Keystone, with what admin credential, for which namespaces. */
@@ -122,6 +135,7 @@ export class ControlPlane extends Construct {
       },
       adminCredential: adminCredentialSpec(props.adminCredential),
       namespaceAssignments: this.assignments,
+      applicationCredentialDefaults: props.applicationCredentialDefaults && defaultsSpec(props.applicationCredentialDefaults),
     });
     ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, 'ControlPlane', spec, props, (o) => validatePlane('ControlPlane', o)));
     for (const assignment of props.namespaceAssignments ?? []) this.assignNamespace(assignment);
@@ -140,6 +154,7 @@ export class ControlPlane extends Construct {
         namespace: assignment.namespace,
         targetClusterRef: assignment.targetClusterRef && { name: assignment.targetClusterRef.name },
         allowedRoles: assignment.allowedRoles && [...assignment.allowedRoles],
+        applicationCredentialDefaults: assignment.applicationCredentialDefaults && defaultsSpec(assignment.applicationCredentialDefaults),
       }),
     );
     SecretAccessRegistry.of(this).changed();

@@ -6,37 +6,8 @@ import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { KIND } from '../../src/api/types';
 import { validate } from '../../src/api/validation';
-import { durationString, type Duration } from '../duration';
+import { privilegesSpec, rotationSpec, type AccessRule, type RotationProps } from './policy';
 import { defined, emitOrder, emittedControlPlaneRef, type ControlPlaneReference, type OrderProps, type OrderReference } from './order';
-
-/** The HTTP method an access rule allows (Keystone's access rules). */
-export enum AccessRuleMethod {
-  /** `GET` */
-  GET = 'GET',
-  /** `HEAD` */
-  HEAD = 'HEAD',
-  /** `POST` */
-  POST = 'POST',
-  /** `PUT` */
-  PUT = 'PUT',
-  /** `PATCH` */
-  PATCH = 'PATCH',
-  /** `DELETE` */
-  DELETE = 'DELETE',
-}
-
-/**
- * One request a token from the credential may make (Keystone's access rules), enforced by keystonemiddleware's
- * `auth_token` in the service that validates the token.
- */
-export interface AccessRule {
-  /** The service type in Keystone's catalog, e.g. `compute` or `object-store`. */
-  readonly service: string;
-  /** The HTTP method. */
-  readonly method: AccessRuleMethod;
-  /** The request path, beginning with `/`; `*` matches one path segment, `**` any number. */
-  readonly path: string;
-}
 
 /** An output format the delivered Secret carries beside the reference's three keys (issue 49). */
 export enum SecretFormat {
@@ -103,23 +74,6 @@ export interface AdoptProps {
   readonly credentialID: string;
   /** The Secret in the order's namespace that holds its secret. */
   readonly secretRef: AdoptSecretReference;
-}
-
-/** The rotation schedule of a credential. */
-export interface RotationProps {
-  /**
-   * The time between two scheduled rotations, as a Go duration string (`720h`, `1h30m`), written as given, or a
-   * {@link Duration}, written in Go's canonical form (`720h0m0s`). `0s` turns the schedule off; any other value is at
-   * least `1m`, and at most `87600h`.
-   * @default "720h" (the API server's schema default)
-   */
-  readonly interval?: string | Duration;
-  /**
-   * How long the superseded credential stays in Keystone after the delivered Secret switched, as `interval` is given.
-   * Not negative, and shorter than a non-zero interval.
-   * @default "24h" (the API server's schema default)
-   */
-  readonly gracePeriod?: string | Duration;
 }
 
 /** Props of {@link KeystoneApplicationCredential}. */
@@ -189,17 +143,14 @@ export class KeystoneApplicationCredential extends Construct {
 
   public constructor(scope: Construct, id: string, props: KeystoneApplicationCredentialProps) {
     super(scope, id);
-    const rotation = props.rotation
-      ? defined({ interval: durationString(props.rotation.interval), gracePeriod: durationString(props.rotation.gracePeriod) })
-      : undefined;
+    const rotation = props.rotation ? rotationSpec(props.rotation) : undefined;
     const spec = defined({
       controlPlaneRef: emittedControlPlaneRef(props.controlPlaneRef),
       userRef: { name: props.userRef.name },
       projectRef: { name: props.projectRef.name },
       credentialGeneration: props.credentialGeneration,
       rotation,
-      roles: props.roles && [...props.roles],
-      accessRules: props.accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
+      ...privilegesSpec(props),
       secretTemplate: props.secretTemplate
         ? defined({
             labels: props.secretTemplate.labels && { ...props.secretTemplate.labels },

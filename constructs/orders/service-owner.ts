@@ -3,11 +3,12 @@
  * and an application credential of the user on the project.
  */
 import { Construct } from 'constructs';
-import { KeystoneApplicationCredential, type RotationProps } from './keystone-application-credential';
+import { KeystoneApplicationCredential } from './keystone-application-credential';
 import { KeystoneProject } from './keystone-project';
 import { KeystoneRoleAssignment } from './keystone-role-assignment';
 import { KeystoneUser } from './keystone-user';
 import type { ControlPlaneReference } from './order';
+import type { RotationProps } from './policy';
 
 /** Props of {@link ServiceOwner}. */
 export interface ServiceOwnerProps {

@@ -57,6 +57,20 @@ export const CredentialReason = {
    */
   RoleNotAssigned: 'RoleNotAssigned',
   /**
+   * Not in the spec's table (issue 48): the rotation window (the order's, or a fleet default's) cannot open before the
+   * delivered credential's expiry for every rotation (it stays closed longer than the interval minus the grace period,
+   * never opens, or its schedule or time zone cannot be read). The window is not applied: scheduled rotations follow
+   * the schedule and the jitter alone, so the delivered credential never runs into its expiry; the message names the
+   * fields, the value and the rule.
+   */
+  RotationWindowRefused: 'RotationWindowRefused',
+  /**
+   * Not in the spec's table (issue 48): the ControlPlane's fleet defaults, combined with the order's own fields, break
+   * one of the order's rules (a default interval no longer than the order's own grace period). They are not applied:
+   * the order runs with its own fields and the CRD's defaults; the message names the rule and where each field came from.
+   */
+  DefaultsRefused: 'DefaultsRefused',
+  /**
    * Not in the spec's table (issue 49): the credential `spec.adopt` names cannot be adopted (its Secret or key is
    * missing, Keystone does not authenticate it with the given secret, it is not the ordered user's on the ordered
    * project, it is unrestricted or another order's); the message says which. Nothing is minted in its place.

@@ -6,7 +6,7 @@
 import { DEFAULT_DELETION_POLICY, type DeletionPolicy } from './deletion-policy';
 import { Duration } from './duration';
 import type { AccessRule } from './privileges';
-import type { KeystoneApplicationCredentialSpec } from './types';
+import type { KeystoneApplicationCredentialSpec, RotationWindow } from './types';
 
 /** Schema default of `spec.credentialGeneration`. */
 export const DEFAULT_CREDENTIAL_GENERATION = 1;
@@ -14,12 +14,28 @@ export const DEFAULT_CREDENTIAL_GENERATION = 1;
 export const DEFAULT_INTERVAL = '720h';
 /** Schema default of `spec.rotation.gracePeriod`, as the API server stores it. */
 export const DEFAULT_GRACE_PERIOD = '24h';
+/** The time zone a rotation window's schedule is read in when it names none (issue 48). */
+export const DEFAULT_WINDOW_TIME_ZONE = 'UTC';
+
+/** A rotation window with its time zone resolved and its duration parsed (issue 48). */
+export interface ResolvedWindow {
+  /** The cron schedule, as written. */
+  readonly schedule: string;
+  /** The IANA time zone. */
+  readonly timeZone: string;
+  /** How long it stays open after each opening. */
+  readonly duration: Duration;
+}
 
 /** The rotation settings with every default applied and every duration parsed. */
 export interface ResolvedRotation {
   /** The time between two scheduled rotations; zero means the schedule is off. */
   readonly interval: Duration;
   readonly gracePeriod: Duration;
+  /** When scheduled rotations may start (issue 48); absent: whenever they are due. */
+  readonly window?: ResolvedWindow;
+  /** The jitter span, as a percentage of the interval (issue 48); 0: none. */
+  readonly jitterPercent: number;
 }
 
 /**
@@ -55,8 +71,19 @@ export function resolveSpec(
     ...(spec.adopt?.credentialID ? { adopt: spec.adopt.credentialID } : {}),
     interval: Duration.parse(spec.rotation?.interval || DEFAULT_INTERVAL, 'spec.rotation.interval'),
     gracePeriod: Duration.parse(spec.rotation?.gracePeriod || DEFAULT_GRACE_PERIOD, 'spec.rotation.gracePeriod'),
+    ...(spec.rotation?.window ? { window: resolveWindow(spec.rotation.window, 'spec.rotation.window') } : {}),
+    jitterPercent: spec.rotation?.jitterPercent ?? 0,
     ...(spec.roles !== undefined && spec.roles.length > 0 ? { roles: [...spec.roles] } : {}),
     ...(spec.accessRules !== undefined && spec.accessRules.length > 0 ? { accessRules: spec.accessRules.map((r) => ({ service: r.service, method: r.method, path: r.path })) } : {}),
+  };
+}
+
+/** A rotation window with its time zone resolved; throws a DurationError naming `<field>.duration` for no Go duration. */
+export function resolveWindow(window: RotationWindow, field: string): ResolvedWindow {
+  return {
+    schedule: window.schedule,
+    timeZone: window.timeZone || DEFAULT_WINDOW_TIME_ZONE,
+    duration: Duration.parse(window.duration, `${field}.duration`),
   };
 }
 

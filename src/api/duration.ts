@@ -157,3 +157,13 @@ export type DurationInput = string | Duration;
 export function toDuration(input: DurationInput, field: string): Duration {
   return typeof input === 'string' ? Duration.parse(input, field) : input;
 }
+
+/** The duration a value holds, or undefined when it is no Go-format string: for rules that hold only of a duration. */
+export function durationOf(value: unknown): Duration | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return Duration.parse(value);
+  } catch {
+    return undefined;
+  }
+}

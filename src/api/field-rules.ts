@@ -3,8 +3,10 @@
  * ({@link Rule}), a schema bound ({@link FieldBound}), a broken one ({@link Violation}, in the one message shape of
  * `src/api`), and the walk along a field path both are checked over. The KeystoneApplicationCredential's rules
  * (`rules.ts`, `privileges.ts`), the neighbour kinds' (`identity-plane-rules.ts`, `cluster-identity-rules.ts`) and
- * `validate` build on it; it builds on nothing.
+ * `validate` build on it; it builds on nothing but `Duration`.
  */
+import { Duration, DurationError } from './duration';
+
 /**
  * Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root); `[]` after a segment
  * steps into every item of that list.
@@ -21,6 +23,9 @@ export type RulePath =
   | 'spec.rotation'
   | 'spec.rotation.interval'
   | 'spec.rotation.gracePeriod'
+  | 'spec.rotation.window.schedule'
+  | 'spec.rotation.window.timeZone'
+  | 'spec.rotation.window.duration'
   | 'spec.roles'
   | 'spec.accessRules'
   | 'spec.accessRules[].service'
@@ -85,14 +90,16 @@ export interface FieldBound {
   readonly path: string;
   /** Must be present whenever its parent is. @default false */
   readonly required?: boolean;
-  /** The JSON type; `object`: any object (its fields have bounds of their own). */
-  readonly type: 'string' | 'integer' | 'array' | 'map' | 'object';
+  /** The JSON type; `object`: any object (its fields have bounds of their own); `duration`: a string that is a Go duration. */
+  readonly type: 'string' | 'integer' | 'array' | 'map' | 'object' | 'duration';
   /** Of a string (@default 1), and of each value of a map (@default 0). */
   readonly minLength?: number;
   /** Of a string, and of each value of a map. @default none */
   readonly maxLength?: number;
   /** Of an integer. @default none */
   readonly minimum?: number;
+  /** Of an integer. @default none */
+  readonly maximum?: number;
   /** Of a string. @default none */
   readonly enum?: readonly string[];
   /** Of an array. @default none */
@@ -142,9 +149,20 @@ export function checkBound(out: Violation[], root: unknown, bound: FieldBound): 
       else if (value.length < minLength) out.push(violation(field, value, `must be at least ${minLength} character${minLength === 1 ? '' : 's'} long`));
       else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
       else if (bound.enum && !bound.enum.includes(value)) out.push(violation(field, value, `must be one of ${bound.enum.join(', ')}`));
+    } else if (bound.type === 'duration') {
+      if (typeof value !== 'string') out.push(violation(field, value, 'must be a Go duration string like 720h'));
+      else if (bound.maxLength !== undefined && value.length > bound.maxLength) out.push(violation(field, value, `must be at most ${bound.maxLength} characters long`));
+      else {
+        try {
+          Duration.parse(value, field);
+        } catch (error) {
+          out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
+        }
+      }
     } else if (bound.type === 'integer') {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) out.push(violation(field, value, 'must be an integer'));
       else if (bound.minimum !== undefined && value < bound.minimum) out.push(violation(field, value, `must be at least ${bound.minimum}`));
+      else if (bound.maximum !== undefined && value > bound.maximum) out.push(violation(field, value, `must be at most ${bound.maximum}`));
     } else if (bound.type === 'map') checkMap(out, field, value, bound);
     else if (bound.type === 'object') {
       if (typeof value !== 'object' || Array.isArray(value)) out.push(violation(field, value, 'must be an object'));

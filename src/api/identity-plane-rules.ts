@@ -4,8 +4,10 @@
  * front (the cdk8s constructs at synth time).
  */
 import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Rule, type Violation } from './field-rules';
+import { rotationPolicyBounds, rotationPolicyRules } from './policy-rules';
+import { privilegeBounds, privilegeRules } from './privileges';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
-import { CONTROL_PLANE_REF_RULES, dnsLabelRule } from './rules';
+import { CONTROL_PLANE_REF_RULES, Limits, dnsLabelRule, rotationRules } from './rules';
 
 /**
  * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;
@@ -74,6 +76,28 @@ const assignmentKey = (a: unknown): string => {
   return `${String(entry.targetClusterRef?.name ?? '')}/${String(entry.namespace)}`;
 };
 
+/**
+ * The paths of a ControlPlane's fleet defaults (issue 48): for the whole ControlPlane (rotation, roles, access rules),
+ * and per namespace assignment (rotation and roles: `NamespaceCredentialDefaults`).
+ */
+export const DEFAULTS_PATHS = { controlPlane: 'spec.applicationCredentialDefaults', assignment: 'spec.namespaceAssignments[].applicationCredentialDefaults' } as const;
+
+/** The rules of a fleet defaults block at `parent`: the order's own rules for the same fields, written once. */
+function defaultsRules(parent: string, accessRules: boolean): PlaneRule[] {
+  const privileges = privilegeRules(parent).filter((rule) => accessRules || rule.path === `${parent}.roles`);
+  return [...rotationRules(`${parent}.rotation`), ...rotationPolicyRules(`${parent}.rotation`), ...privileges];
+}
+
+/** The bounds of a fleet defaults block at `parent`. */
+function defaultsBounds(parent: string, accessRules: boolean): FieldBound[] {
+  return [
+    { path: `${parent}.rotation.interval`, type: 'duration', maxLength: Limits.durationMaxLength },
+    { path: `${parent}.rotation.gracePeriod`, type: 'duration', maxLength: Limits.durationMaxLength },
+    ...rotationPolicyBounds(`${parent}.rotation`),
+    ...privilegeBounds(parent).filter((bound) => accessRules || bound.path.startsWith(`${parent}.roles`)),
+  ];
+}
+
 /** Every neighbour kind's rules. */
 export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
   ControlPlane: [
@@ -129,6 +153,8 @@ export const PLANE_RULES: Readonly<Record<PlaneKind, readonly PlaneRule[]>> = {
       transition: false,
       holds: (self) => !Array.isArray(self) || self.every(noComma),
     },
+    ...defaultsRules(DEFAULTS_PATHS.controlPlane, true),
+    ...defaultsRules(DEFAULTS_PATHS.assignment, false),
   ],
   KeystoneProject: [
     ...CONTROL_PLANE_REF,
@@ -189,6 +215,8 @@ const BOUNDS: Readonly<Record<PlaneKind, readonly FieldBound[]>> = {
     { path: 'spec.namespaceAssignments[].targetClusterRef.name', type: 'string', maxLength: PlaneLimits.refNameMaxLength },
     { path: 'spec.namespaceAssignments[].allowedRoles', type: 'array', maxItems: PlaneLimits.allowedRolesMaxItems },
     { path: 'spec.namespaceAssignments[].allowedRoles[]', type: 'string', maxLength: K },
+    ...defaultsBounds(DEFAULTS_PATHS.controlPlane, true),
+    ...defaultsBounds(DEFAULTS_PATHS.assignment, false),
   ],
   KeystoneProject: [...CONTROL_PLANE_REF_BOUNDS, { path: 'spec.projectName', type: 'string', maxLength: PlaneLimits.projectNameMaxLength }],
   KeystoneUser: [

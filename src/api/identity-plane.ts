@@ -5,7 +5,8 @@
  */
 import type { ClusterIdentityRef } from './cluster-identity';
 import type { Condition } from './conditions';
-import type { ControlPlaneRef, LocalOrderRef, ObjectMeta } from './types';
+import type { AccessRule } from './privileges';
+import type { ControlPlaneRef, LocalOrderRef, ObjectMeta, RotationSpec } from './types';
 import { API_VERSION } from './types';
 
 /** Kind, list kind and plural of each neighbour kind. */
@@ -102,6 +103,33 @@ export interface NamespaceAssignment {
   readonly targetClusterRef?: { readonly name: string };
   /** Role names a KeystoneRoleAssignment in the namespace may assign. @default none */
   readonly allowedRoles?: readonly string[];
+  /**
+   * Not identity-plane.md's (issue 48): defaults for the KeystoneApplicationCredentials of this namespace (on this
+   * cluster); each field wins over the ControlPlane's `applicationCredentialDefaults`, and an order's own field over both.
+   * @default none
+   */
+  readonly applicationCredentialDefaults?: NamespaceCredentialDefaults;
+}
+
+/**
+ * The fleet defaults of one namespace assignment (issue 48): the rotation policy and the roles. Access rules are
+ * defaulted per ControlPlane only: their CRD rules, repeated in each of 256 assignments over 64 rules, would exceed the
+ * API server's CEL cost budget for the ControlPlane's schema.
+ */
+export type NamespaceCredentialDefaults = Omit<ApplicationCredentialDefaults, 'accessRules'>;
+
+/**
+ * Not identity-plane.md's (issue 48): the rotation policy, roles and access rules a platform team sets once for many
+ * KeystoneApplicationCredentials: per ControlPlane (`spec.applicationCredentialDefaults`) and per namespace assignment.
+ * An order's own field wins; a field nobody sets takes the CRD's default. Each field has the order's meaning and rules.
+ */
+export interface ApplicationCredentialDefaults {
+  /** `interval`, `gracePeriod`, `window`, `jitterPercent`, each on its own. @default none */
+  readonly rotation?: RotationSpec;
+  /** The roles the credentials carry. @default none */
+  readonly roles?: readonly string[];
+  /** The access rules the credentials are restricted to. @default none */
+  readonly accessRules?: readonly AccessRule[];
 }
 
 /** ControlPlaneSpec. */
@@ -127,6 +155,11 @@ export interface ControlPlaneSpec {
   };
   /** The consent for orders, one entry per namespace and cluster. @default none */
   readonly namespaceAssignments?: readonly NamespaceAssignment[];
+  /**
+   * Not identity-plane.md's (issue 48): defaults for every KeystoneApplicationCredential of this ControlPlane; a
+   * namespace assignment's defaults win over them, and an order's own field over both. @default none
+   */
+  readonly applicationCredentialDefaults?: ApplicationCredentialDefaults;
 }
 
 /** ControlPlaneStatus. */

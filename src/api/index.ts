@@ -15,6 +15,8 @@ export * from './cluster-identity';
 export * from './cluster-identity-rules';
 export * from './target-cluster';
 export * from './secret-access';
+export * from './policy-rules';
+export * from './provenance';
 export * from './secret-template';
 export * from './adoption';
 export * from './deletion-policy';

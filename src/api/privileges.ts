@@ -69,56 +69,71 @@ const PATH = new RegExp(PATH_PATTERN);
 const celString = (pattern: string): string => `'${pattern.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const asRules = (self: unknown): AccessRule[] => (Array.isArray(self) ? (self as AccessRule[]) : []);
 
-/** The schema bounds of the two fields (the CRD states the same in its openAPIV3Schema). */
-export const PRIVILEGE_BOUNDS: readonly FieldBound[] = [
-  { path: 'spec.roles', type: 'array', minItems: 1, maxItems: PrivilegeLimits.rolesMaxItems, unique: true },
-  { path: 'spec.roles[]', type: 'string', maxLength: PrivilegeLimits.roleMaxLength },
-  { path: 'spec.accessRules', type: 'array', minItems: 1, maxItems: PrivilegeLimits.accessRulesMaxItems },
-  { path: 'spec.accessRules[].service', required: true, type: 'string', maxLength: PrivilegeLimits.serviceMaxLength },
-  { path: 'spec.accessRules[].method', required: true, type: 'string', enum: ACCESS_RULE_METHODS },
-  { path: 'spec.accessRules[].path', required: true, type: 'string', maxLength: PrivilegeLimits.pathMaxLength },
-];
+/**
+ * The schema bounds of the two fields under `parent` (the CRD states the same in its openAPIV3Schema): an order's
+ * `spec`, or a fleet default's block (issue 48).
+ */
+export function privilegeBounds(parent: string): FieldBound[] {
+  return [
+    { path: `${parent}.roles`, type: 'array', minItems: 1, maxItems: PrivilegeLimits.rolesMaxItems, unique: true },
+    { path: `${parent}.roles[]`, type: 'string', maxLength: PrivilegeLimits.roleMaxLength },
+    { path: `${parent}.accessRules`, type: 'array', minItems: 1, maxItems: PrivilegeLimits.accessRulesMaxItems },
+    { path: `${parent}.accessRules[].service`, required: true, type: 'string', maxLength: PrivilegeLimits.serviceMaxLength },
+    { path: `${parent}.accessRules[].method`, required: true, type: 'string', enum: ACCESS_RULE_METHODS },
+    { path: `${parent}.accessRules[].path`, required: true, type: 'string', maxLength: PrivilegeLimits.pathMaxLength },
+  ];
+}
 
-/** The CRD rules of the two fields, each with its TypeScript twin (see `rules.ts`). */
-export const PRIVILEGE_RULES: readonly Rule[] = [
-  {
-    path: 'spec.roles',
-    // identity-plane.md: role names carry no comma (Keystone's lists are comma-separated), as a KeystoneRoleAssignment's role.
-    cel: "self.all(r, !r.contains(','))",
-    message: 'roles entries must not contain a comma',
-    transition: false,
-    holds: (self) => !Array.isArray(self) || self.every((r) => typeof r !== 'string' || !r.includes(',')),
-  },
-  {
-    path: 'spec.accessRules',
-    cel: 'self.all(a, self.exists_one(b, b.service == a.service && b.method == a.method && b.path == a.path))',
-    message: 'accessRules must not name the same service, method and path twice',
-    transition: false,
-    holds: (self) => {
-      const keys = asRules(self).map(accessRuleKey);
-      return new Set(keys).size === keys.length;
+/** The order's bounds. */
+export const PRIVILEGE_BOUNDS: readonly FieldBound[] = privilegeBounds('spec');
+
+/** The order's rules. */
+export const PRIVILEGE_RULES: readonly Rule[] = privilegeRules('spec');
+
+/** The CRD rules of the two fields under `parent`, each with its TypeScript twin (see `rules.ts`). */
+export function privilegeRules<P extends string>(
+  parent: P,
+): (Omit<Rule, 'path'> & { readonly path: `${P}.roles` | `${P}.accessRules` | `${P}.accessRules[].service` | `${P}.accessRules[].path` })[] {
+  return [
+    {
+      path: `${parent}.roles`,
+      // identity-plane.md: role names carry no comma (Keystone's lists are comma-separated), as a KeystoneRoleAssignment's role.
+      cel: "self.all(r, !r.contains(','))",
+      message: 'roles entries must not contain a comma',
+      transition: false,
+      holds: (self) => !Array.isArray(self) || self.every((r) => typeof r !== 'string' || !r.includes(',')),
     },
-  },
-  {
-    path: 'spec.accessRules[].service',
-    cel: `self.matches(${celString(SERVICE_PATTERN)})`,
-    message: 'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)',
-    transition: false,
-    holds: (self) => typeof self !== 'string' || SERVICE.test(self),
-  },
-  {
-    path: 'spec.accessRules[].path',
-    cel: `self.matches(${celString(PATH_PATTERN)})`,
-    message:
-      "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments",
-    transition: false,
-    holds: (self) => typeof self !== 'string' || PATH.test(self),
-  },
-  {
-    path: 'spec.accessRules[].path',
-    cel: "!self.contains('***')",
-    message: 'accessRules[].path must not hold *** (* is one segment, ** any number of segments)',
-    transition: false,
-    holds: (self) => typeof self !== 'string' || !self.includes('***'),
-  },
-];
+    {
+      path: `${parent}.accessRules`,
+      cel: 'self.all(a, self.exists_one(b, b.service == a.service && b.method == a.method && b.path == a.path))',
+      message: 'accessRules must not name the same service, method and path twice',
+      transition: false,
+      holds: (self) => {
+        const keys = asRules(self).map(accessRuleKey);
+        return new Set(keys).size === keys.length;
+      },
+    },
+    {
+      path: `${parent}.accessRules[].service`,
+      cel: `self.matches(${celString(SERVICE_PATTERN)})`,
+      message: 'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)',
+      transition: false,
+      holds: (self) => typeof self !== 'string' || SERVICE.test(self),
+    },
+    {
+      path: `${parent}.accessRules[].path`,
+      cel: `self.matches(${celString(PATH_PATTERN)})`,
+      message:
+        "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments",
+      transition: false,
+      holds: (self) => typeof self !== 'string' || PATH.test(self),
+    },
+    {
+      path: `${parent}.accessRules[].path`,
+      cel: "!self.contains('***')",
+      message: 'accessRules[].path must not hold *** (* is one segment, ** any number of segments)',
+      transition: false,
+      holds: (self) => typeof self !== 'string' || !self.includes('***'),
+    },
+  ];
+}

@@ -5,8 +5,9 @@
  * `pulumi preview`.
  */
 import { ADOPTION_RULES } from './adoption';
-import { Duration } from './duration';
+import { Duration, durationOf } from './duration';
 import type { Rule } from './field-rules';
+import { rotationPolicyRules } from './policy-rules';
 import { PRIVILEGE_RULES } from './privileges';
 import { SECRET_TEMPLATE_RULES } from './secret-template';
 
@@ -22,15 +23,6 @@ export const Limits = {
   /** `rotation.interval`, `rotation.gracePeriod`: the longest duration string; Go's longest canonical form is 24 characters. */
   durationMaxLength: 64,
 } as const;
-
-function durationOf(value: unknown): Duration | undefined {
-  if (typeof value !== 'string') return undefined;
-  try {
-    return Duration.parse(value);
-  } catch {
-    return undefined;
-  }
-}
 
 const equalJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
@@ -88,6 +80,59 @@ export const CONTROL_PLANE_REF_RULES: readonly Rule[] = [
 const ONE_MINUTE = Duration.parse(Limits.intervalMinimum);
 const MAX_INTERVAL = Duration.parse(Limits.intervalMaximum);
 
+/**
+ * The rules of a rotation block at `rotation` (the spec's: `spec.rotation`; issue 48 puts the same block in a
+ * ControlPlane's fleet defaults): the interval 0s or at least 1m and at most 87600h, the grace period not negative and
+ * shorter than a non-zero interval. Messages name the fields from `rotation.` on, as the spec's do.
+ */
+export function rotationRules<P extends string>(rotation: P): (Omit<Rule, 'path'> & { readonly path: P | `${P}.interval` | `${P}.gracePeriod` })[] {
+  return [
+    {
+      path: `${rotation}.interval`,
+      cel: "duration(self) == duration('0s') || duration(self) >= duration('1m')",
+      message: 'rotation.interval is 0s or at least 1m',
+      transition: false,
+      holds: (self) => {
+        const d = durationOf(self);
+        return d !== undefined && (d.isZero() || d.compare(ONE_MINUTE) >= 0);
+      },
+    },
+    {
+      path: `${rotation}.interval`,
+      cel: "duration(self) <= duration('87600h')",
+      message: 'rotation.interval is at most 87600h',
+      transition: false,
+      holds: (self) => {
+        const d = durationOf(self);
+        return d !== undefined && d.compare(MAX_INTERVAL) <= 0;
+      },
+    },
+    {
+      path: `${rotation}.gracePeriod`,
+      cel: "duration(self) >= duration('0s')",
+      message: 'rotation.gracePeriod is not negative',
+      transition: false,
+      holds: (self) => {
+        const d = durationOf(self);
+        return d !== undefined && !d.isNegative();
+      },
+    },
+    {
+      // has() guards: the API server validates the `{}` default of `rotation` before the field defaults fill it in.
+      path: rotation,
+      cel: "!has(self.interval) || !has(self.gracePeriod) || duration(self.interval) == duration('0s') || duration(self.gracePeriod) < duration(self.interval)",
+      message: 'rotation.gracePeriod must be shorter than rotation.interval',
+      transition: false,
+      holds: (self) => {
+        const block = (self ?? {}) as { interval?: unknown; gracePeriod?: unknown };
+        const interval = durationOf(block.interval);
+        const grace = durationOf(block.gracePeriod);
+        return interval === undefined || grace === undefined || interval.isZero() || grace.compare(interval) < 0;
+      },
+    },
+  ];
+}
+
 /** The rules, in the order of the spec's Validation Summary. */
 export const RULES: readonly Rule[] = [
   { path: 'spec.userRef', cel: 'self == oldSelf', message: 'userRef is immutable', transition: true, holds: equalJson },
@@ -99,49 +144,9 @@ export const RULES: readonly Rule[] = [
     transition: true,
     holds: (self, old) => typeof self !== 'number' || typeof old !== 'number' || self >= old,
   },
-  {
-    path: 'spec.rotation.interval',
-    cel: "duration(self) == duration('0s') || duration(self) >= duration('1m')",
-    message: 'rotation.interval is 0s or at least 1m',
-    transition: false,
-    holds: (self) => {
-      const d = durationOf(self);
-      return d !== undefined && (d.isZero() || d.compare(ONE_MINUTE) >= 0);
-    },
-  },
-  {
-    path: 'spec.rotation.interval',
-    cel: "duration(self) <= duration('87600h')",
-    message: 'rotation.interval is at most 87600h',
-    transition: false,
-    holds: (self) => {
-      const d = durationOf(self);
-      return d !== undefined && d.compare(MAX_INTERVAL) <= 0;
-    },
-  },
-  {
-    path: 'spec.rotation.gracePeriod',
-    cel: "duration(self) >= duration('0s')",
-    message: 'rotation.gracePeriod is not negative',
-    transition: false,
-    holds: (self) => {
-      const d = durationOf(self);
-      return d !== undefined && !d.isNegative();
-    },
-  },
-  {
-    // has() guards: the API server validates the `{}` default of `rotation` before the field defaults fill it in.
-    path: 'spec.rotation',
-    cel: "!has(self.interval) || !has(self.gracePeriod) || duration(self.interval) == duration('0s') || duration(self.gracePeriod) < duration(self.interval)",
-    message: 'rotation.gracePeriod must be shorter than rotation.interval',
-    transition: false,
-    holds: (self) => {
-      const rotation = (self ?? {}) as { interval?: unknown; gracePeriod?: unknown };
-      const interval = durationOf(rotation.interval);
-      const grace = durationOf(rotation.gracePeriod);
-      return interval === undefined || grace === undefined || interval.isZero() || grace.compare(interval) < 0;
-    },
-  },
+  ...rotationRules('spec.rotation'),
+  // Not the reference's (issue 48): the rotation window's shape (policy-rules.ts).
+  ...rotationPolicyRules('spec.rotation'),
   ...CONTROL_PLANE_REF_RULES,
   // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
   ...PRIVILEGE_RULES,

@@ -81,6 +81,42 @@ export interface RotationSpec {
    * @default "24h"
    */
   readonly gracePeriod?: string;
+  /**
+   * Not the reference's (issue 48): when scheduled rotations may start. A scheduled rotation starts in the latest
+   * window that opens at or before the time the schedule makes it due, never later (src/lifecycle/schedule.ts); a
+   * rotation forced by a raised `credentialGeneration`, an expired or lost credential, a lost secret or a change of
+   * roles or access rules never waits for one.
+   * @default none: a scheduled rotation starts when it is due, as the reference says
+   */
+  readonly window?: RotationWindow;
+  /**
+   * Not the reference's (issue 48): spreads the scheduled rotations of many orders over this percentage of the
+   * interval, 0 to 50. Each order rotates earlier than due by its own fraction of that span, drawn from a hash of its
+   * uid, so a restart never moves it and `status.nextRotation` says the real time; never later, so the delivered
+   * credential never runs into its expiry. In a window it also spreads the rotations over the window's open time.
+   * @default 0: no jitter
+   */
+  readonly jitterPercent?: number;
+}
+
+/**
+ * Not the reference's (issue 48): a recurring window in which scheduled rotations may start, as a Kubernetes CronJob
+ * names its schedule: it opens at each time `schedule` names in `timeZone` and stays open for `duration`.
+ */
+export interface RotationWindow {
+  /**
+   * When the window opens: a cron schedule of five fields (minute, hour, day of month, month, day of week), or
+   * `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+   */
+  readonly schedule: string;
+  /**
+   * The IANA time zone `schedule` is read in (`Europe/Berlin`). A time a daylight-saving change skips opens the window
+   * at the first time after the gap; a time it repeats opens it once.
+   * @default "UTC"
+   */
+  readonly timeZone?: string;
+  /** How long the window stays open after each opening, a Go duration of at least `1m` (`2h`). Elapsed time. */
+  readonly duration: string;
 }
 
 /** KeystoneApplicationCredentialSpec. */
@@ -177,6 +213,33 @@ export interface KeystoneApplicationCredentialStatus {
    * while the order holds it (delivered or superseded in its grace period).
    */
   readonly adoptedCredentialID?: string;
+  /**
+   * Not the reference's (issue 48): the rotation policy, roles and access rules in force and where each came from,
+   * while the order's ControlPlane sets fleet defaults (`applicationCredentialDefaults`); absent otherwise.
+   */
+  readonly policy?: PolicyStatus;
+}
+
+/** Where a policy field in force came from (issue 48): the order itself, a fleet default, or the CRD's default. */
+export const POLICY_SOURCES = ['Order', 'NamespaceAssignment', 'ControlPlane', 'Default'] as const;
+/** Where a policy field in force came from. */
+export type PolicySource = (typeof POLICY_SOURCES)[number];
+
+/** The policy fields fleet defaults set (issue 48), by their path under `spec`. */
+export const POLICY_FIELDS = ['rotation.interval', 'rotation.gracePeriod', 'rotation.window', 'rotation.jitterPercent', 'roles', 'accessRules'] as const;
+/** A policy field. */
+export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** `status.policy` (issue 48): the values in force and their sources. */
+export interface PolicyStatus {
+  /** The rotation policy in force. */
+  readonly rotation: RotationSpec;
+  /** The roles in force; absent: every role the user holds. */
+  readonly roles?: readonly string[];
+  /** The access rules in force; absent: none. */
+  readonly accessRules?: readonly AccessRule[];
+  /** Where each field came from. */
+  readonly sources: Readonly<Record<PolicyField, PolicySource>>;
 }
 
 /** A KeystoneApplicationCredential object. */

@@ -8,6 +8,7 @@ import { Duration, DurationError } from './duration';
 import { ADOPTION_BOUNDS } from './adoption';
 import { DELETION_POLICY_BOUNDS } from './deletion-policy';
 import { checkBound, valuesAt, violation, type Rule, type Violation } from './field-rules';
+import { rotationPolicyBounds } from './policy-rules';
 import { PRIVILEGE_BOUNDS } from './privileges';
 import { Limits, RULES } from './rules';
 import { SECRET_TEMPLATE_BOUNDS } from './secret-template';
@@ -39,6 +40,7 @@ export function withSchemaDefaults(order: OrderInput): OrderInput {
       ...spec,
       credentialGeneration: spec.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION,
       rotation: {
+        ...spec.rotation,
         interval: spec.rotation?.interval ?? DEFAULT_INTERVAL,
         gracePeriod: spec.rotation?.gracePeriod ?? DEFAULT_GRACE_PERIOD,
       },
@@ -94,6 +96,8 @@ function checkSchema(order: OrderInput, scope: ValidationScope): Violation[] {
       out.push(violation(field, value, error instanceof DurationError ? error.rule : String(error)));
     }
   }
+  // Not the reference's (issue 48): the rotation window and the jitter, the same in both scopes.
+  for (const bound of rotationPolicyBounds('spec.rotation')) checkBound(out, order, bound);
   // Not the reference's (issue 42): the credential's roles and access rules, the same in both scopes.
   for (const bound of PRIVILEGE_BOUNDS) checkBound(out, order, bound);
   // Not the reference's (issue 49): the template and the deletion policy in both scopes, the adoption on an order.

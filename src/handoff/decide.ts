@@ -67,10 +67,14 @@ export function deliveredOf(order: KeystoneApplicationCredential): Delivered | u
   return { secretName: status.secretName, generation: status.credentialGeneration, ...(grace ? { grace } : {}) };
 }
 
-/** The order's grace period in milliseconds; 0 when the spec holds no parseable duration (the warning then comes at deleteAt). */
+/**
+ * The order's grace period in force in milliseconds: a fleet default's when the operator recorded one (issue 48,
+ * `status.policy`), else the spec's; 0 when neither holds a parseable duration (the warning then comes at deleteAt).
+ */
 function gracePeriodMs(order: KeystoneApplicationCredential): number {
   try {
-    return resolveSpec(order.spec).gracePeriod.milliseconds;
+    const inForce = order.status?.policy?.rotation.gracePeriod;
+    return resolveSpec(inForce !== undefined ? { rotation: { gracePeriod: inForce } } : order.spec).gracePeriod.milliseconds;
   } catch {
     return 0;
   }

@@ -4,7 +4,7 @@
  * write carries the operator's field manager. Errors are {@link KubeApiError}s.
  */
 import { KubeApiError } from './errors';
-import { slim, typeOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
+import { slimAs, typeOf, type ApplyConfiguration, type KubeObject, type ResourceKind } from './object';
 import { METADATA_ACCEPT, type HttpRequest, type Query, type Transport, type WatchEvent, type WatchStream } from './transport';
 
 /** Which objects a list or watch covers. */
@@ -79,7 +79,7 @@ export class KubeApi {
         ...(kind.metadataOnly ? { accept: METADATA_ACCEPT.list, omitLastApplied: true } : {}),
       });
       const body = res.body as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] };
-      for (const item of body.items ?? []) items.push({ ...slim(item), ...type });
+      for (const item of body.items ?? []) items.push({ ...slimAs(kind, item), ...type });
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
     } while (cont);

@@ -1,6 +1,7 @@
 /**
  * The kinds the operator reads and writes, as the API server serves them.
  */
+import { slimOrder } from '../api/provenance';
 import { GROUP, KIND, PLURAL, VERSION, type KeystoneApplicationCredential } from '../api/types';
 import { PlaneKinds, type ControlPlane, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api/identity-plane';
 import { ClusterIdentityKind, type KeystoneClusterIdentity } from '../api/cluster-identity';
@@ -65,7 +66,7 @@ export const Kinds = {
   KeystoneRoleAssignment: plane<KeystoneRoleAssignment>('KeystoneRoleAssignment'),
   KeystoneClusterIdentity: defineKind<KeystoneClusterIdentity & KubeObject>({ group: GROUP, version: VERSION, kind: ClusterIdentityKind.kind, plural: ClusterIdentityKind.plural, namespaced: false }),
   Namespace: defineKind<KubeObject>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }),
-  KeystoneApplicationCredential: defineKind<KeystoneApplicationCredential>({ group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true }),
+  KeystoneApplicationCredential: defineKind<KeystoneApplicationCredential>({ group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true, retain: slimOrder }),
 } as const;
 
 /**

@@ -2,6 +2,7 @@
  * The shapes every Kubernetes object shares, the descriptor that names a kind on the API server (group, version, plural,
  * scope), and the `namespace/name` keys the caches and work queues use.
  */
+import { LAST_APPLIED } from '../api/provenance';
 import type { ObjectMeta as KindObjectMeta, OwnerReference } from '../api/types';
 
 export type { OwnerReference } from '../api/types';
@@ -55,6 +56,12 @@ export interface ResourceKind<T extends KubeObject = KubeObject> {
    * and never receive the rest (a Secret's data). Made with {@link metadataOf}. @default false
    */
   readonly metadataOnly?: boolean;
+  /**
+   * What a cache keeps of an object beyond {@link slim}: given the object as read and its slimmed copy, the copy with
+   * what the kind's readers need of the dropped fields put back (the order keeps who wrote its defaulted fields:
+   * src/api/provenance.ts). @default the slimmed copy
+   */
+  retain?(full: T, slimmed: T): T;
   /** Never set: carries `T`. */
   readonly __object?: T;
 }
@@ -88,7 +95,9 @@ const metadataKinds = new WeakMap<ResourceKind<KubeObject>, ResourceKind<Partial
 export function metadataOf(kind: ResourceKind<KubeObject>): ResourceKind<PartialObjectMetadata> {
   if (kind.metadataOnly) return kind as ResourceKind<PartialObjectMetadata>;
   let view = metadataKinds.get(kind);
-  if (!view) metadataKinds.set(kind, (view = defineKind<PartialObjectMetadata>({ ...kind, metadataOnly: true })));
+  // A metadata view keeps nothing beyond metadata: the kind's `retain` reads the full object.
+  const { group, version, kind: name, plural, namespaced } = kind;
+  if (!view) metadataKinds.set(kind, (view = defineKind<PartialObjectMetadata>({ group, version, kind: name, plural, namespaced, metadataOnly: true })));
   return view;
 }
 
@@ -133,7 +142,7 @@ export function describe(kind: ResourceKind<KubeObject>, key: ObjectKey): string
 }
 
 /** The annotation `kubectl apply` keeps the applied object in. */
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+export const LAST_APPLIED_ANNOTATION = LAST_APPLIED;
 
 /**
  * An object as a cache keeps it: without `metadata.managedFields`, which is often larger than the rest of a Secret and
@@ -149,6 +158,12 @@ export function slim<T extends KubeObject>(object: T): T {
   const metadata = without(meta, applied && Object.keys(annotations).length === 1 ? ['managedFields', 'annotations'] : ['managedFields']);
   if (applied && 'annotations' in metadata) (metadata as { annotations?: unknown }).annotations = without(annotations, [LAST_APPLIED_ANNOTATION]);
   return { ...object, metadata };
+}
+
+/** An object of `kind` as a cache keeps it: {@link slim}med, with what the kind retains (`ResourceKind.retain`). */
+export function slimAs<T extends KubeObject>(kind: ResourceKind<T>, object: T): T {
+  const slimmed = slim(object);
+  return kind.retain && slimmed !== object ? kind.retain(object, slimmed) : slimmed;
 }
 
 /**

@@ -5,7 +5,7 @@
  * change is seen on the first read after the metadata watch reported it. Concurrent reads of one object share a GET.
  */
 import type { Cluster } from './cluster';
-import { keyOf, objectKey, parseKey, slim, type KubeObject, type ObjectKey, type ResourceKind } from './object';
+import { keyOf, objectKey, parseKey, slimAs, type KubeObject, type ObjectKey, type ResourceKind } from './object';
 import { newerOf } from './store';
 
 export class ReadThrough<T extends KubeObject> {
@@ -50,7 +50,7 @@ export class ReadThrough<T extends KubeObject> {
   private async read(key: ObjectKey): Promise<T | undefined> {
     const { namespace, name } = parseKey(key);
     const read = await this.cluster.read(this.kind, namespace, name);
-    const object = read ? slim(read) : undefined;
+    const object = read ? slimAs(this.kind, read) : undefined;
     if (object) this.copies.set(objectKey(namespace, name), object);
     else this.copies.delete(key);
     return object;

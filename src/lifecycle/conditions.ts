@@ -17,6 +17,7 @@ import {
 } from '../api';
 import type { Failure, ForeignCredential, GenerationRecord, LifecycleOrder, Observations } from './model';
 import * as rotation from './rotation';
+import { windowRefusal } from './schedule';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -67,7 +68,7 @@ function secretCarriesLive(s: StepOutcome): boolean {
  * step, as things stand); writes them into `s.status`.
  */
 export function report(s: StepOutcome, now: Date): void {
-  const credential = credentialCondition(s);
+  const credential = credentialCondition(s, now);
   const delivery = deliveryCondition(s);
   const ready = credential.status === 'True' && delivery.status === 'True';
   const generation = s.status.observedGeneration;
@@ -93,7 +94,7 @@ export function report(s: StepOutcome, now: Date): void {
   }
 }
 
-function credentialCondition(s: StepOutcome): Verdict {
+function credentialCondition(s: StepOutcome, now: Date): Verdict {
   if (s.world.gate) return { status: 'False', reason: s.world.gate.reason, message: s.world.gate.message };
   const failure = s.failure;
   if (failure?.action.type === 'adopt') return { status: 'False', reason: CredentialReason.AdoptionRefused, message: failure.message };
@@ -117,6 +118,12 @@ function credentialCondition(s: StepOutcome): Verdict {
   const foreign = s.keystoneKnown ? (s.world.foreign ?? []) : [];
   if (s.blocked !== undefined && !(live > 0 && exists)) {
     return { status: 'False', reason: CredentialReason.ForeignCredential, message: `generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
+  }
+  const defaults = live > 0 && exists ? s.order.policy?.refused : undefined;
+  if (defaults !== undefined) return { status: 'False', reason: CredentialReason.DefaultsRefused, message: `generation ${live} exists in Keystone; ${defaults}` };
+  const refused = live > 0 && exists ? windowRefusal(s.order.spec, now) : undefined;
+  if (refused !== undefined) {
+    return { status: 'False', reason: CredentialReason.RotationWindowRefused, message: `generation ${live} exists in Keystone; the rotation window is refused and not applied until it is fixed: ${refused}` };
   }
   if (live > 0 && exists) {
     const deferred = s.deferred

@@ -3,7 +3,7 @@
  * Nothing here carries a secret: actions name generations, and the runner fetches a parked secret only when it executes
  * one, so a plan can be logged, diffed and shown as it is.
  */
-import type { AccessRule, AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplicationCredentialStatus, ResolvedSpec } from '../api';
+import type { AccessRule, AdmissionReason, CredentialReason, DeliveryReason, KeystoneApplicationCredentialStatus, PolicyStatus, ResolvedSpec } from '../api';
 
 /** The order, as every face hands it to the lifecycle. */
 export interface LifecycleOrder {
@@ -25,6 +25,11 @@ export interface LifecycleOrder {
   readonly deleting?: boolean;
   /** The delivered Secret's name, reported as `status.secretName`; absent for a face that delivers no Secret. */
   readonly secretName?: string;
+  /**
+   * Fleet defaults (issue 48, src/plane/policy.ts; the operator's): `status` is recorded as `status.policy`, and
+   * `refused` says why the defaults are not applied (`spec` is then the order's own). Absent: none apply.
+   */
+  readonly policy?: { readonly status?: PolicyStatus; readonly refused?: string };
   /**
    * The path of the order's own backup, recorded as `status.backupPath` once the backup lives there alone
    * (migration.ts); absent for a face that records no migration (its own state says it: Pulumi's owner id).

@@ -2,11 +2,14 @@
  * The spec's Rotation section, rule by rule. Pure functions of the order, one generation record and the clock.
  *
  * Each rotation creates generation N+1 (or the raised generation) beside the delivered generation N; the order switches
- * once Keystone holds it; the superseded one is deleted after the grace period. `decide` composes these rules.
+ * once Keystone holds it; the superseded one is deleted after the grace period. `decide` composes these rules. When a
+ * scheduled rotation starts within what the reference allows, by a rotation window and jitter (issue 48), is
+ * schedule.ts's.
  */
 import { formatDeadline, formatTime, scheduleOn, type KeystoneApplicationCredentialStatus, type ResolvedRotation } from '../api';
 import type { GenerationRecord, LifecycleOrder, Trigger } from './model';
 import { privilegesDiffer } from './privileges';
+import { jitterFractions, scheduledStart } from './schedule';
 
 const time = (value: string | undefined): Date | undefined => (value === undefined ? undefined : new Date(value));
 
@@ -78,7 +81,7 @@ export function trigger(order: LifecycleOrder, live: GenerationRecord | undefine
   if (!live.parked) return 'secret-lost';
   if (privilegesDiffer(order.spec, live.credential.privileges)) return 'privileges-changed';
   if (revoked(status, status.credentialGeneration)) return 'revoke-requested';
-  const next = dueAt(order);
+  const next = dueAt(order, now);
   if (next !== undefined && now >= next) return 'schedule';
   return undefined;
 }
@@ -88,8 +91,8 @@ export function trigger(order: LifecycleOrder, live: GenerationRecord | undefine
  * the current settings up to the rounding of whole seconds (a status written elsewhere may round differently); a value
  * further off was recorded under other rotation settings, and the schedule of the current ones rules.
  */
-export function dueAt(order: LifecycleOrder): Date | undefined {
-  const computed = scheduledRotation(order);
+export function dueAt(order: LifecycleOrder, now: Date): Date | undefined {
+  const computed = scheduledRotation(order, now);
   const recorded = time(order.status.nextRotation);
   if (computed === undefined || recorded === undefined || Number.isNaN(recorded.getTime())) return computed;
   return recorded > computed && recorded.getTime() - computed.getTime() <= 1000 ? recorded : computed;
@@ -98,14 +101,19 @@ export function dueAt(order: LifecycleOrder): Date | undefined {
 /**
  * When the schedule rotates the delivered credential, by the order's current rotation settings: `status.nextRotation`
  * exactly as `decide` records it (a deadline, rounded up to the whole second), so "the clock has reached
- * status.nextRotation" compares with the recorded value and never fires up to a second early. Absent with the schedule
- * off or before the first credential.
+ * status.nextRotation" compares with the recorded value and never fires up to a second early. Without a window or
+ * jitter it is {@link nextRotation}, the reference's; with them, the start schedule.ts places at or before it, seen at
+ * `now`. Absent with the schedule off or before the first credential.
  */
-export function scheduledRotation(order: LifecycleOrder): Date | undefined {
+export function scheduledRotation(order: LifecycleOrder, now: Date): Date | undefined {
   const last = time(order.status.lastRotation);
   if (last === undefined) return undefined;
-  const next = nextRotation(last, time(order.status.credentialExpiresAt), order.spec);
-  return next === undefined ? undefined : new Date(formatDeadline(next));
+  const due = nextRotation(last, time(order.status.credentialExpiresAt), order.spec);
+  if (due === undefined) return undefined;
+  if (order.spec.window === undefined && order.spec.jitterPercent === 0) return new Date(formatDeadline(due));
+  const start = scheduledStart({ due, lastRotation: last, rotation: order.spec, fractions: jitterFractions(order.owner ?? order.prefix) }, now);
+  // Rounded up to the whole second, but never past due: the deadline the reference sets stays the latest.
+  return new Date(Math.min(new Date(formatDeadline(start)).getTime(), new Date(formatDeadline(due)).getTime()));
 }
 
 /** No rotation starts while a grace period runs, whatever the trigger: the order never holds more than two credentials. */

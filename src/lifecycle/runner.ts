@@ -14,6 +14,7 @@ import { formerBackup, migration, accountedIds, recordMigration, type FormerBack
 import type { Action, ForeignCredential, HeldPrivileges, LifecycleOrder, Observations, Plan } from './model';
 import { observe, readBackup } from './observe';
 import type { Ports } from './ports';
+import { sameJson } from './same';
 import { TemplateError } from './secret-template';
 
 /** How one action went, for timelines, logs and metrics. Carries no secret. */
@@ -90,18 +91,6 @@ export async function settleBackup(
   return { former: after, actions: planned.actions.length, status: recordMigration(order.status, order.backupPath, planned.done) };
 }
 
-/**
- * JSON with every object's keys sorted (arrays keep their order), so two statuses that hold the same fields compare
- * equal whatever order their keys were written in. The status an API server returns has its keys sorted, the one
- * `decide` builds has them in the order the rules set them: compared as they are, a converged order would write its
- * unchanged status on every pass (a no-op PATCH, yet an API write, and a pass that never counts as converged).
- */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
-
 /** The former path's verdict as a pass leaves it, when the pass looked there. */
 function formerOf(world: Observations, status: KeystoneApplicationCredentialStatus): { former?: FormerBackup } {
   if (world.formerBackup === undefined) return {};
@@ -125,7 +114,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
   let current = order;
   let plan: Plan | undefined;
   const record = async (status: KeystoneApplicationCredentialStatus) => {
-    if (canonicalJson(status) === canonicalJson(order.status)) return;
+    if (sameJson(status, order.status)) return;
     await ports.writeStatus(status);
   };
   // Observed once per pass; each later step decides on what the earlier steps' actions established.

@@ -13,7 +13,9 @@
  * - a generation parked above the delivered one (a crash between park and record, or a rotation under way) or any
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
  * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True;
+ * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
+ * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
  * - a revoke request not acted on yet (issue 49), or one being carried out;
  * - an order being deleted, not admitted or gated.
  * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change (once the
@@ -23,6 +25,7 @@ import { ConditionType } from '../api';
 import type { Admission, DeliveryObservation, Gate, LifecycleOrder } from './model';
 import type { ParkedGeneration } from './ports';
 import * as rotation from './rotation';
+import { sameJson } from './same';
 
 /** What a face can see of an order without Keystone. */
 export interface CachedObservations {
@@ -49,6 +52,7 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   if (cached.admission) return no('not admitted');
   if (cached.gate) return no('gated');
   if (order.generation !== undefined && status.observedGeneration !== order.generation) return no('the spec changed since the status was recorded');
+  if (!sameJson(status.policy, order.policy?.status)) return no('status.policy is not the policy in force (fleet defaults changed)');
   for (const type of [ConditionType.CredentialReady, ConditionType.DeliveryReady, ConditionType.Ready]) {
     if (status.conditions?.find((c) => c.type === type)?.status !== 'True') return no(`${type} is not True`);
   }
@@ -72,6 +76,12 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   const why = rotation.trigger(order, record, now);
   if (why !== undefined) return no(`a rotation is due (${rotation.describe(why, order)})`);
   if (rotation.revokePending(order)) return no('a revoke request is pending');
+  // A window or jitter (issue 48) may place the next rotation elsewhere than the recorded time (a fleet default that
+  // changed, a late pass that waits for the next window): the pass records the real time.
+  const due = rotation.dueAt(order, now);
+  if ((due === undefined) !== (status.nextRotation === undefined) || (due !== undefined && due.getTime() !== new Date(status.nextRotation as string).getTime())) {
+    return no('status.nextRotation is not the time the schedule rotates next');
+  }
   const wakeAt = rotation.wakeAt(status, now);
   return { settled: true, ...(wakeAt ? { wakeAt } : {}) };
 }

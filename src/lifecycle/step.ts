@@ -76,6 +76,9 @@ export class Step {
     }
     this.migrate();
     this.report();
+    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply.
+    if (this.order.policy?.status) this.status.policy = this.order.policy.status;
+    else delete this.status.policy;
     return {
       status: this.status,
       actions: this.actions,
@@ -277,7 +280,7 @@ export class Step {
   }
 
   private reschedule(): void {
-    const next = rotation.scheduledRotation({ ...this.order, status: this.status });
+    const next = rotation.scheduledRotation({ ...this.order, status: this.status }, this.now);
     if (next) this.status.nextRotation = formatTime(next);
     else delete this.status.nextRotation;
   }

@@ -6,19 +6,13 @@
 import { AdmissionReason, type ControlPlane, type NamespaceAssignment, type ObjectMeta, type OrderLocation } from '../api';
 import { PlaneConditionType } from '../api';
 import { conditionOf } from './conditions';
+import { namespaceAssignment } from './naming';
 import { AdminCredentialReason } from './reasons';
 import { deniedMessage } from './secret-access';
 import type { SecretAccess } from './ports';
 
 /** The longest cluster name a label value carries. */
 export const CLUSTER_NAME_MAX_LENGTH = 63;
-
-/** The `namespaceAssignments` entry for the namespace on the cluster (absent targetClusterRef = the management cluster). */
-export function namespaceAssignment(controlPlane: ControlPlane, location: OrderLocation): NamespaceAssignment | undefined {
-  return (controlPlane.spec.namespaceAssignments ?? []).find(
-    (a) => a.namespace === location.namespace && (a.targetClusterRef?.name ?? '') === (location.cluster ?? ''),
-  );
-}
 
 /** Why an order waits for its ControlPlane's admin credential. */
 export interface AdminWait {

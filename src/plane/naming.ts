@@ -1,10 +1,10 @@
 /**
  * Names the identity plane fixes (identity-plane.md, Shared behaviour): the teardown finalizer of each order kind, the
  * per-order prefix and the three labels of children in the ControlPlane's namespace, the delivered Secret, and the
- * marker that records in Keystone which order created a user or project; and where an order lives and which
- * ControlPlane it references.
+ * marker that records in Keystone which order created a user or project; and where an order lives, which
+ * ControlPlane it references and which of its `namespaceAssignments` entries stands for the order's namespace.
  */
-import { Labels as CredentialLabels, TEARDOWN_FINALIZER, orderHash, secretName, type ObjectMeta, type OrderLocation } from '../api';
+import { Labels as CredentialLabels, TEARDOWN_FINALIZER, orderHash, secretName, type ControlPlane, type NamespaceAssignment, type ObjectMeta, type OrderLocation } from '../api';
 
 /** The order kinds: the three of the identity plane and the KeystoneApplicationCredential. */
 export type OrderKind = 'KeystoneProject' | 'KeystoneUser' | 'KeystoneRoleAssignment' | 'KeystoneApplicationCredential';
@@ -105,4 +105,11 @@ export function locationOf(order: OrderObject, cluster?: string): OrderLocation 
 /** The ControlPlane an order references: `controlPlaneRef.namespace` means the order's own namespace when left out. */
 export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
   return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
+}
+
+/** The `namespaceAssignments` entry for the namespace on the cluster (absent targetClusterRef = the management cluster). */
+export function namespaceAssignment(controlPlane: ControlPlane, location: OrderLocation): NamespaceAssignment | undefined {
+  return (controlPlane.spec.namespaceAssignments ?? []).find(
+    (a) => a.namespace === location.namespace && (a.targetClusterRef?.name ?? '') === (location.cluster ?? ''),
+  );
 }

@@ -4,7 +4,8 @@
  * provider plugin.
  */
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate, type AccessRule, type DeletionPolicy, type SecretTemplate } from '../api';
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, resolveSpec, validate, type AccessRule, type DeletionPolicy, type RotationSpec, type RotationWindow, type SecretTemplate } from '../api';
+import { windowRefusal } from '../lifecycle/schedule';
 import { connectionProblems, resolveConnection } from './connection';
 import type { ConnectionSettings } from './settings';
 import { deliveryInputProblems } from './delivery-inputs';
@@ -31,6 +32,11 @@ export interface CheckFailure {
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 type Loose = Record<string, unknown>;
+
+/** The fields of `rotation`, as the CRD's `spec.rotation`. */
+const ROTATION_FIELDS = ['interval', 'gracePeriod', 'window', 'jitterPercent'];
+/** The fields of `rotation.window` (issue 48). */
+const WINDOW_FIELDS = ['schedule', 'timeZone', 'duration'];
 
 /** The fields of an access rule (Keystone refuses any other). */
 const ACCESS_RULE_FIELDS = ['service', 'method', 'path'];
@@ -75,11 +81,12 @@ function regionOf(connection: unknown, env: Environment, resolvable: boolean): s
 }
 
 /**
- * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
+ * Defaults, the CRD's rules, a rotation window that cannot open before the credential's expiry (seen at `now`: issue
+ * 48, src/lifecycle/schedule.ts) and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
  * known yet pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that
  * cannot be assembled, from the inputs or the environment, fails naming the field or variable.
  */
-export function checkInputs(env: Environment, olds: Loose, news: Loose): { inputs: Loose; failures: CheckFailure[] } {
+export function checkInputs(env: Environment, olds: Loose, news: Loose, now: Date = new Date()): { inputs: Loose; failures: CheckFailure[] } {
   const rotationIn = news.rotation === UNKNOWN ? undefined : record(news.rotation);
   const rotation: Loose = {
     ...rotationIn,
@@ -93,11 +100,16 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
   else delete inputs.owner;
   const reasons: string[] = [];
   if (news.rotation !== undefined && news.rotation !== null && news.rotation !== UNKNOWN && rotationIn === undefined) {
-    reasons.push(`rotation (${JSON.stringify(news.rotation)}): must be an object with the fields interval, gracePeriod`);
+    reasons.push(`rotation (${JSON.stringify(news.rotation)}): must be an object with the fields ${ROTATION_FIELDS.join(', ')}`);
   }
   for (const key of Object.keys(rotationIn ?? {})) {
-    if (key !== 'interval' && key !== 'gracePeriod') reasons.push(`rotation.${key}: is not a field of rotation (its fields: interval, gracePeriod)`);
+    if (!ROTATION_FIELDS.includes(key)) reasons.push(`rotation.${key}: is not a field of rotation (its fields: ${ROTATION_FIELDS.join(', ')})`);
   }
+  const window = rotationIn?.window === undefined || rotationIn.window === null || isUnknown(rotationIn.window) ? undefined : rotationIn.window;
+  for (const key of Object.keys(record(window) ?? {})) {
+    if (!WINDOW_FIELDS.includes(key)) reasons.push(`rotation.window.${key}: is not a field of a rotation window (its fields: ${WINDOW_FIELDS.join(', ')})`);
+  }
+  const jitterPercent = isUnknown(rotationIn?.jitterPercent) ? undefined : (rotationIn?.jitterPercent ?? undefined);
   // Issue 42: the credential's roles and access rules, by the CRD's rules; a value not known yet (preview) passes.
   const roles = news.roles === undefined || news.roles === null || isUnknown(news.roles) ? undefined : news.roles;
   const accessRules = news.accessRules === undefined || news.accessRules === null || isUnknown(news.accessRules) ? undefined : news.accessRules;
@@ -121,7 +133,12 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
     {
       spec: {
         credentialGeneration: known('spec.credentialGeneration', credentialGeneration) as number | undefined,
-        rotation: { interval: known('spec.rotation.interval', rotation.interval) as string | undefined, gracePeriod: known('spec.rotation.gracePeriod', rotation.gracePeriod) as string | undefined },
+        rotation: {
+          interval: known('spec.rotation.interval', rotation.interval) as string | undefined,
+          gracePeriod: known('spec.rotation.gracePeriod', rotation.gracePeriod) as string | undefined,
+          ...(window !== undefined ? { window: window as RotationWindow } : {}),
+          ...(jitterPercent !== undefined ? { jitterPercent: jitterPercent as number } : {}),
+        },
         ...(roles !== undefined ? { roles: roles as readonly string[] } : {}),
         ...(accessRules !== undefined ? { accessRules: accessRules as readonly AccessRule[] } : {}),
         // Issue 49: the template's formats and keys, and the deletion policy, by the CRD's rules.
@@ -140,6 +157,12 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
         ? `rotation.gracePeriod (${String(rotation.gracePeriod)}) must be shorter than rotation.interval (${String(rotation.interval)})`
         : `${fieldOf(v.field)} (${JSON.stringify(v.value)}): ${v.rule}`,
     );
+  }
+  // Issue 48: a window that cannot open before the credential's expiry, refused as the operator refuses it, with no
+  // Keystone call; only once the CRD's rules hold and every rotation value is known.
+  if (violations.length === 0 && unknown.size === 0 && !isUnknown(rotationIn?.window) && !isUnknown(jitterPercent)) {
+    const refused = windowRefusal(resolveSpec({ rotation: rotation as RotationSpec }), now);
+    if (refused !== undefined) reasons.push(refused);
   }
   if (!isUnknown(news.cloudName)) {
     const problem = textProblem('cloudName', news.cloudName, CLOUD_NAME_RULE);

@@ -62,7 +62,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
      * document holds is refused ({@link backupPathProblem}); no other OpenBao call.
      */
     async check(olds: Loose, news: Loose): Promise<{ inputs: Loose; failures: CheckFailure[] }> {
-      const checked = checkInputs(context.env, olds, news);
+      const checked = checkInputs(context.env, olds, news, context.clock());
       if (checked.failures.length > 0) return checked;
       const problem = await backupPathProblem(context, checked.inputs, Object.keys(olds).length === 0);
       return problem === undefined ? checked : { ...checked, failures: [{ property: '', reason: problem }] };
@@ -79,11 +79,18 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const echoed = (o: Partial<ProviderInputs>): string =>
         JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName, secretTemplate: o.secretTemplate, deletionPolicy: o.deletionPolicy }));
       if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
-      const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), context.clock());
+      const now = context.clock();
+      const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), now);
       const shapes = stripUndefined({ cloudConf: olds.cloudConf, env: olds.env, data: olds.data });
       const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds), shapes });
-      const moved = STATUS_OUTPUTS.some((k) => JSON.stringify(projected[k]) !== JSON.stringify(olds[k]));
-      return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
+      const moved = STATUS_OUTPUTS.filter((k) => JSON.stringify(projected[k]) !== JSON.stringify(olds[k]));
+      if (plan.actions.length === 0 && pendingInWindow(moved, olds, projected, now)) {
+        // Issue 48: the recorded time has passed, and the rotation waits for the next window that opens before it is
+        // due. Nothing to do now: no diff, or every `up` before the window would report one and converge on nothing.
+        await context.warn(`the scheduled rotation is pending: outside its rotation window, it starts in the window opening next (at ${projected.nextRotation}), before the credential is due`);
+        return { changes: false, replaces, deleteBeforeReplace: false };
+      }
+      return { changes: plan.actions.length > 0 || moved.length > 0, replaces, deleteBeforeReplace: false };
     },
 
     async create(inputs: ProviderInputs): Promise<{ id: string; outs: ProviderOutputs }> {
@@ -137,6 +144,15 @@ export function makeProvider(deps: ProviderDeps = {}) {
       await run(context, 'delete', id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION });
     },
   };
+}
+
+/**
+ * Whether the only thing a diff would record is a later `nextRotation` because the scheduled rotation waits for its
+ * window (the recorded time has passed: src/lifecycle/schedule.ts, the late rule).
+ */
+function pendingInWindow(moved: readonly string[], olds: ProviderOutputs, projected: ProviderOutputs, now: Date): boolean {
+  if (moved.length !== 1 || moved[0] !== 'nextRotation' || olds.rotation.window === undefined) return false;
+  return olds.nextRotation !== undefined && new Date(olds.nextRotation) <= now && projected.nextRotation !== undefined && new Date(projected.nextRotation) > now;
 }
 
 /**

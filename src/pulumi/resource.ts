@@ -7,6 +7,7 @@ import * as pulumi from '@pulumi/pulumi';
 import type { DeletionPolicy } from '../api/deletion-policy';
 import type { AccessRule } from '../api/privileges';
 import type { SecretFormat } from '../api/secret-template';
+import type { RotationWindow } from '../api/types';
 import type { BackupSettings, ConnectionSettings } from './settings';
 import { pulumiPrefix } from './prefix';
 import { provider } from './provider';
@@ -29,6 +30,20 @@ export interface RotationArgs {
    * @default "24h"
    */
   readonly gracePeriod?: pulumi.Input<string>;
+  /**
+   * When scheduled rotations may start (issue 48). A scheduled rotation starts in the latest window that opens at or
+   * before it is due, never later: a `pulumi up` outside the window reports it pending until the next window before due.
+   * A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait.
+   * A window that cannot open between the end of one grace period and the next rotation fails `pulumi preview`.
+   * @default none: a scheduled rotation is due at `nextRotation`
+   */
+  readonly window?: pulumi.Input<InputsOf<RotationWindow>>;
+  /**
+   * Spreads scheduled rotations over this percentage of the interval, 0 to 50 (issue 48): the resource rotates earlier
+   * than due by its own fraction of the span, drawn from a hash of its owner id.
+   * @default 0
+   */
+  readonly jitterPercent?: pulumi.Input<number>;
 }
 
 /** The inputs of {@link KeystoneApplicationCredential}. */

@@ -10,7 +10,7 @@
  * the delivered credential under them.
  */
 import { createHash } from 'node:crypto';
-import type { AccessRule, DeletionPolicy, KeystoneApplicationCredentialStatus, SecretFormat } from '../api';
+import type { AccessRule, DeletionPolicy, KeystoneApplicationCredentialStatus, RotationWindow, SecretFormat } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
 import type { BackupSettings, ConnectionSettings } from './settings';
 
@@ -30,10 +30,14 @@ export interface AdoptSettings {
   readonly credentialSecret: string;
 }
 
-/** The rotation settings, Go-format durations. */
+/** The rotation settings, Go-format durations; the window and the jitter as the CRD's (issue 48). */
 export interface RotationSettings {
   readonly interval: string;
   readonly gracePeriod: string;
+  /** When scheduled rotations may start (issue 48). @default none */
+  readonly window?: RotationWindow;
+  /** The jitter span, a percentage of the interval, 0 to 50 (issue 48). @default 0 */
+  readonly jitterPercent?: number;
 }
 
 /** The inputs after `check`: defaults applied. */

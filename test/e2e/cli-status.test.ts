@@ -152,6 +152,12 @@ describe('keystone-appcred status on the real API server', () => {
       kind: 'KeystoneApplicationCredential', namespace: NS, name: 'app', ready: 'True', reason: 'AllReady', message: 'Ready: AllReady',
       generation: 3, orderedGeneration: 1, rotationInterval: '720h', nextRotation: NEXT_ROTATION,
       gracePeriod: { previousGeneration: 2, until: GRACE_UNTIL },
+      // Issue 48: the policy in force; the order wrote none, so each field is the CRD's default (src/api/provenance.ts).
+      policy: {
+        rotation: { interval: '720h', gracePeriod: '24h' },
+        sources: { 'rotation.interval': 'Default', 'rotation.gracePeriod': 'Default', 'rotation.window': 'Default', 'rotation.jitterPercent': 'Default', roles: 'Default', accessRules: 'Default' },
+      },
+      window: null,
     });
   });
 

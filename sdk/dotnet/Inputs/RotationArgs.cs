@@ -27,10 +27,23 @@ namespace Pulumi.KeystoneAppcred.Inputs
         [Input("interval")]
         public Input<string>? Interval { get; set; }
 
+        /// <summary>
+        /// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        /// </summary>
+        [Input("jitterPercent")]
+        public Input<int>? JitterPercent { get; set; }
+
+        /// <summary>
+        /// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+        /// </summary>
+        [Input("window")]
+        public Input<Inputs.RotationWindowArgs>? Window { get; set; }
+
         public RotationArgs()
         {
             GracePeriod = "24h";
             Interval = "720h";
+            JitterPercent = 0;
         }
         public static new RotationArgs Empty => new RotationArgs();
     }

@@ -24,15 +24,29 @@ namespace Pulumi.KeystoneAppcred.Outputs
         /// The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
         /// </summary>
         public readonly string? Interval;
+        /// <summary>
+        /// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        /// </summary>
+        public readonly int? JitterPercent;
+        /// <summary>
+        /// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+        /// </summary>
+        public readonly Outputs.RotationWindow? Window;
 
         [OutputConstructor]
         private Rotation(
             string? gracePeriod,
 
-            string? interval)
+            string? interval,
+
+            int? jitterPercent,
+
+            Outputs.RotationWindow? window)
         {
             GracePeriod = gracePeriod;
             Interval = interval;
+            JitterPercent = jitterPercent;
+            Window = window;
         }
     }
 }

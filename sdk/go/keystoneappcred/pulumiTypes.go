@@ -904,6 +904,10 @@ type Rotation struct {
 	GracePeriod *string `pulumi:"gracePeriod"`
 	// The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
 	Interval *string `pulumi:"interval"`
+	// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+	JitterPercent *int `pulumi:"jitterPercent"`
+	// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+	Window *RotationWindow `pulumi:"window"`
 }
 
 // Defaults sets the appropriate defaults for Rotation
@@ -920,6 +924,12 @@ func (val *Rotation) Defaults() *Rotation {
 		interval_ := "720h"
 		tmp.Interval = &interval_
 	}
+	if tmp.JitterPercent == nil {
+		jitterPercent_ := 0
+		tmp.JitterPercent = &jitterPercent_
+	}
+	tmp.Window = tmp.Window.Defaults()
+
 	return &tmp
 }
 
@@ -940,6 +950,10 @@ type RotationArgs struct {
 	GracePeriod pulumi.StringPtrInput `pulumi:"gracePeriod"`
 	// The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
 	Interval pulumi.StringPtrInput `pulumi:"interval"`
+	// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+	JitterPercent pulumi.IntPtrInput `pulumi:"jitterPercent"`
+	// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+	Window RotationWindowPtrInput `pulumi:"window"`
 }
 
 // Defaults sets the appropriate defaults for RotationArgs
@@ -954,6 +968,10 @@ func (val *RotationArgs) Defaults() *RotationArgs {
 	if tmp.Interval == nil {
 		tmp.Interval = pulumi.StringPtr("720h")
 	}
+	if tmp.JitterPercent == nil {
+		tmp.JitterPercent = pulumi.IntPtr(0)
+	}
+
 	return &tmp
 }
 func (RotationArgs) ElementType() reflect.Type {
@@ -1044,6 +1062,16 @@ func (o RotationOutput) Interval() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v Rotation) *string { return v.Interval }).(pulumi.StringPtrOutput)
 }
 
+// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+func (o RotationOutput) JitterPercent() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v Rotation) *int { return v.JitterPercent }).(pulumi.IntPtrOutput)
+}
+
+// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+func (o RotationOutput) Window() RotationWindowPtrOutput {
+	return o.ApplyT(func(v Rotation) *RotationWindow { return v.Window }).(RotationWindowPtrOutput)
+}
+
 type RotationPtrOutput struct{ *pulumi.OutputState }
 
 func (RotationPtrOutput) ElementType() reflect.Type {
@@ -1085,6 +1113,228 @@ func (o RotationPtrOutput) Interval() pulumi.StringPtrOutput {
 			return nil
 		}
 		return v.Interval
+	}).(pulumi.StringPtrOutput)
+}
+
+// Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+func (o RotationPtrOutput) JitterPercent() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Rotation) *int {
+		if v == nil {
+			return nil
+		}
+		return v.JitterPercent
+	}).(pulumi.IntPtrOutput)
+}
+
+// When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+func (o RotationPtrOutput) Window() RotationWindowPtrOutput {
+	return o.ApplyT(func(v *Rotation) *RotationWindow {
+		if v == nil {
+			return nil
+		}
+		return v.Window
+	}).(RotationWindowPtrOutput)
+}
+
+// A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+type RotationWindow struct {
+	// How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+	Duration string `pulumi:"duration"`
+	// When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+	Schedule string `pulumi:"schedule"`
+	// The IANA time zone the schedule is read in (`Europe/Berlin`).
+	TimeZone *string `pulumi:"timeZone"`
+}
+
+// Defaults sets the appropriate defaults for RotationWindow
+func (val *RotationWindow) Defaults() *RotationWindow {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+	if tmp.TimeZone == nil {
+		timeZone_ := "UTC"
+		tmp.TimeZone = &timeZone_
+	}
+	return &tmp
+}
+
+// RotationWindowInput is an input type that accepts RotationWindowArgs and RotationWindowOutput values.
+// You can construct a concrete instance of `RotationWindowInput` via:
+//
+//	RotationWindowArgs{...}
+type RotationWindowInput interface {
+	pulumi.Input
+
+	ToRotationWindowOutput() RotationWindowOutput
+	ToRotationWindowOutputWithContext(context.Context) RotationWindowOutput
+}
+
+// A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+type RotationWindowArgs struct {
+	// How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+	Duration pulumi.StringInput `pulumi:"duration"`
+	// When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+	Schedule pulumi.StringInput `pulumi:"schedule"`
+	// The IANA time zone the schedule is read in (`Europe/Berlin`).
+	TimeZone pulumi.StringPtrInput `pulumi:"timeZone"`
+}
+
+// Defaults sets the appropriate defaults for RotationWindowArgs
+func (val *RotationWindowArgs) Defaults() *RotationWindowArgs {
+	if val == nil {
+		return nil
+	}
+	tmp := *val
+	if tmp.TimeZone == nil {
+		tmp.TimeZone = pulumi.StringPtr("UTC")
+	}
+	return &tmp
+}
+func (RotationWindowArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*RotationWindow)(nil)).Elem()
+}
+
+func (i RotationWindowArgs) ToRotationWindowOutput() RotationWindowOutput {
+	return i.ToRotationWindowOutputWithContext(context.Background())
+}
+
+func (i RotationWindowArgs) ToRotationWindowOutputWithContext(ctx context.Context) RotationWindowOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RotationWindowOutput)
+}
+
+func (i RotationWindowArgs) ToRotationWindowPtrOutput() RotationWindowPtrOutput {
+	return i.ToRotationWindowPtrOutputWithContext(context.Background())
+}
+
+func (i RotationWindowArgs) ToRotationWindowPtrOutputWithContext(ctx context.Context) RotationWindowPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RotationWindowOutput).ToRotationWindowPtrOutputWithContext(ctx)
+}
+
+// RotationWindowPtrInput is an input type that accepts RotationWindowArgs, RotationWindowPtr and RotationWindowPtrOutput values.
+// You can construct a concrete instance of `RotationWindowPtrInput` via:
+//
+//	        RotationWindowArgs{...}
+//
+//	or:
+//
+//	        nil
+type RotationWindowPtrInput interface {
+	pulumi.Input
+
+	ToRotationWindowPtrOutput() RotationWindowPtrOutput
+	ToRotationWindowPtrOutputWithContext(context.Context) RotationWindowPtrOutput
+}
+
+type rotationWindowPtrType RotationWindowArgs
+
+func RotationWindowPtr(v *RotationWindowArgs) RotationWindowPtrInput {
+	return (*rotationWindowPtrType)(v)
+}
+
+func (*rotationWindowPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**RotationWindow)(nil)).Elem()
+}
+
+func (i *rotationWindowPtrType) ToRotationWindowPtrOutput() RotationWindowPtrOutput {
+	return i.ToRotationWindowPtrOutputWithContext(context.Background())
+}
+
+func (i *rotationWindowPtrType) ToRotationWindowPtrOutputWithContext(ctx context.Context) RotationWindowPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(RotationWindowPtrOutput)
+}
+
+// A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+type RotationWindowOutput struct{ *pulumi.OutputState }
+
+func (RotationWindowOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*RotationWindow)(nil)).Elem()
+}
+
+func (o RotationWindowOutput) ToRotationWindowOutput() RotationWindowOutput {
+	return o
+}
+
+func (o RotationWindowOutput) ToRotationWindowOutputWithContext(ctx context.Context) RotationWindowOutput {
+	return o
+}
+
+func (o RotationWindowOutput) ToRotationWindowPtrOutput() RotationWindowPtrOutput {
+	return o.ToRotationWindowPtrOutputWithContext(context.Background())
+}
+
+func (o RotationWindowOutput) ToRotationWindowPtrOutputWithContext(ctx context.Context) RotationWindowPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v RotationWindow) *RotationWindow {
+		return &v
+	}).(RotationWindowPtrOutput)
+}
+
+// How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+func (o RotationWindowOutput) Duration() pulumi.StringOutput {
+	return o.ApplyT(func(v RotationWindow) string { return v.Duration }).(pulumi.StringOutput)
+}
+
+// When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+func (o RotationWindowOutput) Schedule() pulumi.StringOutput {
+	return o.ApplyT(func(v RotationWindow) string { return v.Schedule }).(pulumi.StringOutput)
+}
+
+// The IANA time zone the schedule is read in (`Europe/Berlin`).
+func (o RotationWindowOutput) TimeZone() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v RotationWindow) *string { return v.TimeZone }).(pulumi.StringPtrOutput)
+}
+
+type RotationWindowPtrOutput struct{ *pulumi.OutputState }
+
+func (RotationWindowPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**RotationWindow)(nil)).Elem()
+}
+
+func (o RotationWindowPtrOutput) ToRotationWindowPtrOutput() RotationWindowPtrOutput {
+	return o
+}
+
+func (o RotationWindowPtrOutput) ToRotationWindowPtrOutputWithContext(ctx context.Context) RotationWindowPtrOutput {
+	return o
+}
+
+func (o RotationWindowPtrOutput) Elem() RotationWindowOutput {
+	return o.ApplyT(func(v *RotationWindow) RotationWindow {
+		if v != nil {
+			return *v
+		}
+		var ret RotationWindow
+		return ret
+	}).(RotationWindowOutput)
+}
+
+// How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+func (o RotationWindowPtrOutput) Duration() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RotationWindow) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Duration
+	}).(pulumi.StringPtrOutput)
+}
+
+// When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+func (o RotationWindowPtrOutput) Schedule() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RotationWindow) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.Schedule
+	}).(pulumi.StringPtrOutput)
+}
+
+// The IANA time zone the schedule is read in (`Europe/Berlin`).
+func (o RotationWindowPtrOutput) TimeZone() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *RotationWindow) *string {
+		if v == nil {
+			return nil
+		}
+		return v.TimeZone
 	}).(pulumi.StringPtrOutput)
 }
 
@@ -1258,6 +1508,8 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*ConnectionPtrInput)(nil)).Elem(), ConnectionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationInput)(nil)).Elem(), RotationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationPtrInput)(nil)).Elem(), RotationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RotationWindowInput)(nil)).Elem(), RotationWindowArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*RotationWindowPtrInput)(nil)).Elem(), RotationWindowArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SecretTemplateInput)(nil)).Elem(), SecretTemplateArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*SecretTemplatePtrInput)(nil)).Elem(), SecretTemplateArgs{})
 	pulumi.RegisterOutputType(AccessRuleOutput{})
@@ -1270,6 +1522,8 @@ func init() {
 	pulumi.RegisterOutputType(ConnectionPtrOutput{})
 	pulumi.RegisterOutputType(RotationOutput{})
 	pulumi.RegisterOutputType(RotationPtrOutput{})
+	pulumi.RegisterOutputType(RotationWindowOutput{})
+	pulumi.RegisterOutputType(RotationWindowPtrOutput{})
 	pulumi.RegisterOutputType(SecretTemplateOutput{})
 	pulumi.RegisterOutputType(SecretTemplatePtrOutput{})
 }

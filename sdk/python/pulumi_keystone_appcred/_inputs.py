@@ -25,6 +25,8 @@ __all__ = [
     'ConnectionArgsDict',
     'RotationArgs',
     'RotationArgsDict',
+    'RotationWindowArgs',
+    'RotationWindowArgsDict',
     'SecretTemplateArgs',
     'SecretTemplateArgsDict',
 ]
@@ -554,17 +556,29 @@ class RotationArgsDict(TypedDict):
     """
     The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
     """
+    jitter_percent: NotRequired[pulumi.Input[Optional[_builtins.int]]]
+    """
+    Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+    """
+    window: NotRequired[pulumi.Input[Optional['RotationWindowArgsDict']]]
+    """
+    When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+    """
 
 @pulumi.input_type
 class RotationArgs:
     def __init__(__self__, *,
                  grace_period: pulumi.Input[Optional[_builtins.str]] = None,
-                 interval: pulumi.Input[Optional[_builtins.str]] = None):
+                 interval: pulumi.Input[Optional[_builtins.str]] = None,
+                 jitter_percent: pulumi.Input[Optional[_builtins.int]] = None,
+                 window: pulumi.Input[Optional['RotationWindowArgs']] = None):
         """
         The rotation schedule, as the CRD's `spec.rotation`.
 
         :param pulumi.Input[_builtins.str] grace_period: How long the superseded credential stays in Keystone after the switch, a Go duration. Not negative, and shorter than a non-zero `interval`.
         :param pulumi.Input[_builtins.str] interval: The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
+        :param pulumi.Input[_builtins.int] jitter_percent: Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        :param pulumi.Input['RotationWindowArgs'] window: When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
         """
         if grace_period is None:
             grace_period = '24h'
@@ -574,6 +588,12 @@ class RotationArgs:
             interval = '720h'
         if interval is not None:
             pulumi.set(__self__, "interval", interval)
+        if jitter_percent is None:
+            jitter_percent = 0
+        if jitter_percent is not None:
+            pulumi.set(__self__, "jitter_percent", jitter_percent)
+        if window is not None:
+            pulumi.set(__self__, "window", window)
 
     @_builtins.property
     @pulumi.getter(name="gracePeriod")
@@ -598,6 +618,104 @@ class RotationArgs:
     @interval.setter
     def interval(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "interval", value)
+
+    @_builtins.property
+    @pulumi.getter(name="jitterPercent")
+    def jitter_percent(self) -> pulumi.Input[Optional[_builtins.int]]:
+        """
+        Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        """
+        return pulumi.get(self, "jitter_percent")
+
+    @jitter_percent.setter
+    def jitter_percent(self, value: pulumi.Input[Optional[_builtins.int]]):
+        pulumi.set(self, "jitter_percent", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def window(self) -> pulumi.Input[Optional['RotationWindowArgs']]:
+        """
+        When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+        """
+        return pulumi.get(self, "window")
+
+    @window.setter
+    def window(self, value: pulumi.Input[Optional['RotationWindowArgs']]):
+        pulumi.set(self, "window", value)
+
+
+class RotationWindowArgsDict(TypedDict):
+    """
+    A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+    """
+    duration: pulumi.Input[_builtins.str]
+    """
+    How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+    """
+    schedule: pulumi.Input[_builtins.str]
+    """
+    When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+    """
+    time_zone: NotRequired[pulumi.Input[Optional[_builtins.str]]]
+    """
+    The IANA time zone the schedule is read in (`Europe/Berlin`).
+    """
+
+@pulumi.input_type
+class RotationWindowArgs:
+    def __init__(__self__, *,
+                 duration: pulumi.Input[_builtins.str],
+                 schedule: pulumi.Input[_builtins.str],
+                 time_zone: pulumi.Input[Optional[_builtins.str]] = None):
+        """
+        A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+
+        :param pulumi.Input[_builtins.str] duration: How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+        :param pulumi.Input[_builtins.str] schedule: When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+        :param pulumi.Input[_builtins.str] time_zone: The IANA time zone the schedule is read in (`Europe/Berlin`).
+        """
+        pulumi.set(__self__, "duration", duration)
+        pulumi.set(__self__, "schedule", schedule)
+        if time_zone is None:
+            time_zone = 'UTC'
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> pulumi.Input[_builtins.str]:
+        """
+        How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+        """
+        return pulumi.get(self, "duration")
+
+    @duration.setter
+    def duration(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "duration", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def schedule(self) -> pulumi.Input[_builtins.str]:
+        """
+        When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+        """
+        return pulumi.get(self, "schedule")
+
+    @schedule.setter
+    def schedule(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "schedule", value)
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        The IANA time zone the schedule is read in (`Europe/Berlin`).
+        """
+        return pulumi.get(self, "time_zone")
+
+    @time_zone.setter
+    def time_zone(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "time_zone", value)
 
 
 class SecretTemplateArgsDict(TypedDict):

@@ -13,12 +13,14 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import NotRequired, TypedDict, TypeAlias
 from . import _utilities
+from . import outputs
 
 __all__ = [
     'AccessRule',
     'Backup',
     'Connection',
     'Rotation',
+    'RotationWindow',
     'SecretTemplate',
 ]
 
@@ -356,6 +358,8 @@ class Rotation(dict):
         suggest = None
         if key == "gracePeriod":
             suggest = "grace_period"
+        elif key == "jitterPercent":
+            suggest = "jitter_percent"
 
         if suggest:
             pulumi.log.warn(f"Key '{key}' not found in Rotation. Access the value via the '{suggest}' property getter instead.")
@@ -370,12 +374,16 @@ class Rotation(dict):
 
     def __init__(__self__, *,
                  grace_period: Optional[_builtins.str] = None,
-                 interval: Optional[_builtins.str] = None):
+                 interval: Optional[_builtins.str] = None,
+                 jitter_percent: Optional[_builtins.int] = None,
+                 window: Optional['outputs.RotationWindow'] = None):
         """
         The rotation schedule, as the CRD's `spec.rotation`.
 
         :param _builtins.str grace_period: How long the superseded credential stays in Keystone after the switch, a Go duration. Not negative, and shorter than a non-zero `interval`.
         :param _builtins.str interval: The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
+        :param _builtins.int jitter_percent: Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        :param 'RotationWindow' window: When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
         """
         if grace_period is None:
             grace_period = '24h'
@@ -385,6 +393,12 @@ class Rotation(dict):
             interval = '720h'
         if interval is not None:
             pulumi.set(__self__, "interval", interval)
+        if jitter_percent is None:
+            jitter_percent = 0
+        if jitter_percent is not None:
+            pulumi.set(__self__, "jitter_percent", jitter_percent)
+        if window is not None:
+            pulumi.set(__self__, "window", window)
 
     @_builtins.property
     @pulumi.getter(name="gracePeriod")
@@ -401,6 +415,87 @@ class Rotation(dict):
         The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
         """
         return pulumi.get(self, "interval")
+
+    @_builtins.property
+    @pulumi.getter(name="jitterPercent")
+    def jitter_percent(self) -> Optional[_builtins.int]:
+        """
+        Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.
+        """
+        return pulumi.get(self, "jitter_percent")
+
+    @_builtins.property
+    @pulumi.getter
+    def window(self) -> Optional['outputs.RotationWindow']:
+        """
+        When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.
+        """
+        return pulumi.get(self, "window")
+
+
+@pulumi.output_type
+class RotationWindow(dict):
+    """
+    A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+    """
+    @staticmethod
+    def __key_warning(key: str):
+        suggest = None
+        if key == "timeZone":
+            suggest = "time_zone"
+
+        if suggest:
+            pulumi.log.warn(f"Key '{key}' not found in RotationWindow. Access the value via the '{suggest}' property getter instead.")
+
+    def __getitem__(self, key: str) -> Any:
+        RotationWindow.__key_warning(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default = None) -> Any:
+        RotationWindow.__key_warning(key)
+        return super().get(key, default)
+
+    def __init__(__self__, *,
+                 duration: _builtins.str,
+                 schedule: _builtins.str,
+                 time_zone: Optional[_builtins.str] = None):
+        """
+        A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.
+
+        :param _builtins.str duration: How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+        :param _builtins.str schedule: When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+        :param _builtins.str time_zone: The IANA time zone the schedule is read in (`Europe/Berlin`).
+        """
+        pulumi.set(__self__, "duration", duration)
+        pulumi.set(__self__, "schedule", schedule)
+        if time_zone is None:
+            time_zone = 'UTC'
+        if time_zone is not None:
+            pulumi.set(__self__, "time_zone", time_zone)
+
+    @_builtins.property
+    @pulumi.getter
+    def duration(self) -> _builtins.str:
+        """
+        How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).
+        """
+        return pulumi.get(self, "duration")
+
+    @_builtins.property
+    @pulumi.getter
+    def schedule(self) -> _builtins.str:
+        """
+        When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.
+        """
+        return pulumi.get(self, "schedule")
+
+    @_builtins.property
+    @pulumi.getter(name="timeZone")
+    def time_zone(self) -> Optional[_builtins.str]:
+        """
+        The IANA time zone the schedule is read in (`Europe/Berlin`).
+        """
+        return pulumi.get(self, "time_zone")
 
 
 @pulumi.output_type

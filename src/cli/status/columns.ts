@@ -2,7 +2,19 @@
  * `status`'s rows: the kinds it lists, and what one row says of an object (readiness and reason, generation, next
  * rotation, grace period), sorted as they are printed.
  */
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_INTERVAL, type Condition, type KeystoneApplicationCredential } from '../../api';
+import {
+  ConditionType,
+  CredentialReason,
+  DEFAULT_CREDENTIAL_GENERATION,
+  DEFAULT_INTERVAL,
+  formatTime,
+  resolveWindow,
+  type Condition,
+  type KeystoneApplicationCredential,
+  type PolicyStatus,
+} from '../../api';
+import { nextOpening, openAt, type Opening } from '../../lifecycle/window';
+import { policyInForce } from '../../plane/policy';
 import { PlaneDefaults, type ControlPlane, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../../api/identity-plane';
 import { Kinds } from '../../kube/kinds';
 
@@ -53,13 +65,24 @@ export interface OrderStatus {
   readonly nextRotation: string | null;
   /** A KeystoneApplicationCredential in its grace period: the superseded generation and when it is deleted. */
   readonly gracePeriod: { readonly previousGeneration: number; readonly until: string | null } | null;
+  /**
+   * A KeystoneApplicationCredential's policy in force (issue 48): `status.policy` when fleet defaults apply, else its own
+   * spec with the CRD's defaults, with where each field came from (`Order`, `NamespaceAssignment`, `ControlPlane`,
+   * `Default`); null for the other kinds.
+   */
+  readonly policy: PolicyStatus | null;
+  /**
+   * Its rotation window (issue 48): the opening it is open in now, or the next one (RFC 3339), and whether the
+   * operator refused it; null without a window and for the other kinds.
+   */
+  readonly window: { readonly open: boolean; readonly opens: string | null; readonly closes: string | null; readonly refused: boolean } | null;
 }
 
 /** An object of one of the five kinds. */
 export type AnyOrder = ControlPlane | KeystoneProject | KeystoneUser | KeystoneRoleAssignment | KeystoneApplicationCredential;
 
 /** The row of one object (its `kind` says which of the five it is). */
-export function orderStatus(object: AnyOrder): OrderStatus {
+export function orderStatus(object: AnyOrder, now: Date = new Date()): OrderStatus {
   const kind = object.kind;
   const conditions = object.status?.conditions ?? [];
   const readiness = conditions.find((c) => c.type === READINESS_CONDITION[kind]);
@@ -75,14 +98,17 @@ export function orderStatus(object: AnyOrder): OrderStatus {
     reason: because?.reason || null,
     message: because?.message || null,
   };
-  const none = { generation: null, orderedGeneration: null, rotationInterval: null, nextRotation: null, gracePeriod: null };
+  const none = { generation: null, orderedGeneration: null, rotationInterval: null, nextRotation: null, gracePeriod: null, policy: null, window: null };
   if (object.kind === 'KeystoneApplicationCredential') {
     const status = object.status;
+    const policy = policyInForce(object);
     return {
       ...base,
       generation: status?.credentialGeneration ?? null,
       orderedGeneration: object.spec.credentialGeneration || DEFAULT_CREDENTIAL_GENERATION,
-      rotationInterval: object.spec.rotation?.interval || DEFAULT_INTERVAL,
+      rotationInterval: policy.rotation.interval ?? DEFAULT_INTERVAL,
+      policy,
+      window: windowOf(policy, conditions, now),
       nextRotation: status?.nextRotation ?? null,
       gracePeriod:
         status?.previousCredentialGeneration !== undefined
@@ -94,6 +120,22 @@ export function orderStatus(object: AnyOrder): OrderStatus {
     return { ...none, ...base, generation: object.status?.passwordGeneration ?? null, orderedGeneration: object.spec.passwordGeneration || PlaneDefaults.passwordGeneration };
   }
   return { ...none, ...base };
+}
+
+/** The window cell's facts: open now or the next opening, and whether the operator refused it (its condition). */
+function windowOf(policy: PolicyStatus, conditions: readonly Condition[], now: Date): OrderStatus['window'] {
+  const window = policy.rotation.window;
+  if (!window) return null;
+  const refused = conditions.some((c) => c.type === ConditionType.CredentialReady && c.reason === CredentialReason.RotationWindowRefused);
+  let opening: Opening | undefined;
+  try {
+    const resolved = resolveWindow(window, 'rotation.window');
+    opening = openAt(resolved, now) ?? nextOpening(resolved, now);
+  } catch {
+    opening = undefined; // a schedule or zone that cannot be read: the operator's condition says why
+  }
+  const at = (d: Date | undefined) => (d ? formatTime(d) : null);
+  return { open: opening !== undefined && opening.opens <= now, opens: at(opening?.opens), closes: at(opening?.closes), refused };
 }
 
 /** Rows in the order `status` prints them: the management cluster's first, then by cluster, namespace, kind (ControlPlane first), name. */

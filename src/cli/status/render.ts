@@ -60,6 +60,26 @@ function cells(row: OrderStatus, now: Date): string[] {
   return [row.kind, row.name, row.ready ?? NONE, row.reason ?? NONE, generation, next, grace];
 }
 
+/**
+ * The policy columns (issue 48), shown only when some row has a window or a field from a fleet default, so a table of
+ * orders without either reads as before: WINDOW (open until, the next opening, refused) and POLICY (interval/grace,
+ * jitter, and the fleet defaults it came from).
+ */
+function policyCells(row: OrderStatus, now: Date): string[] {
+  if (row.kind !== 'KeystoneApplicationCredential' || row.policy === null) return [NOT_APPLICABLE, NOT_APPLICABLE];
+  const w = row.window;
+  const window = w === null ? 'none' : w.refused ? 'refused' : w.opens === null ? 'never opens' : w.open && w.closes !== null ? `open until ${timeCell(w.closes, now)}` : timeCell(w.opens, now);
+  const rotation = row.policy.rotation;
+  const jitter = rotation.jitterPercent ? ` jitter ${rotation.jitterPercent}%` : '';
+  const fleet = [...new Set(Object.values(row.policy.sources).filter((s) => s === 'ControlPlane' || s === 'NamespaceAssignment'))];
+  return [window, `${rotation.interval ?? NONE}/${rotation.gracePeriod ?? NONE}${jitter}${fleet.length > 0 ? ` (defaults: ${fleet.join(', ')})` : ''}`];
+}
+
+/** Whether the table shows the policy columns: some order has a window or takes a field from a fleet default. */
+function showsPolicy(rows: readonly OrderStatus[]): boolean {
+  return rows.some((row) => row.window !== null || Object.values(row.policy?.sources ?? {}).some((s) => s === 'ControlPlane' || s === 'NamespaceAssignment'));
+}
+
 function isZeroDuration(text: string): boolean {
   try {
     return Duration.parse(text).isZero();
@@ -83,10 +103,11 @@ export const MANAGEMENT_CLUSTER = '(management)';
  * (target clusters are registered).
  */
 export function formatTable(rows: readonly OrderStatus[], options: { allNamespaces: boolean; now: Date; clusters?: boolean }): string {
-  const header = ['KIND', 'NAME', 'READY', 'REASON', 'GENERATION', 'NEXT ROTATION', 'GRACE PERIOD'];
+  const policy = showsPolicy(rows);
+  const header = ['KIND', 'NAME', 'READY', 'REASON', 'GENERATION', 'NEXT ROTATION', 'GRACE PERIOD', ...(policy ? ['WINDOW', 'POLICY'] : [])];
   const lead = (row: OrderStatus): string[] => [...(options.clusters ? [row.cluster ?? MANAGEMENT_CLUSTER] : []), ...(options.allNamespaces ? [row.namespace] : [])];
   const head = [...(options.clusters ? ['CLUSTER'] : []), ...(options.allNamespaces ? ['NAMESPACE'] : [])];
-  return alignColumns([[...head, ...header], ...rows.map((row) => [...lead(row), ...cells(row, options.now)])]);
+  return alignColumns([[...head, ...header], ...rows.map((row) => [...lead(row), ...cells(row, options.now), ...(policy ? policyCells(row, options.now) : [])])]);
 }
 
 /** The output formats of `-o`. */

@@ -3,8 +3,8 @@
  * gates → ports → lifecycle → announce): Keystone as the ordered user (or a port that says why the pass does not reach
  * it, or none to reach once the ControlPlane is gone in a teardown), the `secret-v<N>` children, the delivered Secret
  * and its template (issue 49), the backup at the order's own path and at the one keystone-appcred 0.1.0 wrote, and the
- * order as the lifecycle sees it; Keystone's and OpenBao's calls noted in the pass's reach (./reached.ts). No I/O: the
- * ports act when the lifecycle calls them.
+ * order as the lifecycle sees it, with the fleet defaults in force (issue 48); Keystone's and OpenBao's calls noted in
+ * the pass's reach (./reached.ts). No I/O: the ports act when the lifecycle calls them.
  */
 import { backingPath, resolveSpec, secretName, type KeystoneApplicationCredential } from '../../api';
 import { deliveredData } from '../../keystone';
@@ -12,6 +12,7 @@ import type { LifecycleOrder } from '../../lifecycle/model';
 import type { BackupPort, CredentialPort, Ports } from '../../lifecycle/ports';
 import type { CredentialRead } from '../../plane/credential-reads';
 import type { CredentialGates } from '../../plane/gates';
+import type { EffectivePolicy } from '../../plane/policy';
 import type { ClusterPort } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
@@ -25,6 +26,8 @@ export type CachedPorts = Pick<Ports, 'secrets' | 'delivery' | 'template' | 'sec
 /** What the ports are wired from. */
 export interface PassInputs {
   readonly order: KeystoneApplicationCredential;
+  /** The policy the order runs with under its ControlPlane's fleet defaults (issue 48, src/plane/policy.ts). */
+  readonly policy: EffectivePolicy;
   readonly read: CredentialRead;
   readonly verdict: CredentialGates;
   /** The management cluster (the children) and the order's cluster (the delivered Secret, an adopted secret). */
@@ -60,7 +63,7 @@ export interface PassPorts {
 
 /** The ports of a pass over `inputs.order`; see the module comment. */
 export function passPorts(inputs: PassInputs): PassPorts {
-  const { order, read, verdict, management, orders, reach } = inputs;
+  const { order, policy, read, verdict, management, orders, reach } = inputs;
   const deleting = order.metadata.deletionTimestamp !== undefined;
   const { location, prefix } = read.reads;
   const cpNamespace = read.reads.controlPlane.namespace;
@@ -94,13 +97,14 @@ export function passPorts(inputs: PassInputs): PassPorts {
       prefix,
       ...(owner ? { owner } : {}),
       generation: order.metadata.generation ?? 1,
-      spec: resolveSpec(order.spec),
+      spec: resolveSpec(policy.spec),
       status: before,
       deleting,
       secretName: secretName(order.metadata.name),
       ...(ownPath !== undefined ? { backupPath: ownPath } : {}),
       secretKeys: shapes.secretKeys,
       ...(revokeRequest !== undefined ? { revokeRequest } : {}),
+      ...(policy.status || policy.refused !== undefined ? { policy: { ...(policy.status ? { status: policy.status } : {}), ...(policy.refused !== undefined ? { refused: policy.refused } : {}) } } : {}),
     },
     cached: {
       secrets: new ParkedSecrets(management, cpNamespace, prefix, location),

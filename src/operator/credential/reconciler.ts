@@ -26,6 +26,7 @@ import { settled } from '../../lifecycle/settled';
 import { readCredential } from '../../plane/credential-reads';
 import { fingerprintOf } from '../../plane/driver/memo';
 import { credentialGates } from '../../plane/gates';
+import { effectivePolicy } from '../../plane/policy';
 import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { actionEvents, formerBackupEvent, tornDownEvent } from './announce';
 import type { CredentialEvent, RetainContext } from './delivery-options';
@@ -173,7 +174,10 @@ export class CredentialReconciler {
 
     // Gates: the order's verdict, in one step (consent, admission, references, delivery target, its user's connection).
     // The operator's access to Secrets in the order's namespace counts (the namespaced mode: refused → SecretAccessNotGranted).
-    const verdict = credentialGates(order, read, { ...(where ? { cluster: where } : {}), deleting });
+    // Fleet defaults (issue 48): the policy the order runs with, its roles among it, so the gates check those (and the
+    // lifecycle runs with it: the ports' order).
+    const policy = effectivePolicy(order, read.controlPlane, where);
+    const verdict = credentialGates({ ...order, spec: policy.spec }, read, { ...(where ? { cluster: where } : {}), deleting });
     // The finalizer is stored before anything is created for the order (spec, Deletion Semantics), and the same pass
     // goes on: a pass of its own for the finalizer cost every new order one more reconcile.
     let wrote = false;
@@ -186,6 +190,7 @@ export class CredentialReconciler {
     const description = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
     const ports = passPorts({
       order,
+      policy,
       read,
       verdict,
       management: cluster,

@@ -6,7 +6,7 @@
  */
 import type { KubeApi, ListResult, Selection } from '../../kube/api';
 import { isGone, KubeApiError } from '../../kube/errors';
-import { keyOf, slim, typeOf, type KubeObject, type ResourceKind } from '../../kube/object';
+import { keyOf, slimAs, typeOf, type KubeObject, type ResourceKind } from '../../kube/object';
 import { Store } from '../../kube/store';
 import type { WatchEvent, WatchStream } from '../../kube/transport';
 import { backoffDelay, type BackoffOptions } from './backoff';
@@ -224,7 +224,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), then the cache's own transform.
    */
   private typed(object: T): T {
-    let kept = slim(object);
+    let kept = slimAs(this.kind, object);
     if (!kept.apiVersion || !kept.kind) kept = { ...kept, ...typeOf(this.kind) };
     return this.options.transform ? this.options.transform(kept) : kept;
   }

@@ -5,8 +5,12 @@
  *
  * A failure (observing or acting) is decided too, so the order reports it, and is then thrown so the runtime backs off.
  */
+import { sameJson } from '../../lifecycle/same';
 import type { PlanePlan } from '../plan';
 import type { ObjectKey, ObjectKind } from '../ports';
+
+/** JSON equality with sorted keys: whether a status write would change anything (src/lifecycle/same.ts). */
+export { sameJson };
 
 /** How a pass went. */
 export interface PassResult {
@@ -37,17 +41,6 @@ export class PlaneError extends Error {
     super(`${kind} ${key.namespace}/${key.name}: ${message}`);
     this.name = 'PlaneError';
   }
-}
-
-/** JSON equality with sorted keys: whether a status write would change anything. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return stable(a) === stable(b);
-}
-
-function stable(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v,
-  );
 }
 
 /** What a driver hands the loop. */

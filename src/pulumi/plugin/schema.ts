@@ -5,13 +5,13 @@
  * credential's secret, its document and the connection's password marked secret so that every language's SDK and state
  * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
  */
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
-import type { ConnectionSettings } from '../settings';
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, DEFAULT_WINDOW_TIME_ZONE } from '../../api/defaults';
+import type { RotationWindow } from '../../api/types';
+import type { BackupSettings, ConnectionSettings } from '../settings';
 import { ACCESS_RULE_METHODS, type AccessRule } from '../../api/privileges';
 import { DELETION_POLICIES } from '../../api/deletion-policy';
 import { SECRET_FORMATS, TEMPLATE_FIELDS } from '../../api/secret-template';
 import type { AdoptSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
-import type { BackupSettings } from '../settings';
 
 /** The package name: the plugin is `pulumi-resource-keystone-appcred`. */
 export const PACKAGE = 'keystone-appcred';
@@ -21,6 +21,7 @@ const ROTATION = `${PACKAGE}:index:Rotation`;
 const CONNECTION = `${PACKAGE}:index:Connection`;
 const BACKUP = `${PACKAGE}:index:Backup`;
 const ACCESS_RULE = `${PACKAGE}:index:AccessRule`;
+const ROTATION_WINDOW = `${PACKAGE}:index:RotationWindow`;
 const SECRET_TEMPLATE = `${PACKAGE}:index:SecretTemplate`;
 const ADOPT = `${PACKAGE}:index:Adopt`;
 
@@ -58,6 +59,27 @@ const rotationProperties: Properties<keyof RotationSettings> = {
       'How long the superseded credential stays in Keystone after the switch, a Go duration. Not negative, and shorter than a non-zero `interval`.',
     default: DEFAULT_GRACE_PERIOD,
   },
+  window: {
+    $ref: `#/types/${ROTATION_WINDOW}`,
+    description:
+      'When scheduled rotations may start. A scheduled rotation starts in the latest window that opens at or before it is due, never later; an `up` outside the window reports it pending until the next window before due. A raised `credentialGeneration`, an expired or lost credential and a change of `roles` or `accessRules` never wait. A window that cannot open between the end of one grace period and the next rotation is refused at `pulumi preview`. Default: none.',
+  },
+  jitterPercent: {
+    type: 'integer',
+    default: 0,
+    description:
+      "Spreads scheduled rotations over this percentage of the interval (0 to 50): the resource rotates earlier than due by its own fraction of the span, drawn from a hash of its owner id, and in a window later than the window's opening by its own fraction of the open time. Default: 0.",
+  },
+};
+
+/** `rotation.window` (issue 48), as the CRD's `spec.rotation.window`. */
+const windowProperties: Properties<keyof RotationWindow> = {
+  schedule: {
+    type: 'string',
+    description: 'When the window opens: a cron schedule of five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. `0 2 * * 1-5`: weekdays at 02:00.',
+  },
+  timeZone: { type: 'string', description: 'The IANA time zone the schedule is read in (`Europe/Berlin`).', default: DEFAULT_WINDOW_TIME_ZONE },
+  duration: { type: 'string', description: 'How long the window stays open after each opening (elapsed time), a Go duration of at least `1m` (`2h`).' },
 };
 
 /** One access rule (issue 42), as Keystone's `access_rules[]`. */
@@ -256,6 +278,7 @@ export function packageSchema(version: string) {
       ),
       [BACKUP]: objectType('An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.', backupProperties),
       [ACCESS_RULE]: { ...objectType("One access rule, as Keystone's: a service type, an HTTP method and a path.", accessRuleProperties), required: ['service', 'method', 'path'] },
+      [ROTATION_WINDOW]: { ...objectType("A window in which scheduled rotations may start, as the CRD's `spec.rotation.window`.", windowProperties), required: ['schedule', 'duration'] },
       [SECRET_TEMPLATE]: objectType('Output formats and keys of your own, as the CRD\'s `spec.secretTemplate` (without labels and annotations).', secretTemplateProperties),
       [ADOPT]: { ...objectType('An existing application credential and its secret, to adopt instead of minting the first one.', adoptProperties), required: ['credentialId', 'credentialSecret'] },
     },

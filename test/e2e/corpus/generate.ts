@@ -190,6 +190,15 @@ const ACCESS_RULE_SERVICE = 'accessRules[].service must be a service type of let
 const ACCESS_RULE_PATH =
   "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments";
 
+const WINDOW = { schedule: '0 2 * * 1-5', timeZone: 'Europe/Berlin', duration: '2h' };
+const SCHEDULE_SHAPE =
+  'rotation.window.schedule must be a cron schedule of five fields (minute hour day-of-month month day-of-week) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly';
+const TIME_ZONE_SHAPE = 'rotation.window.timeZone must be an IANA time zone name (UTC, Europe/Berlin)';
+const WINDOW_DURATION = 'rotation.window.duration is at least 1m and at most 87600h';
+const DEFAULTS = 'spec.applicationCredentialDefaults';
+/** A namespace assignment of tenant-a with the given fleet defaults (issue 48). */
+const assignmentDefaults = (defaults: Record<string, unknown>) => ({ 'spec.namespaceAssignments': [{ namespace: 'tenant-a', allowedRoles: ['member'], applicationCredentialDefaults: defaults }] });
+
 /** Every fixture, by kind. The rule fixtures of each kind must cover every rule of its table (checked below). */
 const FIXTURES: Record<KindKey, readonly Fixture[]> = {
   KeystoneApplicationCredential: [
@@ -246,6 +255,20 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     valid('roles-changed', 'roles may change (a rotation)', { 'spec.roles': ['reader'] }, { 'spec.roles': ['member'] }),
     valid('accessrules-changed', 'accessRules may change (a rotation)', { 'spec.accessRules': [{ ...THINGS_GET, method: 'HEAD' }] }, { 'spec.accessRules': [THINGS_GET] }),
     valid('accessrules-removed', 'accessRules may be removed (a rotation)', { 'spec.accessRules': undefined }, { 'spec.accessRules': [THINGS_GET] }),
+    // Not the reference's (issue 48): a rotation window and jitter, optional extension fields.
+    rule(SCHEDULE_SHAPE, 'window-schedule-six-fields', { 'spec.rotation.window': { ...WINDOW, schedule: '0 0 2 * * 1-5' } }),
+    rule(SCHEDULE_SHAPE, 'window-schedule-reboot', { 'spec.rotation.window': { ...WINDOW, schedule: '@reboot' } }),
+    rule(TIME_ZONE_SHAPE, 'window-timezone-spaces', { 'spec.rotation.window': { ...WINDOW, timeZone: 'Berlin time' } }),
+    rule(WINDOW_DURATION, 'window-duration-30s', { 'spec.rotation.window': { ...WINDOW, duration: '30s' } }),
+    rule(WINDOW_DURATION, 'window-duration-87601h', { 'spec.rotation.window': { ...WINDOW, duration: '87601h' } }),
+    schema('window-duration-not-a-duration', 'a window duration is a Go duration', { 'spec.rotation.window': { ...WINDOW, duration: '2 hours' } }, 'spec.rotation.window.duration'),
+    schema('window-schedule-missing', 'a window needs a schedule', { 'spec.rotation.window': { duration: '2h' } }, 'spec.rotation.window.schedule: Required value'),
+    schema('window-duration-missing', 'a window needs a duration', { 'spec.rotation.window': { schedule: '0 2 * * *' } }, 'spec.rotation.window.duration: Required value'),
+    schema('jitterpercent-51', 'jitterPercent is at most 50', { 'spec.rotation.jitterPercent': 51 }, 'spec.rotation.jitterPercent'),
+    schema('jitterpercent-negative', 'jitterPercent is not negative', { 'spec.rotation.jitterPercent': -1 }, 'spec.rotation.jitterPercent'),
+    valid('window-weekdays-berlin', 'weekdays 02:00–04:00 Europe/Berlin with 10 % jitter', { 'spec.rotation.window': WINDOW, 'spec.rotation.jitterPercent': 10 }),
+    valid('window-daily-utc', 'a named schedule, the zone left out (UTC)', { 'spec.rotation.window': { schedule: '@daily', duration: '90m' } }),
+    valid('window-added', 'a window may be added to a stored order', { 'spec.rotation.window': WINDOW }, {}),
     // Not the reference's (issue 49): the delivered Secret's template, the deletion policy, the adoption.
     rule(SECRET_TEMPLATE_RULES[0].message, 'template-label-key-invalid', { 'spec.secretTemplate.labels': { '-team': 'a' } }),
     rule(SECRET_TEMPLATE_RULES[1].message, 'template-label-value-invalid', { 'spec.secretTemplate.labels': { team: 'a b' } }),
@@ -289,6 +312,29 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     valid('adopt-removed', 'adopt may be removed once the credential is adopted', { 'spec.adopt': undefined }, { 'spec.adopt': { credentialID: ADOPT_ID, secretRef: { name: 'legacy' } } }),
   ],
   ControlPlane: [
+    // Not identity-plane.md's (issue 48): fleet defaults for the ControlPlane's orders, with the order's own rules.
+    rule('rotation.interval is 0s or at least 1m', 'defaults-interval-30s', { [`${DEFAULTS}.rotation.interval`]: '30s' }),
+    rule('rotation.interval is at most 87600h', 'defaults-interval-87601h', { [`${DEFAULTS}.rotation.interval`]: '87601h' }),
+    rule('rotation.gracePeriod is not negative', 'defaults-graceperiod-negative', { [`${DEFAULTS}.rotation.gracePeriod`]: '-1s' }),
+    rule('rotation.gracePeriod must be shorter than rotation.interval', 'defaults-graceperiod-equals-interval', { [`${DEFAULTS}.rotation`]: { interval: '24h', gracePeriod: '24h' } }),
+    rule(SCHEDULE_SHAPE, 'defaults-window-schedule-words', { [`${DEFAULTS}.rotation.window`]: { ...WINDOW, schedule: 'weekdays at two' } }),
+    rule(TIME_ZONE_SHAPE, 'assignment-defaults-window-timezone', assignmentDefaults({ rotation: { window: { ...WINDOW, timeZone: '+02:00' } } })),
+    rule(WINDOW_DURATION, 'assignment-defaults-window-duration-0s', assignmentDefaults({ rotation: { window: { ...WINDOW, duration: '0s' } } })),
+    rule('roles entries must not contain a comma', 'defaults-roles-comma', { [`${DEFAULTS}.roles`]: ['a,b'] }),
+    rule('accessRules must not name the same service, method and path twice', 'defaults-accessrules-duplicate', { [`${DEFAULTS}.accessRules`]: [THINGS_GET, THINGS_GET] }),
+    rule('roles entries must not contain a comma', 'assignment-defaults-roles-comma', assignmentDefaults({ roles: ['a,b'] })),
+    rule(ACCESS_RULE_SERVICE, 'defaults-accessrule-service-space', { [`${DEFAULTS}.accessRules`]: [{ ...THINGS_GET, service: 'object store' }] }),
+    rule(ACCESS_RULE_PATH, 'defaults-accessrule-path-relative', { [`${DEFAULTS}.accessRules`]: [{ ...THINGS_GET, path: 'v1/things' }] }),
+    rule('accessRules[].path must not hold *** (* is one segment, ** any number of segments)', 'defaults-accessrule-path-three-stars', {
+      [`${DEFAULTS}.accessRules`]: [{ ...THINGS_GET, path: '/v1/***' }],
+    }),
+    schema('defaults-jitterpercent-51', 'jitterPercent is at most 50', { [`${DEFAULTS}.rotation.jitterPercent`]: 51 }, `${DEFAULTS}.rotation.jitterPercent`),
+    schema('defaults-interval-not-a-duration', 'a default interval is a Go duration', { [`${DEFAULTS}.rotation.interval`]: '30d' }, `${DEFAULTS}.rotation.interval`),
+    valid('fleet-defaults', 'fleet defaults for the ControlPlane and for one namespace', {
+      [DEFAULTS]: { rotation: { interval: '168h', gracePeriod: '12h', window: WINDOW, jitterPercent: 10 }, roles: ['member'], accessRules: [THINGS_GET] },
+      ...assignmentDefaults({ rotation: { gracePeriod: '1h' }, roles: ['member'] }),
+    }),
+    valid('fleet-defaults-grace-only', 'a default grace period alone (the interval stays the order\'s or the CRD\'s)', { [`${DEFAULTS}.rotation.gracePeriod`]: '48h' }),
     rule('services.keystone.mode must be External: only an existing Keystone is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),
     rule('services.keystone.external.authURL must be an http or https URL ending in /v3', 'authurl-not-v3', {
       'spec.services.keystone.external.authURL': 'https://keystone.example:5000/identity',

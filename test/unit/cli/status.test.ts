@@ -70,6 +70,25 @@ function refuseKind(server: FakeApiServer, plural: string, code: number, reason:
 describe('status rows', () => {
   const row = (object: object): OrderStatus => orderStatus(object as AnyOrder);
 
+  it('carries the policy in force (issue 48): status.policy with its sources when fleet defaults apply, and the window open now or next', () => {
+    const window = { schedule: '0 2 * * *', timeZone: 'UTC', duration: '2h' };
+    const policy = {
+      rotation: { interval: '168h', gracePeriod: '24h', window, jitterPercent: 10 },
+      sources: { 'rotation.interval': 'ControlPlane', 'rotation.gracePeriod': 'Default', 'rotation.window': 'NamespaceAssignment', 'rotation.jitterPercent': 'ControlPlane', roles: 'Default', accessRules: 'Default' },
+    };
+    const fleet = orderStatus(credential('a', 'c', {}, { policy }) as AnyOrder, NOW);
+    expect(fleet).toMatchObject({ rotationInterval: '168h', policy, window: { open: false, opens: '2026-06-03T02:00:00Z', closes: '2026-06-03T04:00:00Z', refused: false } });
+    expect(orderStatus(credential('a', 'c', {}, { policy }) as AnyOrder, new Date('2026-06-03T03:00:00Z')).window).toEqual({ open: true, opens: '2026-06-03T02:00:00Z', closes: '2026-06-03T04:00:00Z', refused: false });
+    const refused = orderStatus(credential('a', 'c', {}, { policy, conditions: [condition('CredentialReady', 'False', 'RotationWindowRefused')] }) as AnyOrder, NOW);
+    expect(refused.window?.refused).toBe(true);
+    const table = formatTable([fleet, row(credential('a', 'plain'))], { allNamespaces: false, now: NOW });
+    expect(table.split('\n')[0]).toMatch(/GRACE PERIOD\s+WINDOW\s+POLICY$/);
+    expect(table).toContain('2026-06-03T02:00:00Z (in 16h)   168h/24h jitter 10% (defaults: ControlPlane, NamespaceAssignment)');
+    expect(table.split('\n')[2]).toMatch(/none\s+720h\/24h$/);
+    // Without a window or a fleet default anywhere, the table reads as before.
+    expect(formatTable([row(credential('a', 'plain'))], { allNamespaces: false, now: NOW }).split('\n')[0]).toMatch(/GRACE PERIOD$/);
+  });
+
   it('reads each kind\'s readiness condition: Ready, ProjectReady, AssignmentReady', () => {
     expect(row({ kind: 'KeystoneProject', metadata: { name: 'p', namespace: 'a' }, spec: {}, status: { conditions: [condition('Ready', 'False', 'X'), condition('ProjectReady', 'True', 'ProjectCreated')] } }))
       .toMatchObject({ ready: 'True', reason: 'ProjectCreated', generation: null, orderedGeneration: null, nextRotation: null, gracePeriod: null });
@@ -89,6 +108,8 @@ describe('status rows', () => {
     expect(row(credential('a', 'c', { credentialGeneration: 4, interval: '0s' }, { credentialGeneration: 3, previousCredentialGeneration: 2, previousCredentialDeleteAt: '2026-06-03T00:00:00Z' }))).toEqual({
       kind: 'KeystoneApplicationCredential', namespace: 'a', name: 'c', ready: null, reason: null, message: null,
       generation: 3, orderedGeneration: 4, rotationInterval: '0s', nextRotation: null, gracePeriod: { previousGeneration: 2, until: '2026-06-03T00:00:00Z' },
+      policy: { rotation: { interval: '0s', gracePeriod: '24h' }, sources: { 'rotation.interval': 'Order', 'rotation.gracePeriod': 'Default', 'rotation.window': 'Default', 'rotation.jitterPercent': 'Default', roles: 'Default', accessRules: 'Default' } },
+      window: null,
     });
     expect(row({ kind: 'KeystoneUser', metadata: { name: 'u', namespace: 'a' }, spec: {}, status: { passwordGeneration: 1 } })).toMatchObject({ generation: 1, orderedGeneration: 1 });
   });
@@ -186,6 +207,8 @@ describe('keystone-appcred status', () => {
       kind: 'KeystoneApplicationCredential', namespace: 'tenant-a', name: 'app', ready: 'True', reason: 'AllReady', message: 'Ready AllReady',
       generation: 3, orderedGeneration: 1, rotationInterval: '720h', nextRotation: '2026-07-02T10:00:00Z',
       gracePeriod: { previousGeneration: 2, until: '2026-06-03T09:30:00Z' },
+      policy: { rotation: { interval: '720h', gracePeriod: '24h' }, sources: { 'rotation.interval': 'Default', 'rotation.gracePeriod': 'Default', 'rotation.window': 'Default', 'rotation.jitterPercent': 'Default', roles: 'Default', accessRules: 'Default' } },
+      window: null,
     });
     expect(json.items[2]).toMatchObject({ ready: null, reason: null, generation: null, gracePeriod: null });
     expect(parse((await status(server, '-o', 'yaml')).out)).toEqual(json);

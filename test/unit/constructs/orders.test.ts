@@ -2,14 +2,8 @@ import { Chart, Testing } from 'cdk8s';
 import { Duration } from '../../../constructs/duration';
 import type { LabelSelector } from '../../../constructs/label-selector';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
-import {
-  AccessRuleMethod,
-  DeletionPolicy,
-  KeystoneApplicationCredential,
-  SecretFormat,
-  type AccessRule,
-  type KeystoneApplicationCredentialProps,
-} from '../../../constructs/orders/keystone-application-credential';
+import { DeletionPolicy, KeystoneApplicationCredential, SecretFormat, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
+import { AccessRuleMethod, type AccessRule } from '../../../constructs/orders/policy';
 import { KeystoneProject } from '../../../constructs/orders/keystone-project';
 import { KeystoneRoleAssignment } from '../../../constructs/orders/keystone-role-assignment';
 import { KeystoneUser } from '../../../constructs/orders/keystone-user';
@@ -97,6 +91,43 @@ describe('KeystoneApplicationCredential', () => {
     expect(appcred({ roles: ['reader'], accessRules: [rule] }).spec).toMatchObject({ roles: ['reader'], accessRules: [rule] });
     expect(() => appcred({ roles: ['reader', 'reader'] })).toThrow('spec.roles (["reader","reader"]): must not contain duplicates');
     expect(() => appcred({ accessRules: [{ ...rule, path: '/v1/(x)' }] })).toThrow('spec.accessRules[0].path ("/v1/(x)"): accessRules[].path must begin with /');
+  });
+});
+
+describe('the rotation policy (issue 48)', () => {
+  const window = { schedule: '0 2 * * 1-5', timeZone: 'Europe/Berlin', duration: Duration.parse('2h') };
+
+  it('emits a window and jitter with only the given fields, the duration as interval is given, and checks them at synth', () => {
+    expect(appcred({ rotation: { window, jitterPercent: 10 } }).spec).toMatchObject({ rotation: { window: { schedule: '0 2 * * 1-5', timeZone: 'Europe/Berlin', duration: '2h0m0s' }, jitterPercent: 10 } });
+    expect((appcred({ rotation: { window: { schedule: '@daily', duration: '90m' } } }).spec as Json).rotation).toEqual({ window: { schedule: '@daily', duration: '90m' } });
+    expect(() => appcred({ rotation: { window: { ...window, schedule: '0 0 2 * * *' } } })).toThrow('spec.rotation.window.schedule ("0 0 2 * * *"): rotation.window.schedule must be a cron schedule of five fields');
+    expect(() => appcred({ rotation: { window: { ...window, duration: '30s' } } })).toThrow('spec.rotation.window.duration ("30s"): rotation.window.duration is at least 1m and at most 87600h');
+    expect(() => appcred({ rotation: { jitterPercent: 51 } })).toThrow('spec.rotation.jitterPercent (51): must be at most 50');
+  });
+
+  it('emits a ControlPlane\'s fleet defaults, for the ControlPlane and per namespace assignment, checked with the same rules', () => {
+    const chart = Testing.chart();
+    const plane = new ControlPlane(chart, 'cp', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.example/v3' },
+      adminCredential: { cloudCredentialsRef: { secretName: 'admin' } },
+      applicationCredentialDefaults: { rotation: { interval: '168h', window, jitterPercent: 10 }, roles: ['member'] },
+    });
+    plane.assignNamespace({ namespace: 'tenant-a', applicationCredentialDefaults: { rotation: { gracePeriod: Duration.parse('1h') } } });
+    const spec = (Testing.synth(chart) as Json[])[0].spec as Json;
+    expect(spec.applicationCredentialDefaults).toEqual({
+      rotation: { interval: '168h', window: { schedule: '0 2 * * 1-5', timeZone: 'Europe/Berlin', duration: '2h0m0s' }, jitterPercent: 10 },
+      roles: ['member'],
+    });
+    expect(spec.namespaceAssignments).toEqual([{ namespace: 'tenant-a', applicationCredentialDefaults: { rotation: { gracePeriod: '1h0m0s' } } }]);
+    const broken = Testing.chart();
+    new ControlPlane(broken, 'cp', {
+      metadata: { name: 'cp', namespace: 'openstack' },
+      keystone: { authURL: 'https://keystone.example/v3' },
+      adminCredential: { cloudCredentialsRef: { secretName: 'admin' } },
+      applicationCredentialDefaults: { rotation: { interval: '24h', gracePeriod: '24h' } },
+    });
+    expect(() => Testing.synth(broken)).toThrow('spec.applicationCredentialDefaults.rotation ({"interval":"24h","gracePeriod":"24h"}): rotation.gracePeriod must be shorter than rotation.interval');
   });
 });
 

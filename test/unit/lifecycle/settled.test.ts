@@ -52,6 +52,18 @@ describe('settled', () => {
     expect(verdict.settled ? '' : verdict.why).toMatch(why);
   });
 
+  it('fleet defaults (issue 48): settled while status.policy is the policy in force, whatever order its keys were stored in', () => {
+    const policy = {
+      rotation: { interval: '720h', gracePeriod: '24h', jitterPercent: 0 },
+      sources: { 'rotation.interval': 'ControlPlane', 'rotation.gracePeriod': 'Default', 'rotation.window': 'Default', 'rotation.jitterPercent': 'ControlPlane', roles: 'Default', accessRules: 'Default' },
+    } as const;
+    // As an API server returns it: every object's keys sorted.
+    const stored = { rotation: { gracePeriod: '24h', interval: '720h', jitterPercent: 0 }, sources: Object.fromEntries(Object.entries(policy.sources).sort()) } as typeof policy;
+    expect(settled(order({ ...converged(), policy: stored }, {}, { policy: { status: policy } }), cached(), now)).toEqual({ settled: true, wakeAt: NEXT1 });
+    expect(settled(order(converged(), {}, { policy: { status: policy } }), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/status.policy/) });
+    expect(settled(order({ ...converged(), policy: stored }), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/status.policy/) });
+  });
+
   it('not settled once a deadline is reached: the schedule, the grace period, the expiry', () => {
     expect(settled(order(converged()), cached(), NEXT1)).toMatchObject({ settled: false, why: expect.stringMatching(/schedule due/) });
     const inGrace = { ...converged(), credentialGeneration: 2, credentialID: 'cred-2', previousCredentialGeneration: 1, previousCredentialID: 'cred-1', previousCredentialDeleteAt: plus(T0, hours(2)).toISOString() };

@@ -123,10 +123,10 @@ describe('check', () => {
 
   it('refuses a rotation that is not an object, and a field rotation does not have, instead of ignoring them', async () => {
     expect((await provider.check({}, { prefix: PREFIX, rotation: '1h' })).failures).toEqual([
-      { property: '', reason: 'rotation ("1h"): must be an object with the fields interval, gracePeriod' },
+      { property: '', reason: 'rotation ("1h"): must be an object with the fields interval, gracePeriod, window, jitterPercent' },
     ]);
     expect((await provider.check({}, { prefix: PREFIX, rotation: { interval: '48h', grace: '1h' } })).failures).toEqual([
-      { property: '', reason: 'rotation.grace: is not a field of rotation (its fields: interval, gracePeriod)' },
+      { property: '', reason: 'rotation.grace: is not a field of rotation (its fields: interval, gracePeriod, window, jitterPercent)' },
     ]);
   });
 });
@@ -264,6 +264,43 @@ describe('check: an input that cannot work fails, naming the field and the rule,
     expect(await reasons({ backup: {} })).toEqual(['backup.address is not set and neither is BAO_ADDR (or VAULT_ADDR)', 'backup.token is not set and neither is BAO_TOKEN (or VAULT_TOKEN)']);
     const withEnv = makeProvider({ env: { ...env, BAO_ADDR: 'http://127.0.0.1:8200', VAULT_TOKEN: '  ' } });
     expect((await withEnv.check({}, { prefix: PREFIX, backup: {} })).failures.map((f) => f.reason)).toEqual(['VAULT_TOKEN (2 characters): must not be only whitespace']);
+  });
+});
+
+describe('a rotation window and jitter (issue 48)', () => {
+  const WINDOW = { schedule: '0 2 * * *', timeZone: 'UTC', duration: '2h' };
+
+  it('check refuses a malformed window and one that cannot open before the expiry, naming the fields, with no Keystone call', async () => {
+    const { provider, keystone } = setup();
+    const failures = async (rotation: unknown) => (await provider.check({}, { prefix: PREFIX, rotation })).failures.map((f) => f.reason);
+    expect(await failures({ window: { ...WINDOW, schedule: '0 0 2 * * *' }, jitterPercent: 60 })).toEqual([
+      'rotation.jitterPercent (60): must be at most 50',
+      'rotation.window.schedule ("0 0 2 * * *"): rotation.window.schedule must be a cron schedule of five fields (minute hour day-of-month month day-of-week) or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
+    ]);
+    expect(await failures({ interval: '168h', window: { ...WINDOW, schedule: '0 2 1 * *' } })).toEqual([
+      'rotation.window ({"schedule":"0 2 1 * *","timeZone":"UTC","duration":"2h0m0s"}): stays closed for up to 742h, longer than rotation.interval minus rotation.gracePeriod (144h): a scheduled rotation waiting for it would let the delivered credential run into its expiry',
+    ]);
+    expect(await failures({ window: { ...WINDOW, timeZone: 'Mars/Olympus' } })).toEqual([expect.stringMatching(/^rotation\.window\.timeZone \("Mars\/Olympus"\): is not a time zone/)]);
+    expect(await failures({ window: { ...WINDOW, start: '02:00' } })).toEqual(['rotation.window.start: is not a field of a rotation window (its fields: schedule, timeZone, duration)']);
+    expect(await failures({ window: WINDOW, jitterPercent: 10 })).toEqual([]);
+    expect(await failures({ window: UNKNOWN })).toEqual([]);
+    expect(keystone.calls.length).toBe(0);
+  });
+
+  it('diff: an up outside the window reports the rotation pending (no diff, a warning), the first up inside it rotates', async () => {
+    const { provider, travel, warnings, keystone } = setup();
+    // Due on Dec 5 00:00; jittered over the 48 h before; windows daily 02:00–04:00 UTC.
+    const windowed = inputs({ rotation: { interval: '96h', gracePeriod: '1h', window: WINDOW, jitterPercent: 50 } });
+    const created = await Promise.all(Array.from({ length: 20 }, (_, n) => provider.create({ ...windowed, prefix: `${PREFIX}-${n}`, owner: `owner-${n}` } as ProviderInputs)));
+    const onDec3 = created.find((c) => c.outs.nextRotation?.startsWith('2026-12-03T02:')) as (typeof created)[number];
+    expect(onDec3).toBeDefined();
+    travel(3 * 24 * H - H); // Dec 3, 23:00: the planned start passed, the window is closed, Dec 4's opens before due
+    const calls = keystone.calls.length;
+    expect((await provider.diff(onDec3.id, onDec3.outs, { ...windowed, prefix: onDec3.id })).changes).toBe(false);
+    expect(warnings.at(-1)).toMatch(/^the scheduled rotation is pending: outside its rotation window, it starts in the window opening next \(at 2026-12-04T0[23]:\d\d:\d\dZ\)/);
+    expect(keystone.calls.length).toBe(calls);
+    travel(4 * H); // Dec 4, 03:00: inside the window
+    expect((await provider.diff(onDec3.id, onDec3.outs, { ...windowed, prefix: onDec3.id })).changes).toBe(true);
   });
 });
 
