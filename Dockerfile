@@ -4,8 +4,8 @@
 # construct mounts an emptyDir at /tmp). test/unit/package/dockerfile.test.ts keeps this file in sync with the construct;
 # test/e2e/image-operator.test.ts builds it and runs it as the construct's Deployment. See docs/install/image.md.
 #
-#   docker build -t registry.example/keystone-appcred:0.2.0 .
-#   npm run image -- --tag registry.example/keystone-appcred:0.2.0           (buildah; --base local without a registry)
+#   docker build -t registry.example/keystone-appcred:0.3.0 .
+#   npm run image -- --tag registry.example/keystone-appcred:0.3.0           (buildah; --base local without a registry)
 #
 # Behind a TLS-intercepting proxy, `npm ci` trusts the extra CAs of the build secret `extra-ca` (a PEM file), with
 # docker, podman and buildah alike: `--secret id=extra-ca,src=/path/to/proxy-ca.pem`. Without it nothing is mounted.

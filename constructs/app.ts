@@ -34,7 +34,7 @@ export function defineProjectCharts(app: App): ProjectCharts {
   const operator = new Chart(app, 'operator');
   new Operator(operator, 'Operator', {
     image: 'keystone-appcred',
-    tag: '0.2.0',
+    tag: '0.3.0',
     openBao: { address: 'https://openbao.openbao.svc:8200', auth: { method: 'kubernetes', role: 'keystone-appcred-operator' } },
   });
   operator.addDependency(crds);

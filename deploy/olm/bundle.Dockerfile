@@ -1,5 +1,5 @@
 # the bundle image: docker build -f deploy/olm/bundle.Dockerfile deploy/olm
-# keystone-appcred 0.2.0, generated from the construct library by tools/release.ts: do not edit (npm run release:artifacts).
+# keystone-appcred 0.3.0, generated from the construct library by tools/release.ts: do not edit (npm run release:artifacts).
 FROM scratch
 LABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1
 LABEL operators.operatorframework.io.bundle.manifests.v1=manifests/

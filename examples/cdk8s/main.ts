@@ -25,7 +25,7 @@ export class PlatformChart extends Chart {
     new Crds(this, 'Crds');
     new Operator(this, 'Operator', {
       image: 'registry.example/keystone-appcred',
-      tag: '0.2.0',
+      tag: '0.3.0',
       openBao: { address: 'https://openbao.openbao.svc:8200', auth: OpenBaoAuth.kubernetes({ role: 'keystone-appcred-operator' }) },
       secretAccess: SecretAccess.NAMESPACED,
     });

@@ -157,7 +157,7 @@ beforeAll(async () => {
   await installCrds(synthesizeManifests());
   // The operator's RBAC as `keystone-appcred manifests --consumer-handoff` prints it.
   const handoffManifests = mkdtempSync(join(workDir, 'handoff-manifests-'));
-  writeFileSync(join(handoffManifests, 'operator.k8s.yaml'), renderManifests({ image: 'keystone-appcred', tag: '0.2.0', consumerHandoff: true }));
+  writeFileSync(join(handoffManifests, 'operator.k8s.yaml'), renderManifests({ image: 'keystone-appcred', tag: '0.3.0', consumerHandoff: true }));
   const kubeconfig = await operatorKubeconfig(handoffManifests, ON, join(workDir, 'handoff-on.kubeconfig'));
   for (const ns of [NS, OTHER_NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
   await applyOk(fx.adminSecret(), { fieldManager: 'kac-test' });

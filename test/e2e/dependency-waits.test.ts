@@ -53,7 +53,7 @@ beforeAll(async () => {
   await installCrds(synthesizeManifests());
   // The operator's RBAC as `keystone-appcred manifests --consumer-handoff` prints it.
   const manifests = mkdtempSync(join(workDir, 'waits-manifests-'));
-  writeFileSync(join(manifests, 'operator.k8s.yaml'), renderManifests({ image: 'keystone-appcred', tag: '0.2.0', consumerHandoff: true }));
+  writeFileSync(join(manifests, 'operator.k8s.yaml'), renderManifests({ image: 'keystone-appcred', tag: '0.3.0', consumerHandoff: true }));
   const kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'waits.kubeconfig'));
   for (const ns of [NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
   await applyOk([fx.adminSecret(), fx.controlPlane()], { fieldManager: 'kac-test' });

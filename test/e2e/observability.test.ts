@@ -291,14 +291,14 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
     for (const file of readdirSync(crds)) await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', join(crds, file)]);
     try {
       await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
-      const yaml = renderManifests({ image: 'registry.example/keystone-appcred', tag: '0.2.0', monitoring: true, namespace: IDENTITY.namespace });
+      const yaml = renderManifests({ image: 'registry.example/keystone-appcred', tag: '0.3.0', monitoring: true, namespace: IDENTITY.namespace });
       const objects = parseAllDocuments(yaml).map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string } });
       const monitoring = objects.filter((o) => o.apiVersion === 'monitoring.coreos.com/v1' || (o.kind === 'ConfigMap' && o.metadata.name === 'keystone-appcred-dashboard'));
       expect(monitoring.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'PrometheusRule', 'ServiceMonitor']);
       // The PodMonitor variant of the construct.
       const app = Testing.app();
       const chart = new Chart(app, 'pod-monitor');
-      const op = new Operator(chart, 'Operator', { image: 'registry.example/keystone-appcred', tag: '0.2.0', namespace: IDENTITY.namespace, openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'r' } } });
+      const op = new Operator(chart, 'Operator', { image: 'registry.example/keystone-appcred', tag: '0.3.0', namespace: IDENTITY.namespace, openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'r' } } });
       new OperatorMonitor(chart, 'Monitor', { operator: op, kind: MonitorKind.POD_MONITOR });
       const podMonitor = Testing.synth(chart).filter((o: { kind: string }) => o.kind === 'PodMonitor');
       expect(podMonitor).toHaveLength(1);

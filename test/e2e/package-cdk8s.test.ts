@@ -40,7 +40,7 @@ new Crds(crds, 'Crds');
 const operator = new Chart(app, 'operator');
 new Operator(operator, 'Operator', {
   image: 'registry.example/keystone-appcred',
-  tag: '0.2.0',
+  tag: '0.3.0',
   namespace: '${SYSTEM}',
   name: '${OPERATOR}',
   openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'keystone-appcred' } },
@@ -122,7 +122,7 @@ describe('the cdk8s face, installed from the packed tarball', () => {
     await applyFile('0001-operator.k8s.yaml');
     await applyFile('0002-orders.k8s.yaml');
     const deployment = await getJson<KubeObject & { spec: { template: { spec: { containers: { image: string }[] } } } }>('deployment', OPERATOR, { namespace: SYSTEM });
-    expect(deployment.spec.template.spec.containers[0].image).toBe('registry.example/keystone-appcred:0.2.0');
+    expect(deployment.spec.template.spec.containers[0].image).toBe('registry.example/keystone-appcred:0.3.0');
     const order = await getJson<KubeObject & { spec: { credentialGeneration: number; rotation: { interval: string; gracePeriod: string }; userRef: { name: string } } }>(
       'keystoneapplicationcredentials.c5c3.io',
       'billing-appcred',
@@ -147,7 +147,7 @@ describe('the cdk8s face, installed from the packed tarball', () => {
   });
 
   it('keystone-appcred manifests prints YAML that kubectl apply takes (server-side dry run)', async () => {
-    const yaml = await runOk('npx', ['--no', '--', 'keystone-appcred', 'manifests', '--image', 'registry.example/keystone-appcred:0.2.0', '--namespace', SYSTEM], {
+    const yaml = await runOk('npx', ['--no', '--', 'keystone-appcred', 'manifests', '--image', 'registry.example/keystone-appcred:0.3.0', '--namespace', SYSTEM], {
       cwd: dir,
       env: nodeEnv(),
     });

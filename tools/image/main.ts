@@ -3,7 +3,7 @@
  * and size. A build of the same inputs is reused; `--no-cache` builds anyway.
  *
  *   npm run image                                    # keystone-appcred:<package version>, base: the registry's, else local
- *   npm run image -- --tag registry.example/keystone-appcred:0.2.0 --base registry
+ *   npm run image -- --tag registry.example/keystone-appcred:0.3.0 --base registry
  *   npm run image -- --base local                    # no registry: Debian's mmdebstrap + Node 24 from npm
  */
 import { Command, InvalidArgumentError, Option } from 'commander';

@@ -9,7 +9,7 @@ require (
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.140.0
 	github.com/cdk8s-team/cdk8s-core-go/cdk8s/v2 v2.70.106
-	keystone-appcred/cdk8s-go/keystoneappcredcdk8s v0.2.0
+	keystone-appcred/cdk8s-go/keystoneappcredcdk8s v0.3.0
 )
 
 require (

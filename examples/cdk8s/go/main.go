@@ -21,7 +21,7 @@ func NewPlatformChart(scope constructs.Construct, id string) cdk8s.Chart {
 	kac.NewCrds(chart, jsii.String("Crds"), nil)
 	kac.NewOperator(chart, jsii.String("Operator"), &kac.OperatorProps{
 		Image: jsii.String("registry.example/keystone-appcred"),
-		Tag:   jsii.String("0.2.0"),
+		Tag:   jsii.String("0.3.0"),
 		OpenBao: &kac.OpenBaoSettings{
 			Address: jsii.String("https://openbao.openbao.svc:8200"),
 			Auth:    kac.OpenBaoAuth_Kubernetes(&kac.OpenBaoKubernetesAuthOptions{Role: jsii.String("keystone-appcred-operator")}),

@@ -37,7 +37,7 @@ class PlatformChart(Chart):
             self,
             "Operator",
             image="registry.example/keystone-appcred",
-            tag="0.2.0",
+            tag="0.3.0",
             open_bao=OpenBaoSettings(
                 address="https://openbao.openbao.svc:8200",
                 auth=OpenBaoAuth.kubernetes(role="keystone-appcred-operator"),

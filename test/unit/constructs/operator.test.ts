@@ -7,7 +7,7 @@ import { resolveConfig } from '../../../src/operator/runtime/config';
 type Json = Record<string, unknown>;
 const base: OperatorProps = {
   image: 'registry.example:5000/keystone-appcred',
-  tag: '0.2.0',
+  tag: '0.3.0',
   openBao: { address: 'https://openbao.openbao.svc:8200', auth: { method: 'kubernetes', role: 'kac' } },
 };
 
@@ -98,7 +98,7 @@ describe('Operator', () => {
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
-    expect(container.image).toBe('registry.example:5000/keystone-appcred:0.2.0');
+    expect(container.image).toBe('registry.example:5000/keystone-appcred:0.3.0');
     expect(container.command).toEqual(['node', 'lib/src/cli/main.js', 'operator']);
     expect(container.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } });
   });

@@ -82,7 +82,7 @@ const dockerignore = dockerignorePatterns(readFileSync(join(REPO, '.dockerignore
 /** The construct's pod and container with its defaults (runAsUser, ports). */
 function constructDefaults(): { uid: number; gid: number; ports: number[]; command: string[] } {
   const chart = Testing.chart();
-  new Operator(chart, 'operator', { image: 'registry.example/keystone-appcred', tag: '0.2.0', openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'kac' } } });
+  new Operator(chart, 'operator', { image: 'registry.example/keystone-appcred', tag: '0.3.0', openBao: { address: 'https://openbao.example:8200', auth: { method: 'kubernetes', role: 'kac' } } });
   type Json = Record<string, never>;
   const deployment = (Testing.synth(chart) as Json[]).find((o) => o.kind === 'Deployment') as Json;
   const pod = (deployment.spec as Json).template as { spec: { securityContext: { runAsUser: number; runAsGroup: number }; containers: { command: string[]; ports: { containerPort: number }[] }[] } };

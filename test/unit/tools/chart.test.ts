@@ -21,10 +21,10 @@ describe('the chart values', () => {
   });
 
   it("default to what deploy/install.yaml holds: the constructs' defaults, the manifests command's OpenBao", () => {
-    const values = constructDefaults('0.2.0');
+    const values = constructDefaults('0.3.0');
     for (const name of NOT_VALUES) delete values[name];
-    expect(synthesize(values, '0.2.0')).toEqual(objectsOf(renderManifests({ image: 'keystone-appcred', tag: '0.2.0' })));
-    expect(defaultValues('0.2.0')).toMatchObject({ namespace: '', tag: '', monitoring: false, secretAccess: 'cluster-wide', openBao: { auth: { method: 'kubernetes', mountPath: 'kubernetes', key: 'token' } } });
+    expect(synthesize(values, '0.3.0')).toEqual(objectsOf(renderManifests({ image: 'keystone-appcred', tag: '0.3.0' })));
+    expect(defaultValues('0.3.0')).toMatchObject({ namespace: '', tag: '', monitoring: false, secretAccess: 'cluster-wide', openBao: { auth: { method: 'kubernetes', mountPath: 'kubernetes', key: 'token' } } });
   });
 
   it('reach the construct as its props: a factory-made OpenBaoAuth by its method, empty strings as absent', () => {

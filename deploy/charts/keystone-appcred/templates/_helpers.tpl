@@ -1,4 +1,4 @@
-{{- /* keystone-appcred 0.2.0, generated from the construct library by tools/release.ts: do not edit (npm run release:artifacts). */}}
+{{- /* keystone-appcred 0.3.0, generated from the construct library by tools/release.ts: do not edit (npm run release:artifacts). */}}
 {{/*
 The operator's namespace: the value, or the release's namespace (helm install --namespace).
 */}}

@@ -48,7 +48,7 @@ public final class Main {
             new Crds(this, "Crds");
             new Operator(this, "Operator", OperatorProps.builder()
                     .image("registry.example/keystone-appcred")
-                    .tag("0.2.0")
+                    .tag("0.3.0")
                     .openBao(OpenBaoSettings.builder()
                             .address("https://openbao.openbao.svc:8200")
                             .auth(OpenBaoAuth.kubernetes(OpenBaoKubernetesAuthOptions.builder().role("keystone-appcred-operator").build()))
