@@ -75,9 +75,9 @@ export class FakeOpenBaoServer {
     this.documents.set(backingPath, stored);
   }
 
-  /** Every document's values (for the secret scans). */
-  secrets(): string[] {
-    return [...this.documents.values()].flatMap((d) => d.versions.flatMap((v) => Object.values(v.data)));
+  /** Removes a document with its versions and metadata, as another writer would, without a request. */
+  remove(backingPath: string): void {
+    this.documents.delete(backingPath);
   }
 
   /** As `fetch` would reach it: `url` absolute (its origin is ignored). */

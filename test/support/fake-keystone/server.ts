@@ -85,6 +85,13 @@ export class FakeKeystoneServer {
     return stored;
   }
 
+  /** Changes what a stored credential says of itself (its description: the marks a release wrote, or did not). */
+  describe(id: string, description: string | undefined): void {
+    const stored = this.state.credentials.get(id);
+    if (!stored) return;
+    this.state.credentials.set(id, { ...stored, description });
+  }
+
   /** Deletes a credential outside the API (by hand), without the delete hook. */
   removeCredential(id: string): void {
     this.state.credentials.delete(id);
@@ -113,6 +120,22 @@ export class FakeKeystoneServer {
   /** Every password and credential secret it holds, and every token it issued (for the secret scans). */
   secrets(): string[] {
     return [...[...this.state.users.values()].map((u) => u.password), ...[...this.state.credentials.values()].map((c) => c.secret), ...this.state.tokens.keys()];
+  }
+
+  /**
+   * The user a request acts as, whether or not it would be answered (for counting calls per user): its token's, the
+   * one its path names, or the one a login names.
+   */
+  actor(path: string, headers: Headers, body: unknown): string | undefined {
+    const token = this.state.tokens.get(headers.get('x-auth-token') ?? '');
+    if (token) return token.userId;
+    const named = /\/v3\/users\/([^/?]+)/.exec(path)?.[1];
+    if (named) return decodeURIComponent(named);
+    const identity = (body as { auth?: { identity?: { password?: { user?: Ref }; application_credential?: { id?: string; user?: Ref } } } } | undefined)?.auth?.identity;
+    if (identity?.password?.user) return this.state.findUser(identity.password.user)?.id;
+    const credential = identity?.application_credential;
+    if (credential?.id !== undefined) return this.state.credentials.get(credential.id)?.userId;
+    return credential?.user ? this.state.findUser(credential.user)?.id : undefined;
   }
 
   // --- HTTP --------------------------------------------------------------------------------------------------------

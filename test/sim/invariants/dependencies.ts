@@ -1,0 +1,99 @@
+/**
+ * The dependency waits (src/operator/runtime/dependencies.ts) as a platform team feels them: an order waiting on a
+ * dependency completes ≤ 60 s (virtual) after it answers again; and during an outage the dependency gets ≤ 1 call per
+ * waiting order per minute, plus its probe (one waiter's pass every ≤ 15 s, each pass a few requests).
+ */
+import type { Invariant } from '../model';
+import type { Dependency } from '../network';
+import { KEYSTONE_URL } from '../network';
+import type { LogLine } from '../process';
+import type { SimWorld } from '../sim-world';
+
+/** How a failed pass names each dependency (src/operator/credential/reconciler.ts). */
+export const DEPENDENCY_NAMES: Readonly<Record<Dependency, string>> = {
+  keystone: `Keystone ${KEYSTONE_URL}`,
+  openbao: 'OpenBao',
+  api: 'the API server',
+  target: 'the API server of cluster edge',
+};
+
+const RECOVERY_MS = 60_000;
+/** A probe's passes a minute (after its first minute: every 15 s plus jitter), each a few requests. */
+const PROBE_ALLOWANCE = 5 * 3;
+
+/** The last reconcile line of each credential order's key, as the leader logged them. */
+function reconcileLines(world: SimWorld): LogLine[] {
+  return world.lines.filter((l) => l.msg === 'reconcile' && l.controller === 'KeystoneApplicationCredential');
+}
+
+const waitsOn = (line: LogLine, dependency: Dependency) => String(line.waitsOn ?? '').split(', ').includes(DEPENDENCY_NAMES[dependency]);
+const keyOf = (line: LogLine) => `${String(line.cluster ?? '')}/${String(line.key)}`;
+const failingKeyOf = (line: LogLine) => `${String(line.controller)}/${keyOf(line)}`;
+
+export const recovery: Invariant = {
+  name: 'waiters-recover-in-60s',
+  description: 'an order waiting on a dependency completes ≤ 60 s (virtual) after it answers again',
+  watch(world, report) {
+    const pending: { dependency: Dependency; at: number; keys: Set<string> }[] = [];
+    let spans = 0;
+    return {
+      check() {
+        // Each fault that ended: the orders whose last pass waited on its dependency.
+        for (const span of world.faultLog.slice(spans)) {
+          if (span.to === undefined) break;
+          spans++;
+          const last = new Map<string, LogLine>();
+          for (const line of reconcileLines(world)) if (Date.parse(String(line.time)) <= span.to) last.set(keyOf(line), line);
+          const keys = new Set([...last].filter(([, l]) => l.result === 'error' && waitsOn(l, span.dependency)).map(([k]) => k));
+          if (keys.size > 0) pending.push({ dependency: span.dependency, at: span.to, keys });
+        }
+        const now = world.time.now();
+        for (const p of [...pending]) {
+          if (now < p.at + RECOVERY_MS) continue;
+          pending.splice(pending.indexOf(p), 1);
+          const end = p.at + RECOVERY_MS;
+          // Another fault, a restart, or an event in the minute after: what the order does then is that event's.
+          if (world.faultedBetween(p.at + 1, end) || world.restartedBetween(p.at - 20_000, end) || (world.nextEventAfter(p.at - 1) ?? Infinity) <= end) continue;
+          const after = reconcileLines(world).filter((l) => Date.parse(String(l.time)) > p.at && Date.parse(String(l.time)) <= end);
+          for (const key of p.keys) {
+            const [, ns, name] = key.split('/');
+            if (!world.order({ tenant: ns as 'tenant-a', name })) continue;
+            if (!after.some((l) => keyOf(l) === key && l.result !== 'error')) {
+              const lines = after.filter((l) => keyOf(l) === key);
+              report(`${key.slice(1)} waited on ${DEPENDENCY_NAMES[p.dependency]}, which answered again at ${new Date(p.at).toISOString()}, and had no successful pass in the minute after (${lines.length} failed: ${lines.map((l) => `${String(l.error ?? '').slice(0, 80)} retry in ${String(l.retryInMs)} ms`).join('; ') || 'none'})`);
+            }
+          }
+        }
+      },
+    };
+  },
+};
+
+export const outageRate: Invariant = {
+  name: 'outage-calls-bounded',
+  description: '≤ 1 call per waiting order per minute during an outage (plus the dependency\'s probe)',
+  watch(world, report) {
+    let spans = 0;
+    return {
+      check() {
+        for (const span of world.faultLog.slice(spans)) {
+          if (span.to === undefined) break;
+          spans++;
+          if (span.dependency !== 'keystone' && span.dependency !== 'openbao') continue;
+          const lines = world.lines.filter((l) => l.msg === 'reconcile');
+          // From the outage's third minute: the first passes fail and learn to wait, then the rate is the waits'.
+          for (let from = span.from + 120_000; from + 60_000 <= span.to; from += 60_000) {
+            const to = from + 60_000;
+            if (world.restartedBetween(from - 120_000, to) || (world.nextEventAfter(from - 1) ?? Infinity) <= to) continue;
+            const calls = world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= from && c.at < to).length;
+            const failing = new Set(lines.filter((l) => l.result === 'error' && Date.parse(String(l.time)) >= span.from && Date.parse(String(l.time)) < to).map(failingKeyOf)).size;
+            if (calls > failing + PROBE_ALLOWANCE) {
+              report(`${span.dependency} ${span.fault.mode}: ${calls} requests in the minute from ${new Date(from).toISOString()}, with ${failing} objects failing (allowed: ${failing} + the probe's ${PROBE_ALLOWANCE})`);
+              break;
+            }
+          }
+        }
+      },
+    };
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * What the platform team's monitoring reads stays true: every status reason of an order has its metric series on the
+ * leader (`keystone_appcred_credential_condition`), and a ControlPlane whose admin is an application credential keeps
+ * the recorded expiry (`status.adminCredentialExpiresAt`) and its gauge series while the credential exists, through
+ * failed logins. A mismatch counts once it has lasted two checks ten seconds apart (a pass between its status write and
+ * its metrics is not one).
+ */
+import { ADMIN_CREDENTIAL_EXPIRY_METRIC } from '../../../src/operator/admin-credential-metrics';
+import type { Invariant } from '../model';
+import { CP, PATHS, TENANTS } from '../objects';
+import type { SimWorld } from '../sim-world';
+
+const PERSIST_MS = 10_000;
+
+/** Reports a problem once it has been seen at two checks at least {@link PERSIST_MS} apart (and once only). */
+function persistent(world: SimWorld, report: (message: string) => void) {
+  const seen = new Map<string, number>();
+  const reported = new Set<string>();
+  return (current: ReadonlyMap<string, string>) => {
+    const now = world.time.now();
+    for (const key of [...seen.keys()]) if (!current.has(key)) seen.delete(key);
+    for (const [key, message] of current) {
+      const since = seen.get(key);
+      if (since === undefined) seen.set(key, now);
+      else if (now - since >= PERSIST_MS && !reported.has(key)) {
+        reported.add(key);
+        report(message);
+      }
+    }
+  };
+}
+
+/** How long a new leader's controllers run before its series are held to the statuses (its first pass of each order). */
+const WARM_MS = 30_000;
+
+/** The leader's metric samples, as `name{labels}` → value; none before its controllers ran their first passes. */
+async function samples(world: SimWorld): Promise<Map<string, number> | undefined> {
+  const leader = world.leader;
+  const started = leader && world.controllersStarted.get(leader.name);
+  if (!leader || started === undefined || world.time.now() - started < WARM_MS) return undefined;
+  const out = new Map<string, number>();
+  for (const line of (await leader.metrics.text()).split('\n')) {
+    const match = /^(\w+\{[^}]*\}) (\S+)$/.exec(line);
+    if (match) out.set(match[1], Number(match[2]));
+  }
+  return out;
+}
+
+export const reasonSeries: Invariant = {
+  name: 'status-reasons-have-series',
+  description: 'every status reason has its metric series',
+  watch(world, report) {
+    const problem = persistent(world, report);
+    return {
+      async check() {
+        const metrics = await samples(world);
+        if (!metrics) return;
+        const missing = new Map<string, string>();
+        for (const tenant of TENANTS) {
+          const cluster = world.serverOf(tenant) === world.target ? 'edge' : undefined;
+          for (const order of world.serverOf(tenant).list(PATHS.orders).filter((o) => o.metadata.namespace === tenant)) {
+            const conditions = (order.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions ?? [];
+            for (const c of conditions.filter((x) => ['Ready', 'CredentialReady', 'DeliveryReady'].includes(x.type))) {
+              const labels = `namespace="${tenant}",name="${order.metadata.name}",${cluster ? `cluster="${cluster}",` : ''}type="${c.type}",status="${c.status}",reason="${c.reason}"`;
+              if (metrics.get(`keystone_appcred_credential_condition{${labels}}`) !== 1) missing.set(`${tenant}/${order.metadata.name}/${c.type}/${c.reason}`, `${tenant}/${order.metadata.name}: its ${c.type} condition says ${c.status}/${c.reason} and the leader exports no such series`);
+            }
+          }
+        }
+        problem(missing);
+      },
+    };
+  },
+};
+
+export const adminExpiryKept: Invariant = {
+  name: 'admin-expiry-kept',
+  description: "a ControlPlane keeps its admin credential's recorded expiry, and its series, through failed logins",
+  watch(world, report) {
+    const problem = persistent(world, report);
+    let recorded = false;
+    return {
+      async check() {
+        const credential = world.adminCredential;
+        if (!credential || !world.keystone.credentials.has(credential.id)) return;
+        const cp = world.management.object(PATHS.controlPlanes, CP.namespace, CP.name);
+        const at = (cp?.status as { adminCredentialExpiresAt?: string } | undefined)?.adminCredentialExpiresAt;
+        recorded ||= at !== undefined;
+        if (!recorded) return;
+        const issues = new Map<string, string>();
+        if (at === undefined || Math.abs(Date.parse(at) - credential.expiresAt.getTime()) > 1000) issues.set('status', `the ControlPlane's status.adminCredentialExpiresAt is ${at ?? 'gone'}; the admin credential expires ${credential.expiresAt.toISOString()}`);
+        const metrics = await samples(world);
+        if (metrics && metrics.get(`${ADMIN_CREDENTIAL_EXPIRY_METRIC}{namespace="${CP.namespace}",name="${CP.name}"}`) === undefined) issues.set('series', `the leader exports no ${ADMIN_CREDENTIAL_EXPIRY_METRIC} series for the ControlPlane`);
+        problem(issues);
+      },
+    };
+  },
+};
