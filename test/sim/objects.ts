@@ -52,7 +52,7 @@ export function controlPlane(assigned: readonly { namespace: string; target?: bo
     kind: 'ControlPlane',
     metadata: { ...CP },
     spec: {
-      services: { keystone: { external: { authURL: KEYSTONE_URL } } },
+      services: { keystone: { external: { authURL: KEYSTONE_URL }, publicEndpoint: KEYSTONE_URL } },
       adminCredential: { cloudCredentialsRef: { secretName: ADMIN_SECRET } },
       namespaceAssignments: assigned.map((a) => ({ namespace: a.namespace, ...(a.target ? { targetClusterRef: { name: TARGET_CLUSTER } } : {}), allowedRoles: ['member', 'reader'] })),
     },

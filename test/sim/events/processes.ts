@@ -53,14 +53,16 @@ export const crashAfter: EventKind<CrashAfter> = {
 
 export const staleStatus: EventKind<StaleStatus> = {
   kind: 'stale-status',
-  description: "an order's status goes back to one it had (a restore of the cluster from an older backup), or away (back 0)",
+  description: "an order's status goes back to the one it had `back` generations ago (a restore of the cluster from an older backup), or away (back 0)",
   weight: 1,
   generate: () => fc.record({ kind: fc.constant('stale-status' as const), tenant: tenantArb, name: fc.constantFrom(...ORDER_NAMES), back: fc.integer({ min: 0, max: 3 }) }),
   apply: (world, e) => {
     const object = world.order(e);
     if (!object) return;
-    const history = world.statusHistory.get(`${e.tenant}/${e.name}`) ?? [];
-    const status = e.back === 0 ? undefined : history[Math.max(0, history.length - 1 - e.back)];
+    // The last status it had `back` generations ago (a backup of the cluster that old), or none at all.
+    const history = (world.statusHistory.get(`${e.tenant}/${e.name}`) ?? []) as { credentialGeneration?: number }[];
+    const current = (object.status as { credentialGeneration?: number } | undefined)?.credentialGeneration ?? 0;
+    const status = e.back === 0 ? undefined : [...history].reverse().find((s) => (s.credentialGeneration ?? 0) <= current - e.back);
     const rest: Record<string, unknown> = { ...object };
     delete rest.status;
     world.serverOf(e.tenant).seed(PATHS.orders, status === undefined ? rest : { ...rest, status }, 'velero');

@@ -7,7 +7,9 @@
  */
 import { ADMIN_CREDENTIAL_EXPIRY_METRIC } from '../../../src/operator/admin-credential-metrics';
 import type { Invariant } from '../model';
-import { CP, PATHS, TENANTS } from '../objects';
+import { Kinds } from '../../../src/kube/kinds';
+import { MANAGEMENT } from '../../../src/operator/runtime/clusters';
+import { CP, PATHS } from '../objects';
 import type { SimWorld } from '../sim-world';
 
 const PERSIST_MS = 10_000;
@@ -56,13 +58,14 @@ export const reasonSeries: Invariant = {
         const metrics = await samples(world);
         if (!metrics) return;
         const missing = new Map<string, string>();
-        for (const tenant of TENANTS) {
-          const cluster = world.serverOf(tenant) === world.target ? 'edge' : undefined;
-          for (const order of world.serverOf(tenant).list(PATHS.orders).filter((o) => o.metadata.namespace === tenant)) {
-            const conditions = (order.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions ?? [];
-            for (const c of conditions.filter((x) => ['Ready', 'CredentialReady', 'DeliveryReady'].includes(x.type))) {
-              const labels = `namespace="${tenant}",name="${order.metadata.name}",${cluster ? `cluster="${cluster}",` : ''}type="${c.type}",status="${c.status}",reason="${c.reason}"`;
-              if (metrics.get(`keystone_appcred_credential_condition{${labels}}`) !== 1) missing.set(`${tenant}/${order.metadata.name}/${c.type}/${c.reason}`, `${tenant}/${order.metadata.name}: its ${c.type} condition says ${c.status}/${c.reason} and the leader exports no such series`);
+        const leader = world.leader;
+        // The statuses the leader can read: its caches of each cluster (an unreachable cluster's orders it cannot see).
+        for (const cluster of [MANAGEMENT, ...(leader?.manager.targetClusters() ?? [])]) {
+          for (const order of leader?.manager.clusterNamed(cluster)?.list(Kinds.KeystoneApplicationCredential) ?? []) {
+            const ns = order.metadata.namespace ?? '';
+            for (const c of (order.status?.conditions ?? []).filter((x) => ['Ready', 'CredentialReady', 'DeliveryReady'].includes(x.type))) {
+              const labels = `namespace="${ns}",name="${order.metadata.name}",${cluster ? `cluster="${cluster}",` : ''}type="${c.type}",status="${c.status}",reason="${c.reason}"`;
+              if (metrics.get(`keystone_appcred_credential_condition{${labels}}`) !== 1) missing.set(`${cluster}/${ns}/${order.metadata.name}/${c.type}/${c.reason}`, `${ns}/${order.metadata.name}: its ${c.type} condition says ${c.status}/${c.reason} and the leader exports no such series`);
             }
           }
         }
