@@ -37,6 +37,9 @@ export interface Call {
   outcome?: number | 'refused' | 'timeout';
 }
 
+/** How long a watch event takes from the API server to a process. */
+const WATCH_LATENCY_MS = 5;
+
 export const KEYSTONE_URL = 'http://keystone.sim:5000/v3';
 export const OPENBAO_URL = 'http://openbao.sim:8200';
 
@@ -128,7 +131,9 @@ export class Network {
       async watch(path: string, query: Query, onEvent: (event: WatchEvent) => void, onDone: (error?: Error) => void, options?: WatchOptions) {
         const call = record('WATCH', path);
         if (unreachable() || fault().mode === 'status') throw refusedError(server.server, call);
-        const stream = await server.watch(path, query, (event) => (alive() ? onEvent(event) : undefined), onDone, options);
+        // An event reaches the process a moment after the write (as over a real connection), in order.
+        const deliver = (event: WatchEvent) => setTimeout(() => (alive() ? onEvent(event) : undefined), WATCH_LATENCY_MS);
+        const stream = await server.watch(path, query, deliver, (error) => setTimeout(() => onDone(error), WATCH_LATENCY_MS), options);
         call.outcome = 200;
         return stream;
       },

@@ -86,3 +86,11 @@ export const order = (ns: string, name: string, spec: OrderSpec) => ({
   metadata: { name, namespace: ns },
   spec: { ...ref, userRef: { name: IDENTITY.user }, projectRef: { name: IDENTITY.project }, credentialGeneration: spec.credentialGeneration, rotation: { interval: spec.interval, gracePeriod: spec.gracePeriod } },
 });
+
+/** The workload consuming an order's delivered Secret, opted in for the consumer handoff (src/handoff/annotations.ts). */
+export const consumerDeployment = (ns: string, order: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: `${order}-consumer`, namespace: ns, annotations: { 'c5c3.io/rollout-on-credential-switch': `${order}-credentials` } },
+  spec: { replicas: 1, selector: { matchLabels: { app: order } }, template: { metadata: { labels: { app: order } }, spec: { containers: [{ name: 'app', image: 'app:1' }] } } },
+});

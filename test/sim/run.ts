@@ -1,7 +1,7 @@
 /**
  * Runs a schedule: builds its world, lets every invariant of the registry watch it, starts the operator, and plays
  * the steps (each after its wait of virtual time), checking the invariants every 30 virtual seconds and after every
- * step; then a quiet tail (every fault healed, fifteen virtual minutes) and the final checks. Deterministic: the same
+ * step; then a quiet tail (until every fault in force has ended, and fifteen virtual minutes more) and the final checks. Deterministic: the same
  * schedule gives the same run, to the digest of everything that happened (`trace`).
  */
 import { createHash } from 'node:crypto';
@@ -53,8 +53,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
       await check();
     }
     if (!options.stopAtFirst || violations.length === 0) {
-      world.healAll();
-      await advance(options.tailMs ?? 900_000);
+      await advance(world.faultsLeftMs + (options.tailMs ?? 900_000));
       for (const { checks } of watched) await checks.final?.();
     }
     return { violations, virtualMs: world.time.now() - EPOCH, trace: traceOf(world, violations) };

@@ -10,7 +10,7 @@ import { KUBECONFIG_SECRET_KEY } from '../../src/api/target-cluster';
 import type { Obj } from '../unit/kube/fake-api-server';
 import type { Setup } from './model';
 import { UP, type Dependency, type Fault } from './network';
-import { ADMIN_SECRET, CP, IDENTITY, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, type OrderSpec, type Tenant } from './objects';
+import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, type OrderSpec, type Tenant } from './objects';
 import { OPERATOR_NAMESPACE } from './process';
 import { World } from './world';
 
@@ -53,13 +53,14 @@ export class SimWorld extends World {
   readonly statusHistory = new Map<string, unknown[]>();
   /** Where the ControlPlane's admin credential is, when it is an application credential. */
   adminCredential?: { readonly id: string; readonly expiresAt: Date };
-  private readonly heals = new Map<Dependency, NodeJS.Timeout>();
+  private readonly heals = new Map<Dependency, { readonly timer: NodeJS.Timeout; readonly at: number }>();
 
   constructor(readonly setup: Setup) {
     super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess });
     this.network.onTrip = (process) => this.crash(process);
     this.hooks.change.push((change) => {
       if (change.collection === PATHS.controlPlanes) this.consentChanged(change.object);
+      if (change.collection === PATHS.deployments && change.type !== 'DELETED') this.rollOut(change.cluster, change.object);
       if (change.collection !== PATHS.orders || change.object.status === undefined) return;
       const key = `${change.object.metadata.namespace ?? ''}/${change.object.metadata.name}`;
       const history = this.statusHistory.get(key) ?? [];
@@ -104,11 +105,25 @@ export class SimWorld extends World {
     return data && Object.fromEntries(Object.entries(data).map(([k, v]) => [k, unbase64(v)]));
   }
 
-  /** Creates or changes an order as the tenant would (`kubectl apply`). */
+  /** Creates or changes an order as the tenant would (`kubectl apply`), and with the handoff on, its consumer's Deployment. */
   putOrder(ref: OrderRef, spec: OrderSpec): void {
+    const server = this.serverOf(ref.tenant);
     const existing = this.order(ref);
     const object = order(ref.tenant, ref.name, spec);
-    this.serverOf(ref.tenant).seed(PATHS.orders, existing ? { ...existing, spec: object.spec } : object, 'kubectl');
+    server.seed(PATHS.orders, existing ? { ...existing, spec: object.spec } : object, 'kubectl');
+    if (this.setup.consumerHandoff && !server.object(PATHS.deployments, ref.tenant, `${ref.name}-consumer`)) server.seed(PATHS.deployments, consumerDeployment(ref.tenant, ref.name), 'kubectl');
+  }
+
+  /** The deployment controller, as far as the handoff reads it: a new pod template is rolled out 20 s later. */
+  private rollOut(cluster: 'management' | 'target', deployment: Obj): void {
+    const generation = deployment.metadata.generation as number | undefined;
+    if (generation === undefined || (deployment.status as { observedGeneration?: number } | undefined)?.observedGeneration === generation) return;
+    const server = cluster === 'target' ? this.target : this.management;
+    setTimeout(() => {
+      const now = server.object(PATHS.deployments, deployment.metadata.namespace, deployment.metadata.name);
+      if (now?.metadata.generation !== generation) return;
+      server.seed(PATHS.deployments, { ...now, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }] } }, 'kube-controller-manager');
+    }, 20_000).unref();
   }
 
   /** Sets a dependency's fault now; it heals by itself after `ms` (none: it stays until healed). */
@@ -118,15 +133,12 @@ export class SimWorld extends World {
     this.network.faults[dependency] = fault;
     this.faultLog.push({ dependency, fault, from: this.time.now() });
     if (dependency === 'api' || dependency === 'target') this.serverFor(dependency).closeWatches(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
-    if (ms !== undefined) {
-      const timer = setTimeout(() => this.heal(dependency), ms);
-      this.heals.set(dependency, timer);
-    }
+    if (ms !== undefined) this.heals.set(dependency, { timer: setTimeout(() => this.heal(dependency), ms), at: this.time.now() + ms });
   }
 
   /** Ends a dependency's fault. */
   heal(dependency: Dependency): void {
-    clearTimeout(this.heals.get(dependency));
+    clearTimeout(this.heals.get(dependency)?.timer);
     this.heals.delete(dependency);
     if (this.network.faults[dependency].mode === 'up') return;
     this.network.faults[dependency] = UP;
@@ -134,9 +146,9 @@ export class SimWorld extends World {
     if (span) span.to = this.time.now();
   }
 
-  /** Ends every fault (the run's quiet tail). */
-  healAll(): void {
-    for (const dependency of Object.keys(this.network.faults) as Dependency[]) this.heal(dependency);
+  /** How long until every fault in force has ended by itself (0: none is). */
+  get faultsLeftMs(): number {
+    return Math.max(0, ...[...this.heals.values()].map((h) => h.at - this.time.now()));
   }
 
   /** Whether a fault was in force at any time in [from, to]. */
@@ -232,8 +244,6 @@ export class SimWorld extends World {
       server.seed(PATHS.assignments, roleAssignment(tenant));
     }
     for (const o of this.setup.orders) this.putOrder(o, { interval: o.interval, gracePeriod: o.gracePeriod, credentialGeneration: 1 });
-    void IDENTITY;
-    void ADMIN_SECRET;
   }
 
   /**

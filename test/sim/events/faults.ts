@@ -7,9 +7,12 @@
 import fc from 'fast-check';
 import type { EventKind } from '../model';
 import type { Dependency, Fault } from '../network';
+import { PATHS, type Tenant } from '../objects';
+import { ORDER_NAMES, tenantArb } from './orders';
 
 type Outage = { kind: 'outage'; dependency: Dependency; fault: 'down' | '500' | '503' | '401' | '403' | 'slow'; seconds: number };
 type WatchFault = { kind: 'watch'; how: 'close' | 'expire' | 'replay'; changes: number };
+type Conflict = { kind: 'conflict'; tenant: Tenant; name: string };
 
 /** An outage's length: mostly short blips, sometimes most of an hour or two. */
 export const outageSecondsArb = fc.oneof({ arbitrary: fc.integer({ min: 10, max: 120 }), weight: 3 }, { arbitrary: fc.integer({ min: 120, max: 1800 }), weight: 2 }, { arbitrary: fc.integer({ min: 1800, max: 7200 }), weight: 1 });
@@ -45,5 +48,16 @@ export const watchFault: EventKind<WatchFault> = {
       if (e.how === 'replay') server.replay(e.changes);
       server.closeWatches();
     }
+  },
+};
+
+export const conflict: EventKind<Conflict> = {
+  kind: 'conflict',
+  description: "the next status write of an order loses to another writer's (409 Conflict: a write of the order's own that failed)",
+  weight: 1,
+  generate: () => fc.record({ kind: fc.constant('conflict' as const), tenant: tenantArb, name: fc.constantFrom(...ORDER_NAMES) }),
+  apply: (world, e) => {
+    const path = `/namespaces/${e.tenant}/${PATHS.orders.split('/').pop() ?? ''}/${e.name}/status`;
+    world.serverOf(e.tenant).failNext((r) => r.method === 'PATCH' && r.path.endsWith(path), 409, 'Conflict');
   },
 };

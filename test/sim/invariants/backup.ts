@@ -17,7 +17,7 @@ export const backupHoldsDelivered: Invariant = {
     const ledger = ledgerOf(world);
     const backedUp = (order: KnownOrder) => world.openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id;
     world.hooks.line.push((line) => {
-      if (line.msg !== 'reconcile' || line.controller !== 'KeystoneApplicationCredential' || line.result === 'error' || line.reason !== 'Reconciled') return;
+      if (line.msg !== 'reconcile' || line.controller !== 'KeystoneApplicationCredential' || (line.result !== 'success' && line.result !== 'requeue') || line.reason !== 'Reconciled') return;
       const order = ledger.orders.get(String(line.key));
       const carried = order && ledger.carrying.get(order.key);
       if (!order || !carried || order.deletingSince !== undefined || order.gone) return;
