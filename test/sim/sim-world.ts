@@ -51,6 +51,8 @@ export class SimWorld extends World {
   readonly frozenLog: { readonly tenant: string; readonly from: number; to?: number }[] = [];
   /** Every status each order had, in order, by `tenant/name` (what a restore from an older backup brings back). */
   readonly statusHistory = new Map<string, unknown[]>();
+  /** The upgrade from 0.1.0 happened (it happens once). */
+  upgraded = false;
   /** Where the ControlPlane's admin credential is, when it is an application credential. */
   adminCredential?: { readonly id: string; readonly expiresAt: Date };
   private readonly heals = new Map<Dependency, { readonly timer: NodeJS.Timeout; readonly at: number }>();

@@ -15,6 +15,9 @@ import { orderRefArb } from './orders';
 
 type Upgrade = { kind: 'upgrade'; successor?: OrderRef };
 
+/** The status fields 0.1.0 wrote (src/api/types.ts at 8f3fd1c); whatever this release added is not there. */
+const FORMER_STATUS_FIELDS = ['conditions', 'observedGeneration', 'credentialID', 'credentialGeneration', 'credentialExpiresAt', 'lastRotation', 'nextRotation', 'previousCredentialID', 'previousCredentialGeneration', 'previousCredentialDeleteAt', 'secretName', 'secretKeys'];
+
 /** What 0.1.0 described its credentials with: no owner, no proof. */
 export const FORMER_DESCRIPTION = 'managed by keystone-appcred';
 
@@ -24,6 +27,9 @@ export const upgrade: EventKind<Upgrade> = {
   weight: 1,
   generate: () => fc.option(orderRefArb, { nil: undefined }).map((successor) => ({ kind: 'upgrade' as const, ...(successor ? { successor } : {}) })),
   apply: (world, e) => {
+    // Once: after it the installation runs this release (a second "upgrade" would be a downgrade first).
+    if (world.upgraded) return;
+    world.upgraded = true;
     for (const p of world.running) p.kill();
     for (const o of world.orders()) asFormerRelease(world, o, e.successor?.tenant === o.tenant && e.successor.name === o.name);
     for (let i = 0; i < world.setup.replicas; i++) world.startProcess();
@@ -40,6 +46,11 @@ function asFormerRelease(world: SimWorld, ref: OrderRef & { object: { metadata: 
   const document = world.openBao.document(own);
   world.openBao.remove(own);
   if (document) world.openBao.put(backingPath(CP.namespace, prefix), { ...document });
+  const object = world.order(ref);
+  if (object?.status !== undefined) {
+    const former = Object.fromEntries(Object.entries(object.status as Record<string, unknown>).filter(([k]) => FORMER_STATUS_FIELDS.includes(k)));
+    world.serverOf(ref.tenant).seed(PATHS.orders, { ...object, status: former }, 'keystone-appcred-0.1.0');
+  }
   const status = (world.order(ref)?.status ?? {}) as { credentialGeneration?: number; credentialID?: string };
   const delivered = status.credentialID ? world.keystone.credentials.get(status.credentialID) : undefined;
   if (!parkSuccessor || status.credentialGeneration === undefined || !delivered) return;

@@ -1,6 +1,7 @@
 /**
  * The backup holds the delivered credential once a pass succeeds: after every full pass of an order that succeeded,
- * its backup (at its own path) holds the credential its delivered Secret carries; and, the spec's "the backup comes
+ * its backup (at its own path, or until its migration after the upgrade, at the path 0.1.0 wrote) holds the credential
+ * its delivered Secret carries; and, the spec's "the backup comes
  * first", whenever the operator writes a delivered Secret with a credential, the backup holds that credential already.
  */
 import { backingPath } from '../../../src/api';
@@ -15,7 +16,9 @@ export const backupHoldsDelivered: Invariant = {
   description: 'the backup holds the delivered credential once a pass succeeds (and before the Secret carries it)',
   watch(world, report) {
     const ledger = ledgerOf(world);
-    const backedUp = (order: KnownOrder) => world.openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id;
+    // The order's own path; after the upgrade from 0.1.0 and until the order's migration, the path 0.1.0 wrote.
+    const backedUp = (order: KnownOrder) =>
+      world.openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id ?? world.openBao.document(backingPath(CP.namespace, order.prefix))?.application_credential_id;
     world.hooks.line.push((line) => {
       if (line.msg !== 'reconcile' || line.controller !== 'KeystoneApplicationCredential' || (line.result !== 'success' && line.result !== 'requeue') || line.reason !== 'Reconciled') return;
       const order = ledger.orders.get(String(line.key));
