@@ -65,14 +65,19 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   let schedules = 0;
   let virtualMs = 0;
   let last: { schedule: Schedule; violations: readonly Violation[] } | undefined;
+  let shrinking = false;
   const property = fc.asyncProperty(scheduleArb({ maxSteps: options.maxSteps ?? 12 }), async (schedule) => {
     const result = await runSchedule(schedule, { stopAtFirst: true });
-    if (last === undefined || result.violations.length === 0) {
+    // Until the first failure: the schedules drawn; after it, fast-check's smaller tries, which count for nothing.
+    if (!shrinking) {
       schedules++;
       virtualMs += result.virtualMs;
       options.onSchedule?.(schedules, result, schedule);
     }
-    if (result.violations.length > 0) last = { schedule, violations: result.violations };
+    if (result.violations.length > 0) {
+      shrinking = true;
+      last = { schedule, violations: result.violations };
+    }
     return result.violations.length === 0;
   });
   const details = await fc.check(property, { seed: options.seed, numRuns: options.schedules, endOnFailure: options.shrink === false });
