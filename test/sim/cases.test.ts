@@ -2,6 +2,7 @@
  * Named cases of the simulation: schedules that broke an invariant once (each found by the search or written to
  * reproduce a finding of issue 46), replayed on every run. A failing search prints its shrunk schedule in this form.
  */
+import { finding } from './findings';
 import { CASE_TIMEOUT_MS, expectClean } from './replay';
 
 describe('named cases', () => {
@@ -19,11 +20,11 @@ describe('named cases', () => {
 const ONE_ORDER = { seed: 46, orders: [{ tenant: 'tenant-a' as const, name: 'app-1', interval: '10m', gracePeriod: '2m' }], replicas: 1 as const, consumerHandoff: false, secretAccess: 'cluster-wide' as const, admin: 'password' as const, targetCluster: false };
 
 describe('issue 46, findings 1–5: each case broke its invariant before its fix', () => {
-  it('46.1: a restart costs a converged order no OpenBao read', async () => {
+  finding('46.1')('46.1: a restart costs a converged order no OpenBao read', async () => {
     await expectClean({ setup: ONE_ORDER, steps: [{ wait: 60, event: { kind: 'restart' } }] });
   }, CASE_TIMEOUT_MS);
 
-  it('46.1: a restart during an OpenBao outage sends no converged order to Keystone', async () => {
+  finding('46.1')('46.1: a restart during an OpenBao outage sends no converged order to Keystone', async () => {
     await expectClean({
       setup: ONE_ORDER,
       steps: [
@@ -33,7 +34,7 @@ describe('issue 46, findings 1–5: each case broke its invariant before its fix
     });
   }, CASE_TIMEOUT_MS);
 
-  it('46.2: an order whose pass waits on Keystone is woken when Keystone answers, though a KeystoneUser of the same name waited too', async () => {
+  finding('46.2')('46.2: an order whose pass waits on Keystone is woken when Keystone answers, though a KeystoneUser of the same name waited too', async () => {
     await expectClean({
       setup: ONE_ORDER,
       steps: [
@@ -43,7 +44,7 @@ describe('issue 46, findings 1–5: each case broke its invariant before its fix
     });
   }, CASE_TIMEOUT_MS);
 
-  it('46.2: with the consumer handoff on, the orders waiting on OpenBao cost it their probe, no more', async () => {
+  finding('46.2')('46.2: with the consumer handoff on, the orders waiting on OpenBao cost it their probe, no more', async () => {
     // Eight orders whose rotations fall due a minute apart while OpenBao is down: each new waiter's status write wakes
     // the handoff's pass of the same key, which must not wake the others.
     const orders = ['tenant-a', 'tenant-b'].flatMap((tenant) => ['app-1', 'app-2', 'app-3', 'app-4'].map((name) => ({ wait: 60, event: { kind: 'create-order', tenant, name, interval: '10m', gracePeriod: '2m' } })));
@@ -53,11 +54,11 @@ describe('issue 46, findings 1–5: each case broke its invariant before its fix
     });
   }, CASE_TIMEOUT_MS);
 
-  it("46.3: 0.1.0's successor, parked and not switched at the upgrade, is the order's own: switched to, never minted again", async () => {
+  finding('46.3')("46.3: 0.1.0's successor, parked and not switched at the upgrade, is the order's own: switched to, never minted again", async () => {
     await expectClean({ setup: ONE_ORDER, steps: [{ wait: 120, event: { kind: 'upgrade', successor: { tenant: 'tenant-a', name: 'app-1' } } }] });
   }, CASE_TIMEOUT_MS);
 
-  it("46.4: a Keystone blip during the ControlPlane's pass keeps the admin credential's recorded expiry and its series", async () => {
+  finding('46.4')("46.4: a Keystone blip during the ControlPlane's pass keeps the admin credential's recorded expiry and its series", async () => {
     await expectClean({
       setup: { ...ONE_ORDER, admin: 'application-credential' },
       steps: [
@@ -67,7 +68,7 @@ describe('issue 46, findings 1–5: each case broke its invariant before its fix
     });
   }, CASE_TIMEOUT_MS);
 
-  it("46.5: after an OpenBao outage, an order's own failure is retried after its base delay, not what is left of five minutes", async () => {
+  finding('46.5')("46.5: after an OpenBao outage, an order's own failure is retried after its base delay, not what is left of five minutes", async () => {
     await expectClean({
       // A pass of the order that only records a status waits on OpenBao for 15 minutes; the pass that finds OpenBao
       // back loses its status write to another writer (409): its retry is its own.

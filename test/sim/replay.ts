@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { scheduleArb } from './generate';
-import type { RunResult, Schedule, Violation } from './model';
+import type { Invariant, RunResult, Schedule, Violation } from './model';
 import { runSchedule, type RunOptions } from './run';
 
 /** How long one case may take (wall time): a few virtual hours run in seconds, longer under load. */
@@ -55,6 +55,8 @@ export interface SearchOptions {
   readonly maxSteps?: number;
   /** Shrink a failing schedule (each try is a run). @default true */
   readonly shrink?: boolean;
+  /** The invariants to hold. @default every one of the registry */
+  readonly invariants?: readonly Invariant[];
   /** Called after each schedule (progress). */
   readonly onSchedule?: (index: number, result: RunResult, schedule: Schedule) => void;
 }
@@ -67,7 +69,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   let last: { schedule: Schedule; violations: readonly Violation[] } | undefined;
   let shrinking = false;
   const property = fc.asyncProperty(scheduleArb({ maxSteps: options.maxSteps ?? 12 }), async (schedule) => {
-    const result = await runSchedule(schedule, { stopAtFirst: true });
+    const result = await runSchedule(schedule, { stopAtFirst: true, ...(options.invariants ? { invariants: options.invariants } : {}) });
     // Until the first failure: the schedules drawn; after it, fast-check's smaller tries, which count for nothing.
     if (!shrinking) {
       schedules++;
@@ -85,6 +87,6 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   if (!details.failed || !details.counterexample) return { schedules, virtualMs, wallMs };
   const schedule = details.counterexample[0];
   // The last failing run fast-check made is the shrunk schedule's own (it ends on its smallest failure).
-  const violations = last?.schedule === schedule ? last.violations : (await runSchedule(schedule, { stopAtFirst: true })).violations;
+  const violations = last?.schedule === schedule ? last.violations : (await runSchedule(schedule, { stopAtFirst: true, ...(options.invariants ? { invariants: options.invariants } : {}) })).violations;
   return { schedules, virtualMs, wallMs, failure: { schedule, violations, replay: replayCase(schedule, violations) } };
 }

@@ -4,17 +4,18 @@
  * failure prints the shrunk schedule as a test case to paste into ./cases.test.ts. `KAC_SIM_SEED` and
  * `KAC_SIM_SCHEDULES` change the draw; `npm run soak` runs more.
  */
+import { heldInvariants } from './findings';
 import { search } from './replay';
 import { runSchedule } from './run';
 import { scheduleArb } from './generate';
 import fc from 'fast-check';
 
 const SEED = Number(process.env.KAC_SIM_SEED ?? 46_0001);
-const SCHEDULES = Number(process.env.KAC_SIM_SCHEDULES ?? 40);
+const SCHEDULES = Number(process.env.KAC_SIM_SCHEDULES ?? 80);
 
 describe('the simulation', () => {
   it(`${SCHEDULES} schedules from seed ${SEED}: every invariant holds after every step`, async () => {
-    const result = await search({ seed: SEED, schedules: SCHEDULES });
+    const result = await search({ seed: SEED, schedules: SCHEDULES, invariants: heldInvariants() });
     process.stderr.write(`[simulation] ${result.schedules} schedules, ${(result.virtualMs / 3_600_000).toFixed(1)} virtual hours in ${(result.wallMs / 1000).toFixed(1)} s wall (seed ${SEED})\n`);
     if (result.failure) throw new Error(`a schedule broke an invariant; paste this into test/sim/cases.test.ts to replay it:\n\n${result.failure.replay}\n`);
   }, 900_000);

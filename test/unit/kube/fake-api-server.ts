@@ -5,8 +5,9 @@
  * compacted version gets 410 Gone), bookmarks, server-side closes, label and field selectors (`k=v`, `k!=v`, `k`, `!k`,
  * `metadata.name=x`; a watch sends DELETED for an object that leaves its selection), the metadata-only view
  * (`PartialObjectMetadata` for gets, lists and watch events), create, PUT with optimistic concurrency, merge patches
- * (with a resourceVersion precondition), apply (as a merge that creates), the status subresource, delete with
- * preconditions and finalizers, and the garbage collector's background deletion of the objects whose owner references
+ * (with a resourceVersion precondition), apply (a merge that creates, or 409 on a field another manager owns unless
+ * forced), the status subresource, delete with
+ * preconditions and finalizers, server-side apply's field ownership (./field-owners.ts), and the garbage collector's background deletion of the objects whose owner references
  * all name deleted owners. Every request is recorded. test/e2e/fakes-conformance.test.ts holds these semantics to the
  * real API server.
  *
@@ -18,9 +19,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { KubeApiError } from '../../../src/kube/errors';
-import { applyMergePatch } from '../../../src/kube/json';
+import { applyMergePatch, jsonEqual } from '../../../src/kube/json';
+import { FieldOwners, fieldName, leavesOf, valueAt, without } from './field-owners';
 import { METADATA_ACCEPT, type HttpRequest, type HttpResponse, type Query, type Transport, type WatchEvent, type WatchOptions, type WatchStream } from '../../../src/kube/transport';
-import { selectorOf } from './selectors';
+import { forbidden, partial, selectorOf, status } from './wire';
 
 export type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string; namespace?: string; resourceVersion?: string; uid?: string }; [k: string]: unknown };
 
@@ -54,15 +56,6 @@ export interface FakeApiServerOptions {
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
 
-/** An object as the metadata-only view serves it. */
-const partial = (o: Obj): Obj => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata });
-
-export const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
-
-/** A 403 as the RBAC authorizer words it. */
-const forbidden = (verb: string, plural: string, namespace?: string) =>
-  status(403, 'Forbidden', `${plural} is forbidden: User "system:serviceaccount:ops:operator" cannot ${verb} resource "${plural}" in API group ""${namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope'}`);
-
 /** A refused connection, as Node's fetch reports one. */
 const refused = (server: string): Error => Object.assign(new Error(`connect ECONNREFUSED ${server}`), { code: 'ECONNREFUSED' });
 
@@ -75,6 +68,7 @@ export class FakeApiServer implements Transport {
   private readonly history: Change[] = [];
   private readonly failures: { match: (r: HttpRequest) => boolean; status: number; reason: string }[] = [];
   private readonly replays = new Map<string, number>();
+  private readonly fields = new FieldOwners();
   private version = 100;
   /** Watches from a resourceVersion below this get 410 Gone. */
   compactedBelow = 0;
@@ -248,7 +242,15 @@ export class FakeApiServer implements Transport {
       }
       case 'PATCH': {
         if (request.contentType === 'application/apply-patch+yaml') {
-          const merged = applyMergePatch(stored ?? {}, request.body) as Obj;
+          const manager = fieldManager ?? 'unknown';
+          const owned = `${collection}|${this.itemKey(namespace, name)}`;
+          const conflicts = stored ? this.fields.conflicts(owned, stored, request.body, manager) : [];
+          if (conflicts.length > 0 && query.force !== true && query.force !== 'true') {
+            const message = `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.map((c) => `conflict with "${c.owner}": ${fieldName(c.path)}`).join(', ')}`;
+            return { status: 409, body: status(409, 'Conflict', message) };
+          }
+          let merged = applyMergePatch(stored ?? {}, request.body) as Obj;
+          for (const path of this.fields.applied(owned, request.body, manager)) merged = without(merged, path) as Obj;
           return this.write(collection, { ...merged, metadata: { ...merged.metadata, namespace } }, stored, stored ? 200 : 201, fieldManager);
         }
         if (!stored) return notFound;
@@ -334,12 +336,16 @@ export class FakeApiServer implements Transport {
     const key = this.itemKey(object.metadata.namespace, object.metadata.name);
     const old = this.items(collection).get(key);
     this.items(collection).set(key, object);
+    // The writer owns what it changed (server-side apply's managedFields; an apply took its own leaves already).
+    const changed = [...leavesOf(object)].filter(([path, value]) => !jsonEqual(valueAt(old, path), value));
+    this.fields.wrote(`${collection}|${key}`, Object.fromEntries(changed), fieldManager ?? 'unknown', true);
     this.notify(collection, old ? 'MODIFIED' : 'ADDED', object, old, fieldManager);
   }
 
   /** Removes a stored object; the garbage collector then deletes, in the background, what only it owned. */
   private erase(collection: string, stored: Obj): void {
     this.items(collection).delete(this.itemKey(stored.metadata.namespace, stored.metadata.name));
+    this.fields.forget(`${collection}|${this.itemKey(stored.metadata.namespace, stored.metadata.name)}`);
     this.notify(collection, 'DELETED', { ...stored, metadata: { ...stored.metadata, resourceVersion: String(++this.version) } });
     if (stored.metadata.uid) setTimeout(() => this.collectGarbage(), 0);
   }

@@ -1,7 +1,7 @@
 /**
- * Label and field selectors as the API server reads them, for the fake API server (./fake-api-server.ts): labels
- * `k=v` (or `k==v`), `k!=v`, `k` (has it), `!k` (lacks it); fields `path.to.field=value`; terms joined by commas, all
- * of which must hold.
+ * The fake API server's wire (./fake-api-server.ts): label and field selectors as the API server reads them (labels
+ * `k=v` or `k==v`, `k!=v`, `k` (has it), `!k` (lacks it); fields `path.to.field=value`; terms joined by commas, all of
+ * which must hold), its Status replies, and the metadata-only view of an object.
  */
 import type { Query } from '../../../src/kube/transport';
 
@@ -35,3 +35,13 @@ function labelSelectorOf(query: Query): (object: Labelled) => boolean {
     });
   return (o) => terms.every((t) => t((o.metadata.labels as Record<string, string> | undefined) ?? {}));
 }
+
+/** An object as the metadata-only view serves it. */
+export const partial = <T extends { metadata: unknown }>(o: T) => ({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: o.metadata });
+
+/** A `Status` reply. */
+export const status = (code: number, reason: string, message: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+
+/** A 403 as the RBAC authorizer words it. */
+export const forbidden = (verb: string, plural: string, namespace?: string) =>
+  status(403, 'Forbidden', `${plural} is forbidden: User "system:serviceaccount:ops:operator" cannot ${verb} resource "${plural}" in API group ""${namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope'}`);
