@@ -13,7 +13,8 @@ const SEP = '\u0000';
 /** The fields that name the object, owned by nobody. */
 const IDENTITY = new Set(['apiVersion', 'kind', `metadata${SEP}name`, `metadata${SEP}namespace`]);
 /** The fields the server sets, owned by nobody. */
-const SERVER_SET = /^(status|metadata\u0000(resourceVersion|uid|generation|creationTimestamp|deletionTimestamp|managedFields))(\u0000|$)/;
+const SERVER_SET = new Set(['status', ...['resourceVersion', 'uid', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields'].map((f) => `metadata${SEP}${f}`)]);
+const serverSet = (path: string): boolean => [...SERVER_SET].some((p) => path === p || path.startsWith(`${p}${SEP}`));
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -21,7 +22,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 export function leavesOf(value: unknown, prefix = ''): Map<string, unknown> {
   const out = new Map<string, unknown>();
   if (!isObject(value) || (prefix !== '' && Object.keys(value).length === 0)) {
-    if (prefix !== '' && !IDENTITY.has(prefix) && !SERVER_SET.test(prefix)) out.set(prefix, value);
+    if (prefix !== '' && !IDENTITY.has(prefix) && !serverSet(prefix)) out.set(prefix, value);
     return out;
   }
   for (const [k, v] of Object.entries(value)) for (const [path, leaf] of leavesOf(v, prefix ? `${prefix}${SEP}${k}` : k)) out.set(path, leaf);
