@@ -70,13 +70,14 @@ describe('issue 46, findings 1–5: each case broke its invariant before its fix
 
   finding('46.5')("46.5: after an OpenBao outage, an order's own failure is retried after its base delay, not what is left of five minutes", async () => {
     await expectClean({
-      // A pass of the order that only records a status waits on OpenBao for 15 minutes; the pass that finds OpenBao
-      // back loses its status write to another writer (409): its retry is its own.
+      // A pass of the order that only records a status waits on OpenBao for three minutes (shorter than the 5-minute
+      // retry each failed probe schedules); the pass that finds OpenBao back loses its status write to another writer
+      // (409): its retry is its own, after its base delay.
       setup: { ...ONE_ORDER, orders: [{ tenant: 'tenant-a', name: 'app-1', interval: '1h', gracePeriod: '2m' }] },
       steps: [
-        { wait: 120, event: { kind: 'outage', dependency: 'openbao', fault: '503', seconds: 900 } },
+        { wait: 120, event: { kind: 'outage', dependency: 'openbao', fault: '503', seconds: 180 } },
         { wait: 30, event: { kind: 'create-order', tenant: 'tenant-a', name: 'app-1', interval: '2h', gracePeriod: '2m' } },
-        { wait: 800, event: { kind: 'conflict', tenant: 'tenant-a', name: 'app-1' } },
+        { wait: 30, event: { kind: 'conflict', tenant: 'tenant-a', name: 'app-1' } },
       ],
     });
   }, CASE_TIMEOUT_MS);

@@ -22,28 +22,12 @@ import { KubeApiError } from '../../../src/kube/errors';
 import { applyMergePatch, jsonEqual } from '../../../src/kube/json';
 import { FieldOwners, fieldName, leavesOf, valueAt, without } from './field-owners';
 import { METADATA_ACCEPT, type HttpRequest, type HttpResponse, type Query, type Transport, type WatchEvent, type WatchOptions, type WatchStream } from '../../../src/kube/transport';
+import { WatchHub, type ChangeType } from './watch-hub';
 import { forbidden, partial, selectorOf, status } from './wire';
 
 export type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string; namespace?: string; resourceVersion?: string; uid?: string }; [k: string]: unknown };
 
-interface Watcher {
-  readonly collection: string;
-  readonly namespace?: string;
-  readonly selector: (object: Obj) => boolean;
-  readonly metadataOnly: boolean;
-  readonly onEvent: (event: WatchEvent) => void;
-  readonly onDone: (error?: Error) => void;
-  open: boolean;
-}
 
-/** One change, as the history keeps it for watches that resume. */
-interface Change {
-  readonly version: number;
-  readonly collection: string;
-  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  readonly object: Obj;
-  readonly old?: Obj;
-}
 
 export interface FakeApiServerOptions {
   /** The uid of each new object. @default randomUUID */
@@ -51,7 +35,7 @@ export interface FakeApiServerOptions {
   /** The clock of deletionTimestamps. @default () => new Date() */
   readonly now?: () => Date;
   /** Called after every change the server makes (a write, a deletion, the garbage collector's). */
-  readonly onChange?: (change: { readonly collection: string; readonly type: Change['type']; readonly object: Obj; readonly old?: Obj; readonly fieldManager?: string }) => void;
+  readonly onChange?: (change: { readonly collection: string; readonly type: ChangeType; readonly object: Obj; readonly old?: Obj; readonly fieldManager?: string }) => void;
 }
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
@@ -64,14 +48,10 @@ export class FakeApiServer implements Transport {
   readonly requests: (HttpRequest & { watch?: boolean })[] = [];
   /** Collection path → item key → object. */
   private readonly collections = new Map<string, Map<string, Obj>>();
-  private readonly watchers: Watcher[] = [];
-  private readonly history: Change[] = [];
+  private readonly watches = new WatchHub();
   private readonly failures: { match: (r: HttpRequest) => boolean; status: number; reason: string }[] = [];
-  private readonly replays = new Map<string, number>();
   private readonly fields = new FieldOwners();
   private version = 100;
-  /** Watches from a resourceVersion below this get 410 Gone. */
-  compactedBelow = 0;
   /** Delay of each response, in ms (0: next microtask). */
   latencyMs = 0;
   /** Every request and new watch fails as a refused connection (set it with {@link cut} to end the open watches too). */
@@ -122,11 +102,7 @@ export class FakeApiServer implements Transport {
 
   /** Ends every open watch as the server would after timeoutSeconds (or, with an error, as a broken connection). */
   closeWatches(error?: Error): void {
-    for (const w of this.watchers.splice(0)) {
-      if (!w.open) continue;
-      w.open = false;
-      w.onDone(error);
-    }
+    this.watches.closeAll(error);
   }
 
   /** Goes down (every request and new watch refused) and ends the open watches with a reset connection. */
@@ -137,27 +113,35 @@ export class FakeApiServer implements Transport {
 
   /** Sends an ERROR event with a Status to every open watch (e.g. 410). */
   watchError(code: number, reason: string): void {
-    for (const w of this.watchers) if (w.open) w.onEvent({ type: 'ERROR', object: status(code, reason, 'watch error') });
+    this.watches.error(status(code, reason, 'watch error'));
   }
 
   /** Sends a bookmark at the current resourceVersion to every open watch. */
   bookmark(): void {
-    for (const w of this.watchers) if (w.open) w.onEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: String(this.version) } } });
+    this.watches.bookmark(this.version);
   }
 
   /** Forgets the history below the current version: a watch that resumes from before it gets 410 Gone. */
   compact(): void {
-    this.compactedBelow = this.version;
-    this.history.length = 0;
+    this.watches.compact(this.version);
+  }
+
+  /** Watches from a resourceVersion below this get 410 Gone. */
+  get compactedBelow(): number {
+    return this.watches.compactedBelow;
+  }
+
+  set compactedBelow(version: number) {
+    this.watches.compactedBelow = version;
   }
 
   /** The next watch of each collection (all, or `collectionPath`) starts `changes` changes earlier than it asks. */
   replay(changes: number, collectionPath?: string): void {
-    for (const collection of collectionPath ? [collectionPath] : new Set(this.watchers.filter((w) => w.open).map((w) => w.collection))) this.replays.set(collection, changes);
+    this.watches.replay(changes, collectionPath);
   }
 
   get openWatches(): number {
-    return this.watchers.filter((w) => w.open).length;
+    return this.watches.open;
   }
 
   /** The current resourceVersion. */
@@ -191,24 +175,7 @@ export class FakeApiServer implements Transport {
     if (!this.authorize({ verb: 'watch', plural, ...(namespace ? { namespace } : {}), ...(fieldSelector ? { fieldSelector } : {}) })) {
       throw KubeApiError.from(403, forbidden('watch', plural, namespace), `WATCH ${path}`);
     }
-    const collection = `/${group}/${plural}`;
-    const watcher: Watcher = { collection, namespace, selector: selectorOf(query), metadataOnly: options.accept === METADATA_ACCEPT.object, onEvent, onDone, open: true };
-    this.watchers.push(watcher);
-    const back = this.replays.get(collection) ?? 0;
-    this.replays.delete(collection);
-    const from = Number(query.resourceVersion ?? 0);
-    if (from < this.compactedBelow) {
-      queueMicrotask(() => onEvent({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from} (${this.compactedBelow})`) }));
-      return { stop: () => void (watcher.open = false) };
-    }
-    // What changed since `from` (and, replayed, the `back` changes before it), sent before anything newer.
-    const mine = from > 0 ? this.history.filter((c) => c.collection === collection) : [];
-    const again = back > 0 ? mine.filter((c) => c.version <= from).slice(-back) : [];
-    const missed = [...again, ...mine.filter((c) => c.version > from)];
-    queueMicrotask(() => {
-      for (const change of missed) if (watcher.open) this.send(watcher, change.type, change.object, change.old);
-    });
-    return { stop: () => void (watcher.open = false) };
+    return this.watches.watch({ collection: `/${group}/${plural}`, namespace, selector: selectorOf(query), metadataOnly: options.accept === METADATA_ACCEPT.object }, query, this.version, onEvent, onDone);
   }
 
   private answer(request: HttpRequest): HttpResponse {
@@ -364,21 +331,10 @@ export class FakeApiServer implements Transport {
     }
   }
 
-  /** Records a change and tells each watch of the collection. */
-  private notify(collection: string, type: Change['type'], object: Obj, old?: Obj, fieldManager?: string): void {
-    const change: Change = { version: this.version, collection, type, object, ...(old ? { old } : {}) };
-    this.history.push(change);
+  /** Records a change (for the watches, and `onChange`). */
+  private notify(collection: string, type: ChangeType, object: Obj, old?: Obj, fieldManager?: string): void {
+    this.watches.changed({ version: this.version, collection, type, object, ...(old ? { old } : {}) });
     this.options.onChange?.({ collection, type, object, ...(old ? { old } : {}), ...(fieldManager ? { fieldManager } : {}) });
-    for (const w of this.watchers) if (w.open && w.collection === collection) this.send(w, type, object, old);
-  }
-
-  /** As the API server does: an object entering a watch's selection is ADDED to it, one leaving it DELETED. */
-  private send(w: Watcher, type: Change['type'], object: Obj, old?: Obj): void {
-    if (w.namespace && w.namespace !== object.metadata.namespace) return;
-    const now = w.selector(object);
-    const before = old !== undefined && w.selector(old);
-    const seen = type === 'MODIFIED' ? (now && !before ? 'ADDED' : !now && before ? 'DELETED' : now ? 'MODIFIED' : undefined) : now ? type : undefined;
-    if (seen) w.onEvent({ type: seen, object: w.metadataOnly ? partial(object) : object });
   }
 
   private items(collection: string): Map<string, Obj> {
