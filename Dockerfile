@@ -2,7 +2,7 @@
 # it: entry point OPERATOR_COMMAND from /app, the non-root UID/GID 1000 (the construct's default runAsUser, the `node`
 # user of the official image), and nothing written outside /tmp, so it runs with a read-only root file system (the
 # construct mounts an emptyDir at /tmp). test/unit/package/dockerfile.test.ts keeps this file in sync with the construct;
-# test/e2e/image-operator.test.ts builds it and runs it as the construct's Deployment. See docs/operator.md, "The image".
+# test/e2e/image-operator.test.ts builds it and runs it as the construct's Deployment. See docs/install/image.md.
 #
 #   docker build -t registry.example/keystone-appcred:0.2.0 .
 #   npm run image -- --tag registry.example/keystone-appcred:0.2.0           (buildah; --base local without a registry)

@@ -4,7 +4,7 @@
  * API server holding W Deployments, started with `--consumer-handoff` and without it, alternately (off, on, off, on, …),
  * each measured after its caches synced and 30 s idle: resident memory and V8 heap in use. The baseline is the operator
  * without the handoff, in the same run. The handoff caches the workload kinds as metadata only and reads an opted-in
- * workload whole by name (docs/operator.md, "The consumer handoff", Memory); this bench shows what a workload that did
+ * workload whole by name (docs/configure/handoff.md, "The consumer handoff", Memory); this bench shows what a workload that did
  * not opt in costs.
  *
  *   npm run build && npx tsx bench/handoff.ts [workloads=8000] [rounds=3]

@@ -6,7 +6,7 @@
  * Why not cdk8s-plus-33's generated `k8s` classes: the library would carry a third peer, a generated import of all of
  * Kubernetes, and the jsii package would need its bindings in every language (Maven Central and the Go module proxy
  * serve none at the versions used here, so the Java and Go builds compiled them from npm: most of the jsii build's
- * time, docs/constructs.md "Every cdk8s language"). The constructs write thirteen kinds and a few dozen of their
+ * time, docs/install/cdk8s.md "Every cdk8s language"). The constructs write thirteen kinds and a few dozen of their
  * fields: those are typed here and nothing else. The manifests are the same bytes the generated classes wrote: cdk8s
  * sorts every object's keys, in the order the generated serializers wrote them (test/unit/constructs' snapshots).
  *

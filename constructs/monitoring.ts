@@ -89,7 +89,7 @@ export interface AlertRulesProps {
   /** The operator the alerts are about: its namespace holds the PrometheusRule, its name is the scrape job. */
   readonly operator: Operator;
   /**
-   * The alerts' windows and thresholds (docs/operator.md, "Alerts and dashboard"): the engine's `AlertParameters`
+   * The alerts' windows and thresholds (docs/reference/cli.md, "keystone-appcred alerts"): the engine's `AlertParameters`
    * (src/observability/alerts.ts), which the `keystone-appcred alerts` flags set too.
    * @default the production defaults of `ALERT_DEFAULTS`, with `operatorSelector` `job="<the operator's name>"`
    */

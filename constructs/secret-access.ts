@@ -16,7 +16,7 @@ import { kubeObject, type PolicyRule, type StringMap, type Subject } from './kub
 import type { JustifiedRule } from './operator-rbac';
 
 /**
- * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"); the members' values are
+ * How the operator is granted Secrets (issue 34; docs/install/namespaced.md, docs/reference/rbac.md); the members' values are
  * the engine's `SecretAccessMode` (src/api/secret-access.ts), which the operator reads from `KAC_SECRET_ACCESS`.
  */
 export enum SecretAccess {

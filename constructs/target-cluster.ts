@@ -7,7 +7,7 @@
  *
  * The operator learns of the cluster from a Secret in its own namespace on the management cluster, labelled
  * `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"`, with the kubeconfig under the key `kubeconfig`; the cluster's
- * name is the Secret's name (docs/operator.md, "Target clusters", shows how to make it).
+ * name is the Secret's name (docs/configure/target-clusters.md shows how to make it).
  */
 import { Construct } from 'constructs';
 import { CustomResourceDefinition, Kind } from './crd';
@@ -26,7 +26,7 @@ export const ORDER_KINDS: readonly Kind[] = [Kind.KEYSTONE_PROJECT, Kind.KEYSTON
  * `TargetClusterSubject.group(name)`.
  */
 export class TargetClusterSubject {
-  /** A service account on the target cluster (create it and a token for it: docs/operator.md, "Target clusters"). */
+  /** A service account on the target cluster (create it and a token for it: docs/configure/target-clusters.md). */
   public static serviceAccount(name: string, namespace: string): TargetClusterSubject {
     return new TargetClusterSubject('ServiceAccount', name, namespace);
   }

@@ -13,7 +13,7 @@
  *
  * What is compatible and never reported: a new optional field (with its own rules), a new version, a widened limit or
  * enum, a rule removed, descriptions and printer columns. Each finding has a stable `id`
- * (`<plural>.<group> <version> <path>: <what>`), which docs/upgrading.md names when a release breaks on purpose
+ * (`<plural>.<group> <version> <path>: <what>`), which docs/install/upgrading.md names when a release breaks on purpose
  * (test/integration/crd-evolution.test.ts fails on any finding it does not name).
  */
 
@@ -58,7 +58,7 @@ export interface Crd {
 
 /** One change that breaks stored objects or existing manifests. */
 export interface Breaking {
-  /** `<plural>.<group> <version> <path>: <what>`; what docs/upgrading.md names to accept it. */
+  /** `<plural>.<group> <version> <path>: <what>`; what docs/install/upgrading.md names to accept it. */
   readonly id: string;
   readonly crd: string;
   readonly version?: string;

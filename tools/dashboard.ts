@@ -71,7 +71,7 @@ export function buildDashboard(): dashboard.Dashboard {
   nextId = 1;
   const builder = new dashboard.DashboardBuilder('keystone-appcred')
     .uid(DASHBOARD_UID)
-    .description('Keystone application credentials: rotations, expiry, failures by reason, Keystone, the operator (docs/operator.md, "Alerts and dashboard")')
+    .description('Keystone application credentials: rotations, expiry, failures by reason, Keystone, the operator (docs/configure/alerts.md, docs/operate/alerts.md)')
     .tags(['keystone-appcred', 'openstack', 'keystone'])
     .editable()
     .refresh('1m')
@@ -112,7 +112,7 @@ export function buildDashboard(): dashboard.Dashboard {
       ),
     )
     .withPanel(
-      graph('Orders by condition', 'Orders per condition type, status and reason (the troubleshooting table in docs/operator.md says what each reason means).', 'short', [
+      graph('Orders by condition', 'Orders per condition type, status and reason (docs/troubleshoot/ says what each reason means and what to do).', 'short', [
         [`count by (type, status, reason) (keystone_appcred_credential_condition{${NS}})`, '{{type}} {{status}} {{reason}}'],
       ]),
     )

@@ -1,7 +1,7 @@
 /**
  * The in-cluster operator: everything it runs with, least privilege and hardened.
  *
- * The image is built from this repository (see docs/constructs.md); its entry point is `node lib/src/cli/main.js operator`.
+ * The image is built from this repository (see docs/install/image.md); its entry point is `node lib/src/cli/main.js operator`.
  * The process serves `/healthz` and `/readyz` on the health port and `/metrics` on the metrics port, elects a leader on
  * a Lease in its own namespace, and reads its settings from the environment variables {@link OperatorEnv} names.
  */

@@ -121,7 +121,7 @@ export interface OperatorProps {
   readonly metricsPort?: number;
   /**
    * @default { cpu: "100m", memory: "256Mi" } (the largest idle RSS measured: 212 MiB at 2,000 converged orders; unrelated
-   * Secrets cost their metadata only; docs/operator.md, "Sizing the memory limit")
+   * Secrets cost their metadata only; docs/operate/what-to-do-when.md, "Sizing the memory limit")
    */
   readonly requests?: ResourceAmounts;
   /**
@@ -168,7 +168,7 @@ export interface OperatorProps {
    */
   readonly keystoneRequestsInFlight?: number;
   /**
-   * How the operator is granted Secrets (issue 34; docs/operator.md, "RBAC: every rule and why"). `CLUSTER_WIDE`: the
+   * How the operator is granted Secrets (issue 34; docs/install/namespaced.md, docs/reference/rbac.md). `CLUSTER_WIDE`: the
    * ClusterRole grants Secrets in every namespace. `NAMESPACED`: no cluster-scoped rule on Secrets at all; a Role and
    * RoleBinding `<name>-secrets` in each namespace that needs them, synthesized from the ControlPlanes and
    * KeystoneClusterIdentities declared in the same app (their namespaces, their assignments on the management cluster,

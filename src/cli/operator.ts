@@ -87,7 +87,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   const api = new KubeApi(connection.transport, FIELD_MANAGER);
   const manager = new Manager(api, managerOptions(config, { logger, metrics }));
   registerControllers(manager, config, identity);
-  // Target clusters: the kubeconfig Secrets in the operator's namespace (docs/operator.md, "Target clusters").
+  // Target clusters: the kubeconfig Secrets in the operator's namespace (docs/configure/target-clusters.md).
   const provider = new KubeconfigProvider(manager, api, {
     namespace: config.namespace,
     connect: (kubeconfig, source) => new KubeApi(connect({ kubeconfigText: { text: kubeconfig, source } }).transport, FIELD_MANAGER),
@@ -138,7 +138,7 @@ function help(): string {
     ...rows,
     '',
     'Out of cluster: keystone-appcred operator --kubeconfig ~/.kube/config --health-port 8081 --metrics-port 8080',
-    'Endpoints: /healthz and /readyz on the health port, /metrics on the metrics port. See docs/operator.md.',
+    'Endpoints: /healthz and /readyz on the health port, /metrics on the metrics port. See docs/reference/cli.md.',
   ].join('\n');
 }
 

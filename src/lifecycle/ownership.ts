@@ -20,7 +20,7 @@
  * Everything else under the order's names is foreign: never deleted, adopted, rotated away or counted as a generation;
  * the order reports it and mints under a name that does not collide ({@link alternateCredentialName}). A credential
  * that carries no mark and no record (one a crash left behind before anything recorded it) is therefore left to its
- * Keystone expiry (docs/lifecycle.md, Ownership).
+ * Keystone expiry (docs/concepts/ownership.md).
  *
  * The marks are no secret: the owner id is an identifier, and the proof is a one-way digest of 256 random bits.
  */

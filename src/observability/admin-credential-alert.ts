@@ -9,7 +9,7 @@
 import { ADMIN_CREDENTIAL_EXPIRY_WARNING, Duration } from '../api';
 import type { AlertGroup } from './alerts';
 
-/** The alert's name, the heading of its section in docs/operator.md. */
+/** The alert's name, the heading of its section in docs/operate/alerts.md. */
 export const ADMIN_CREDENTIAL_ALERT = 'KeystoneAppCredAdminCredentialExpiring';
 
 /** The rule group; `warning` the time before the expiry it fires from (a Go duration). */

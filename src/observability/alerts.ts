@@ -8,8 +8,8 @@
  *
  * Every window is a parameter (the shipped defaults are for production; the e2e test shortens them to seconds). Every
  * alert names the order (namespace, name, and the target cluster when there is one), the reason it stands on, what to
- * do, and carries a `runbook_url` into docs/operator.md ("Alerts and dashboard"), whose section per alert links the
- * troubleshooting table of the reason.
+ * do, and carries a `runbook_url` into docs/operate/alerts.md, whose section per alert links the troubleshooting entry
+ * of the reason (docs/troubleshoot/).
  */
 import { CredentialReason, DeliveryReason, AdmissionReason } from '../api';
 import { ADMIN_CREDENTIAL_ALERT, adminCredentialAlertGroup } from './admin-credential-alert';
@@ -42,11 +42,11 @@ export interface AlertParameters {
   /**
    * The series selector of the operator's own metrics (the scrape job): the leader, readiness and memory alerts sum and
    * compare per installation. The constructs' ServiceMonitor and PodMonitor name the job after the operator's name, as
-   * the scrape configuration in docs/operator.md does.
+   * the scrape configuration in docs/configure/alerts.md does.
    * @default 'job="keystone-appcred-operator"'
    */
   readonly operatorSelector?: string;
-  /** Where docs/operator.md is served; each alert's `runbook_url` is this plus its section's anchor. @default {@link DOCS_URL} */
+  /** Where docs/operate/alerts.md is served; each alert's `runbook_url` is this plus its section's anchor. @default {@link DOCS_URL} */
   readonly runbookBaseUrl?: string;
   /**
    * How far past `status.nextRotation` a rotation that has not switched is overdue, as of the operator's last scrape (a
@@ -97,7 +97,7 @@ export interface AlertParameters {
 /** Each parameter with the words `keystone-appcred alerts --help` gives it (its flag is the key in kebab case). */
 export const ALERT_PARAMETER_HELP: Readonly<Record<keyof AlertParameters, string>> = {
   operatorSelector: 'label matchers of the operator\'s scrape job, without braces',
-  runbookBaseUrl: 'where docs/operator.md is served; each runbook_url is this plus the alert\'s anchor',
+  runbookBaseUrl: 'where docs/operate/alerts.md is served; each runbook_url is this plus the alert\'s anchor',
   rotationOverdueAfter: 'how far past status.nextRotation a rotation that has not switched is overdue (as of the last scrape)',
   successorDueAfter: 'how long after status.nextRotation a rotation may take to create its successor before the expiry alert counts it missing (as of the last scrape)',
   expiryWarning: 'how long before its expiry a delivered credential without a successor is reported',
@@ -118,10 +118,10 @@ export const ALERT_PARAMETER_HELP: Readonly<Record<keyof AlertParameters, string
 };
 
 /**
- * Where docs/operator.md is published: the runbook links' base. A fork or an internal mirror of the documentation sets
+ * Where docs/operate/alerts.md is published: the runbook links' base. A fork or an internal mirror of the documentation sets
  * `runbookBaseUrl` (`--runbook-base-url`) instead.
  */
-export const DOCS_URL = 'https://github.com/c5c3/keystone-appcred/blob/main/docs/operator.md';
+export const DOCS_URL = 'https://github.com/c5c3/keystone-appcred/blob/main/docs/operate/alerts.md';
 
 /** The defaults of {@link AlertParameters}. */
 export const ALERT_DEFAULTS: Required<AlertParameters> = {
@@ -170,7 +170,7 @@ export const NEEDS_ACTION_REASONS: readonly string[] = [
   DeliveryReason.KeystoneNotPublished,
 ];
 
-/** The alert names, each the heading of its section in docs/operator.md. */
+/** The alert names, each the heading of its section in docs/operate/alerts.md. */
 export const ALERT_NAMES = [
   'KeystoneAppCredRotationOverdue',
   'KeystoneAppCredExpiresWithoutSuccessor',
@@ -191,7 +191,7 @@ export const ALERT_NAMES = [
 /** An alert's name. */
 export type AlertName = (typeof ALERT_NAMES)[number];
 
-/** The anchor of an alert's section in docs/operator.md (GitHub's: the heading lower-cased). */
+/** The anchor of an alert's section in docs/operate/alerts.md (GitHub's: the heading lower-cased). */
 export const runbookAnchor = (alert: AlertName): string => alert.toLowerCase();
 
 const DURATION = /^(?:\d+(?:ms|[smhdwy]))+$/;
@@ -301,7 +301,7 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
             p.needsActionFor,
             `Credential order ${ORDER} waits for a person: {{ $labels.type }} is {{ $labels.reason }}`,
             `${ORDER} reports {{ $labels.type }}={{ $labels.status }} with the reason {{ $labels.reason }}, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. ` +
-              `The troubleshooting table in docs/operator.md says what to do for {{ $labels.reason }}. ${LOOK}.`,
+              `docs/troubleshoot/keystoneapplicationcredential.md says what to do for {{ $labels.reason }}. ${LOOK}.`,
           ),
           rule(
             'KeystoneAppCredNotReady',
@@ -384,7 +384,7 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
             p.notReadyOperatorFor,
             'The keystone-appcred operator replica {{ $labels.instance }} is not ready',
             'The replica {{ $labels.instance }} has caches that have not synced (its /readyz answers 503 and names them), or Prometheus cannot scrape it: a replica that is not ready cannot take over from the leader. ' +
-              'Its log says which list fails (RBAC, the API server); see "The operator does not start" in docs/operator.md.',
+              'Its log says which list fails (RBAC, the API server); see docs/troubleshoot/operator-start.md.',
           ),
           rule(
             'KeystoneAppCredOperatorMemoryNearLimit',
@@ -393,7 +393,7 @@ export function alertRules(parameters: AlertParameters = {}): RuleFile {
             p.memoryFor,
             'The keystone-appcred operator replica {{ $labels.instance }} uses {{ $value | humanizePercentage }} of its memory limit',
             `The resident memory of {{ $labels.instance }} has been above ${percent(p.memoryRatio)} of its container's memory limit for ${p.memoryFor}: the next burst (many new orders, a mass rotation) may get it OOM-killed. ` +
-              'Raise the construct\'s limits.memory (docs/operator.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
+              'Raise the construct\'s limits.memory (docs/operate/what-to-do-when.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
           ),
         ],
       },

@@ -2,7 +2,7 @@
  * The operator's Grafana dashboard, as the package ships it: Grafana's JSON model, built by tools/dashboard.ts with
  * Grafana's builder library and committed as ./dashboard.json. `keystone-appcred dashboard` prints it; the `Dashboard`
  * construct puts it into a ConfigMap that the grafana sidecar picks up (label `grafana_dashboard: "1"`). Its queries
- * read the operator's metrics (docs/operator.md, "Metrics") from the data source its `datasource` variable selects.
+ * read the operator's metrics (docs/reference/metrics.md) from the data source its `datasource` variable selects.
  */
 import dashboard from './dashboard.json';
 

@@ -52,7 +52,7 @@ export interface ControllerOptions {
   /** The client-side limit per Keystone endpoint (0: none). @default KeystoneLimitDefaults */
   readonly keystone?: { readonly requestsPerSecond: number; readonly inFlight: number };
   /**
-   * How the operator is granted Secrets (issue 34, docs/operator.md "RBAC"): `cluster-wide` caches them across the
+   * How the operator is granted Secrets (issue 34, docs/install/namespaced.md): `cluster-wide` caches them across the
    * cluster; `namespaced` only in the namespaces the ControlPlanes and identities name (src/api/secret-access.ts), where
    * a refused list freezes the orders that need the namespace with `SecretAccessNotGranted`. `operator`: the base name of
    * its RBAC objects, which the conditions name; `username`: the identity the API server authenticated, which they bind.

@@ -1,5 +1,5 @@
 /**
- * Which Secrets the operator holds whole, and how it reads the rest (docs/operator.md, "What the operator caches").
+ * Which Secrets the operator holds whole, and how it reads the rest (docs/concepts/caches.md).
  *
  * Whole, in the informer caches: the Secrets it writes, found by the labels it gives them: an order's `secret-v<N>`
  * children and delivered Secret (`c5c3.io/keystoneapplicationcredential-name`, the spec's "Projected child names" and

@@ -7,7 +7,7 @@
  * and `pulumi up` fail naming the path and the fix before anything is created or written, and `pulumi destroy` leaves
  * that document alone. Who a document belongs to: the owner id its metadata names (written with every document since
  * this rule, `custom_metadata.owner`), or, for a document written before, whether its credential is one the state
- * records (docs/pulumi.md, "OpenBao backup").
+ * records (docs/configure/pulumi.md, "OpenBao backup").
  */
 import type { BackupPort } from '../lifecycle';
 

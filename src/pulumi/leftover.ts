@@ -1,7 +1,7 @@
 /**
  * What the Pulumi face says of the credentials under a resource's names that it did not mint: one of them may be the
  * leftover of this stack's own create, when `pulumi` was killed after Keystone created the credential and before the
- * engine saved the state (docs/lifecycle.md, Crash-safety). The engine keeps that create as a pending operation, with
+ * engine saved the state (docs/concepts/lifecycle.md, Crash-safety). The engine keeps that create as a pending operation, with
  * the inputs it recorded before it called Create, the owner id `check` drew among them (`pulumi stack export` shows it),
  * and warns of it on every later `up`; no later call of the provider ever gets those inputs (not `up`, which creates
  * the resource anew with a new owner, nor `pulumi refresh --import-pending-creates`, which drops the pending create

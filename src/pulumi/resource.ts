@@ -101,7 +101,7 @@ function backupFromConfig(): InputsOf<BackupSettings> | undefined {
 }
 
 /**
- * An application credential minted, rotated and swept on `pulumi up`. See docs/pulumi.md.
+ * An application credential minted, rotated and swept on `pulumi up`. See docs/configure/pulumi.md.
  *
  * ```ts
  * const cred = new KeystoneApplicationCredential('ci', { rotation: { interval: '168h', gracePeriod: '24h' } });
@@ -142,7 +142,7 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
   declare readonly prefix: pulumi.Output<string>;
   /**
    * The resource's owner id: the description of every credential it mints in Keystone carries `owner=<id>`, which tells
-   * its credentials from those of another stack that orders the same names for the same user (docs/pulumi.md).
+   * its credentials from those of another stack that orders the same names for the same user (docs/concepts/ownership.md).
    */
   declare readonly owner: pulumi.Output<string>;
 

@@ -54,7 +54,7 @@ export interface ProviderInputs {
    * The resource's owner id, not a user's input: `check` draws it for a create and keeps it ever after, so the engine
    * holds it in the checked inputs it records before it calls Create (a pending create in the state's
    * `pending_operations`), and a create killed after the mint leaves a credential whose owner the state names
-   * (docs/lifecycle.md, Ownership).
+   * (docs/concepts/ownership.md).
    */
   readonly owner?: string;
 }

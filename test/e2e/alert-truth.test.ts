@@ -96,7 +96,7 @@ async function openBao(method: string, path: string, body?: unknown): Promise<un
   return res.status === 204 ? undefined : res.json();
 }
 
-/** The operator's policy: its documented rules (docs/operator.md) on each ControlPlane's paths; `denied` ones denied. */
+/** The operator's policy: its documented rules (docs/install/openbao.md) on each ControlPlane's paths; `denied` ones denied. */
 const policy = (denied: readonly string[] = []) =>
   CP_NAMESPACES.map((ns) =>
     denied.includes(ns)

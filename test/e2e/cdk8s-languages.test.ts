@@ -20,10 +20,10 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { installedVersion, GO_MODULE, JSII_NAMES, PEERS } from '../../tools/jsii/package';
-import { mavenRepository, type JsiiBuild } from '../../tools/jsii/build';
+import { installedVersion, GO_MODULE, JSII_NAMES, PEERS, rootPackage } from '../../tools/jsii/package';
+import { DOC_LANGUAGES, mavenRepository, type JsiiBuild } from '../../tools/jsii/build';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { cdk8sCli, JSII_BUILD_MS, jsiiBuild } from '../support/jsii';
+import { cdk8sCli, documentedSizes, JSII_BUILD_MS, jsiiBuild, kib } from '../support/jsii';
 import { kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { REPO, runOk } from '../support/package';
 
@@ -132,6 +132,24 @@ describe('the example app in TypeScript, Python, Go and Java, on the jsii packag
     const out = await synth(cli, dir, env({ MAVEN_OPTS: `-Dmaven.repo.local=${repository}` }));
     times.java = `synth (mvn compile exec:java) ${out.seconds.toFixed(1)} s`;
     expect(out.manifests).toEqual(reference);
+  });
+
+  it('the sizes docs/install/cdk8s.md states are the build\'s, within 10%', () => {
+    const version = rootPackage().version;
+    const sizes = documentedSizes(version);
+    const measured: Record<string, number[]> = {
+      wheel: [kib(join(build.dist, 'python', `${JSII_NAMES.python.module}-${version}-py3-none-any.whl`))],
+      go: [kib(join(build.dist, 'go', 'keystoneappcredcdk8s'))],
+      jar: [kib(join(build.dist, 'java', ...JSII_NAMES.java.groupId.split('.'), JSII_NAMES.java.artifactId, version, `${JSII_NAMES.java.artifactId}-${version}.jar`))],
+      npm: [kib(join(build.dist, 'js', `${JSII_NAMES.npm}@${version}.jsii.tgz`))],
+      docs: DOC_LANGUAGES.map((l) => kib(join(build.docs, `API.${l}.md`))),
+    };
+    times.sizes = Object.entries(measured).map(([k, v]) => `${k} ${v.join('/')} KiB`).join(', ');
+    expect(Object.keys(sizes).sort()).toEqual(Object.keys(measured).sort());
+    for (const [artifact, [low, high]] of Object.entries(sizes)) {
+      const [least, most] = [Math.min(...measured[artifact]), Math.max(...measured[artifact])];
+      expect([artifact, Math.abs(least - low) <= low / 10 && Math.abs(most - high) <= high / 10]).toEqual([artifact, true]);
+    }
   });
 
   it('the API server accepts the manifests (server-side apply, dry run)', async () => {

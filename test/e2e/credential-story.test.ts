@@ -297,7 +297,7 @@ describe('repairs and refusals (further cases)', () => {
     }
     expect(await userCredentials(childPrefix({ namespace: NS, name: 'gone' }))).toEqual([]);
     // The operator's list of the user's credentials is seconds old; a change the user makes to the order lists anew
-    // (docs/operator.md, "To make an order look now, change it").
+    // (docs/concepts/passes.md, "To make an order look now, change it").
     await merge('keystoneapplicationcredential', 'gone', { metadata: { annotations: { 'example.com/recheck': String(Date.now()) } } });
     const o = await eventually(async () => {
       const o = await order('gone');

@@ -5,7 +5,7 @@
  * command, environment with the downward API filled, security context, volumes, ports), configured from the pod's service
  * account (a TokenRequest token of the construct's ServiceAccount with `ca.crt` and `namespace` at
  * /var/run/secrets/kubernetes.io/serviceaccount, `KUBERNETES_SERVICE_HOST`/`_PORT` at the test API server, no kubeconfig
- * anywhere), backing up to an OpenBao set up exactly as docs/operator.md tells users (its shell steps 1, 2b and 3 run as
+ * anywhere), backing up to an OpenBao set up exactly as docs/install/openbao.md tells users (its shell steps 1, 2b and 3 run as
  * written: KV v2, the policy, the Kubernetes auth method with a token reviewer bound to `system:auth-delegator`, the
  * role), which the operator logs in to with its own service account token.
  *
@@ -44,7 +44,7 @@ const ROLE = 'keystone-appcred-operator';
 const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: uniqueName('image'), projectName: uniqueName('image') });
 const [projectOrder, userOrder, roleAssignment] = fx.identityOrders();
 const prefix = childPrefix({ namespace: NS, name: 'app' });
-/** The order's uid, once it exists: its backup path names it (docs/operator.md, The backup). */
+/** The order's uid, once it exists: its backup path names it (docs/configure/order.md, The backup). */
 let orderUid = '';
 
 const [imageRepo, imageTag] = ((image: string) => [image.slice(0, image.lastIndexOf(':')), image.slice(image.lastIndexOf(':') + 1)])(process.env.KAC_IMAGE ?? ':');
@@ -69,11 +69,11 @@ function synthesizeOperator(baoAddress: string): KubeObject[] {
   return Testing.synth(chart) as KubeObject[];
 }
 
-/** The ```sh block of docs/operator.md whose first line starts with `# <step>.`. */
+/** The ```sh block of docs/install/openbao.md whose first line starts with `# <step>.`. */
 function docsStep(step: string): string {
-  const docs = readFileSync(join(__dirname, '../../docs/operator.md'), 'utf8');
+  const docs = readFileSync(join(__dirname, '../../docs/install/openbao.md'), 'utf8');
   const block = [...docs.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.startsWith(`# ${step}.`));
-  if (!block) throw new Error(`docs/operator.md has no \`\`\`sh block starting with "# ${step}."`);
+  if (!block) throw new Error(`docs/install/openbao.md has no \`\`\`sh block starting with "# ${step}."`);
   return block;
 }
 
@@ -88,7 +88,7 @@ async function runDocsStep(step: string): Promise<string> {
     BAO_TOKEN: (bao as BaoServer).token,
   };
   const result = await run('bash', ['-euo', 'pipefail', '-c', docsStep(step)], { cwd: dir, env, timeoutMs: 120_000 });
-  if (result.code !== 0) throw new Error(`docs/operator.md step ${step} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
+  if (result.code !== 0) throw new Error(`docs/install/openbao.md step ${step} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
 }
 

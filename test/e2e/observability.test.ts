@@ -1,7 +1,7 @@
 // @needs kube keystone prometheus
 /**
  * The alerts and the dashboard against a real Prometheus scraping the real operator (a child process under the
- * construct's RBAC on the real API server and Keystone), with the scrape configuration docs/operator.md shows and the
+ * construct's RBAC on the real API server and Keystone), with the scrape configuration docs/configure/alerts.md shows and the
  * rule file `keystone-appcred alerts` prints, its windows shortened to seconds by its own flags:
  *
  * - a rotation held past its time (the user gone: its KeystoneUser order deleted and its finalizer taken off by hand
@@ -125,11 +125,11 @@ beforeAll(async () => {
   });
   await waitReady(operator);
 
-  // Prometheus: the scrape configuration of docs/operator.md ("Without prometheus-operator"), its target this process,
+  // Prometheus: the scrape configuration of docs/configure/alerts.md ("Without prometheus-operator"), its target this process,
   // and the rule file `keystone-appcred alerts` prints with the windows above.
-  const doc = readFileSync(join(REPO, 'docs/operator.md'), 'utf8');
+  const doc = readFileSync(join(REPO, 'docs/configure/alerts.md'), 'utf8');
   const documented = /```yaml\n(# prometheus\.yml, without prometheus-operator[\s\S]*?)```/.exec(doc)?.[1];
-  if (!documented) throw new Error('docs/operator.md has no "# prometheus.yml, without prometheus-operator" block');
+  if (!documented) throw new Error('docs/configure/alerts.md has no "# prometheus.yml, without prometheus-operator" block');
   const scrape = parseAllDocuments(documented)[0].toJS() as { scrape_configs: { job_name: string; honor_labels: boolean }[] };
   const job = scrape.scrape_configs.find((c) => c.job_name === JOB);
   expect(job).toMatchObject({ honor_labels: true });

@@ -1,6 +1,6 @@
 // @needs kube
 /**
- * The operator's memory is bounded by what it manages, on the real API server (docs/operator.md, "What the operator
+ * The operator's memory is bounded by what it manages, on the real API server (docs/concepts/caches.md, "What the operator
  * caches"): a namespace full of large unrelated Secrets, half of them made by `kubectl apply` (whose last-applied
  * annotation is a second copy of the data), some before the operator starts (its list) and some after (its watch).
  * Proven, with the operator (`keystone-appcred operator`, under the construct's RBAC) running:

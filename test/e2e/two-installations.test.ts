@@ -4,7 +4,7 @@
  * the test environment, each with its own operator as a child process under the construct's RBAC), one Keystone, one
  * OpenBao, and the same ControlPlane, user, project and order namespace and name on both, as a migration to a new
  * cluster that runs beside the old one has them. The second cluster's identity plane takes the Keystone user and
- * project over by the ownership markers (docs/operator.md), which changes the user's password: the first cluster's
+ * project over by the ownership markers (docs/concepts/ownership.md), which changes the user's password: the first cluster's
  * orders cannot log in until its user order sets a password again, which is how the test hands the user back and forth.
  *
  * Both orders reach Ready at the generation their spec asks for; B reports A's credential under its names

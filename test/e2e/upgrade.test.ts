@@ -14,7 +14,7 @@
  *    role assignment on the target cluster too, the ControlPlane (with a public endpoint) and the children on the
  *    management cluster. A consumer probe logs in with the delivered Secrets every second throughout (the target
  *    order's read from the target cluster).
- * 2. This release applied over it as docs/upgrading.md says: the CRDs (deploy/crds.yaml, and this release's
+ * 2. This release applied over it as docs/install/upgrading.md says: the CRDs (deploy/crds.yaml, and this release's
  *    `manifests --target-cluster` on the target cluster), then the RBAC and the Deployment (deploy/install.yaml), then
  *    the old operator stopped and the new one started (a Recreate rollout), while another installation still on 0.1.0
  *    writes the 0.1.0 path of one order.
@@ -141,7 +141,7 @@ function targetClusterManifests(cli: readonly string[], cwd: string): string {
   return execFileSync(process.execPath, [...cli, 'manifests', '--target-cluster', '--target-service-account', `${SYSTEM}/${SA}`], { cwd, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
 }
 
-/** Applied to the target cluster as docs/operator.md says (`kubectl --context edge-1 apply --server-side -f -`); its CRDs established. */
+/** Applied to the target cluster as docs/configure/target-clusters.md says (`kubectl --context edge-1 apply --server-side -f -`); its CRDs established. */
 async function applyOnTarget(yaml: string): Promise<void> {
   await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, as: 'target', timeoutMs: 120_000 });
   await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...TARGET_CRDS.map((c) => `crd/${c}`)], { as: 'target' });
@@ -266,7 +266,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     phase('orders in flight');
   });
 
-  it('this release applied as docs/upgrading.md says: the CRDs (and the target cluster\'s), then the RBAC and the Deployment, then the new operator takes over', async () => {
+  it('this release applied as docs/install/upgrading.md says: the CRDs (and the target cluster\'s), then the RBAC and the Deployment, then the new operator takes over', async () => {
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/crds.yaml')], { timeoutMs: 120_000 });
     await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
     // On the target cluster: this release's `manifests --target-cluster` (its CRDs gain the optional fields 0.2.0 added,

@@ -78,7 +78,7 @@ const needsAction = (name: string, type: string, reason: string) => ({
   exp_labels: { ...APP, name, severity: 'warning', type, status: 'False', reason },
   exp_annotations: {
     summary: `Credential order tenant-a/${name} waits for a person: ${type} is ${reason}`,
-    description: `tenant-a/${name} reports ${type}=False with the reason ${reason}, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. The troubleshooting table in docs/operator.md says what to do for ${reason}. \`keystone-appcred status -n tenant-a\` shows its reason; \`kubectl describe keystoneapplicationcredential -n tenant-a ${name}\` its conditions and Events.`,
+    description: `tenant-a/${name} reports ${type}=False with the reason ${reason}, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. docs/troubleshoot/keystoneapplicationcredential.md says what to do for ${reason}. \`keystone-appcred status -n tenant-a\` shows its reason; \`kubectl describe keystoneapplicationcredential -n tenant-a ${name}\` its conditions and Events.`,
     runbook_url: runbook('KeystoneAppCredNeedsAction'),
   },
 });
@@ -294,7 +294,7 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
             exp_annotations: {
               summary: 'Credential order tenant-a/foreign waits for a person: DeliveryReady is DeliveryRefused',
               description:
-                'tenant-a/foreign reports DeliveryReady=False with the reason DeliveryRefused, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. The troubleshooting table in docs/operator.md says what to do for DeliveryRefused. `keystone-appcred status -n tenant-a` shows its reason; `kubectl describe keystoneapplicationcredential -n tenant-a foreign` its conditions and Events.',
+                'tenant-a/foreign reports DeliveryReady=False with the reason DeliveryRefused, which only a change of the order, a reference or a Secret clears; nothing is created, rotated or delivered that the reason blocks. docs/troubleshoot/keystoneapplicationcredential.md says what to do for DeliveryRefused. `keystone-appcred status -n tenant-a` shows its reason; `kubectl describe keystoneapplicationcredential -n tenant-a foreign` its conditions and Events.',
               runbook_url: runbook('KeystoneAppCredNeedsAction'),
             },
           },
@@ -491,7 +491,7 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
             exp_annotations: {
               summary: 'The keystone-appcred operator replica 10.0.0.8:8080 is not ready',
               description:
-                'The replica 10.0.0.8:8080 has caches that have not synced (its /readyz answers 503 and names them), or Prometheus cannot scrape it: a replica that is not ready cannot take over from the leader. Its log says which list fails (RBAC, the API server); see "The operator does not start" in docs/operator.md.',
+                'The replica 10.0.0.8:8080 has caches that have not synced (its /readyz answers 503 and names them), or Prometheus cannot scrape it: a replica that is not ready cannot take over from the leader. Its log says which list fails (RBAC, the API server); see docs/troubleshoot/operator-start.md.',
               runbook_url: runbook('KeystoneAppCredOperatorNotReady'),
             },
           },
@@ -517,7 +517,7 @@ const tests: { name: string; input_series: ReturnType<typeof series>[]; alert_ru
             exp_annotations: {
               summary: 'The keystone-appcred operator replica 10.0.0.7:8080 uses 93.75% of its memory limit',
               description:
-                'The resident memory of 10.0.0.7:8080 has been above 90% of its container\'s memory limit for 15m: the next burst (many new orders, a mass rotation) may get it OOM-killed. Raise the construct\'s limits.memory (docs/operator.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
+                'The resident memory of 10.0.0.7:8080 has been above 90% of its container\'s memory limit for 15m: the next burst (many new orders, a mass rotation) may get it OOM-killed. Raise the construct\'s limits.memory (docs/operate/what-to-do-when.md, "Sizing the memory limit": about 105 MiB plus 15 MiB per 1,000 orders, twice that for the limit).',
               runbook_url: runbook('KeystoneAppCredOperatorMemoryNearLimit'),
             },
           },

@@ -55,7 +55,7 @@ describe('the Pulumi provider against Keystone and OpenBao', () => {
     rotation: { interval: '1h', gracePeriod: '20m' },
     backup: {},
   });
-  /** The backup at the default path, which names the resource's owner id (docs/pulumi.md, OpenBao backup). */
+  /** The backup at the default path, which names the resource's owner id (docs/configure/pulumi.md, OpenBao backup). */
   let owner = '';
   const bao = () => new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/pulumi/${inputs().prefix}/${owner}/service-accounts/application-credential` });
   const login = (id?: string, secret?: string) =>

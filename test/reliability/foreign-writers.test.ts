@@ -226,7 +226,7 @@ describe('foreign writers on the delivered Secret', () => {
   });
 
   /**
-   * docs/operator.md (The delivered Secret): a Secret of the delivered name without the order's controller reference is
+   * docs/configure/order.md (The delivered Secret): a Secret of the delivered name without the order's controller reference is
    * foreign, never written. A pass reads the delivered Secret from the cache at its start (in parallel with listing
    * Keystone); a foreign Secret created while it runs must not be taken over by its delivery. Made deterministic with a
    * slow Keystone (2 s per request) and passes that must list Keystone anew (a pass that follows a change the user made
@@ -317,7 +317,7 @@ describe('foreign writers on the delivered Secret', () => {
   });
 
   /**
-   * The troubleshooting table (docs/operator.md, DeliveryRefused) says "delete or rename that Secret": once it is gone
+   * The troubleshooting entry (docs/troubleshoot/keystoneapplicationcredential.md, DeliveryRefused) says "delete or rename that Secret": once it is gone
    * the order delivers. (This was a bug, fixed in c863bc0: a Secret event reached an order only through the Secret's
    * controller reference or the order's labels, which a foreign Secret has not, so its deletion reconciled nothing and
    * the order stayed undelivered until its next change or wake-up.)

@@ -144,7 +144,7 @@ export function credentialFixtures(options: CredentialFixtureOptions) {
 
   /**
    * The order's backup in the test OpenBao (mount `openstack`), at its backing path: the spec's path with the order's
-   * uid after the prefix (docs/operator.md, The backup). `uid`: the order's `metadata.uid` (read it before a teardown).
+   * uid after the prefix (docs/configure/order.md, The backup). `uid`: the order's `metadata.uid` (read it before a teardown).
    */
   const backup = (name: string, uid: string) =>
     new OpenBaoBackup({ address: process.env.KAC_BAO_ADDR as string, token: process.env.KAC_BAO_TOKEN as string, path: `keystone/${CP_NS}/${prefixOf(name)}/${uid}/service-accounts/application-credential` });

@@ -27,7 +27,7 @@ export interface BaoServer extends Started {
 
 /**
  * Starts `bao server -dev` in `workDir` and waits until it is unsealed; with `kvMount`, mounts a KV v2 engine there and
- * waits until it answers. A test that sets OpenBao up as a user would (docs/operator.md) starts one without the mount.
+ * waits until it answers. A test that sets OpenBao up as a user would (docs/install/openbao.md) starts one without the mount.
  */
 export async function startBao(workDir: string, options: { kvMount?: string } = {}): Promise<BaoServer> {
   mkdirSync(workDir, { recursive: true });

@@ -138,7 +138,7 @@ export async function targetClusterKubeconfig(identity: { readonly namespace: st
 }
 
 /**
- * The service account that a target cluster's ClusterRole binds (docs/operator.md, On the target cluster), created there
+ * The service account that a target cluster's ClusterRole binds (docs/configure/target-clusters.md, On the target cluster), created there
  * with its namespace (both may exist), and a self-contained kubeconfig (CA embedded, a 4 h token) that authenticates as
  * it: the `kubeconfig` of the registration Secret.
  */

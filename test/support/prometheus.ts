@@ -5,7 +5,7 @@
  *   rules` and `promtool test rules`. Exports KAC_PROMTOOL (its path).
  * - `prometheus`: a real Prometheus server on 127.0.0.1 with a free port, scraping every second and evaluating rules
  *   every second, that reads its scrape configurations from `scrape/*.yaml` and its rule files from `rules/*.yaml` in its
- *   work dir: a test writes them (the scrape configuration docs/operator.md shows, the rules `keystone-appcred alerts`
+ *   work dir: a test writes them (the scrape configuration docs/configure/alerts.md shows, the rules `keystone-appcred alerts`
  *   prints) and calls {@link reloadPrometheus}. Exports KAC_PROMETHEUS_URL, KAC_PROMETHEUS_SCRAPE_DIR,
  *   KAC_PROMETHEUS_RULES_DIR. {@link startPrometheusServer} starts another one, at another scrape interval, for a test.
  *

@@ -1,5 +1,5 @@
 /**
- * Every text input of the Pulumi resource and its length limit, as docs/pulumi.md states them (the reading system's own:
+ * Every text input of the Pulumi resource and its length limit, as docs/reference/pulumi.md states them (the reading system's own:
  * Keystone's, OpenBao's, the ControlPlane's bounds): written here by hand from the docs, not read from the code, so the
  * e2e tests that feed each input one character too many check the code against the documented contract.
  */

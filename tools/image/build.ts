@@ -103,7 +103,7 @@ export async function checkBuildah(env: NodeJS.ProcessEnv = buildahEnv()): Promi
     const missing = error instanceof ExecError && /ENOENT/.test(error.output);
     throw new Error(
       missing
-        ? 'buildah is not installed: apt-get install buildah mmdebstrap (Debian; .ci/run installs them), or build with docker: see docs/operator.md, "The image"'
+        ? 'buildah is not installed: apt-get install buildah mmdebstrap (Debian; .ci/run installs them), or build with docker: see docs/install/image.md'
         : `buildah does not run here: ${error instanceof Error ? error.message : String(error)}`,
     );
   }

@@ -123,7 +123,7 @@ export class CredentialReconciler {
    * The orders this process has met, with what the user last asked of each (its spec generation and annotations, and
    * its `credentialGeneration`): the first pass over an order may find it settled by the cache alone, and a pass that
    * follows a change the user made observes Keystone afresh rather than through the session's known credentials
-   * (docs/operator.md, "To make an order look now, change it"). A raised `credentialGeneration` is the exception: the
+   * (docs/concepts/passes.md, "To make an order look now, change it"). A raised `credentialGeneration` is the exception: the
    * pass mints a new generation whatever Keystone holds, so a mass rotation by hand costs Keystone one create per order.
    * `fresh` stays set until a pass that reached Keystone succeeds: the retry of a pass that failed (Keystone down, a
    * conflict) lists anew too, rather than falling back to the known credentials the user's change meant to bypass.

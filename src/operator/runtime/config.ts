@@ -45,7 +45,7 @@ export interface OperatorConfig {
   /** Workers of single kinds, overriding `workers` (controller-runtime's GroupKindConcurrency). */
   readonly workersPerKind: Readonly<Partial<Record<ReconciledKind, number>>>;
   readonly openBao?: OpenBaoConfig;
-  /** Roll the workloads that opted in when their delivered Secret switches (docs/operator.md, "The consumer handoff"). */
+  /** Roll the workloads that opted in when their delivered Secret switches (docs/configure/handoff.md). */
   readonly consumerHandoff: boolean;
   /** The client-side limit per Keystone endpoint (0: none). */
   readonly keystoneRate: number;
@@ -54,7 +54,7 @@ export interface OperatorConfig {
   readonly heapTrimIntervalMs: number;
   /** The container's memory limit in bytes, exported for the heap alert; absent: the cgroup's, if any. */
   readonly memoryLimitBytes?: number;
-  /** How the operator is granted Secrets: cluster-wide, or per namespace (docs/operator.md, "RBAC"). */
+  /** How the operator is granted Secrets: cluster-wide, or per namespace (docs/install/namespaced.md). */
   readonly secretAccess: SecretAccessMode;
   /** The base name of its RBAC objects, which the conditions of a refused namespace name (`<name>-secrets`). */
   readonly rbacName: string;

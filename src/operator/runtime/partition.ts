@@ -1,6 +1,6 @@
 /**
  * A kind cached by the labels that mark the objects the operator needs whole, and as metadata only for the rest (what
- * cert-manager does for Secrets, see docs/operator.md, "What the operator caches"): one informer per label key with the
+ * cert-manager does for Secrets, see docs/concepts/caches.md): one informer per label key with the
  * selector `key` (the object carries the label; the API server cannot select "this label or that one" in one selector),
  * and one informer of the metadata-only view with the complement `!key1,!key2,…`, so each object is in exactly one
  * cache (for a moment in two, or none, while a relabelled object's watches catch up). The rest never reaches the

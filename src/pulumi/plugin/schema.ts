@@ -1,7 +1,7 @@
 /**
  * The Pulumi package schema of the `keystone-appcred` provider plugin: one resource,
  * `keystone-appcred:index:ApplicationCredential`, with the inputs and outputs of the dynamic resource
- * (`KeystoneApplicationCredential`, see docs/pulumi.md), their defaults and rules in the descriptions, and the
+ * (`KeystoneApplicationCredential`, see docs/reference/pulumi.md), their defaults and rules in the descriptions, and the
  * credential's secret, its document and the connection's password marked secret so that every language's SDK and state
  * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
  */

@@ -1,22 +1,42 @@
 /**
- * docs/constructs.md's "Every cdk8s language": each language's code block is an excerpt of that language's example app
+ * docs/install/cdk8s.md's "Every cdk8s language": each language's code block is an excerpt of that language's example app
  * (which test/e2e/cdk8s-languages.test.ts runs), line for line; its install line names the wheel jsii-pacmak writes and
  * the peers at the versions the TypeScript side uses; its table names the package as tools/jsii/package.ts does.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { GO_MODULE, installedVersion, JSII_NAMES, PEERS, rootPackage } from '../../../tools/jsii/package';
+import { page, section as markdownSection } from '../../support/markdown';
 
 const REPO = join(__dirname, '..', '..', '..');
-const doc = readFileSync(join(REPO, 'docs', 'constructs.md'), 'utf8');
-const section = doc.slice(doc.indexOf('## Every cdk8s language (jsii)'), doc.indexOf('\n## CRDs'));
+const section = markdownSection(page('docs/install/cdk8s.md'), '## Every cdk8s language (jsii)');
 
 /** The fenced blocks of `language` in the section. */
 function blocks(language: string): string[] {
   return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
 }
 
-describe('docs/constructs.md, every cdk8s language', () => {
+/**
+ * The Node.js releases the jsii runtime supports today: @jsii/check-node's table (the release line of the jsii-pacmak
+ * that builds the package, whose runtime every language's `jsii` package embeds and which warns on any other release),
+ * read from the installed package, so a release reaching its end of support changes what the page must say.
+ */
+async function jsiiNodeReleases(): Promise<number[]> {
+  const pacmak = dirname(require.resolve('jsii-pacmak/package.json'));
+  const checkNode = (await import(require.resolve('@jsii/check-node', { paths: [pacmak] }))) as {
+    NodeRelease: { ALL_RELEASES: readonly { majorVersion: number; supported: boolean }[] };
+  };
+  return checkNode.NodeRelease.ALL_RELEASES.filter((r) => r.supported).map((r) => r.majorVersion).sort((a, b) => a - b);
+}
+
+describe('docs/install/cdk8s.md, every cdk8s language', () => {
+  it('names the Node.js releases the jsii runtime supports, and the project\'s among them', async () => {
+    const majors = await jsiiNodeReleases();
+    expect(majors).toContain(Number(process.versions.node.split('.')[0])); // the tests run on the project's Node
+    const said = majors.length === 1 ? `Node ${majors[0]}` : `Node ${majors.slice(0, -1).join(', ')} or ${majors[majors.length - 1]}`;
+    expect(section).toContain(`(${said}, the releases the jsii runtime supports`);
+  });
+
   it.each([
     ['python', 'examples/cdk8s/python/main.py'],
     ['go', 'examples/cdk8s/go/main.go'],

@@ -1,5 +1,5 @@
 /**
- * docs/pulumi.md's input and output tables against the provider plugin's schema (src/pulumi/plugin/schema.ts): every
+ * docs/reference/pulumi.md's input and output tables against the provider plugin's schema (src/pulumi/plugin/schema.ts): every
  * input of the schema has a row (the rotation block by its two fields) with the schema's default, and every status
  * output has a row, so the documentation and the schema every SDK is generated from cannot drift apart.
  */
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { APPLICATION_CREDENTIAL, packageSchema } from '../../../src/pulumi/plugin/schema';
 import { STATUS_OUTPUTS } from '../../../src/pulumi/state';
 
-const DOC = readFileSync(join(__dirname, '../../../docs/pulumi.md'), 'utf8');
+const DOC = readFileSync(join(__dirname, '../../../docs/reference/pulumi.md'), 'utf8');
 const schema = packageSchema('0.0.0');
 const resource = schema.resources[APPLICATION_CREDENTIAL];
 
@@ -25,7 +25,7 @@ function table(heading: string): Map<string, string[]> {
   return rows;
 }
 
-describe('docs/pulumi.md against the plugin schema', () => {
+describe('docs/reference/pulumi.md against the plugin schema', () => {
   const inputs = table('Inputs');
   const outputs = table('Outputs');
   const rotation = schema.types['keystone-appcred:index:Rotation'].properties;

@@ -57,7 +57,7 @@ describe('alertRules', () => {
     [{ keystoneFailureRatio: 0 }, 'alert parameter keystoneFailureRatio (0) must be a number above 0 and at most 1'],
     [{ memoryRatio: 1.5 }, 'alert parameter memoryRatio (1.5) must be a number above 0 and at most 1'],
     [{ operatorSelector: '{job="x"}' }, 'alert parameter operatorSelector ("{job=\\"x\\"}") must be label matchers such as job="keystone-appcred-operator" (without braces)'],
-    [{ runbookBaseUrl: 'docs/operator.md' }, 'alert parameter runbookBaseUrl ("docs/operator.md") must be an http or https URL without a fragment'],
+    [{ runbookBaseUrl: 'docs/operate/alerts.md' }, 'alert parameter runbookBaseUrl ("docs/operate/alerts.md") must be an http or https URL without a fragment'],
   ])('refuses %j', (parameters, message) => {
     expect(() => alertRules(parameters)).toThrow(message);
   });

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { markdownFiles, USER_DOC_FOLDERS } from '../../support/markdown';
 import { buildProject, exportTargets, nodeEnv, packageJson, REPO, withBuildLock } from '../../support/package';
 
 jest.setTimeout(240_000);
@@ -154,8 +155,10 @@ describe('npm pack', () => {
     }
   });
 
-  it('holds the README, the LICENSE (Apache-2.0) and the docs a user reads', () => {
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'docs/pulumi.md', 'docs/constructs.md', 'docs/lifecycle.md', 'examples/cdk8s/cdk8s.yaml']));
+  it('holds the README, the LICENSE (Apache-2.0) and the docs a user reads: every page of docs/\'s six folders', () => {
+    const userDocs = ['docs/README.md', ...USER_DOC_FOLDERS.flatMap((folder) => markdownFiles(`docs/${folder}`))];
+    expect(userDocs.length).toBeGreaterThan(30);
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', ...userDocs, 'examples/cdk8s/cdk8s.yaml']));
     expect(packageJson()).toMatchObject({ license: 'Apache-2.0' });
     expect(readFileSync(join(REPO, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0, January 2004');
   });
@@ -169,7 +172,7 @@ describe('npm pack', () => {
     const shipped = files.filter((f) => !f.startsWith('sdk/'));
     const unwanted = shipped.filter((f) => /^(lib\/)?(test|bench|tools)\//.test(f) || /(^|\/)(fixtures|__snapshots__|go)\//.test(f) || /\.go$|(^|\/)go\.(mod|sum)$/.test(f) || /\.test\.[jt]s$/.test(f));
     expect(unwanted).toEqual([]);
-    expect(files).not.toContain('docs/testing.md');
+    expect(files.filter((f) => f.startsWith('docs/') && f.split('/').length === 2 && f !== 'docs/README.md')).toEqual([]); // testing, benchmarks, ...
     expect(files.filter((f) => f.startsWith('lib/examples/'))).toEqual([]);
   });
 

@@ -1,11 +1,9 @@
 /**
- * docs/operator.md against the code it describes, so the page cannot drift: every setting of the operator (flag,
- * environment variable, default), every RBAC rule of the construct (group, resources, verbs, names), every metric, and
- * every condition reason of the five kinds the operator serves. The consumer handoff's rules (granted only with the
- * construct's `consumerHandoff`) have rows of their own in the same table.
+ * docs/reference/ against the code it describes, so the pages cannot drift: every setting of the operator (flag,
+ * environment variable, default) and every parameter of `keystone-appcred alerts` (cli.md), every RBAC rule of the
+ * construct (group, resources, verbs, names; rbac.md), and every metric (metrics.md). The consumer handoff's rules
+ * (granted only with the construct's `consumerHandoff`) have rows of their own in the same table.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import {
   CLUSTER_RULES,
@@ -19,47 +17,23 @@ import {
   sourceSecretRules,
   type JustifiedRule,
 } from '../../../constructs/operator-rbac';
-import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
 import { adminCredentialMetrics } from '../../../src/operator/admin-credential-metrics';
 import { CredentialMetrics } from '../../../src/operator/credential/metrics';
 import { HandoffMetrics } from '../../../src/operator/handoff/metrics';
 import { parameterFlag } from '../../../src/cli/monitoring';
-import { ALERT_DEFAULTS, ALERT_NAMES, ALERT_PARAMETER_HELP, DOCS_URL, alertRules } from '../../../src/observability/alerts';
+import { ALERT_DEFAULTS, ALERT_PARAMETER_HELP } from '../../../src/observability/alerts';
 import { SETTINGS } from '../../../src/operator/runtime/config';
 import { OperatorMetrics } from '../../../src/operator/runtime/metrics';
-import { AdminCredentialReason, AssignmentReason, PLANE_READY_REASON, ProjectReason, UserReason } from '../../../src/plane/reasons';
+import { page, rows, section, spans } from '../../support/markdown';
 
-const DOC = readFileSync(join(__dirname, '../../../docs/operator.md'), 'utf8');
+const CLI = page('docs/reference/cli.md');
+const RBAC = page('docs/reference/rbac.md');
+const METRICS = page('docs/reference/metrics.md');
 
-/** The text of the section under `heading` (a whole heading line), up to the next heading of the same or a higher level. */
-function section(heading: string): string {
-  const lines = DOC.split('\n');
-  const start = lines.indexOf(heading);
-  if (start < 0) throw new Error(`docs/operator.md has no heading "${heading}"`);
-  const level = heading.indexOf(' ');
-  const end = lines.findIndex((line, i) => i > start && /^#+ /.test(line) && line.indexOf(' ') <= level);
-  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
-}
-
-/** The body rows of the Markdown tables in `text`, as trimmed cells. */
-function rows(text: string): string[][] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('|') && !/^\|\s*-/.test(line))
-    .map((line) =>
-      line
-        .slice(1, line.endsWith('|') ? -1 : undefined)
-        .split('|')
-        .map((cell) => cell.trim()),
-    );
-}
-
-/** The `code` spans of a cell. */
-const spans = (cell: string): string[] => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
 const sorted = (values: readonly string[]): string[] => [...values].sort();
 
-describe('docs/operator.md: configuration', () => {
-  const table = rows(section('## Configuration'));
+describe('docs/reference/cli.md: the operator\'s settings', () => {
+  const table = rows(section(CLI, '## keystone-appcred operator'));
 
   it.each(SETTINGS.map((s) => [s.flag || s.env, s] as const))('%s has a row with its flag, variable and default', (_, setting) => {
     const flag = setting.flag.split(' ')[0];
@@ -80,7 +54,7 @@ describe('docs/operator.md: configuration', () => {
   });
 });
 
-describe('docs/operator.md: RBAC', () => {
+describe('docs/reference/rbac.md', () => {
   const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
   const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim());
   const rowOf = (table: string[][], rule: JustifiedRule) =>
@@ -95,7 +69,7 @@ describe('docs/operator.md: RBAC', () => {
   const title = (r: JustifiedRule) => `${r.apiGroups.join(',') || 'core'} ${r.resources.join(',')} ${r.verbs.join(',')}`;
 
   describe('the cluster-wide mode', () => {
-    const table = rows(section('### The cluster-wide mode (the default)')).slice(1);
+    const table = rows(section(RBAC, '## The cluster-wide mode (the default)')).slice(1);
     const rules: JustifiedRule[] = [...CLUSTER_RULES, ...HANDOFF_RULES, ...leaseRules('keystone-appcred-operator-leader'), ...REGISTRATION_RULES];
 
     it.each(rules.map((r) => [title(r), r] as const))('%s has a row with its reason', (_, rule) => {
@@ -110,7 +84,7 @@ describe('docs/operator.md: RBAC', () => {
   });
 
   describe('the namespaced mode', () => {
-    const table = rows(section('### The namespaced mode')).slice(1);
+    const table = rows(section(RBAC, '## The namespaced mode')).slice(1);
     const rules: JustifiedRule[] = [...NAMESPACE_SECRET_RULES, ...sourceSecretRules('<secret>')];
 
     it.each(rules.map((r) => [title(r), r] as const))('the Role rule %s has a row with its reason', (_, rule) => {
@@ -127,8 +101,8 @@ describe('docs/operator.md: RBAC', () => {
   });
 });
 
-describe('docs/operator.md: RBAC on a target cluster', () => {
-  const table = rows(section('### On the target cluster: the CRDs and the operator\'s identity')).slice(1);
+describe('docs/reference/rbac.md: on a target cluster', () => {
+  const table = rows(section(RBAC, '## On a target cluster')).slice(1);
   const groupOf = (cell: string) => (cell === 'core' ? '' : (spans(cell)[0] ?? cell));
   const verbsOf = (cell: string) => cell.split(',').map((v) => v.trim()).sort();
 
@@ -146,7 +120,7 @@ describe('docs/operator.md: RBAC on a target cluster', () => {
   });
 });
 
-describe('docs/operator.md: metrics', () => {
+describe('docs/reference/metrics.md', () => {
   const operatorMetrics = new OperatorMetrics({ defaultMetrics: false, version: '0.0.0-test' });
   operatorMetrics.memoryLimit(512 * 2 ** 20); // exported once a limit is known
   const runtime = operatorMetrics.registry;
@@ -155,66 +129,24 @@ describe('docs/operator.md: metrics', () => {
   new HandoffMetrics(perOrder);
   adminCredentialMetrics(perOrder, { controlPlanes: () => [], leading: () => true });
   const names = async () => [...(await runtime.getMetricsAsJSON()), ...(await perOrder.getMetricsAsJSON())].map((m) => m.name);
-  const metrics = section('## Metrics');
 
   it('lists every metric of the runtime, of the KeystoneApplicationCredential reconciler and of the consumer handoff', async () => {
-    for (const name of await names()) expect(spans(metrics)).toContain(name);
+    for (const name of await names()) expect(spans(METRICS)).toContain(name);
   });
 
   it('names no metric the operator does not export', async () => {
     const known = await names();
-    for (const name of DOC.match(/\b(?:keystone_appcred|kac_credential|kac_handoff|kac)_[a-z_]+/g) ?? []) expect(known).toContain(name);
+    for (const name of METRICS.match(/\b(?:keystone_appcred|kac_credential|kac_handoff|kac)_[a-z_]+/g) ?? []) expect(known).toContain(name);
   });
 });
 
-describe('docs/operator.md: alerts and dashboard', () => {
-  /** GitHub's anchor of a heading: lower case, punctuation but `-` dropped, spaces as `-`. */
-  const anchors = new Set(DOC.split('\n').filter((l) => /^#+ /.test(l)).map((l) => l.replace(/^#+ /, '').toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-')));
-
-  it('has a section per alert, and every runbook_url points at an anchor of this page', () => {
-    for (const name of ALERT_NAMES) expect(DOC.split('\n')).toContain(`#### ${name}`);
-    const urls = alertRules().groups.flatMap((g) => g.rules.map((r) => r.annotations.runbook_url));
-    expect(urls).toHaveLength(ALERT_NAMES.length);
-    for (const url of urls) {
-      expect(url.startsWith(`${DOCS_URL}#`)).toBe(true);
-      expect(anchors).toContain(url.slice(url.indexOf('#') + 1));
-    }
-  });
-
-  it('every link to an anchor of this page in the section resolves', () => {
-    for (const [, anchor] of section('## Alerts and dashboard').matchAll(/\]\(#([a-z0-9_-]+)\)/g)) expect(anchors).toContain(anchor);
-  });
-
+describe('docs/reference/cli.md: the alerts\' parameters', () => {
   it('lists every parameter with its flag and default, and no other', () => {
-    const table = rows(section('### The parameters')).slice(1);
+    const table = rows(section(CLI, '## keystone-appcred alerts')).slice(1);
     expect(table.map((cells) => spans(cells[0])[0]).sort()).toEqual(Object.keys(ALERT_PARAMETER_HELP).map(parameterFlag).sort());
     for (const [key, value] of Object.entries(ALERT_DEFAULTS)) {
       const row = table.find((cells) => spans(cells[0])[0] === parameterFlag(key));
       expect(spans(row![1])).toContain(String(value));
     }
-  });
-});
-
-describe('docs/operator.md: troubleshooting by condition reason', () => {
-  const reasonsIn = (heading: string) => rows(section(heading)).flatMap((cells) => spans(cells[1] ?? ''));
-
-  it('has a row for every reason of the KeystoneApplicationCredential (the spec\'s Conditions table)', () => {
-    const documented = reasonsIn('### KeystoneApplicationCredential');
-    for (const reason of [CredentialReason, DeliveryReason, AdmissionReason, ReadyReason].flatMap((r) => Object.values(r))) expect(documented).toContain(reason);
-  });
-
-  it('has a row for every reason of the ControlPlane', () => {
-    const documented = reasonsIn('### ControlPlane');
-    for (const reason of [...Object.values(AdminCredentialReason), PLANE_READY_REASON]) expect(documented).toContain(reason);
-  });
-
-  it('has a row for every reason of the KeystoneProject, KeystoneUser and KeystoneRoleAssignment', () => {
-    const heading = '### KeystoneProject, KeystoneUser, KeystoneRoleAssignment';
-    const documented = reasonsIn(heading);
-    // A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced.
-    const userDelivery = Object.values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced);
-    for (const reason of [...[ProjectReason, UserReason, AssignmentReason].flatMap((r) => Object.values(r)), ...userDelivery]) expect(documented).toContain(reason);
-    // The shared reasons are named in the text before the table.
-    for (const reason of [...Object.values(AdmissionReason), AdminCredentialReason.WaitingForCABundle, PLANE_READY_REASON]) expect(spans(section(heading))).toContain(reason);
   });
 });
