@@ -1,7 +1,8 @@
 /**
  * The seeded generator of schedules (fast-check, so that a failing schedule shrinks to a small one): a setup (the
- * orders an installation starts with, one or two replicas, the consumer handoff on or off, the admin a password or an
- * application credential, tenant-b on a registered target cluster or not) and steps drawn from the event registry, each
+ * orders an installation starts with, one or two replicas, the consumer handoff on or off, the operator's Secrets
+ * cluster-wide or per namespace, the admin a password or an application credential, tenant-b on a registered target
+ * cluster or not) and steps drawn from the event registry, each
  * after a wait of up to an hour and a half (mostly much less).
  */
 import fc from 'fast-check';
@@ -14,7 +15,7 @@ export const setupArb: fc.Arbitrary<Setup> = fc.record({
   orders: ordersArb(),
   replicas: fc.constantFrom(1 as const, 2 as const),
   consumerHandoff: fc.boolean(),
-  secretAccess: fc.constant('cluster-wide' as const),
+  secretAccess: fc.constantFrom('cluster-wide' as const, 'namespaced' as const),
   admin: fc.constantFrom('password' as const, 'application-credential' as const),
   targetCluster: fc.boolean(),
 });

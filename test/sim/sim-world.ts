@@ -51,6 +51,8 @@ export class SimWorld extends World {
   readonly frozenLog: { readonly tenant: string; readonly from: number; to?: number }[] = [];
   /** Every status each order had, in order, by `tenant/name` (what a restore from an older backup brings back). */
   readonly statusHistory = new Map<string, unknown[]>();
+  /** The tenants whose Secrets the operator may not read (namespaced Secret access: their Role is missing). */
+  readonly secretsRefused = new Set<string>();
   /** The upgrade from 0.1.0 happened (it happens once). */
   upgraded = false;
   /** Where the ControlPlane's admin credential is, when it is an application credential. */
@@ -168,6 +170,16 @@ export class SimWorld extends World {
     return this.restarts.some((r) => r.at >= from && r.at <= to);
   }
 
+  /** Whether the informers of a process that ran then resynced (handed every object to its controllers) in [from, to]. */
+  resyncedBetween(from: number, to: number): boolean {
+    return this.processes.some((p) => {
+      const started = this.restarts.find((r) => r.process === p.name)?.at ?? 0;
+      const period = p.config.resyncPeriodMs;
+      // The first resync at or after `from`: the start plus a whole number (≥ 1) of periods.
+      return period > 0 && started + Math.max(1, Math.ceil((from - started) / period)) * period <= to;
+    });
+  }
+
   /** When the first of the schedule's events after `at` happened, if one did. */
   nextEventAfter(at: number): number | undefined {
     return this.eventTimes.find((t) => t > at);
@@ -214,7 +226,15 @@ export class SimWorld extends World {
     return dependency === 'api' ? this.management : this.target;
   }
 
+  /** Grants or refuses the operator a tenant's Secrets, as its Role there does (the namespaced Secret access). */
+  grantSecrets(tenant: string, granted: boolean): void {
+    if (granted) this.secretsRefused.delete(tenant);
+    else this.secretsRefused.add(tenant);
+  }
+
   private build(): void {
+    // RBAC, as far as the operator meets it: in the namespaced mode, a tenant's Secrets only while its Role is there.
+    if (this.setup.secretAccess === 'namespaced') for (const server of [this.management, this.target]) server.authorize = (r) => r.plural !== 'secrets' || !r.namespace || !this.secretsRefused.has(r.namespace);
     const keystone = this.keystone;
     const adminId = keystone.addUser('admin', ADMIN_PASSWORD);
     const adminProject = keystone.addProject('admin');

@@ -13,6 +13,7 @@ import { ORDER_NAMES, tenantArb } from './orders';
 type Outage = { kind: 'outage'; dependency: Dependency; fault: 'down' | '500' | '503' | '401' | '403' | 'slow'; seconds: number };
 type WatchFault = { kind: 'watch'; how: 'close' | 'expire' | 'replay'; changes: number };
 type Conflict = { kind: 'conflict'; tenant: Tenant; name: string };
+type SecretAccess = { kind: 'secret-access'; tenant: Tenant; granted: boolean };
 
 /** An outage's length: mostly short blips, sometimes most of an hour or two. */
 export const outageSecondsArb = fc.oneof({ arbitrary: fc.integer({ min: 10, max: 120 }), weight: 3 }, { arbitrary: fc.integer({ min: 120, max: 1800 }), weight: 2 }, { arbitrary: fc.integer({ min: 1800, max: 7200 }), weight: 1 });
@@ -60,4 +61,12 @@ export const conflict: EventKind<Conflict> = {
     const path = `/namespaces/${e.tenant}/${PATHS.orders.split('/').pop() ?? ''}/${e.name}/status`;
     world.serverOf(e.tenant).failNext((r) => r.method === 'PATCH' && r.path.endsWith(path), 409, 'Conflict');
   },
+};
+
+export const secretAccess: EventKind<SecretAccess> = {
+  kind: 'secret-access',
+  description: "the operator's Role on a tenant's Secrets is taken away, or given back (the namespaced Secret access: SecretAccessNotGranted)",
+  weight: 1,
+  generate: () => fc.record({ kind: fc.constant('secret-access' as const), tenant: tenantArb, granted: fc.boolean() }),
+  apply: (world, e) => world.grantSecrets(e.tenant, e.granted),
 };

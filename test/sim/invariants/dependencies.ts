@@ -100,11 +100,7 @@ export const outageRate: Invariant = {
             const calls = passesOf(world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= from && c.at < to));
             const failing = new Set(lines.filter((l) => l.result === 'error' && Date.parse(String(l.time)) >= span.from && Date.parse(String(l.time)) < to).map(failingKeyOf)).size;
             // The informers' periodic resync hands every object to its controller once: a pass of each waiter more.
-            const resync = world.processes.some((p) => {
-              const started = world.restarts.find((r) => r.process === p.name)?.at ?? 0;
-              const period = p.config.resyncPeriodMs;
-              return period > 0 && Math.floor((to - 1 - started) / period) > Math.floor((from - 1 - started) / period) && Math.floor((to - 1 - started) / period) >= 1;
-            });
+            const resync = world.resyncedBetween(from, to - 1);
             if (calls > failing * (resync ? 2 : 1) + PROBE_PASSES) {
               report(`${span.dependency} ${span.fault.mode}: ${calls} passes reached it in the minute from ${new Date(from).toISOString()}, with ${failing} objects failing (allowed: one of each, and the probe's ${PROBE_PASSES})`);
               break;

@@ -9,6 +9,7 @@ import { atMostTwo, foreignUntouched, held, swept } from './credentials';
 import { outageRate, recovery } from './dependencies';
 import { adminExpiryKept, reasonSeries } from './observability';
 import { restartFree } from './restart';
+import { refusedCostsNothing } from './secret-access';
 import { noSecretLeaks } from './secrets';
 
-export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, noSecretLeaks];
+export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks];

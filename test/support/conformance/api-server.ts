@@ -107,6 +107,9 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   await step('apply without a field another took', () => api.apply(kind, applied({ b: '1' })).then(seen));
   await step('apply without a field of its own', () => other.apply(kind, applied({})).then(seen));
   await step('same value, no conflict', () => other.apply(kind, applied({ b: '1' })).then(seen));
+  const before = (await api.get(kind, ns, 'p3')) as Project;
+  await step('an apply that changes nothing keeps the resourceVersion', async () => (await api.apply(kind, applied({ b: '1' }))).metadata.resourceVersion === before.metadata.resourceVersion);
+  await step('a merge patch that changes nothing keeps it too', async () => (await api.patch(kind, ns, 'p3', { metadata: { labels: { b: '1' } } }, { type: 'merge' })).metadata.resourceVersion === before.metadata.resourceVersion);
   await api.delete(kind, ns, 'p3');
   await api.delete(Kinds.Namespace, undefined, ns).catch(() => undefined);
   return out;

@@ -40,6 +40,9 @@ export interface FakeApiServerOptions {
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
 
+/** An object without its resourceVersion, to tell whether a write changes it. */
+const withoutVersion = (o: Obj): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+
 /** A refused connection, as Node's fetch reports one. */
 const refused = (server: string): Error => Object.assign(new Error(`connect ECONNREFUSED ${server}`), { code: 'ECONNREFUSED' });
 
@@ -274,6 +277,8 @@ export class FakeApiServer implements Transport {
   }
 
   private write(collection: string, next: Obj, old: Obj | undefined, code: number, fieldManager?: string): HttpResponse {
+    // A write that changes nothing is no write: the object keeps its resourceVersion and no watch hears of it.
+    if (old && jsonEqual(withoutVersion(next), withoutVersion(old))) return { status: code, body: old };
     const stored = this.stamp(next, old);
     this.put(collection, stored, fieldManager);
     return { status: code, body: stored };
