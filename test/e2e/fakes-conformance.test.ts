@@ -8,7 +8,6 @@
  * (conformance/api-server.ts against test/unit/kube/fake-api-server.ts: resourceVersion conflicts, watches, bookmarks,
  * 410 Gone, the status subresource, finalizers, server-side apply's field ownership).
  */
-import { connect } from '../../src/kube/client-node';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { apiServerTranscript } from '../support/conformance/api-server';
 import { keystoneTranscript, type KeystoneSubject, type Transcript } from '../support/conformance/keystone';
@@ -16,6 +15,7 @@ import { openBaoTranscript } from '../support/conformance/openbao';
 import { FakeKeystoneServer } from '../support/fake-keystone/server';
 import { FakeOpenBaoServer } from '../support/fake-openbao';
 import { keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
+import { adminTransport } from '../support/kube-transport';
 import { installCrds } from '../support/operator';
 import { FakeApiServer } from '../unit/kube/fake-api-server';
 
@@ -56,7 +56,7 @@ describe('the fakes answer as the real components do', () => {
 
     it('resourceVersion conflicts, generations, status, watches, bookmarks, 410 Gone, finalizers, field ownership', async () => {
       const namespace = uniqueName('kac-conformance');
-      const expected = await apiServerTranscript({ transport: connect({ kubeconfig: process.env.KAC_KUBECONFIG }).transport, namespace });
+      const expected = await apiServerTranscript({ transport: adminTransport(), namespace });
       const fake = new FakeApiServer();
       expect(await apiServerTranscript({ transport: fake, namespace, compact: () => fake.compact() })).toEqual(expected);
       report('API server', expected);

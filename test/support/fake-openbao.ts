@@ -7,7 +7,7 @@
  * version; `options.cas` checks the current version: 0 only when none exists, else 400), `metadata/<path>` GET (the
  * versions and `custom_metadata`, 404 when never written), POST (sets `custom_metadata`) and DELETE (every version and
  * the metadata; 204 also when there is none). A token it does not know, or whose policy does not grant the capability
- * on the path, gets 403 `permission denied`; a mount it does not serve, 403 too (OpenBao does not say which).
+ * on the path, gets 403 `permission denied`; a mount it does not serve, 404 (no handler for the route).
  */
 
 /** What a token may do: the capabilities it holds on a path (`data/...` and `metadata/...` below the mount). */
@@ -98,7 +98,8 @@ export class FakeOpenBaoServer {
     const match = /^\/v1\/([^/]+)\/(data|metadata)\/(.+)$/.exec(path);
     const policy = this.tokens.get(headers.get('x-vault-token') ?? '');
     const capability = method === 'GET' ? 'read' : method === 'DELETE' ? 'delete' : 'update';
-    if (!match || !policy || !this.mounts.has(match[1]) || !policy(capability, `${match[2]}/${match[3]}`)) return errors(403, ['permission denied']);
+    if (!match || !policy || !policy(capability, `${match[2]}/${match[3]}`)) return errors(403, ['permission denied']);
+    if (!this.mounts.has(match[1])) return errors(404, [`no handler for route "${path.slice('/v1/'.length)}". route entry not found.`]);
     const [, mount, kind, rest] = match;
     const key = `${mount}/${rest}`;
     const stored = this.documents.get(key);

@@ -59,8 +59,9 @@ export const reasonSeries: Invariant = {
         if (!metrics) return;
         const missing = new Map<string, string>();
         const leader = world.leader;
-        // The statuses the leader can read: its caches of each cluster (an unreachable cluster's orders it cannot see).
-        for (const cluster of [MANAGEMENT, ...(leader?.manager.targetClusters() ?? [])]) {
+        // The statuses the leader can read and act on: its caches of each cluster it reaches (an unreachable cluster's
+        // orders get no pass, and their series wait for it: its own alert says so).
+        for (const cluster of [MANAGEMENT, ...(leader?.manager.targetClusters() ?? [])].filter((c) => leader?.manager.connected(c))) {
           for (const order of leader?.manager.clusterNamed(cluster)?.list(Kinds.KeystoneApplicationCredential) ?? []) {
             const ns = order.metadata.namespace ?? '';
             for (const c of (order.status?.conditions ?? []).filter((x) => ['Ready', 'CredentialReady', 'DeliveryReady'].includes(x.type))) {

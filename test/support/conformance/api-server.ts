@@ -2,7 +2,8 @@
  * One call sequence on an API server, through the project's own client (src/kube/api.ts), as a transcript (see
  * ./keystone.ts), on the semantics the operator's runtime relies on: the real API server and the fake
  * (test/unit/kube/fake-api-server.ts) must give equal ones (test/e2e/fakes-conformance.test.ts). It works on
- * KeystoneProjects (the project's CRD: a status subresource, generations) in a namespace of its own.
+ * KeystoneApplicationCredentials (the project's CRD: a status subresource, generations) in a namespace of its own, and
+ * deletes them as a user does (`kubectl delete`: no body).
  *
  * Covered: a get of nothing; a list and its resourceVersion; a create; a replace and a merge patch from a stale
  * resourceVersion refused (409), a fresh one accepted; generation moves with the spec only; the status subresource
@@ -40,14 +41,19 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   const ns = subject.namespace;
   const api = new KubeApi(subject.transport, 'kac-conformance');
   const other = new KubeApi(subject.transport, 'kac-conformance-other');
-  const kind = Kinds.KeystoneProject;
+  const kind = Kinds.KeystoneApplicationCredential;
   const project = (name: string, extra: Partial<Project> = {}): Project => ({
     apiVersion: 'c5c3.io/v1alpha1',
-    kind: 'KeystoneProject',
+    kind: 'KeystoneApplicationCredential',
     metadata: { name, namespace: ns },
-    spec: { controlPlaneRef: { name: 'cp', namespace: ns }, projectName: `${ns}-${name}` },
+    spec: { controlPlaneRef: { name: 'cp', namespace: ns }, userRef: { name: 'svc' }, projectRef: { name: 'proj' }, credentialGeneration: 1, rotation: { interval: '720h', gracePeriod: '24h' } },
     ...extra,
   });
+  /** `kubectl delete`: a DELETE without options (true when it existed). */
+  const remove = async (name: string) => {
+    const res = await subject.transport.request({ method: 'DELETE', path: api.path(kind, ns, name) });
+    return res.status === 404 ? false : res.status < 300 ? true : { error: res.status };
+  };
   const seen = (o: Project | undefined) =>
     o && { generation: o.metadata.generation, finalizers: o.metadata.finalizers ?? [], deleting: o.metadata.deletionTimestamp !== undefined, labels: o.metadata.labels ?? {}, status: o.status ?? {} };
 
@@ -62,7 +68,7 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   await step('replace from a stale version', () => api.replace(kind, { ...created, metadata: { ...created.metadata, labels: { step: 'stale' } } }));
   await step('merge from a stale version', () => api.patch(kind, ns, 'p1', { metadata: { resourceVersion: created.metadata.resourceVersion, labels: { step: 'stale' } } }, { type: 'merge' }).then(seen));
   await step('merge from the current version', () => api.patch(kind, ns, 'p1', { metadata: { resourceVersion: relabelled.metadata.resourceVersion, labels: { step: 'two' } } }, { type: 'merge' }).then(seen));
-  await step('spec changed', () => api.patch(kind, ns, 'p1', { spec: { projectName: `${ns}-renamed` } }, { type: 'merge' }).then(seen));
+  await step('spec changed', () => api.patch(kind, ns, 'p1', { spec: { rotation: { interval: '360h' } } }, { type: 'merge' }).then(seen));
   const now = (await api.get(kind, ns, 'p1')) as Project;
   await step('status through its subresource', () => api.patch(kind, ns, 'p1', { metadata: { resourceVersion: now.metadata.resourceVersion }, status: { observedGeneration: 2 } }, { type: 'merge', subresource: 'status' }).then(seen));
   await step('status through the resource', () => api.patch(kind, ns, 'p1', { status: { observedGeneration: 9 } }, { type: 'merge' }).then(seen));
@@ -75,7 +81,7 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   });
   await api.create(kind, project('p2'));
   await api.patch(kind, ns, 'p2', { metadata: { labels: { watched: 'yes' } } }, { type: 'merge' });
-  await api.delete(kind, ns, 'p2');
+  await remove('p2');
   const end = await Promise.race([ended, new Promise<string>((r) => setTimeout(() => r('still open after 15 s'), 15_000))]);
   const names = events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${(e.object as KubeObject).metadata.name}`);
   out.push(['watch', { events: names, bookmark: events.some((e) => e.type === 'BOOKMARK' && Number((e.object as KubeObject).metadata.resourceVersion) >= Number(from)), end }]);
@@ -93,12 +99,12 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   });
   out.push(['watch from a compacted version', expired]);
 
-  await step('delete with a finalizer', () => api.delete(kind, ns, 'p1'));
+  await step('delete with a finalizer', () => remove('p1'));
   const held = (await api.get(kind, ns, 'p1')) as Project;
   out.push(['held by its finalizer', seen(held)]);
   await step('finalizer removed', () => api.patch(kind, ns, 'p1', { metadata: { resourceVersion: held.metadata.resourceVersion, finalizers: [] } }, { type: 'merge' }).then(() => 'patched'));
   await step('gone', () => api.get(kind, ns, 'p1'));
-  await step('delete what is gone', () => api.delete(kind, ns, 'p1'));
+  await step('delete what is gone', () => remove('p1'));
 
   const applied = (labels: Record<string, string>) => ({ ...project('p3'), metadata: { name: 'p3', namespace: ns, labels } });
   await step('apply', () => api.apply(kind, applied({ a: '1', b: '1' })).then(seen));
@@ -110,7 +116,7 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   const before = (await api.get(kind, ns, 'p3')) as Project;
   await step('an apply that changes nothing keeps the resourceVersion', async () => (await api.apply(kind, applied({ b: '1' }))).metadata.resourceVersion === before.metadata.resourceVersion);
   await step('a merge patch that changes nothing keeps it too', async () => (await api.patch(kind, ns, 'p3', { metadata: { labels: { b: '1' } } }, { type: 'merge' })).metadata.resourceVersion === before.metadata.resourceVersion);
-  await api.delete(kind, ns, 'p3');
+  await remove('p3');
   await api.delete(Kinds.Namespace, undefined, ns).catch(() => undefined);
   return out;
 }

@@ -299,7 +299,8 @@ export class FakeApiServer implements Transport {
         creationTimestamp: old?.metadata.creationTimestamp ?? object.metadata.creationTimestamp ?? this.timestamp(),
         ...(old?.metadata.deletionTimestamp ? { deletionTimestamp: old.metadata.deletionTimestamp } : {}),
         resourceVersion: String(++this.version),
-        generation: !old || body(old) !== body(object) ? generation + 1 : generation,
+        // The spec changed, or (as the API server counts it for a custom resource) the deletion began: one more.
+        generation: !old || body(old) !== body(object) || (object.metadata.deletionTimestamp !== undefined && old.metadata.deletionTimestamp === undefined) ? generation + 1 : generation,
       },
     };
   }

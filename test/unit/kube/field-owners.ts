@@ -18,10 +18,10 @@ const serverSet = (path: string): boolean => [...SERVER_SET].some((p) => path ==
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The leaves of an object: `path → value`, lists and empty objects as leaves. */
+/** The leaves of an object: `path → value`, lists as leaves (an empty object sets nothing, and owns nothing). */
 export function leavesOf(value: unknown, prefix = ''): Map<string, unknown> {
   const out = new Map<string, unknown>();
-  if (!isObject(value) || (prefix !== '' && Object.keys(value).length === 0)) {
+  if (!isObject(value)) {
     if (prefix !== '' && !IDENTITY.has(prefix) && !serverSet(prefix)) out.set(prefix, value);
     return out;
   }
