@@ -19,6 +19,16 @@ describe('named cases', () => {
 /** One order of tenant-a rotating every ten minutes, one replica: what most findings' cases start from. */
 const ONE_ORDER = { seed: 46, orders: [{ tenant: 'tenant-a' as const, name: 'app-1', interval: '10m', gracePeriod: '2m' }], replicas: 1 as const, consumerHandoff: false, secretAccess: 'cluster-wide' as const, admin: 'password' as const, targetCluster: false };
 
+describe('named cases: the rules they hold', () => {
+  it('a tenant who swaps the id and the secret of the delivered Secret finds the secret printed nowhere (log, Event, status)', async () => {
+    await expectClean({ setup: ONE_ORDER, steps: [{ wait: 60, event: { kind: 'tenant-edit', tenant: 'tenant-a', name: 'app-1', edit: 'swap-keys' } }] });
+  }, CASE_TIMEOUT_MS);
+
+  it("another installation's credential under an order's next name is never touched, through the order's rotations", async () => {
+    await expectClean({ setup: ONE_ORDER, steps: [{ wait: 60, event: { kind: 'another-installation', tenant: 'tenant-a', name: 'app-1', ahead: 1 } }, { wait: 1500, event: { kind: 'raise', tenant: 'tenant-a', name: 'app-1' } }] });
+  }, CASE_TIMEOUT_MS);
+});
+
 describe('issue 46, findings 1–5: each case broke its invariant before its fix', () => {
   finding('46.1')('46.1: a restart costs a converged order no OpenBao read', async () => {
     await expectClean({ setup: ONE_ORDER, steps: [{ wait: 60, event: { kind: 'restart' } }] });

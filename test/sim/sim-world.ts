@@ -51,6 +51,8 @@ export class SimWorld extends World {
   readonly frozenLog: { readonly tenant: string; readonly from: number; to?: number }[] = [];
   /** Every status each order had, in order, by `tenant/name` (what a restore from an older backup brings back). */
   readonly statusHistory = new Map<string, unknown[]>();
+  /** The credentials another installation minted under the orders' names: never the orders'. */
+  readonly foreign = new Set<string>();
   /** The tenants whose Secrets the operator may not read (namespaced Secret access: their Role is missing). */
   readonly secretsRefused = new Set<string>();
   /** The upgrade from 0.1.0 happened (it happens once). */

@@ -41,12 +41,15 @@ export function ledgerOf(world: SimWorld): Ledger {
 
 export class Ledger {
   readonly orders = new Map<string, KnownOrder>();
-  /** Credentials another installation minted under the orders' names: never the orders'. */
-  readonly foreign = new Set<string>();
   /** Last time a delivered Secret carried each credential id (with its own secret). */
   readonly lastCarried = new Map<string, number>();
   /** What each order's delivered Secret carries now, by order key. */
   readonly carrying = new Map<string, Carried>();
+
+  /** Credentials another installation minted under the orders' names: never the orders'. */
+  get foreign(): ReadonlySet<string> {
+    return this.world.foreign;
+  }
 
   constructor(private readonly world: SimWorld) {
     world.hooks.change.push((change) => this.changed(change));
