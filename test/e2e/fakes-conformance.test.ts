@@ -19,8 +19,11 @@ import { adminTransport } from '../support/kube-transport';
 import { installCrds } from '../support/operator';
 import { FakeApiServer } from '../unit/kube/fake-api-server';
 
-/** Prints what was compared, so a run's log shows the suite's reach. */
-const report = (component: string, transcript: Transcript) => process.stderr.write(`[fakes-conformance] ${component}: ${transcript.length} steps, the fake's answers equal the real one's\n`);
+/** Prints what was compared, so a run's log shows the suite's reach (with KAC_CONFORMANCE_DUMP=1, every step's answer). */
+const report = (component: string, transcript: Transcript) => {
+  process.stderr.write(`[fakes-conformance] ${component}: ${transcript.length} steps, the fake's answers equal the real one's\n`);
+  if (process.env.KAC_CONFORMANCE_DUMP) for (const [step, answer] of transcript) process.stderr.write(`  ${step}: ${JSON.stringify(answer)}\n`);
+};
 
 describe('the fakes answer as the real components do', () => {
   it('Keystone: tokens, users, projects, grants, application credentials', async () => {

@@ -87,16 +87,17 @@ export async function apiServerTranscript(subject: ApiServerSubject): Promise<Tr
   out.push(['watch', { events: names, bookmark: events.some((e) => e.type === 'BOOKMARK' && Number((e.object as KubeObject).metadata.resourceVersion) >= Number(from)), end }]);
 
   subject.compact?.();
+  let stream: Promise<{ stop(): void }> | undefined;
   const expired = await new Promise<unknown>((resolve) => {
     const timer = setTimeout(() => resolve('no answer in 10 s'), 10_000);
     const done = (value: unknown) => {
       clearTimeout(timer);
       resolve(value);
     };
-    void api
-      .watch(kind, { namespace: ns, resourceVersion: '1', timeoutSeconds: 5 }, (e) => done(e.type === 'ERROR' ? { code: (e.object as { code?: number }).code } : `first event ${e.type}`), (error) => done(error instanceof KubeApiError ? { code: error.status } : `ended ${String(error)}`))
-      .catch((error: unknown) => done(error instanceof KubeApiError ? { code: error.status } : String(error)));
+    stream = api.watch(kind, { namespace: ns, resourceVersion: '1', timeoutSeconds: 5 }, (e) => done(e.type === 'ERROR' ? { code: (e.object as { code?: number }).code } : `first event ${e.type}`), (error) => done(error instanceof KubeApiError ? { code: error.status } : `ended ${String(error)}`));
+    stream.catch((error: unknown) => done(error instanceof KubeApiError ? { code: error.status } : String(error)));
   });
+  await stream?.then((s) => s.stop(), () => undefined);
   out.push(['watch from a compacted version', expired]);
 
   await step('delete with a finalizer', () => remove('p1'));
