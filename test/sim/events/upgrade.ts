@@ -51,9 +51,10 @@ function asFormerRelease(world: SimWorld, ref: OrderRef & { object: { metadata: 
     const former = Object.fromEntries(Object.entries(object.status as Record<string, unknown>).filter(([k]) => FORMER_STATUS_FIELDS.includes(k)));
     world.serverOf(ref.tenant).seed(PATHS.orders, { ...object, status: former }, 'keystone-appcred-0.1.0');
   }
-  const status = (world.order(ref)?.status ?? {}) as { credentialGeneration?: number; credentialID?: string };
+  const status = (world.order(ref)?.status ?? {}) as { credentialGeneration?: number; credentialID?: string; previousCredentialID?: string };
   const delivered = status.credentialID ? world.keystone.credentials.get(status.credentialID) : undefined;
-  if (!parkSuccessor || status.credentialGeneration === undefined || !delivered) return;
+  // 0.1.0 started a rotation only once the previous one's grace period was over, as this release does.
+  if (!parkSuccessor || status.credentialGeneration === undefined || !delivered || status.previousCredentialID !== undefined) return;
   // 0.1.0 parked and minted the next generation (the user raised it), and its backup was refused: not switched.
   const next = status.credentialGeneration + 1;
   const secret = `former-parked-${world.seed}-${ref.tenant}-${ref.name}-${next}-4be1c0d7`;
