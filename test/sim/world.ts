@@ -39,6 +39,8 @@ export class World {
   readonly openBao: FakeOpenBaoServer;
   readonly network: Network;
   readonly lines: LogLine[] = [];
+  /** The log lines of reconciles (one per pass of any controller), of every process. */
+  readonly reconciles: LogLine[] = [];
   readonly hooks: WorldHooks = { line: [], change: [], credentialDeleted: [] };
   /** The processes, the one started last at the end; the stopped ones stay (their lines and calls are kept). */
   readonly processes: OperatorProcess[] = [];
@@ -87,6 +89,7 @@ export class World {
     const name = `keystone-appcred-operator-${++this.started}`;
     const process = new OperatorProcess(name, this.settings, this.network, { management: this.management, target: this.target }, (line) => {
       this.lines.push(line);
+      if (line.msg === 'reconcile') this.reconciles.push(line);
       if (line.msg === 'controller started' && !this.controllersStarted.has(name)) this.controllersStarted.set(name, this.time.now());
       for (const hook of this.hooks.line) hook(line);
     });

@@ -32,7 +32,7 @@ function passesOf(calls: readonly Call[]): number {
 
 /** The last reconcile line of each credential order's key, as the leader logged them. */
 function reconcileLines(world: SimWorld): LogLine[] {
-  return world.lines.filter((l) => l.msg === 'reconcile' && l.controller === 'KeystoneApplicationCredential');
+  return world.reconciles.filter((l) => l.controller === 'KeystoneApplicationCredential');
 }
 
 const waitsOn = (line: LogLine, dependency: Dependency) => String(line.waitsOn ?? '').split(', ').includes(DEPENDENCY_NAMES[dependency]);
@@ -90,15 +90,18 @@ export const outageRate: Invariant = {
           if (span.to === undefined) break;
           spans++;
           if (span.dependency !== 'keystone' && span.dependency !== 'openbao') continue;
-          const lines = world.lines.filter((l) => l.msg === 'reconcile');
+          const lines = world.reconciles;
           // From a minute after the first pass that waited on it: that minute the probe's pauses grow from 1 s to 15 s.
-          const first = lines.find((l) => l.result === 'error' && waitsOn(l, span.dependency) && Date.parse(String(l.time)) >= span.from);
+          const end = span.to;
+          const failed = lines.filter((l) => l.result === 'error' && Date.parse(String(l.time)) >= span.from && Date.parse(String(l.time)) < end);
+          const first = failed.find((l) => waitsOn(l, span.dependency));
           if (!first) continue;
+          const reached = world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= span.from && c.at < end);
           for (let from = Date.parse(String(first.time)) + 60_000; from + 60_000 <= span.to; from += 60_000) {
             const to = from + 60_000;
             if (world.restartedBetween(from - 120_000, to) || (world.nextEventAfter(from - 1) ?? Infinity) <= to) continue;
-            const calls = passesOf(world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= from && c.at < to));
-            const failing = new Set(lines.filter((l) => l.result === 'error' && Date.parse(String(l.time)) >= span.from && Date.parse(String(l.time)) < to).map(failingKeyOf)).size;
+            const calls = passesOf(reached.filter((c) => c.at >= from && c.at < to));
+            const failing = new Set(failed.filter((l) => Date.parse(String(l.time)) < to).map(failingKeyOf)).size;
             // The informers' periodic resync hands every object to its controller once: a pass of each waiter more.
             const resync = world.resyncedBetween(from, to - 1);
             if (calls > failing * (resync ? 2 : 1) + PROBE_PASSES) {

@@ -13,6 +13,8 @@ import { CP, PATHS } from '../objects';
 import type { SimWorld } from '../sim-world';
 
 const PERSIST_MS = 10_000;
+/** The series of an order's conditions (src/operator/credential/metrics.ts). */
+const CONDITION_METRIC = 'keystone_appcred_credential_condition';
 
 /** Reports a problem once it has been seen at two checks at least {@link PERSIST_MS} apart (and once only). */
 function persistent(world: SimWorld, report: (message: string) => void) {
@@ -35,16 +37,17 @@ function persistent(world: SimWorld, report: (message: string) => void) {
 /** How long a new leader's controllers run before its series are held to the statuses (its first pass of each order). */
 const WARM_MS = 30_000;
 
-/** The leader's metric samples, as `name{labels}` → value; none before its controllers ran their first passes. */
-async function samples(world: SimWorld): Promise<Map<string, number> | undefined> {
+/**
+ * The leader's samples of one metric, as `name{labels}` (labels in their registered order) → value; none before its
+ * controllers ran their first passes. Read from its registry as a scrape would (a gauge's collect runs), one metric.
+ */
+async function samples(world: SimWorld, metric: string): Promise<Map<string, number> | undefined> {
   const leader = world.leader;
   const started = leader && world.controllersStarted.get(leader.name);
   if (!leader || started === undefined || world.time.now() - started < WARM_MS) return undefined;
   const out = new Map<string, number>();
-  for (const line of (await leader.metrics.text()).split('\n')) {
-    const match = /^(\w+\{[^}]*\}) (\S+)$/.exec(line);
-    if (match) out.set(match[1], Number(match[2]));
-  }
+  const found = await leader.metrics.registry.getSingleMetric(metric)?.get();
+  for (const { labels, value } of found?.values ?? []) out.set(`${metric}{${Object.entries(labels).map(([k, v]) => `${k}="${String(v)}"`).join(',')}}`, value);
   return out;
 }
 
@@ -55,7 +58,7 @@ export const reasonSeries: Invariant = {
     const problem = persistent(world, report);
     return {
       async check() {
-        const metrics = await samples(world);
+        const metrics = await samples(world, CONDITION_METRIC);
         if (!metrics) return;
         const missing = new Map<string, string>();
         const leader = world.leader;
@@ -66,7 +69,7 @@ export const reasonSeries: Invariant = {
             const ns = order.metadata.namespace ?? '';
             for (const c of (order.status?.conditions ?? []).filter((x) => ['Ready', 'CredentialReady', 'DeliveryReady'].includes(x.type))) {
               const labels = `namespace="${ns}",name="${order.metadata.name}",${cluster ? `cluster="${cluster}",` : ''}type="${c.type}",status="${c.status}",reason="${c.reason}"`;
-              if (metrics.get(`keystone_appcred_credential_condition{${labels}}`) !== 1) missing.set(`${cluster}/${ns}/${order.metadata.name}/${c.type}/${c.reason}`, `${ns}/${order.metadata.name}: its ${c.type} condition says ${c.status}/${c.reason} and the leader exports no such series`);
+              if (metrics.get(`${CONDITION_METRIC}{${labels}}`) !== 1) missing.set(`${cluster}/${ns}/${order.metadata.name}/${c.type}/${c.reason}`, `${ns}/${order.metadata.name}: its ${c.type} condition says ${c.status}/${c.reason} and the leader exports no such series`);
             }
           }
         }
@@ -92,7 +95,7 @@ export const adminExpiryKept: Invariant = {
         if (!recorded) return;
         const issues = new Map<string, string>();
         if (at === undefined || Math.abs(Date.parse(at) - credential.expiresAt.getTime()) > 1000) issues.set('status', `the ControlPlane's status.adminCredentialExpiresAt is ${at ?? 'gone'}; the admin credential expires ${credential.expiresAt.toISOString()}`);
-        const metrics = await samples(world);
+        const metrics = await samples(world, ADMIN_CREDENTIAL_EXPIRY_METRIC);
         if (metrics && metrics.get(`${ADMIN_CREDENTIAL_EXPIRY_METRIC}{namespace="${CP.namespace}",name="${CP.name}"}`) === undefined) issues.set('series', `the leader exports no ${ADMIN_CREDENTIAL_EXPIRY_METRIC} series for the ControlPlane`);
         problem(issues);
       },

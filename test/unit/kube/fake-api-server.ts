@@ -40,6 +40,9 @@ export interface FakeApiServerOptions {
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
 
+/** Collections whose objects nobody server-side applies (their field owners are not kept). */
+const UNAPPLIED = new Set(['/apis/coordination.k8s.io/v1/leases', '/apis/events.k8s.io/v1/events', '/api/v1/events']);
+
 /** An object without its resourceVersion, to tell whether a write changes it. */
 const withoutVersion = (o: Obj): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
 
@@ -309,9 +312,12 @@ export class FakeApiServer implements Transport {
     const key = this.itemKey(object.metadata.namespace, object.metadata.name);
     const old = this.items(collection).get(key);
     this.items(collection).set(key, object);
-    // The writer owns what it changed (server-side apply's managedFields; an apply took its own leaves already).
-    const changed = [...leavesOf(object)].filter(([path, value]) => !jsonEqual(valueAt(old, path), value));
-    this.fields.wrote(`${collection}|${key}`, Object.fromEntries(changed), fieldManager ?? 'unknown', true);
+    // The writer owns what it changed (server-side apply's managedFields; an apply took its own leaves already). Leases
+    // and Events nobody applies: their fields are not tracked (the leader's renewals are most writes).
+    if (!UNAPPLIED.has(collection)) {
+      const changed = [...leavesOf(object)].filter(([path, value]) => !jsonEqual(valueAt(old, path), value));
+      this.fields.wrote(`${collection}|${key}`, Object.fromEntries(changed), fieldManager ?? 'unknown', true);
+    }
     this.notify(collection, old ? 'MODIFIED' : 'ADDED', object, old, fieldManager);
   }
 
