@@ -99,7 +99,8 @@ export const outageRate: Invariant = {
           const reached = world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= span.from && c.at < end);
           for (let from = Date.parse(String(first.time)) + 60_000; from + 60_000 <= span.to; from += 60_000) {
             const to = from + 60_000;
-            if (world.restartedBetween(from - 120_000, to) || (world.nextEventAfter(from - 1) ?? Infinity) <= to) continue;
+            // A restart (its first passes) or an event (the passes it starts) in or just before the window is no outage's.
+            if (world.restartedBetween(from - 120_000, to) || (world.nextEventAfter(from - 10_000) ?? Infinity) <= to) continue;
             const calls = passesOf(reached.filter((c) => c.at >= from && c.at < to));
             const failing = new Set(failed.filter((l) => Date.parse(String(l.time)) < to).map(failingKeyOf));
             // An object that starts failing in the window learns to wait in its first passes: the one due, and the one or
