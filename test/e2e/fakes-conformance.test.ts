@@ -10,8 +10,9 @@
  */
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { apiServerTranscript } from '../support/conformance/api-server';
-import { keystoneTranscript, type KeystoneSubject, type Transcript } from '../support/conformance/keystone';
+import { keystoneTranscript, type KeystoneSubject } from '../support/conformance/keystone';
 import { openBaoTranscript } from '../support/conformance/openbao';
+import type { Transcript } from '../support/conformance/transcript';
 import { FakeKeystoneServer } from '../support/fake-keystone/server';
 import { FakeOpenBaoServer } from '../support/fake-openbao';
 import { keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';

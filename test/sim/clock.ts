@@ -7,21 +7,10 @@
  * end, as it would between two ticks of a real event loop, and the same seed replays the same run.
  */
 import { install, type Clock } from '@sinonjs/fake-timers';
+import { seeded } from '../support/random';
 
 /** Where every simulated run starts. */
 export const EPOCH = Date.parse('2027-01-04T08:00:00Z');
-
-/** A small, fast, seeded generator of [0, 1) (mulberry32). */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class VirtualTime {
   private readonly clock: Clock;

@@ -4,20 +4,23 @@
  * written with `data` (base64), as the API server stores them.
  */
 import { API_VERSION } from '../../src/api';
+import { Kinds } from '../../src/kube/kinds';
+import { WorkloadKinds } from '../../src/operator/handoff/workloads';
+import { collectionOf } from '../unit/kube/fake-api-server';
 import { KEYSTONE_URL } from './network';
 
-export const GROUP_PATH = '/apis/c5c3.io/v1alpha1';
+/** The fake API servers' collections of the kinds the simulation writes and reads. */
 export const PATHS = {
-  controlPlanes: `${GROUP_PATH}/controlplanes`,
-  projects: `${GROUP_PATH}/keystoneprojects`,
-  users: `${GROUP_PATH}/keystoneusers`,
-  assignments: `${GROUP_PATH}/keystoneroleassignments`,
-  orders: `${GROUP_PATH}/keystoneapplicationcredentials`,
-  secrets: '/api/v1/secrets',
-  namespaces: '/api/v1/namespaces',
-  events: '/apis/events.k8s.io/v1/events',
-  leases: '/apis/coordination.k8s.io/v1/leases',
-  deployments: '/apis/apps/v1/deployments',
+  controlPlanes: collectionOf(Kinds.ControlPlane),
+  projects: collectionOf(Kinds.KeystoneProject),
+  users: collectionOf(Kinds.KeystoneUser),
+  assignments: collectionOf(Kinds.KeystoneRoleAssignment),
+  orders: collectionOf(Kinds.KeystoneApplicationCredential),
+  secrets: collectionOf(Kinds.Secret),
+  namespaces: collectionOf(Kinds.Namespace),
+  events: collectionOf(Kinds.Event),
+  leases: collectionOf(Kinds.Lease),
+  deployments: collectionOf(WorkloadKinds.Deployment),
 } as const;
 
 /** The ControlPlane's namespace and name. */

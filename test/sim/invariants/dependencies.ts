@@ -8,7 +8,7 @@ import type { Invariant } from '../model';
 import type { Call, Dependency } from '../network';
 import { KEYSTONE_URL } from '../network';
 import type { LogLine } from '../process';
-import type { SimWorld } from '../sim-world';
+import type { FaultSpan, SimWorld } from '../sim-world';
 
 /** How a failed pass names each dependency (src/operator/credential/reconciler.ts). */
 export const DEPENDENCY_NAMES: Readonly<Record<Dependency, string>> = {
@@ -35,6 +35,20 @@ function reconcileLines(world: SimWorld): LogLine[] {
   return world.reconciles.filter((l) => l.controller === 'KeystoneApplicationCredential');
 }
 
+/** The faults that ended since the last call (each once), in the order they began. */
+function endedFaults(world: SimWorld): () => FaultSpan[] {
+  let seen = 0;
+  return () => {
+    const ended: FaultSpan[] = [];
+    for (const span of world.faultLog.slice(seen)) {
+      if (span.to === undefined) break;
+      seen++;
+      ended.push(span);
+    }
+    return ended;
+  };
+}
+
 const waitsOn = (line: LogLine, dependency: Dependency) => String(line.waitsOn ?? '').split(', ').includes(DEPENDENCY_NAMES[dependency]);
 const keyOf = (line: LogLine) => `${String(line.cluster ?? '')}/${String(line.key)}`;
 const failingKeyOf = (line: LogLine) => `${String(line.controller)}/${keyOf(line)}`;
@@ -44,13 +58,12 @@ export const recovery: Invariant = {
   description: 'an order waiting on a dependency completes ≤ 60 s (virtual) after it answers again',
   watch(world, report) {
     const pending: { dependency: Dependency; at: number; keys: Set<string> }[] = [];
-    let spans = 0;
+    const ended = endedFaults(world);
     return {
       check() {
         // Each fault that ended: the orders whose last pass waited on its dependency.
-        for (const span of world.faultLog.slice(spans)) {
-          if (span.to === undefined) break;
-          spans++;
+        for (const span of ended()) {
+          if (span.to === undefined) continue;
           const last = new Map<string, LogLine>();
           for (const line of reconcileLines(world)) if (Date.parse(String(line.time)) <= span.to) last.set(keyOf(line), line);
           const keys = new Set([...last].filter(([, l]) => l.result === 'error' && waitsOn(l, span.dependency)).map(([k]) => k));
@@ -83,13 +96,11 @@ export const outageRate: Invariant = {
   name: 'outage-calls-bounded',
   description: '≤ 1 call per waiting order per minute during an outage (plus the dependency\'s probe)',
   watch(world, report) {
-    let spans = 0;
+    const ended = endedFaults(world);
     return {
       check() {
-        for (const span of world.faultLog.slice(spans)) {
-          if (span.to === undefined) break;
-          spans++;
-          if (span.dependency !== 'keystone' && span.dependency !== 'openbao') continue;
+        for (const span of ended()) {
+          if (span.to === undefined || (span.dependency !== 'keystone' && span.dependency !== 'openbao')) continue;
           const lines = world.reconciles;
           // From a minute after the first pass that waited on it: that minute the probe's pauses grow from 1 s to 15 s.
           const end = span.to;

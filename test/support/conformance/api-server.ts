@@ -17,7 +17,7 @@ import { KubeApiError } from '../../../src/kube/errors';
 import { Kinds } from '../../../src/kube/kinds';
 import type { KubeObject } from '../../../src/kube/object';
 import type { Transport, WatchEvent } from '../../../src/kube/transport';
-import type { Transcript } from './keystone';
+import { transcript, type Transcript } from './transcript';
 
 export interface ApiServerSubject {
   readonly transport: Transport;
@@ -30,14 +30,7 @@ export interface ApiServerSubject {
 type Project = KubeObject & { spec?: unknown; status?: unknown };
 
 export async function apiServerTranscript(subject: ApiServerSubject): Promise<Transcript> {
-  const out: Transcript = [];
-  const step = async (name: string, call: () => Promise<unknown>) => {
-    try {
-      out.push([name, await call()]);
-    } catch (error) {
-      out.push([name, error instanceof KubeApiError ? { error: error.status, reason: error.reason } : { thrown: String(error) }]);
-    }
-  };
+  const { out, step } = transcript((error) => (error instanceof KubeApiError ? { error: error.status, reason: error.reason } : undefined));
   const ns = subject.namespace;
   const api = new KubeApi(subject.transport, 'kac-conformance');
   const other = new KubeApi(subject.transport, 'kac-conformance-other');

@@ -11,6 +11,7 @@
  * wrong secret, its token refused to manage credentials, another user's credentials refused; deletes (again: gone, its
  * login and its token refused); a password change; the grant revoked; no token at all; the user and project deleted.
  */
+import { transcript, type Transcript } from './transcript';
 import { ApplicationCredentials, KeystoneSession, KeystoneTransport, Projects, Roles, Users, identityVersion, isKeystoneError, issueToken, validateToken, type FetchLike } from '../../../src/keystone';
 
 /** A Keystone to run the sequence on: its auth URL, its bootstrap admin, and (for the fake) the fetch that reaches it. */
@@ -22,23 +23,15 @@ export interface KeystoneSubject {
   readonly names: { readonly project: string; readonly user: string; readonly other: string };
 }
 
-export type Transcript = [string, unknown][];
 
 /** Runs the sequence; every step's outcome, normalized. */
 export async function keystoneTranscript(subject: KeystoneSubject): Promise<Transcript> {
-  const out: Transcript = [];
   const placeholders = new Map<string, string>();
   const stable = (value: string, kind: string) => {
     if (!placeholders.has(value)) placeholders.set(value, `<${kind}${placeholders.size}>`);
     return placeholders.get(value) as string;
   };
-  const step = async (name: string, call: () => Promise<unknown>) => {
-    try {
-      out.push([name, normalize(await call(), stable)]);
-    } catch (error) {
-      out.push([name, isKeystoneError(error) ? { error: error.kind, status: error.status } : { thrown: String(error) }]);
-    }
-  };
+  const { out, step } = transcript((error) => (isKeystoneError(error) ? { error: error.kind, status: error.status } : undefined), (answer) => normalize(answer, stable));
   const connection = { authUrl: subject.authUrl, ...(subject.fetch ? { fetch: subject.fetch } : {}) };
   const session = (auth: ConstructorParameters<typeof KeystoneSession>[0]['auth']) => new KeystoneSession({ ...connection, auth });
   const transport = new KeystoneTransport(connection);

@@ -9,7 +9,7 @@
  * not know (403); a mount that does not exist.
  */
 import { OpenBaoBackup, OpenBaoError } from '../../../src/backup/openbao';
-import type { Transcript } from './keystone';
+import { transcript, type Transcript } from './transcript';
 
 export interface OpenBaoSubject {
   readonly address: string;
@@ -21,14 +21,7 @@ export interface OpenBaoSubject {
 }
 
 export async function openBaoTranscript(subject: OpenBaoSubject): Promise<Transcript> {
-  const out: Transcript = [];
-  const step = async (name: string, call: () => Promise<unknown>) => {
-    try {
-      out.push([name, await call()]);
-    } catch (error) {
-      out.push([name, error instanceof OpenBaoError ? { error: 'OpenBaoError', status: error.status } : { thrown: String(error) }]);
-    }
-  };
+  const { out, step } = transcript((error) => (error instanceof OpenBaoError ? { error: 'OpenBaoError', status: error.status } : undefined));
   const fetchImpl = subject.fetch ?? ((url: string, init: RequestInit) => fetch(url, init));
   const backup = (options: { token?: string; mount?: string; owner?: string } = {}) =>
     new OpenBaoBackup({ address: subject.address, token: options.token ?? subject.token, mount: options.mount ?? subject.mount, path: subject.path, fetch: fetchImpl, ...(options.owner ? { owner: options.owner } : {}) });

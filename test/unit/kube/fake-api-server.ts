@@ -40,6 +40,9 @@ export interface FakeApiServerOptions {
 
 const PATH = /^\/(api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/;
 
+/** The collection path the fake keys a kind's objects by: `/api/v1/secrets`, `/apis/c5c3.io/v1alpha1/keystoneusers`. */
+export const collectionOf = (kind: { readonly group: string; readonly version: string; readonly plural: string }): string => `/${kind.group ? `apis/${kind.group}` : 'api'}/${kind.version}/${kind.plural}`;
+
 /** Collections whose objects nobody server-side applies (their field owners are not kept). */
 const UNAPPLIED = new Set(['/apis/coordination.k8s.io/v1/leases', '/apis/events.k8s.io/v1/events', '/api/v1/events']);
 
