@@ -119,9 +119,11 @@ export const outageRate: Invariant = {
             const entering = [...failing].filter((key) => Date.parse(String(failed.find((l) => failingKeyOf(l) === key)?.time)) >= from).length;
             // The informers' periodic resync hands every object to its controller once: a pass of each waiter more.
             const resync = world.resyncedBetween(from, to - 1);
-            const allowed = failing.size * (resync ? 2 : 1) + 2 * entering + PROBE_PASSES;
+            // Each dependency they wait on has its probe, and a probe's pass reaches every dependency its waiter needs.
+            const probes = Math.max(1, new Set(failed.filter((l) => Date.parse(String(l.time)) < to).flatMap((l) => String(l.waitsOn ?? '').split(', ').filter(Boolean))).size);
+            const allowed = failing.size * (resync ? 2 : 1) + 2 * entering + PROBE_PASSES * probes;
             if (calls > allowed) {
-              report(`${span.dependency} ${span.fault.mode}: ${calls} passes reached it in the minute from ${new Date(from).toISOString()}, with ${failing.size} objects failing, ${entering} of them new (allowed: ${allowed}: one of each, two more of a new one, and the probe's ${PROBE_PASSES})`);
+              report(`${span.dependency} ${span.fault.mode}: ${calls} passes reached it in the minute from ${new Date(from).toISOString()}, with ${failing.size} objects failing, ${entering} of them new, waiting on ${probes} dependencies (allowed: ${allowed}: one of each, two more of a new one, and each probe's ${PROBE_PASSES})`);
               break;
             }
           }
