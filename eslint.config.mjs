@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'lib/', 'dist/', 'coverage/', '**/*.js', '**/*.mjs', 'test/**/__snapshots__/', 'constructs/imports/'] },
+  { ignores: ['node_modules/', 'lib/', 'dist/', 'coverage/', '**/*.js', '**/*.cjs', '**/*.mjs', 'test/**/__snapshots__/', 'constructs/imports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startLocalKeystone } from '../src/testbed/keystone';
-import type { Started } from '../test/support/components';
+import type { Started } from '../test/support/starter';
 import { preparePulumi, pulumiEnv } from '../test/support/pulumi';
 
 export const REPO = resolve(__dirname, '..');

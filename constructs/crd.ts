@@ -6,49 +6,10 @@
 import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { GROUP, VERSION } from '../src/api/types';
-import { definitionOf } from './definitions/kinds';
+import type { KindDefinition } from './definitions/definition';
+import { ALL_KINDS } from './definitions/kinds';
 import { kubeObject } from './kube';
-import { object, toJsonSchemaProps, withRules, type PlacedRule, type Schema } from './schema';
-
-/** A printer column of `kubectl get`. */
-export interface PrinterColumn {
-  /** The column header. */
-  readonly name: string;
-  /** `string`, `integer` or `date` (shown as an age). */
-  readonly type: 'string' | 'integer' | 'date';
-  /** The JSONPath into the object. */
-  readonly jsonPath: string;
-  /** What the column shows. @default none */
-  readonly description?: string;
-  /** 1 shows the column only with `-o wide`. @default 0 */
-  readonly priority?: number;
-}
-
-/** Everything a kind's CRD says. */
-export interface KindDefinition {
-  /** `Namespaced`, or `Cluster` for a cluster-scoped kind. @default "Namespaced" */
-  readonly scope?: 'Namespaced' | 'Cluster';
-  /** The kind, e.g. `KeystoneApplicationCredential`. */
-  readonly kind: string;
-  /** The list kind. */
-  readonly listKind: string;
-  /** The plural resource name. */
-  readonly plural: string;
-  /** The singular resource name. */
-  readonly singular: string;
-  /** Short names for `kubectl get`. @default none */
-  readonly shortNames?: readonly string[];
-  /** What the kind is, shown by `kubectl explain`. */
-  readonly description: string;
-  /** The spec's schema (an object). */
-  readonly spec: Schema;
-  /** The status's schema (an object). */
-  readonly status: Schema;
-  /** The CEL rules, each placed by its path from the object root. */
-  readonly rules: readonly PlacedRule[];
-  /** The printer columns, in order. */
-  readonly columns: readonly PrinterColumn[];
-}
+import { object, toJsonSchemaProps, withRules, type Schema } from './schema';
 
 /** `<plural>.c5c3.io`, the CRD's name. */
 export function crdName(definition: Pick<KindDefinition, 'plural'>): string {
@@ -85,6 +46,13 @@ export enum Kind {
   KEYSTONE_APPLICATION_CREDENTIAL = 'KeystoneApplicationCredential',
   /** KeystoneClusterIdentity (cluster-scoped): an admin credentials Secret shared with allowed namespaces. */
   KEYSTONE_CLUSTER_IDENTITY = 'KeystoneClusterIdentity',
+}
+
+/** The definition of `kind`; throws for a name that is no kind of the project (a JavaScript caller's string). */
+export function definitionOf(kind: Kind): KindDefinition {
+  const found = ALL_KINDS.find((d) => d.kind === kind);
+  if (!found) throw new Error(`kind (${JSON.stringify(kind)}) must be one of ${ALL_KINDS.map((d) => d.kind).join(', ')}`);
+  return found;
 }
 
 /** Props of {@link CustomResourceDefinition}. */

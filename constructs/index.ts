@@ -34,7 +34,18 @@ export {
   type SecretKeyReference,
   type TargetClusterReference,
 } from './orders/control-plane';
-export { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps, type RotationProps } from './orders/keystone-application-credential';
+export {
+  AccessRuleMethod,
+  DeletionPolicy,
+  KeystoneApplicationCredential,
+  SecretFormat,
+  type AccessRule,
+  type AdoptProps,
+  type AdoptSecretReference,
+  type KeystoneApplicationCredentialProps,
+  type RotationProps,
+  type SecretTemplateProps,
+} from './orders/keystone-application-credential';
 export {
   KeystoneClusterIdentity,
   type AllowedNamespaces,
@@ -49,4 +60,4 @@ export type { ControlPlaneReference, OrderProps, OrderReference } from './orders
 export { ServiceOwner, type ServiceOwnerProps } from './orders/service-owner';
 export { SecretAccess } from './secret-access';
 export { TargetCluster, TargetClusterSubject, type TargetClusterProps } from './target-cluster';
-export type { AlertParameters } from '../src/observability/alerts';
+export type { AlertParameters } from '../src/observability/alert-parameters';

@@ -14,7 +14,8 @@
  */
 import type { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { alertRules, type AlertParameters } from '../src/observability/alerts';
+import { alertRules } from '../src/observability/alerts';
+import type { AlertParameters } from '../src/observability/alert-parameters';
 import { DASHBOARD_FILE_NAME, dashboardJson } from '../src/observability/dashboard';
 import { PodMonitor, PrometheusRule, PrometheusRuleSpecGroupsRulesExpr, ServiceMonitor } from './imports/monitoring.coreos.com';
 import { kubeObject } from './kube';

@@ -8,10 +8,17 @@
  * - `deploy/kustomize/base/`: the CRDs and the operator as a kustomize base, and `deploy/kustomize/components/`:
  *   `monitoring` (ServiceMonitor, PrometheusRule, dashboard ConfigMap), `namespaced-secret-access` and
  *   `consumer-handoff`, each the difference the constructs make for that option, as resources and JSON patches that
- *   compose (tools/json-patch.ts), for `kubectl apply -k`, Argo CD and Flux.
+ *   compose (tools/json-patch.ts), for `kubectl apply -k`, Argo CD and Flux;
+ * - `deploy/charts/keystone-appcred/`: the Helm chart, its templates synthesized from the same constructs
+ *   (tools/chart/chart.ts);
+ * - `deploy/olm/`: the OLM bundle (tools/olm.ts).
  *
- * The constructs are reached in one place, {@link variants}, through the `manifests` command's renderer
- * (src/cli/manifests.ts), so a change of the construct library's API is adapted there alone. `--check` writes nothing
+ * With `--sbom DIR` (and `--image REF`), the release's CycloneDX bills of materials instead: the package's and the
+ * image's (tools/sbom.ts), written to DIR, not committed (they describe a build: the lock's tree, the image's base).
+ *
+ * The constructs are reached through the `manifests` command's renderer alone (src/cli/manifests.ts: here in
+ * {@link variants}, for the chart through its values' mapping, for the bundle in tools/olm.ts), so a change of the
+ * construct library's API is adapted there. `--check` writes nothing
  * and exits 1 when `deploy/` differs from what this release synthesizes (test/unit/tools/release.test.ts runs it).
  *
  * The image is `keystone-appcred:<version>`, a name to be replaced, as kubebuilder's `controller:latest` is: the image
@@ -19,10 +26,14 @@
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { renderManifests } from '../src/cli/manifests';
 import { packageVersion } from '../src/cli/version';
+import { CHART_DIR, chartFiles } from './chart/chart';
 import { jsonPatch } from './json-patch';
+import { objectsOf, type Manifest } from './objects';
+import { bundleFiles } from './olm';
+import { writeSboms } from './sbom';
 
 const REPO = resolve(__dirname, '..');
 /** Where the artifacts live. */
@@ -32,13 +43,6 @@ export const RELEASE_IMAGE = 'keystone-appcred';
 /** The namespaces the namespaced Secret access variant grants (the ControlPlane namespace the docs use). */
 export const SECRET_NAMESPACES = ['openstack'] as const;
 
-/** A manifest object, as far as this generator reads it. */
-interface Manifest {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
-  readonly [key: string]: unknown;
-}
 
 /** The kinds `crds.yaml` holds: what must exist before any order, and what `Crds` synthesizes. */
 const CRD_KINDS = new Set(['CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
@@ -62,12 +66,7 @@ export function variants(version: string = packageVersion()): { readonly base: s
   };
 }
 
-/** The objects of a multi-document YAML. */
-export function objectsOf(yaml: string): Manifest[] {
-  return parseAllDocuments(yaml)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((o): o is Manifest => o !== null);
-}
+export { objectsOf };
 
 const keyOf = (o: Manifest): string => `${o.apiVersion.split('/').length > 1 ? o.apiVersion.split('/')[0] : ''}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const documents = (objects: readonly Manifest[]): string => objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
@@ -127,6 +126,8 @@ export function releaseArtifacts(version: string = packageVersion()): Map<string
   for (const name of Object.keys(COMPONENTS) as ComponentName[]) {
     for (const [file, text] of component(name, base, objectsOf(yaml[name]), version)) files.set(`${kustomize}/components/${name}/${file}`, text);
   }
+  for (const [file, text] of chartFiles(version)) files.set(`${CHART_DIR}/${file}`, text);
+  for (const [path, text] of bundleFiles(RELEASE_IMAGE, version, (what) => header(version, what))) files.set(path, text);
   return files;
 }
 
@@ -163,8 +164,24 @@ export function writeArtifacts(repo: string = REPO): string[] {
   return [...want.keys()];
 }
 
+/** The value after `flag` on the command line. */
+const argument = (flag: string): string | undefined => {
+  const at = process.argv.indexOf(flag);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+
 if (require.main === module) {
-  if (process.argv.includes('--check')) {
+  const sbom = argument('--sbom');
+  if (sbom !== undefined) {
+    // The bills of materials (tools/sbom.ts): `--sbom DIR`, and the image's with `--image REF`.
+    writeSboms(resolve(sbom), packageVersion(), argument('--image')).then(
+      (paths) => process.stdout.write(paths.map((p) => `${p}\n`).join('')),
+      (error: unknown) => {
+        process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  } else if (process.argv.includes('--check')) {
     const stale = staleArtifacts();
     if (stale.length > 0) {
       process.stderr.write(`deploy/ is not what this release synthesizes: ${stale.join(', ')}; run npm run release:artifacts\n`);

@@ -4,7 +4,7 @@
  */
 import { PlaneDefaults, PlaneKinds, PlaneLimits, type PlaneKind } from '../../src/api/identity-plane';
 import { PLANE_RULES } from '../../src/api/identity-plane-rules';
-import type { KindDefinition, PrinterColumn } from '../crd';
+import type { KindDefinition, PrinterColumn } from './definition';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
 import { controlPlaneRefSchema } from './keystone-application-credential';
 

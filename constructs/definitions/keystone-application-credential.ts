@@ -2,11 +2,16 @@
  * The KeystoneApplicationCredential kind's CRD (spec: API Group and Version, Spec, Status, Defaulting and Validation
  * Summary). Bounds come from `Limits`, defaults from `src/api/defaults.ts`, rules from `RULES`: nothing is restated here.
  */
+import { AdoptionLimits, DEFAULT_ADOPT_SECRET_KEY } from '../../src/api/adoption';
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../src/api/defaults';
+import { DELETION_POLICIES } from '../../src/api/deletion-policy';
+import { LabelSelectorLimits } from '../../src/api/label-selector';
 import { ACCESS_RULE_METHODS, PrivilegeLimits } from '../../src/api/privileges';
+import { SECRET_FORMATS, SecretTemplateLimits as T, TEMPLATE_FIELDS } from '../../src/api/secret-template';
 import { Limits, RULES } from '../../src/api/rules';
+import { REVOKE_REQUEST_MAX_LENGTH } from '../../src/api/naming';
 import { KIND, LIST_KIND, PLURAL } from '../../src/api/types';
-import type { KindDefinition } from '../crd';
+import type { KindDefinition } from './definition';
 import { array, conditions, int64, localRef, object, string, time, type Schema } from '../schema';
 
 /** A Go duration as `time.ParseDuration` reads it (a lone `0` needs no unit). */
@@ -34,6 +39,53 @@ export function controlPlaneRefSchema(maxLength: number): Schema {
     ['name'],
   );
 }
+
+/** An object of free keys whose values are strings: labels, annotations, a Secret's data. */
+const stringMap = (description: string, value: Schema, maxProperties: number): Schema => ({ type: 'object', description, additionalProperties: value, maxProperties });
+
+/** `spec.secretTemplate` (issue 49): bounds from `SecretTemplateLimits`, rules from `SECRET_TEMPLATE_RULES`. */
+const secretTemplate = object(
+  "Not in the reference (an extension): what the delivered Secret carries beside the reference's three keys and the operator's two labels. The operator owns exactly what it writes (server-side apply): a key, label or annotation removed here is removed from the Secret, one another writer added stays.",
+  {
+    labels: stringMap(
+      "Labels the delivered Secret carries (not the operator's own, c5c3.io/keystoneapplicationcredential-*).",
+      string({ description: 'A label value.', minLength: 0, maxLength: LabelSelectorLimits.valueMaxLength }),
+      T.labelsMaxProperties,
+    ),
+    annotations: stringMap(
+      "Annotations the delivered Secret carries (not the operator's own, c5c3.io/keystoneapplicationcredential-*).",
+      string({ description: 'An annotation value.', minLength: 0, maxLength: T.annotationValueMaxLength }),
+      T.annotationsMaxProperties,
+    ),
+    formats: array(
+      'Output formats written beside the three keys: CloudConf (key cloud.conf, the [Global] section of the OpenStack cloud controller manager and Cinder CSI) and Env (the OS_* keys openstackclient and Terraform read, for envFrom).',
+      string({ description: 'CloudConf or Env.', maxLength: 16, enum: SECRET_FORMATS }),
+      { maxItems: SECRET_FORMATS.length, listType: 'set' },
+    ),
+    data: stringMap(
+      `Keys of your own, each value a template: text in which {{ field }} is replaced by a field of ${TEMPLATE_FIELDS.join(', ')}, and {{ opens nothing else. A rotation rewrites every key at once.`,
+      string({ description: 'A template over the fields.', maxLength: T.dataValueMaxLength }),
+      T.dataMaxProperties,
+    ),
+  },
+);
+
+/** `spec.adopt` (issue 49): bounds from `AdoptionLimits`, rules from `ADOPTION_RULES`. */
+const adopt = object(
+  "Not in the reference (an extension): adopt an existing application credential of the ordered user on the ordered project instead of minting the first one, proven by its secret (Keystone must authenticate the id with it; an unrestricted credential is refused). Read only while the order holds no credential; the next rotation supersedes it and sweeps it after the grace period.",
+  {
+    credentialID: string({ description: 'The Keystone id of the application credential to adopt (32 hexadecimal digits).', maxLength: AdoptionLimits.credentialIdLength }),
+    secretRef: object(
+      "The Secret in the order's namespace that holds the credential's secret.",
+      {
+        name: string({ description: "The Secret's name.", maxLength: AdoptionLimits.secretNameMaxLength }),
+        key: string({ description: `The key holding the secret; default ${DEFAULT_ADOPT_SECRET_KEY}.`, maxLength: AdoptionLimits.secretKeyMaxLength }),
+      },
+      ['name'],
+    ),
+  },
+  ['credentialID', 'secretRef'],
+);
 
 const spec = object(
   'KeystoneApplicationCredentialSpec: one Keystone application credential for a KeystoneUser on a KeystoneProject.',
@@ -76,6 +128,15 @@ const spec = object(
       ),
       { minItems: 1, maxItems: PrivilegeLimits.accessRulesMaxItems, listType: 'atomic' },
     ),
+    // Not the reference's (issue 49): optional, so c5c3's own manifests apply unchanged.
+    secretTemplate,
+    deletionPolicy: string({
+      description:
+        'Not in the reference (an extension): Delete (the default, the reference\'s Deletion Semantics) or Retain: deleting the order keeps the delivered credential in Keystone, the delivered Secret (its owner reference removed) and its backup, deletes what is superseded and the order\'s other children, and records what it left, with the commands that remove it, in an Event.',
+      maxLength: 6,
+      enum: DELETION_POLICIES,
+    }),
+    adopt,
   },
   ['controlPlaneRef', 'userRef', 'projectRef'],
 );
@@ -93,8 +154,17 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   previousCredentialDeleteAt: time('When it is deleted, during its grace period only.'),
   secretName: string({ description: 'The delivered Secret, once it carries the current credential.', minLength: 0, maxLength: 253 }),
   secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
-    maxItems: 8,
+    maxItems: 32,
   }),
+  lastRevokeRequest: string({
+    description: 'Not in the reference: the value of the c5c3.io/revoke-previous annotation the order last acted on; a different value rotates at once and deletes the superseded credential as soon as its successor is delivered and backed up.',
+    minLength: 0,
+    maxLength: REVOKE_REQUEST_MAX_LENGTH,
+  }),
+  revokeGeneration: int64(
+    'Not in the reference: while a revoke request is carried out, the generation it rotates to; every credential below it is deleted as soon as one at or above it is delivered and backed up, skipping its grace period.',
+  ),
+  adoptedCredentialID: string({ description: 'Not in the reference: the Keystone id of the credential the order adopted (spec.adopt), while it holds it.', minLength: 0, maxLength: 255 }),
 });
 
 /** The KeystoneApplicationCredential kind's CRD definition. */

@@ -6,7 +6,7 @@
 import { ClusterIdentityDefaults, ClusterIdentityKind, ClusterIdentityLimits as L } from '../../src/api/cluster-identity';
 import { CLUSTER_IDENTITY_RULES } from '../../src/api/cluster-identity-rules';
 import { LABEL_SELECTOR_OPERATORS, LabelSelectorLimits as S } from '../../src/api/label-selector';
-import type { KindDefinition } from '../crd';
+import type { KindDefinition } from './definition';
 import { array, conditions, object, string, type Schema } from '../schema';
 
 const labelValue = (description: string): Schema => string({ description, minLength: 0, maxLength: S.valueMaxLength });

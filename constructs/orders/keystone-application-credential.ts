@@ -38,6 +38,73 @@ export interface AccessRule {
   readonly path: string;
 }
 
+/** An output format the delivered Secret carries beside the reference's three keys (issue 49). */
+export enum SecretFormat {
+  /** `cloud.conf`: the `[Global]` section of the OpenStack cloud controller manager and Cinder CSI. */
+  CLOUD_CONF = 'CloudConf',
+  /** The `OS_*` keys openstackclient, Terraform and an openrc read, for a container's `envFrom`. */
+  ENV = 'Env',
+}
+
+/** What deleting the order does to its delivered credential (issue 49). */
+export enum DeletionPolicy {
+  /** The reference's Deletion Semantics: every credential, the backup, the parked secrets and the Secret go. */
+  DELETE = 'Delete',
+  /**
+   * The delivered credential stays in Keystone, its Secret (owner reference removed) and its backup stay; what is
+   * superseded and the order's other children go, and an Event names what was left and the commands that remove it.
+   */
+  RETAIN = 'Retain',
+}
+
+/**
+ * What the delivered Secret carries beside the reference's three keys and the operator's two labels (issue 49). The
+ * operator owns exactly what it writes: a key, label or annotation removed here leaves the Secret.
+ */
+export interface SecretTemplateProps {
+  /**
+   * Labels of the Secret (not the operator's own, `c5c3.io/keystoneapplicationcredential-*`).
+   * @default none
+   */
+  readonly labels?: { [key: string]: string };
+  /**
+   * Annotations of the Secret (not the operator's own).
+   * @default none
+   */
+  readonly annotations?: { [key: string]: string };
+  /**
+   * Output formats: `cloud.conf`, the `OS_*` keys.
+   * @default none
+   */
+  readonly formats?: SecretFormat[];
+  /**
+   * Keys of your own, each value a template in which `{{ field }}` is replaced by a field of `authURL`, `region`,
+   * `interface`, `applicationCredentialID`, `applicationCredentialSecret`, `userID`, `projectID`, `projectName`,
+   * `projectDomainName`, and `{{` opens nothing else.
+   * @default none
+   */
+  readonly data?: { [key: string]: string };
+}
+
+/** The Secret an adoption reads the secret from, in the order's namespace (issue 49). */
+export interface AdoptSecretReference {
+  /** The Secret's name. */
+  readonly name: string;
+  /**
+   * The key holding the secret.
+   * @default "application_credential_secret"
+   */
+  readonly key?: string;
+}
+
+/** An existing application credential of the ordered user to adopt instead of minting the first one (issue 49). */
+export interface AdoptProps {
+  /** Its Keystone id (32 hexadecimal digits). */
+  readonly credentialID: string;
+  /** The Secret in the order's namespace that holds its secret. */
+  readonly secretRef: AdoptSecretReference;
+}
+
 /** The rotation schedule of a credential. */
 export interface RotationProps {
   /**
@@ -86,6 +153,23 @@ export interface KeystoneApplicationCredentialProps extends OrderProps {
    * @default none
    */
   readonly accessRules?: AccessRule[];
+  /**
+   * Not in the reference (an extension, issue 49): labels, annotations, output formats and keys of your own that the
+   * delivered Secret carries.
+   * @default none: the reference's three keys and the operator's two labels
+   */
+  readonly secretTemplate?: SecretTemplateProps;
+  /**
+   * Not in the reference (an extension, issue 49): what deleting the order does to its delivered credential.
+   * @default DeletionPolicy.DELETE (the reference's Deletion Semantics)
+   */
+  readonly deletionPolicy?: DeletionPolicy;
+  /**
+   * Not in the reference (an extension, issue 49): adopt an existing application credential of the ordered user,
+   * proven by its secret, instead of minting the first one.
+   * @default none: the first credential is minted
+   */
+  readonly adopt?: AdoptProps;
 }
 
 /**
@@ -116,6 +200,16 @@ export class KeystoneApplicationCredential extends Construct {
       rotation,
       roles: props.roles && [...props.roles],
       accessRules: props.accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
+      secretTemplate: props.secretTemplate
+        ? defined({
+            labels: props.secretTemplate.labels && { ...props.secretTemplate.labels },
+            annotations: props.secretTemplate.annotations && { ...props.secretTemplate.annotations },
+            formats: props.secretTemplate.formats && [...props.secretTemplate.formats],
+            data: props.secretTemplate.data && { ...props.secretTemplate.data },
+          })
+        : undefined,
+      deletionPolicy: props.deletionPolicy,
+      adopt: props.adopt && { credentialID: props.adopt.credentialID, secretRef: defined({ name: props.adopt.secretRef.name, key: props.adopt.secretRef.key }) },
     });
     ({ apiObject: this.apiObject, name: this.name, namespace: this.namespace } = emitOrder(this, KIND, spec, props, (o) => validate(o)));
     this.secretName = `${this.name}-credentials`;

@@ -4,7 +4,7 @@ import { Construct } from 'constructs';
 import { ClusterIdentityKind, type KeystoneClusterIdentitySpec } from '../../src/api/cluster-identity';
 import { validateClusterIdentity } from '../../src/api/cluster-identity-rules';
 import type { LabelSelector as SelectorSpec, LabelSelectorOperator } from '../../src/api/label-selector';
-import { violation } from '../../src/api/validation';
+import { violation } from '../../src/api/field-rules';
 import type { LabelSelector } from '../label-selector';
 import { SecretAccessRegistry } from '../secret-access';
 import { defined, emitOrder, type OrderProps } from './order';

@@ -9,7 +9,7 @@
  */
 import { ApiObject, type ApiObjectMetadata } from 'cdk8s';
 import type { Construct } from 'constructs';
-import type { Violation } from '../../src/api/validation';
+import type { Violation } from '../../src/api/field-rules';
 import { API_VERSION, type ControlPlaneRef } from '../../src/api/types';
 
 /** Props every typed order takes. */

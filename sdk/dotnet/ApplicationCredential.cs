@@ -22,10 +22,22 @@ namespace Pulumi.KeystoneAppcred
         public Output<ImmutableArray<Outputs.AccessRule>> AccessRules { get; private set; } = null!;
 
         /// <summary>
+        /// The Keystone id of the credential the resource adopted, while it holds it.
+        /// </summary>
+        [Output("adoptedCredentialId")]
+        public Output<string?> AdoptedCredentialId { get; private set; } = null!;
+
+        /// <summary>
         /// The OpenBao backup, if one was asked for.
         /// </summary>
         [Output("backup")]
         public Output<Outputs.Backup?> Backup { get; private set; } = null!;
+
+        /// <summary>
+        /// The delivered credential as `cloud.conf` (format CloudConf): a `[Global]` section with auth-url, application-credential-id, application-credential-secret and region.
+        /// </summary>
+        [Output("cloudConf")]
+        public Output<string?> CloudConf { get; private set; } = null!;
 
         /// <summary>
         /// The key under `clouds:` in `cloudsYaml`.
@@ -76,6 +88,30 @@ namespace Pulumi.KeystoneAppcred
         public Output<string> CredentialSecret { get; private set; } = null!;
 
         /// <summary>
+        /// The keys of your own (`secretTemplate.data`), rendered.
+        /// </summary>
+        [Output("data")]
+        public Output<ImmutableDictionary<string, string>?> Data { get; private set; } = null!;
+
+        /// <summary>
+        /// The deletion policy in force.
+        /// </summary>
+        [Output("deletionPolicy")]
+        public Output<string?> DeletionPolicy { get; private set; } = null!;
+
+        /// <summary>
+        /// The delivered credential as the `OS_*` variables (format Env).
+        /// </summary>
+        [Output("env")]
+        public Output<ImmutableDictionary<string, string>?> Env { get; private set; } = null!;
+
+        /// <summary>
+        /// The `revokePrevious` value the resource last acted on.
+        /// </summary>
+        [Output("lastRevokeRequest")]
+        public Output<string?> LastRevokeRequest { get; private set; } = null!;
+
+        /// <summary>
         /// When the delivered credential became the delivered one (RFC 3339).
         /// </summary>
         [Output("lastRotation")]
@@ -112,6 +148,18 @@ namespace Pulumi.KeystoneAppcred
         public Output<string?> PreviousCredentialId { get; private set; } = null!;
 
         /// <summary>
+        /// While a revoke request is carried out (an up failed half-way), the generation it rotates to.
+        /// </summary>
+        [Output("revokeGeneration")]
+        public Output<int?> RevokeGeneration { get; private set; } = null!;
+
+        /// <summary>
+        /// The revokePrevious input.
+        /// </summary>
+        [Output("revokePrevious")]
+        public Output<string?> RevokePrevious { get; private set; } = null!;
+
+        /// <summary>
         /// The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
         /// </summary>
         [Output("roles")]
@@ -122,6 +170,12 @@ namespace Pulumi.KeystoneAppcred
         /// </summary>
         [Output("rotation")]
         public Output<Outputs.Rotation> Rotation { get; private set; } = null!;
+
+        /// <summary>
+        /// The template in force.
+        /// </summary>
+        [Output("secretTemplate")]
+        public Output<Outputs.SecretTemplate?> SecretTemplate { get; private set; } = null!;
 
 
         /// <summary>
@@ -149,9 +203,12 @@ namespace Pulumi.KeystoneAppcred
                 AdditionalSecretOutputs =
                 {
                     "backup",
+                    "cloudConf",
                     "cloudsYaml",
                     "connection",
                     "credentialSecret",
+                    "data",
+                    "env",
                 },
             };
             var merged = CustomResourceOptions.Merge(defaultOptions, options);
@@ -185,6 +242,22 @@ namespace Pulumi.KeystoneAppcred
         {
             get => _accessRules ?? (_accessRules = new InputList<Inputs.AccessRuleArgs>());
             set => _accessRules = value;
+        }
+
+        [Input("adopt")]
+        private Input<Inputs.AdoptArgs>? _adopt;
+
+        /// <summary>
+        /// An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
+        /// </summary>
+        public Input<Inputs.AdoptArgs>? Adopt
+        {
+            get => _adopt;
+            set
+            {
+                var emptySecret = Output.CreateSecret(0);
+                _adopt = Output.Tuple<Input<Inputs.AdoptArgs>?, int>(value, emptySecret).Apply(t => t.Item1);
+            }
         }
 
         [Input("backup")]
@@ -231,6 +304,18 @@ namespace Pulumi.KeystoneAppcred
         [Input("credentialGeneration")]
         public Input<int>? CredentialGeneration { get; set; }
 
+        /// <summary>
+        /// What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+        /// </summary>
+        [Input("deletionPolicy")]
+        public Input<string>? DeletionPolicy { get; set; }
+
+        /// <summary>
+        /// Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
+        /// </summary>
+        [Input("revokePrevious")]
+        public Input<string>? RevokePrevious { get; set; }
+
         [Input("roles")]
         private InputList<string>? _roles;
 
@@ -248,6 +333,12 @@ namespace Pulumi.KeystoneAppcred
         /// </summary>
         [Input("rotation")]
         public Input<Inputs.RotationArgs>? Rotation { get; set; }
+
+        /// <summary>
+        /// Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
+        /// </summary>
+        [Input("secretTemplate")]
+        public Input<Inputs.SecretTemplateArgs>? SecretTemplate { get; set; }
 
         public ApplicationCredentialArgs()
         {

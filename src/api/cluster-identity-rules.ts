@@ -9,35 +9,28 @@
  * `constructs/cluster-identity-admission.ts` checks them, as CRD rules can neither ask the authorizer nor see a delete.
  */
 import { ClusterIdentityLimits as L } from './cluster-identity';
+import { DNS_SUBDOMAIN_PATTERN } from './naming';
 import { dnsLabelRule } from './rules';
 import { validateAgainst, type PlaneRule, type RuleTable } from './identity-plane-rules';
-import type { FieldBound } from './validation';
+import type { FieldBound, Violation } from './field-rules';
 import {
+  celLabelKey,
+  celLabelValue,
+  celString,
   isLabelKey,
   isLabelValue,
-  LABEL_KEY_PATTERN,
+  LABEL_KEY_RULE,
   LABEL_SELECTOR_OPERATORS,
-  LABEL_VALUE_PATTERN,
+  LABEL_VALUE_RULE,
   LabelSelectorLimits,
   valuesFitOperator,
 } from './label-selector';
-import type { Violation } from './validation';
 
-/** A DNS subdomain (RFC 1123), what Kubernetes requires of most object names; the 253-character bound is the schema's. */
-export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
-
-/** A pattern as a CEL string literal: CEL has no `\.` escape, so each backslash is escaped. */
-const celString = (pattern: string): string => `'${pattern.replace(/\\/g, '\\\\')}'`;
 
 const SELECTOR = 'spec.allowedNamespaces.selector';
 const EXPRESSIONS = `${SELECTOR}.matchExpressions[]`;
 
-const KEY_RULE = `an optional DNS subdomain prefix of at most ${LabelSelectorLimits.keyPrefixMaxLength} characters and a slash, then a name of at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit`;
-const VALUE_RULE = 'empty, or at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit';
-/** The label-key check as CEL over a string expression `s`: the pattern, and a `/` (if any) at most 253 characters in. */
-const celLabelKey = (s: string): string => `${s}.matches(${celString(LABEL_KEY_PATTERN)}) && ${s}.indexOf('/') <= ${LabelSelectorLimits.keyPrefixMaxLength}`;
-const celLabelValue = (s: string): string => `${s}.matches(${celString(LABEL_VALUE_PATTERN)})`;
 const entriesOf = (self: unknown): [string, unknown][] => (self !== null && typeof self === 'object' && !Array.isArray(self) ? Object.entries(self) : []);
 
 /** The KeystoneClusterIdentity's rules. */
@@ -65,21 +58,21 @@ export const CLUSTER_IDENTITY_RULES: readonly PlaneRule[] = [
   {
     path: `${SELECTOR}.matchLabels`,
     cel: `self.all(k, ${celLabelKey('k')})`,
-    message: `selector.matchLabels keys must be label keys: ${KEY_RULE}`,
+    message: `selector.matchLabels keys must be label keys: ${LABEL_KEY_RULE}`,
     transition: false,
     holds: (self) => entriesOf(self).every(([key]) => isLabelKey(key)),
   },
   {
     path: `${SELECTOR}.matchLabels`,
     cel: `self.all(k, ${celLabelValue('self[k]')})`,
-    message: `selector.matchLabels values must be label values: ${VALUE_RULE}`,
+    message: `selector.matchLabels values must be label values: ${LABEL_VALUE_RULE}`,
     transition: false,
     holds: (self) => entriesOf(self).every(([, value]) => typeof value !== 'string' || isLabelValue(value)),
   },
   {
     path: `${EXPRESSIONS}.key`,
     cel: celLabelKey('self'),
-    message: `selector.matchExpressions[].key must be a label key: ${KEY_RULE}`,
+    message: `selector.matchExpressions[].key must be a label key: ${LABEL_KEY_RULE}`,
     transition: false,
     holds: (self) => typeof self !== 'string' || isLabelKey(self),
   },
@@ -97,7 +90,7 @@ export const CLUSTER_IDENTITY_RULES: readonly PlaneRule[] = [
   {
     path: `${EXPRESSIONS}.values[]`,
     cel: celLabelValue('self'),
-    message: `selector.matchExpressions[].values entries must be label values: ${VALUE_RULE}`,
+    message: `selector.matchExpressions[].values entries must be label values: ${LABEL_VALUE_RULE}`,
     transition: false,
     holds: (self) => typeof self !== 'string' || isLabelValue(self),
   },

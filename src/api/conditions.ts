@@ -56,6 +56,12 @@ export const CredentialReason = {
    * names each such role and the ones the user holds.
    */
   RoleNotAssigned: 'RoleNotAssigned',
+  /**
+   * Not in the spec's table (issue 49): the credential `spec.adopt` names cannot be adopted (its Secret or key is
+   * missing, Keystone does not authenticate it with the given secret, it is not the ordered user's on the ordered
+   * project, it is unrestricted or another order's); the message says which. Nothing is minted in its place.
+   */
+  AdoptionRefused: 'AdoptionRefused',
 } as const;
 export type CredentialReason = (typeof CredentialReason)[keyof typeof CredentialReason];
 
@@ -79,6 +85,11 @@ export const DeliveryReason = {
   BackupNotSynced: 'BackupNotSynced',
   DeliveryRefused: 'DeliveryRefused',
   DeliveryError: 'DeliveryError',
+  /**
+   * Not in the spec's table (issue 49): the order's `spec.secretTemplate` cannot be rendered where it lives (it names a
+   * field that is not known there); the message names the key and the field. The Secret keeps what it carried.
+   */
+  SecretTemplateInvalid: 'SecretTemplateInvalid',
 } as const;
 export type DeliveryReason = (typeof DeliveryReason)[keyof typeof DeliveryReason];
 

@@ -3,6 +3,7 @@
  * API server in front: the kind has no webhook, so the reconciler and the Pulumi provider resolve a zero
  * `credentialGeneration` and an absent duration to their defaults themselves.
  */
+import { DEFAULT_DELETION_POLICY, type DeletionPolicy } from './deletion-policy';
 import { Duration } from './duration';
 import type { AccessRule } from './privileges';
 import type { KeystoneApplicationCredentialSpec } from './types';
@@ -35,15 +36,23 @@ export interface Privileges {
 /** The spec fields the lifecycle reads, resolved. */
 export interface ResolvedSpec extends ResolvedRotation, Privileges {
   readonly credentialGeneration: number;
+  /** What deleting the order does (issue 49). @default "Delete" */
+  readonly deletionPolicy: DeletionPolicy;
+  /** The credential to adopt instead of minting the first one (issue 49), by its Keystone id. @default none */
+  readonly adopt?: string;
 }
 
 /**
  * Resolves defaults and parses durations. Does not validate ranges (see `validate`); throws a DurationError naming the
  * field for a string that is no Go duration at all.
  */
-export function resolveSpec(spec: Pick<KeystoneApplicationCredentialSpec, 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules'>): ResolvedSpec {
+export function resolveSpec(
+  spec: Pick<KeystoneApplicationCredentialSpec, 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules' | 'deletionPolicy'> & { readonly adopt?: { readonly credentialID: string } },
+): ResolvedSpec {
   return {
     credentialGeneration: spec.credentialGeneration || DEFAULT_CREDENTIAL_GENERATION,
+    deletionPolicy: spec.deletionPolicy ?? DEFAULT_DELETION_POLICY,
+    ...(spec.adopt?.credentialID ? { adopt: spec.adopt.credentialID } : {}),
     interval: Duration.parse(spec.rotation?.interval || DEFAULT_INTERVAL, 'spec.rotation.interval'),
     gracePeriod: Duration.parse(spec.rotation?.gracePeriod || DEFAULT_GRACE_PERIOD, 'spec.rotation.gracePeriod'),
     ...(spec.roles !== undefined && spec.roles.length > 0 ? { roles: [...spec.roles] } : {}),

@@ -3,9 +3,9 @@
  * message the API server answers with, and the TypeScript twin `validatePlane` runs for callers with no API server in
  * front (the cdk8s constructs at synth time).
  */
-import { CONTROL_PLANE_REF_RULES, dnsLabelRule, type Rule } from './rules';
+import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Rule, type Violation } from './field-rules';
 import { PlaneDefaults, PlaneLimits, type PlaneKind } from './identity-plane';
-import { checkBound, parentPresent, valuesAt, violation, type FieldBound, type Violation } from './validation';
+import { CONTROL_PLANE_REF_RULES, dnsLabelRule } from './rules';
 
 /**
  * A rule of a neighbour kind: the shape of {@link Rule}, with the path free. A path is dotted from the object root;

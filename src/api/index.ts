@@ -1,6 +1,7 @@
 export * from './conditions';
 export * from './defaults';
 export * from './duration';
+export * from './field-rules';
 export * from './naming';
 export * from './rules';
 export * from './privileges';
@@ -14,3 +15,6 @@ export * from './cluster-identity';
 export * from './cluster-identity-rules';
 export * from './target-cluster';
 export * from './secret-access';
+export * from './secret-template';
+export * from './adoption';
+export * from './deletion-policy';

@@ -55,6 +55,18 @@ export const LABEL_KEY_PATTERN = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-
 /** A label value: empty, or at most 63 letters, digits, `-`, `_` or `.`, beginning and ending with a letter or digit. */
 export const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
 
+/** The label-key rule in words, as the CRD's messages say it. */
+export const LABEL_KEY_RULE = `an optional DNS subdomain prefix of at most ${LabelSelectorLimits.keyPrefixMaxLength} characters and a slash, then a name of at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit`;
+/** The label-value rule in words, as the CRD's messages say it. */
+export const LABEL_VALUE_RULE = 'empty, or at most 63 letters, digits, hyphens, underscores or dots, beginning and ending with a letter or digit';
+
+/** A pattern as a CEL string literal: CEL has no `\.` escape, so each backslash is escaped. */
+export const celString = (pattern: string): string => `'${pattern.replace(/\\/g, '\\\\')}'`;
+/** The label-key check as CEL over a string expression `s`: the pattern, and a `/` (if any) at most 253 characters in. */
+export const celLabelKey = (s: string): string => `${s}.matches(${celString(LABEL_KEY_PATTERN)}) && ${s}.indexOf('/') <= ${LabelSelectorLimits.keyPrefixMaxLength}`;
+/** The label-value check as CEL over a string expression `s`. */
+export const celLabelValue = (s: string): string => `${s}.matches(${celString(LABEL_VALUE_PATTERN)})`;
+
 const LABEL_KEY = new RegExp(LABEL_KEY_PATTERN);
 const LABEL_VALUE = new RegExp(LABEL_VALUE_PATTERN);
 

@@ -9,6 +9,30 @@ import { createHash } from 'node:crypto';
 export const SECRET_KEYS = ['clouds.yaml', 'application_credential_id', 'application_credential_secret'] as const;
 export type SecretKey = (typeof SECRET_KEYS)[number];
 
+/** A DNS subdomain (RFC 1123), what Kubernetes requires of most object names; the 253-character bound is the schema's. */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/**
+ * The annotation that asks an order to revoke now (issue 49): a new value (any text: a time, a ticket) rotates at once
+ * and deletes the superseded credential as soon as its successor is delivered and backed up, skipping the grace period.
+ * The order records the value it acted on in `status.lastRevokeRequest`, so each value fires once.
+ */
+export const REVOKE_PREVIOUS_ANNOTATION = 'c5c3.io/revoke-previous';
+
+/** The longest request `status.lastRevokeRequest` records as written; a longer one is recorded by its digest. */
+export const REVOKE_REQUEST_MAX_LENGTH = 253;
+
+/**
+ * The revoke request a value makes (the annotation's, the Pulumi input's): the value without blanks around it, or by its
+ * digest (`sha256:` and 32 hex digits) when it is longer than {@link REVOKE_REQUEST_MAX_LENGTH}; none for a value that
+ * is empty or only blanks.
+ */
+export function revokeRequestOf(value: string | undefined): string | undefined {
+  const request = value?.trim();
+  if (!request) return undefined;
+  return request.length <= REVOKE_REQUEST_MAX_LENGTH ? request : `sha256:${createHash('sha256').update(request).digest('hex').slice(0, 32)}`;
+}
+
 /** Labels every child and the delivered Secret carry. */
 export const Labels = {
   name: 'c5c3.io/keystoneapplicationcredential-name',

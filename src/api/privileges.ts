@@ -12,8 +12,7 @@
  * `**` any number, `{name}` one segment; any other character literal, except that the matcher copies it into a regular
  * expression unescaped, so `+ ? ( ) [ ] | \ ^ $` would change or break the match: refused).
  */
-import type { FieldBound } from './validation';
-import type { Rule } from './rules';
+import type { FieldBound, Rule } from './field-rules';
 
 /** An HTTP method an access rule names (Keystone's schema). */
 export const ACCESS_RULE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

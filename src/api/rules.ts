@@ -4,8 +4,11 @@
  * The message is the spec's quoted message, so a user sees the same words from `kubectl apply`, `cdk8s synth` and
  * `pulumi preview`.
  */
+import { ADOPTION_RULES } from './adoption';
 import { Duration } from './duration';
+import type { Rule } from './field-rules';
 import { PRIVILEGE_RULES } from './privileges';
+import { SECRET_TEMPLATE_RULES } from './secret-template';
 
 /** Lengths and bounds of the schema (spec, Spec). */
 export const Limits = {
@@ -19,46 +22,6 @@ export const Limits = {
   /** `rotation.interval`, `rotation.gracePeriod`: the longest duration string; Go's longest canonical form is 24 characters. */
   durationMaxLength: 64,
 } as const;
-
-/**
- * Where a rule sits in the CRD's schema: a dotted path from the object root (`''` is the root); `[]` after a segment
- * steps into every item of that list.
- */
-export type RulePath =
-  | ''
-  | 'spec'
-  | 'spec.userRef'
-  | 'spec.projectRef'
-  | 'spec.controlPlaneRef'
-  | 'spec.controlPlaneRef.name'
-  | 'spec.controlPlaneRef.namespace'
-  | 'spec.credentialGeneration'
-  | 'spec.rotation'
-  | 'spec.rotation.interval'
-  | 'spec.rotation.gracePeriod'
-  | 'spec.roles'
-  | 'spec.accessRules'
-  | 'spec.accessRules[].service'
-  | 'spec.accessRules[].path';
-
-/** One `x-kubernetes-validations` entry with its TypeScript twin. */
-export interface Rule {
-  /** The schema node the rule is attached to. */
-  readonly path: RulePath;
-  /** The CEL expression, over `self` (and `oldSelf` for a transition rule). */
-  readonly cel: string;
-  /** The spec's message. */
-  readonly message: string;
-  /** A transition rule: it compares with the stored object and runs on update only. */
-  readonly transition: boolean;
-  /**
-   * The field a violation names, for a rule that sits on an object (or the root) but is about one field below it:
-   * the CRD's `fieldPath`, and the field and value `validate` reports. @default the path
-   */
-  readonly field?: string;
-  /** The TypeScript check: true when the rule holds for `self` (and `oldSelf`). */
-  holds(self: unknown, oldSelf?: unknown): boolean;
-}
 
 function durationOf(value: unknown): Duration | undefined {
   if (typeof value !== 'string') return undefined;
@@ -182,6 +145,9 @@ export const RULES: readonly Rule[] = [
   ...CONTROL_PLANE_REF_RULES,
   // Not the reference's (issue 42): the credential's roles and access rules (privileges.ts).
   ...PRIVILEGE_RULES,
+  // Not the reference's (issue 49): the delivered Secret's template and the adoption of an existing credential.
+  ...SECRET_TEMPLATE_RULES,
+  ...ADOPTION_RULES,
   {
     path: '',
     field: 'metadata.name',

@@ -3,8 +3,11 @@
  *
  * int64 fields are JavaScript numbers: generations stay far below 2^53.
  */
+import type { AdoptSpec } from './adoption';
 import type { Condition } from './conditions';
+import type { DeletionPolicy } from './deletion-policy';
 import type { AccessRule } from './privileges';
+import type { SecretTemplate } from './secret-template';
 
 /** API group of every kind of this project. */
 export const GROUP = 'c5c3.io';
@@ -108,6 +111,24 @@ export interface KeystoneApplicationCredentialSpec {
    * @default none: every request the roles allow
    */
   readonly accessRules?: readonly AccessRule[];
+  /**
+   * Not the reference's (issue 49): labels, annotations, output formats (`cloud.conf`, the `OS_*` keys) and keys of your
+   * own that the delivered Secret carries beside the reference's three keys (secret-template.ts).
+   * @default none: the reference's three keys and the operator's two labels
+   */
+  readonly secretTemplate?: SecretTemplate;
+  /**
+   * Not the reference's (issue 49): `Retain` keeps the delivered credential in Keystone, the delivered Secret (its owner
+   * reference removed) and its backup when the order is deleted (deletion-policy.ts).
+   * @default "Delete": the reference's Deletion Semantics
+   */
+  readonly deletionPolicy?: DeletionPolicy;
+  /**
+   * Not the reference's (issue 49): adopt an existing application credential of the ordered user, proven by its secret,
+   * instead of minting the first one (adoption.ts). Read only while the order holds no credential.
+   * @default none: the first credential is minted
+   */
+  readonly adopt?: AdoptSpec;
 }
 
 /** KeystoneApplicationCredentialStatus (spec, Status). Times are RFC 3339 strings, as `metav1.Time` serializes. */
@@ -134,6 +155,21 @@ export interface KeystoneApplicationCredentialStatus {
   readonly secretName?: string;
   /** The delivered Secret's data keys, once it carries the current credential. */
   readonly secretKeys?: readonly string[];
+  /**
+   * Not the reference's (issue 49): the value of the `c5c3.io/revoke-previous` annotation (on Pulumi, the `revokePrevious`
+   * input) the order last acted on; a different value is a new request.
+   */
+  readonly lastRevokeRequest?: string;
+  /**
+   * Not the reference's (issue 49): while a revoke request is carried out, the generation it rotates to; every
+   * credential below it is deleted as soon as one at or above it is delivered and backed up, skipping its grace period.
+   */
+  readonly revokeGeneration?: number;
+  /**
+   * Not the reference's (issue 49): the Keystone id of the credential the order adopted (`spec.adopt`) instead of minting,
+   * while the order holds it (delivered or superseded in its grace period).
+   */
+  readonly adoptedCredentialID?: string;
 }
 
 /** A KeystoneApplicationCredential object. */

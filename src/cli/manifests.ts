@@ -49,6 +49,11 @@ export interface ManifestsOptions {
    * namespaces too). @default the cluster-wide access
    */
   readonly secretGrants?: SecretGrants;
+  /**
+   * Operator props beyond the options above, over them (the Helm chart's values: tools/chart), e.g. `{ logLevel, limits }`.
+   * @default none
+   */
+  readonly operator?: Partial<Omit<Library.OperatorProps, 'image' | 'tag'>>;
 }
 
 /** What {@link renderTargetClusterManifests} synthesizes. */
@@ -168,6 +173,7 @@ export function renderManifests(options: ManifestsOptions): string {
           ? lib.OpenBaoAuth.token({ secretName: options.openBaoTokenSecret })
           : lib.OpenBaoAuth.kubernetes({ role: options.openBaoRole ?? DEFAULT_OPENBAO_ROLE }),
     },
+    ...options.operator,
   });
   if (options.monitoring) {
     const monitoring = new cdk8s.Chart(app, 'monitoring');

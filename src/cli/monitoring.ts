@@ -6,7 +6,8 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { stringify } from 'yaml';
-import { ALERT_DEFAULTS, ALERT_PARAMETER_HELP, alertRules, type AlertParameters } from '../observability/alerts';
+import { alertRules } from '../observability/alerts';
+import { ALERT_DEFAULTS, ALERT_PARAMETER_HELP, type AlertParameters } from '../observability/alert-parameters';
 import { dashboardJson } from '../observability/dashboard';
 
 /** Where the commands write. */

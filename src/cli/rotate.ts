@@ -1,10 +1,13 @@
 /**
- * `keystone-appcred rotate NAME -n NS [--wait] [--timeout DURATION]`: orders a rotation of one
+ * `keystone-appcred rotate NAME -n NS [--revoke-previous] [--wait] [--timeout DURATION]`: orders a rotation of one
  * KeystoneApplicationCredential by raising its `spec.credentialGeneration`, and with `--wait` waits until the operator
- * delivered the new generation (the order's status names it and the delivered Secret).
+ * delivered the new generation (the order's status names it and the delivered Secret). With `--revoke-previous` (issue
+ * 49) it writes a new value into the order's `c5c3.io/revoke-previous` annotation instead, which rotates at once and
+ * deletes the superseded credential as soon as its successor is delivered and backed up, skipping the grace period; the
+ * same annotation a GitOps repository may carry, so both ask in one way and the order acts once per value.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { Duration, DEFAULT_CREDENTIAL_GENERATION, type KeystoneApplicationCredential } from '../api';
+import { Duration, DEFAULT_CREDENTIAL_GENERATION, REVOKE_PREVIOUS_ANNOTATION, revokeRequestOf, type KeystoneApplicationCredential } from '../api';
 import { isConflict, isNotFound, KubeApiError } from '../kube/errors';
 import { Kinds } from '../kube/kinds';
 import { clusterOptions, errorText, explain, missingCrdMessage, openCluster, UnreachableError, type Cluster, type ClusterFlags, type Connector } from './cluster';
@@ -69,6 +72,45 @@ export async function raiseGeneration(cluster: Cluster, namespace: string, name:
   }
 }
 
+/** What {@link requestRevoke} did. */
+export interface RevokeRequested {
+  /** The annotation's value: the request the order records in `status.lastRevokeRequest` once it acts on it. */
+  readonly request: string;
+  /** The generation the order delivered when asked: the one to be deleted (with any older one in its grace period). */
+  readonly revoking?: number;
+}
+
+/**
+ * Writes a new request into the order's `c5c3.io/revoke-previous` annotation (the time, to the millisecond), with a
+ * JSON merge patch guarded by the resourceVersion it read, retried on a conflict with a status update.
+ * @throws Error naming the order when it or its CRD does not exist, it is being deleted, RBAC refuses, or the retries run out
+ */
+export async function requestRevoke(cluster: Cluster, namespace: string, name: string, now: () => Date = () => new Date()): Promise<RevokeRequested> {
+  const what = describeOrder(namespace, name);
+  for (let attempt = 0; ; attempt++) {
+    const order = await getOrder(cluster, namespace, name);
+    if (order.metadata.deletionTimestamp) throw new Error(`${what} is being deleted; not revoking`);
+    const request = now().toISOString();
+    const patch = { metadata: { resourceVersion: order.metadata.resourceVersion, annotations: { [REVOKE_PREVIOUS_ANNOTATION]: request } } };
+    try {
+      await cluster.api.patch(KIND, namespace, name, patch, { type: 'merge' });
+      const revoking = order.status?.credentialGeneration;
+      return { request, ...(revoking !== undefined ? { revoking } : {}) };
+    } catch (error) {
+      if (isConflict(error) && attempt < CONFLICT_RETRIES) continue;
+      if (isConflict(error)) throw new Error(`${what} kept changing while rotate patched it (${CONFLICT_RETRIES + 1} conflicts); try again`);
+      if (isNotFound(error)) throw notFound(namespace, name);
+      throw explain(error, { verb: 'patch', kind: KIND, namespace, name }, cluster);
+    }
+  }
+}
+
+/** Whether the order has carried out the revoke request: recorded, rotated, and nothing below the new generation held. */
+export function revoked(order: Pick<KeystoneApplicationCredential, 'status'>, request: string): boolean {
+  const status = order.status ?? {};
+  return status.lastRevokeRequest === revokeRequestOf(request) && status.revokeGeneration === undefined && status.previousCredentialID === undefined && Boolean(status.secretName);
+}
+
 /** Reads the order; a missing order or CRD, or a refusal, is an Error that says so. */
 async function getOrder(cluster: Cluster, namespace: string, name: string): Promise<KeystoneApplicationCredential> {
   let order: KeystoneApplicationCredential | undefined;
@@ -111,7 +153,13 @@ export interface Delivered {
  * API server is retried until the timeout; the order vanishing or RBAC refusing fails at once.
  * @throws Error at the timeout naming the order, the generation it holds and its last Ready status and reason
  */
-export async function waitForDelivery(cluster: Cluster, namespace: string, name: string, generation: number, options: WaitOptions): Promise<Delivered> {
+export async function waitForDelivery(
+  cluster: Cluster,
+  namespace: string,
+  name: string,
+  generation: number,
+  options: WaitOptions & { readonly revoke?: string },
+): Promise<Delivered> {
   const what = describeOrder(namespace, name);
   const clock = options.clock ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -125,7 +173,8 @@ export async function waitForDelivery(cluster: Cluster, namespace: string, name:
       last = order;
       lastError = undefined;
       const status = order.status;
-      if ((status?.credentialGeneration ?? 0) >= generation && status?.secretName) return { generation: status.credentialGeneration ?? generation, secretName: status.secretName };
+      const done = options.revoke !== undefined ? revoked(order, options.revoke) : (status?.credentialGeneration ?? 0) >= generation && Boolean(status?.secretName);
+      if (done && status?.secretName) return { generation: status.credentialGeneration ?? generation, secretName: status.secretName };
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error instanceof KubeApiError ? explain(error, { verb: 'get', kind: KIND, namespace, name }, cluster) : error;
       lastError = errorText(error);
@@ -163,6 +212,7 @@ export interface RotateIo {
 
 interface RotateFlags extends ClusterFlags {
   readonly namespace?: string;
+  readonly revokePrevious?: boolean;
   readonly wait?: boolean;
   readonly timeout: Duration;
 }
@@ -178,6 +228,15 @@ function timeout(value: string): Duration {
   return parsed;
 }
 
+function waitOptions(flags: RotateFlags, io: RotateIo): WaitOptions {
+  return {
+    timeoutMs: flags.timeout.milliseconds,
+    ...(io.pollMs !== undefined ? { pollMs: io.pollMs } : {}),
+    ...(io.sleep ? { sleep: io.sleep } : {}),
+    ...(io.clock ? { clock: io.clock } : {}),
+  };
+}
+
 /**
  * The `rotate` subcommand, for `program().addCommand(...)`. Prints the generation ordered; with `--wait`, then the
  * generation delivered and its Secret. Fails (non-zero exit) with a message naming the order for a missing order or
@@ -189,21 +248,29 @@ export function rotateCommand(io: RotateIo = {}): Command {
     .description('rotate a KeystoneApplicationCredential now: raise spec.credentialGeneration by one above the generation it holds')
     .argument('<name>', 'the KeystoneApplicationCredential')
     .option('-n, --namespace <namespace>', "its namespace; default: the context's namespace")
+    .option(
+      '--revoke-previous',
+      `revoke now: set the ${REVOKE_PREVIOUS_ANNOTATION} annotation instead, which rotates at once and deletes the delivered credential as soon as its successor is delivered and backed up, skipping the grace period (a Warning Event GraceSkipped says so)`,
+    )
     .option('--wait', 'return only when the delivered Secret carries the new generation')
     .option('--timeout <duration>', 'how long --wait waits, Go format', timeout, Duration.parse('5m'));
   return clusterOptions(command).action(async (name: string, flags: RotateFlags) => {
     const cluster = openCluster(flags, io.connect);
     const namespace = flags.namespace ?? cluster.defaultNamespace;
     const what = describeOrder(namespace, name);
+    if (flags.revokePrevious) {
+      const asked = await requestRevoke(cluster, namespace, name);
+      const was = asked.revoking !== undefined ? `generation ${asked.revoking}` : 'the delivered credential';
+      write(`${what}: ${REVOKE_PREVIOUS_ANNOTATION} set to ${asked.request}: rotates at once and deletes ${was} as soon as its successor is delivered and backed up\n`);
+      if (!flags.wait) return;
+      const delivered = await waitForDelivery(cluster, namespace, name, (asked.revoking ?? 0) + 1, { ...waitOptions(flags, io), revoke: asked.request });
+      write(`${what}: generation ${delivered.generation} delivered in Secret ${delivered.secretName}; ${was} is deleted\n`);
+      return;
+    }
     const raised = await raiseGeneration(cluster, namespace, name);
     write(`${what}: spec.credentialGeneration raised from ${raised.from} to ${raised.to}\n`);
     if (!flags.wait) return;
-    const delivered = await waitForDelivery(cluster, namespace, name, raised.to, {
-      timeoutMs: flags.timeout.milliseconds,
-      ...(io.pollMs !== undefined ? { pollMs: io.pollMs } : {}),
-      ...(io.sleep ? { sleep: io.sleep } : {}),
-      ...(io.clock ? { clock: io.clock } : {}),
-    });
+    const delivered = await waitForDelivery(cluster, namespace, name, raised.to, waitOptions(flags, io));
     write(`${what}: generation ${delivered.generation} delivered in Secret ${delivered.secretName}\n`);
   });
 }

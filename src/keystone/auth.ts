@@ -52,6 +52,9 @@ export interface IssuedToken {
   readonly userId: string;
   /** The project the token is scoped to. */
   readonly projectId: string;
+  /** Its name, and its domain's name, as the token shows them. */
+  readonly projectName?: string;
+  readonly projectDomainName?: string;
   /** Names of the token's roles on the project, implied ones included. */
   readonly roles: readonly string[];
   /** Set when the token was issued from an application credential. */
@@ -138,6 +141,13 @@ function refOf(ref: NamedRef): Record<string, unknown> {
   return { name: ref.name, domain };
 }
 
+/** The project's name and its domain's name, where the token shows them. */
+function optionalNames(project: Reply): Pick<IssuedToken, 'projectName' | 'projectDomainName'> {
+  const name = project.optionalString('name');
+  const domain = project.optionalObject('domain')?.optionalString('name');
+  return { ...(name !== undefined ? { projectName: name } : {}), ...(domain !== undefined ? { projectDomainName: domain } : {}) };
+}
+
 function tokenOf(context: ReplyContext, token: string, body: unknown): IssuedToken {
   const reply = Reply.of(context, body, 'token');
   const expiresAt = reply.time('expires_at', parseKeystoneTime);
@@ -152,6 +162,7 @@ function tokenOf(context: ReplyContext, token: string, body: unknown): IssuedTok
     expiresAt,
     userId: user.string('id'),
     projectId: project.string('id'),
+    ...optionalNames(project),
     roles: reply.objects('roles').map((role) => role.string('name')),
     applicationCredential: credential && {
       id: credential.string('id'),

@@ -86,7 +86,7 @@ export function report(s: StepOutcome, now: Date): void {
   // spec, Status: secretName and secretKeys appear once the Secret carries the current credential, and only then.
   if (secretCarriesLive(s) && s.order.secretName !== undefined && s.world.delivery.state !== 'foreign' && !s.world.undeliverable) {
     s.status.secretName = s.order.secretName;
-    s.status.secretKeys = [...SECRET_KEYS];
+    s.status.secretKeys = [...(s.order.secretKeys ?? SECRET_KEYS)];
   } else {
     delete s.status.secretName;
     delete s.status.secretKeys;
@@ -96,6 +96,7 @@ export function report(s: StepOutcome, now: Date): void {
 function credentialCondition(s: StepOutcome): Verdict {
   if (s.world.gate) return { status: 'False', reason: s.world.gate.reason, message: s.world.gate.message };
   const failure = s.failure;
+  if (failure?.action.type === 'adopt') return { status: 'False', reason: CredentialReason.AdoptionRefused, message: failure.message };
   if (failure && ['park', 'mint', 'delete', 'discard'].includes(failure.action.type)) {
     return { status: 'False', reason: CredentialReason.CredentialError, message: failure.message };
   }
@@ -121,7 +122,9 @@ function credentialCondition(s: StepOutcome): Verdict {
     const deferred = s.deferred
       ? `; its roles or access rules differ from the spec's: a successor carrying the spec's is created when the grace period of generation ${s.status.previousCredentialGeneration} ends (${s.status.previousCredentialDeleteAt})`
       : '';
-    const message = (pending !== undefined ? `generation ${live} is delivered; generation ${pending} is being created` : `generation ${live} exists in Keystone`) + deferred;
+    const adopted = s.records.get(live)?.adopted;
+    const named = `generation ${live}${adopted !== undefined ? ` (adopted application credential ${adopted})` : ''}`;
+    const message = (pending !== undefined ? `${named} is delivered; generation ${pending} is being created` : `${named} exists in Keystone`) + deferred;
     if (s.blocked !== undefined) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
     if (foreign.length > 0) return { status: 'True', reason: CredentialReason.ForeignCredential, message: `${message}; ${foreignNote(foreign)}` };
     return { status: 'True', reason: CredentialReason.CredentialMinted, message };
@@ -145,7 +148,8 @@ function deliveryCondition(s: StepOutcome): Verdict {
   if (failure && (failure.action.type === 'backup' || failure.action.type === 'remove-backup')) {
     return { status: 'False', reason: DeliveryReason.BackupNotSynced, message: failure.message };
   }
-  if (failure && (failure.action.type === 'deliver' || failure.action.type === 'withdraw')) {
+  if (failure?.action.type === 'deliver' && failure.template) return { status: 'False', reason: DeliveryReason.SecretTemplateInvalid, message: failure.message };
+  if (failure && (failure.action.type === 'deliver' || failure.action.type === 'withdraw' || failure.action.type === 'retain')) {
     return { status: 'False', reason: DeliveryReason.DeliveryError, message: failure.message };
   }
   const backupError = s.world.backup?.error;

@@ -21,7 +21,7 @@ type Status = KeystoneApplicationCredentialStatus;
 /** Decides the next step of `order`; see the module comment. */
 export function decide(order: LifecycleOrder, observations: Observations, now: Date): Plan {
   const observed = observedStatus(order);
-  if (order.deleting) return teardown(observed, observations);
+  if (order.deleting) return teardown(observed, observations, order.spec.deletionPolicy);
   if (observations.admission) return movedBackup(frozen(observed, observations.admission.reason, observations.admission.message, now), observations);
   return new Step(order, observations, now, observed).plan();
 }

@@ -25,6 +25,16 @@ export interface LifecycleOrder {
   readonly deleting?: boolean;
   /** The delivered Secret's name, reported as `status.secretName`; absent for a face that delivers no Secret. */
   readonly secretName?: string;
+  /**
+   * A request to revoke now (issue 49): the `c5c3.io/revoke-previous` annotation's value, the Pulumi input
+   * `revokePrevious`. Pending while it differs from `status.lastRevokeRequest` (rotation.ts, `revokePending`).
+   */
+  readonly revokeRequest?: string;
+  /**
+   * The keys the delivered Secret carries, for `status.secretKeys`: the reference's three and those the order's
+   * template adds (issue 49). @default the reference's three
+   */
+  readonly secretKeys?: readonly string[];
 }
 
 /**
@@ -60,6 +70,11 @@ export interface GenerationRecord {
   readonly failure?: string;
   /** The credential of this generation's deterministic name, as Keystone holds it. */
   readonly credential?: HeldCredential;
+  /**
+   * The generation holds a credential the order adopted (issue 49, `spec.adopt`) rather than minted: its Keystone id,
+   * as the parked record names it. Its name is not the generation's, and its description carries no mark.
+   */
+  readonly adopted?: string;
 }
 
 /**
@@ -169,7 +184,9 @@ export type Trigger =
    * Not the reference's (issue 42): the live credential's roles or access rules are not the spec's. Keystone keeps both
    * immutable, so the change is a successor minted with the spec's, switched to with the usual grace period.
    */
-  | 'privileges-changed';
+  | 'privileges-changed'
+  /** Not the reference's (issue 49): a revoke request is pending; the successor's switch skips the grace period. */
+  | 'revoke-requested';
 
 /** A small idempotent step; the runner executes them in order. */
 export type Action =
@@ -188,6 +205,12 @@ export type Action =
    * it is reported, never recorded, adopted or deleted). A tenant's value: print it only through `shownCredentialId`.
    */
   | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string; readonly unowned?: string }
+  /**
+   * Adopt an existing credential of the ordered user as the generation (issue 49, `spec.adopt`): prove it by its secret
+   * (Keystone authenticates the id with it, and it is the user's, on the project, restricted: adoption.ts) and park that
+   * secret as the generation's, naming the credential. Nothing is created in Keystone.
+   */
+  | { readonly type: 'adopt'; readonly generation: number; readonly credentialId: string; readonly why: string }
   /** Delete the generation's credential in Keystone; an already deleted one is fine. */
   | { readonly type: 'delete'; readonly generation: number; readonly id: string; readonly why: string }
   /** Forget the generation's parked secret (its credential is gone from Keystone). */
@@ -198,6 +221,12 @@ export type Action =
   | { readonly type: 'remove-former-backup'; readonly credentialId: string; readonly why: string }
   /** Remove the delivered Secret (teardown). */
   | { readonly type: 'withdraw'; readonly why: string }
+  /**
+   * Teardown under `deletionPolicy: Retain` (issue 49): the generation's credential stays in Keystone, the delivered
+   * Secret carrying it stays with its owner reference removed, and the backup holding it stays; the face records what
+   * it left and the commands that remove it.
+   */
+  | { readonly type: 'retain'; readonly generation: number; readonly id: string; readonly backup: boolean; readonly why: string }
   /** Teardown is done: release the order (drop the finalizer, forget the resource). */
   | { readonly type: 'release'; readonly why: string };
 
@@ -205,6 +234,8 @@ export type Action =
 export interface Failure {
   readonly action: Action;
   readonly message: string;
+  /** The order's Secret template could not be rendered (issue 49): DeliveryReady names it, not the API server. */
+  readonly template?: boolean;
 }
 
 /** What `decide` returns. */

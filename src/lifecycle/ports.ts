@@ -6,6 +6,7 @@
 import type { KeystoneApplicationCredentialStatus, Privileges, SecretKey } from '../api';
 import type { Admission, Gate, HeldCredential, HeldPrivileges, Undeliverable } from './model';
 import type { CredentialMark } from './ownership';
+import type { ObservedSecret, SecretMetadata } from './secret-template';
 
 /** A credential under the order's names as Keystone holds it, whoever minted it. */
 export interface KeystoneCredential {
@@ -22,6 +23,27 @@ export interface KeystoneCredential {
   readonly privileges?: HeldPrivileges;
 }
 
+/** A credential of the ordered user, as Keystone shows it by id (issue 49: what an adoption proves). */
+export interface DescribedCredential extends HeldCredential {
+  readonly name: string;
+  /** The project its tokens are scoped to. */
+  readonly projectId: string;
+  /** It may create and delete application credentials. */
+  readonly unrestricted: boolean;
+  /** The marks its description carries (ownership.ts): another order's, when it has an owner. */
+  readonly mark: CredentialMark;
+}
+
+/** The ordered user and project, as the port's own token names them. */
+export interface CredentialScope {
+  readonly userId: string;
+  readonly projectId: string;
+  /** @default unknown */
+  readonly projectName?: string;
+  /** @default unknown */
+  readonly projectDomainName?: string;
+}
+
 /** What a create asks Keystone for. */
 export interface CreateRequest extends Privileges {
   readonly name: string;
@@ -33,8 +55,11 @@ export interface CreateRequest extends Privileges {
 
 /** Keystone, authenticated as the ordered user, scoped to the ordered project. */
 export interface CredentialPort {
-  /** Every credential whose name is one of the order's generation names (ownership.ts tells which are the order's). */
-  list(): Promise<KeystoneCredential[]>;
+  /**
+   * Every credential whose name is one of the order's generation names (ownership.ts tells which are the order's), and
+   * the credentials `adopted` names by id, each as the generation it maps to (issue 49).
+   */
+  list(adopted?: ReadonlyMap<string, number>): Promise<KeystoneCredential[]>;
   /**
    * Creates a restricted credential with a client-supplied secret, its description carrying `mark`, with the roles and
    * access rules asked for (none asked: every role of the user's token, no access rule).
@@ -54,6 +79,10 @@ export interface CredentialPort {
    * parked secret (ownership.ts). Absent: the face has no such check, and a delivered Secret never counts as a record.
    */
   verify?(id: string, secret: string): Promise<boolean>;
+  /** The ordered user's credential `id` (issue 49: adoption), or undefined when the user has none of that id. */
+  describe?(id: string): Promise<DescribedCredential | undefined>;
+  /** The user and project the port is authenticated as and scoped to. */
+  scope?(): Promise<CredentialScope>;
 }
 
 /** A parked generation: its secret, or the terminal error Keystone gave when it was created. */
@@ -61,6 +90,8 @@ export interface ParkedGeneration {
   readonly generation: number;
   readonly parked: boolean;
   readonly failure?: string;
+  /** The Keystone id of the credential the generation adopted (issue 49), when it adopted one. */
+  readonly adopted?: string;
 }
 
 /** Where each generation's secret is parked before Keystone sees it (the spec's `secret-v<N>` children). */
@@ -72,10 +103,15 @@ export interface SecretStore {
   /** Records a terminal error on the generation; the order reports CredentialFailed until the generation is raised. */
   recordFailure(generation: number, message: string): Promise<void>;
   discard(generation: number): Promise<void>;
+  /** Parks a given secret as the generation's, naming the credential it adopted (issue 49). */
+  adopt?(generation: number, secret: string, credentialId: string): Promise<void>;
 }
 
-/** The three keys of the delivered Secret. */
-export type SecretData = Readonly<Record<SecretKey, string>>;
+/**
+ * A credential's document: the reference's three keys (what the backup holds), and in the delivered Secret the keys the
+ * order's template adds (issue 49).
+ */
+export type SecretData = Readonly<Record<SecretKey, string>> & Readonly<Record<string, string>>;
 
 /** The backup of the delivered document (OpenBao KV v2 at the backing path). */
 export interface BackupPort {
@@ -87,10 +123,15 @@ export interface BackupPort {
 
 /** The delivered Secret (or the face's equivalent). */
 export interface DeliveryPort {
-  /** The Secret of the delivered name: absent, or its data and whether the order owns it. */
-  read(): Promise<{ readonly owned: boolean; readonly data: Readonly<Record<string, string>> } | undefined>;
+  /** The Secret of the delivered name: absent, or its data, labels and annotations and whether the order owns it. */
+  read(): Promise<({ readonly owned: boolean } & ObservedSecret) | undefined>;
   write(data: SecretData): Promise<void>;
   remove(): Promise<void>;
+  /**
+   * Leaves the Secret, carrying `data`, to its consumers (`deletionPolicy: Retain`, issue 49): drops the order's owner
+   * reference. @default nothing to do
+   */
+  retain?(data: SecretData): Promise<void>;
 }
 
 /** Everything one pass of the runner needs. */
@@ -105,8 +146,20 @@ export interface Ports {
    */
   readonly formerBackup?: BackupPort;
   readonly delivery: DeliveryPort;
-  /** Renders the delivered document of a credential. */
+  /** Renders the document of a credential: the reference's three keys, what the backup holds. */
   render(credentialId: string, secret: string): SecretData;
+  /**
+   * The keys the order's template adds to a document in the delivered Secret (issue 49, secret-template.ts); throws a
+   * `TemplateError` when the template cannot be rendered here. @default none
+   */
+  template?(document: SecretData): Readonly<Record<string, string>>;
+  /** The labels and annotations the order's template adds to the delivered Secret (issue 49). @default none */
+  readonly secretMetadata?: SecretMetadata;
+  /**
+   * The secret of the credential `spec.adopt` names (issue 49), from where the face keeps it, or why it cannot be had
+   * (the Secret or its key missing). Absent: the face cannot adopt.
+   */
+  adoption?(): Promise<{ readonly secret: string } | { readonly refused: string }>;
   /** Admission (consent) as observed this pass; undefined when admitted. */
   admission?(): Promise<Admission | undefined>;
   /** The gates (user, project, role) as observed this pass; undefined when open. */

@@ -15,15 +15,51 @@ export function liveGeneration(status: KeystoneApplicationCredentialStatus): num
   return status.credentialGeneration ?? 0;
 }
 
+/**
+ * Revoke now (issue 49, not the reference's). A request is a value (the `c5c3.io/revoke-previous` annotation's, the
+ * Pulumi input `revokePrevious`) other than `status.lastRevokeRequest`. The order accepts it once ({@link acceptRevoke}):
+ * it records the value, and in `status.revokeGeneration` the generation above the delivered one, and from then on:
+ *
+ * - a rotation to that generation starts at once ({@link trigger}: `revoke-requested`), or the one under way is
+ *   continued (a successor never delivered was never handed out);
+ * - the rule "No rotation starts while a grace period runs" still holds, so the order never holds more than two
+ *   credentials: a credential below the revoke generation in its grace period is deleted at once ({@link sweepDue}),
+ *   which ends the grace period;
+ * - the successor's switch skips the grace period of the credential it supersedes (`previousCredentialDeleteAt` is the
+ *   switch itself: {@link graceDeadline}), so that credential is deleted right after the switch, which writes the
+ *   backup first and the Secret then: as soon as the successor is delivered and backed up.
+ *
+ * `status.revokeGeneration` is cleared once the order holds nothing below it. Recording the request in the status
+ * (also by a pass that fails half-way) makes each value fire once: a pass that finds the Secret already switched does
+ * not rotate again, it only deletes what is below the revoke generation.
+ */
+export function revokePending(order: Pick<LifecycleOrder, 'revokeRequest' | 'status'>): boolean {
+  return order.revokeRequest !== undefined && order.revokeRequest !== order.status.lastRevokeRequest;
+}
+
+/** The status with a pending revoke request accepted (see {@link revokePending}); the status as it is without one. */
+export function acceptRevoke(order: Pick<LifecycleOrder, 'revokeRequest' | 'status'>, status: KeystoneApplicationCredentialStatus): KeystoneApplicationCredentialStatus {
+  if (!revokePending({ revokeRequest: order.revokeRequest, status })) return status;
+  return { ...status, lastRevokeRequest: order.revokeRequest, revokeGeneration: liveGeneration(status) + 1 };
+}
+
+/** Whether a revoke request being carried out deletes `generation` at once (it is below `status.revokeGeneration`). */
+export function revoked(status: KeystoneApplicationCredentialStatus, generation: number | undefined): boolean {
+  return status.revokeGeneration !== undefined && generation !== undefined && generation < status.revokeGeneration;
+}
+
 /** A grace period runs while the superseded credential is still recorded. */
 export function graceRunning(status: KeystoneApplicationCredentialStatus): boolean {
   return status.previousCredentialGeneration !== undefined;
 }
 
-/** The superseded credential is due for deletion once `previousCredentialDeleteAt` has passed. */
+/**
+ * The superseded credential is due for deletion once `previousCredentialDeleteAt` has passed, or at once when a revoke
+ * request revokes it ({@link revoked}).
+ */
 export function sweepDue(status: KeystoneApplicationCredentialStatus, now: Date): boolean {
   const deleteAt = time(status.previousCredentialDeleteAt);
-  return graceRunning(status) && (deleteAt === undefined || now >= deleteAt);
+  return graceRunning(status) && (revoked(status, status.previousCredentialGeneration) || deleteAt === undefined || now >= deleteAt);
 }
 
 /**
@@ -41,6 +77,7 @@ export function trigger(order: LifecycleOrder, live: GenerationRecord | undefine
   if (live.credential.expiresAt !== undefined && now >= live.credential.expiresAt) return 'expired';
   if (!live.parked) return 'secret-lost';
   if (privilegesDiffer(order.spec, live.credential.privileges)) return 'privileges-changed';
+  if (revoked(status, status.credentialGeneration)) return 'revoke-requested';
   const next = dueAt(order);
   if (next !== undefined && now >= next) return 'schedule';
   return undefined;
@@ -115,9 +152,11 @@ export function deleteAt(switchedAt: Date, rotation: ResolvedRotation): Date {
  * (rounded up, as every deadline), but never later than the credential's own expiry (rounded down). A grace period
  * exists so consumers can keep using the superseded credential; one Keystone already rejects (a rotation that came
  * late: the operator was down, or nobody ran `pulumi up` for a while) has nothing left to give, so it is swept at its
- * expiry, or at once when that has passed.
+ * expiry, or at once when that has passed. A switch under a revoke request (`revoking`) skips the grace period: the
+ * switch itself.
  */
-export function graceDeadline(switchedAt: Date, rotation: ResolvedRotation, expiresAt: Date | undefined): string {
+export function graceDeadline(switchedAt: Date, rotation: ResolvedRotation, expiresAt: Date | undefined, revoking = false): string {
+  if (revoking) return formatTime(switchedAt);
   const grace = deleteAt(switchedAt, rotation);
   return expiresAt !== undefined && expiresAt < grace ? formatTime(expiresAt) : formatDeadline(grace);
 }
@@ -170,5 +209,7 @@ export function describe(trigger: Trigger, order: LifecycleOrder): string {
       return "live credential's secret lost";
     case 'privileges-changed':
       return "live credential's roles or access rules differ from the spec's";
+    case 'revoke-requested':
+      return `revoke requested (${order.status.lastRevokeRequest ?? ''})`;
   }
 }

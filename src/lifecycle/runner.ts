@@ -6,12 +6,14 @@
  * world again (the parked secrets, the credentials Keystone holds under the deterministic names, the backup, the Secret)
  * and `decide` continues from there.
  */
-import { SECRET_KEYS, type KeystoneApplicationCredentialStatus, type Privileges } from '../api';
+import type { KeystoneApplicationCredentialStatus, Privileges } from '../api';
+import { adopt } from './adoption';
 import { decide, decideFailure } from './decide';
 import { formerBackup, migration, accountedIds, type FormerBackup } from './migration';
 import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, HeldCredential, HeldPrivileges, LifecycleOrder, Observations, Plan } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
-import type { BackupPort, KeystoneCredential, Ports } from './ports';
+import type { BackupPort, KeystoneCredential, Ports, SecretData } from './ports';
+import { TemplateError, carriesDocument, type ObservedSecret } from './secret-template';
 import type { CachedObservations } from './settled';
 
 /** How one action went, for timelines, logs and metrics. Carries no secret. */
@@ -65,12 +67,17 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
  */
 export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status' | 'owner'> = { status: {} }): Promise<Observations> {
   const status = order.status;
-  const [listed, parked, backupRead, formerRead, delivered, admission, gate, undeliverable] = await Promise.all([
-    ports.keystone.list().then(
+  // The parked records first: the credentials they adopted (issue 49) are listed by id, their names being none of the order's.
+  const parked = await ports.secrets.list();
+  const adopted = new Map(parked.flatMap((p) => (p.adopted !== undefined ? [[p.adopted, p.generation] as const] : [])));
+  // A face that parks no superseded secret (Pulumi) knows the adopted credential in its grace period by the status alone.
+  const recordedAdoption = status.adoptedCredentialID === undefined ? undefined : recordedGeneration(status, status.adoptedCredentialID);
+  if (recordedAdoption !== undefined) adopted.set(status.adoptedCredentialID as string, recordedAdoption);
+  const [listed, backupRead, formerRead, delivered, admission, gate, undeliverable] = await Promise.all([
+    ports.keystone.list(adopted.size > 0 ? adopted : undefined).then(
       (credentials) => ({ credentials }),
       (error: unknown) => ({ error: reason(error) }),
     ),
-    ports.secrets.list(),
     readBackup(ports.backup),
     readBackup(ports.formerBackup),
     ports.delivery.read(),
@@ -79,7 +86,9 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
     ports.undeliverable?.(),
   ]);
   const records = new Map<number, GenerationRecord>();
-  for (const p of parked) records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}) });
+  for (const p of parked) {
+    records.set(p.generation, { generation: p.generation, parked: p.parked, ...(p.failure !== undefined ? { failure: p.failure } : {}), ...(p.adopted !== undefined ? { adopted: p.adopted } : {}) });
+  }
   let keystone: { credentials: readonly KeystoneCredential[] } | { error: string } = listed;
   const backedUp = backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined;
   let sorted: { own: KeystoneCredential[]; foreign: ForeignCredential[] } = { own: [], foreign: [] };
@@ -131,7 +140,9 @@ async function sortByOwner(
   delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
   backedUp: string | undefined,
 ): Promise<{ own: KeystoneCredential[]; foreign: ForeignCredential[] }> {
-  const recorded = new Set([order.status.credentialID, order.status.previousCredentialID, backedUp].filter((id): id is string => id !== undefined && id !== ''));
+  // A parked record's adopted id (issue 49, adoption.ts) is the order's record too: only the order writes its parked records.
+  const adopted = [...records.values()].map((r) => r.adopted);
+  const recorded = new Set([order.status.credentialID, order.status.previousCredentialID, backedUp, ...adopted].filter((id): id is string => id !== undefined && id !== ''));
   const hinted = await deliveredRecord(ports, recorded, listed, records, delivered);
   if (hinted !== undefined) recorded.add(hinted);
   const base = { ...(order.owner !== undefined ? { owner: order.owner } : {}), recorded };
@@ -188,7 +199,7 @@ async function deliveredRecord(
  * document (its generation found by Keystone's records, else by the status, and its parked secret).
  */
 async function deliveryOf(
-  ports: Pick<Ports, 'secrets' | 'render'>,
+  ports: Pick<Ports, 'secrets' | 'render' | 'template' | 'secretMetadata'>,
   delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
   records: ReadonlyMap<number, GenerationRecord>,
   status: KeystoneApplicationCredentialStatus,
@@ -198,16 +209,37 @@ async function deliveryOf(
   const credentialId = delivered.data.application_credential_id ?? '';
   const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
   const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
-  const expected = secret !== undefined ? ports.render(credentialId, secret) : undefined;
-  const intact = expected !== undefined && SECRET_KEYS.every((k) => delivered.data[k] === expected[k]);
+  const intact = secret !== undefined && carries(ports, delivered, credentialId, secret);
   return { state: 'delivered', credentialId, intact };
+}
+
+/**
+ * Whether the Secret carries a credential's document whole: the three keys, those of the order's template and the
+ * template's labels and annotations (secret-template.ts). A template that cannot be rendered here leaves it not intact,
+ * and the write that would repair it says why.
+ */
+function carries(ports: Pick<Ports, 'render' | 'template' | 'secretMetadata'>, found: ObservedSecret, credentialId: string, secret: string): boolean {
+  let expected: SecretData;
+  try {
+    expected = delivered(ports, credentialId, secret);
+  } catch (error) {
+    if (error instanceof TemplateError) return false;
+    throw error;
+  }
+  return carriesDocument(found, expected, ports.secretMetadata ?? { labels: {}, annotations: {} });
+}
+
+/** The delivered Secret's data of a credential: the three keys, and those the order's template adds (issue 49). */
+export function delivered(ports: Pick<Ports, 'render' | 'template'>, credentialId: string, secret: string): SecretData {
+  const document = ports.render(credentialId, secret);
+  return ports.template ? { ...document, ...ports.template(document) } : document;
 }
 
 /**
  * Observes what a face sees without Keystone and without the backup (the parked secrets, the delivered Secret, the
  * admission and the gates), for {@link settled}. The delivered credential is matched to its generation by the status.
  */
-export async function observeCached(ports: Pick<Ports, 'secrets' | 'delivery' | 'render' | 'admission' | 'gate'>, status: KeystoneApplicationCredentialStatus): Promise<CachedObservations> {
+export async function observeCached(ports: Pick<Ports, 'secrets' | 'delivery' | 'render' | 'template' | 'secretMetadata' | 'admission' | 'gate'>, status: KeystoneApplicationCredentialStatus): Promise<CachedObservations> {
   const [parked, delivered, admission, gate] = await Promise.all([ports.secrets.list(), ports.delivery.read(), ports.admission?.(), ports.gate?.()]);
   const records = new Map(parked.map((p) => [p.generation, { generation: p.generation, parked: p.parked }]));
   const delivery = await deliveryOf(ports, delivered, records, status);
@@ -369,9 +401,15 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'backup':
       await ports.backup?.write(await documentOf(ports, action));
       return { outcome: 'done' };
-    case 'deliver':
-      await ports.delivery.write(await documentOf(ports, action));
+    case 'deliver': {
+      const secret = await ports.secrets.read(action.generation);
+      if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
+      await ports.delivery.write(delivered(ports, action.credentialId, secret));
       return { outcome: 'done' };
+    }
+      return { outcome: 'done' };
+    case 'adopt':
+      return { outcome: 'done', created: await adopt(ports, action) };
     case 'delete':
       await ports.keystone.delete(action.id);
       return { outcome: 'done' };
@@ -387,6 +425,12 @@ async function execute(ports: Ports, action: Action, parked: ReadonlySet<number>
     case 'withdraw':
       await ports.delivery.remove();
       return { outcome: 'done' };
+    case 'retain': {
+      const secret = await ports.secrets.read(action.generation);
+      if (secret === undefined) throw new Error(`generation ${action.generation} has no parked secret`);
+      await ports.delivery.retain?.(delivered(ports, action.id, secret));
+      return { outcome: 'done' };
+    }
     case 'release':
       await ports.release();
       return { outcome: 'done' };
@@ -411,6 +455,9 @@ export function carry(world: Observations, action: Action, executed: Executed): 
       if (executed.outcome === 'refused') records.set(g, { ...record, failure: executed.failure });
       else if (executed.created) records.set(g, { ...record, credential: executed.created });
       break;
+    case 'adopt':
+      if (executed.outcome === 'done' && executed.created) records.set(g, { generation: g, parked: true, adopted: action.credentialId, credential: executed.created });
+      break;
     case 'backup':
       backup = { credentialId: action.credentialId };
       break;
@@ -432,6 +479,7 @@ export function carry(world: Observations, action: Action, executed: Executed): 
     case 'withdraw':
       delivery = { state: 'absent' };
       break;
+    case 'retain':
     case 'release':
       break;
   }
@@ -512,7 +560,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
       } catch (error) {
         const message = actionFailure(action, error);
         options.onAction?.({ action, outcome: 'failed', ms: performance.now() - t0, error: message });
-        const status = decideFailure(current, observed, { action, message }, clock());
+        const status = decideFailure(current, observed, { action, message, ...(error instanceof TemplateError ? { template: true } : {}) }, clock());
         await record(status).catch(() => undefined);
         throw new ActionError(action, error, status);
       }

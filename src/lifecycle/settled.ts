@@ -14,6 +14,7 @@
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
  * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True;
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
+ * - a revoke request not acted on yet (issue 49), or one being carried out;
  * - an order being deleted, not admitted or gated.
  * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change (once the
  * process's last list of the user's credentials is older than its max age: src/keystone/known-credentials.ts).
@@ -70,6 +71,7 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   const record = { generation: live, parked: true, credential: { id, ...(expiresAt ? { expiresAt } : {}) } };
   const why = rotation.trigger(order, record, now);
   if (why !== undefined) return no(`a rotation is due (${rotation.describe(why, order)})`);
+  if (rotation.revokePending(order)) return no('a revoke request is pending');
   const wakeAt = rotation.wakeAt(status, now);
   return { settled: true, ...(wakeAt ? { wakeAt } : {}) };
 }

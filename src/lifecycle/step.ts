@@ -48,7 +48,8 @@ export class Step {
     this.records = new Map(world.generations.map((r) => [r.generation, r]));
     this.keystoneKnown = world.keystoneError === undefined;
     this.carried = new Set(carriedGenerations(world, this.records));
-    this.status = rebuild(observed, world, this.records, order.spec, now);
+    // A revoke request is accepted before anything else (rotation.ts, acceptRevoke), so a pass that fails records it too.
+    this.status = { ...rotation.acceptRevoke(order, rebuild(observed, world, this.records, order.spec, now)) };
   }
 
   plan(): Plan {
@@ -71,6 +72,7 @@ export class Step {
         else this.maybeStartRotation();
       }
       if (this.status.credentialGeneration !== undefined) this.reschedule();
+      this.settle();
     }
     this.migrate();
     this.report();
@@ -97,13 +99,17 @@ export class Step {
     return this.status.credentialID;
   }
 
-  /** Step 3 of a rotation: once previousCredentialDeleteAt has passed, the superseded credential is deleted, then forgotten. */
+  /**
+   * Step 3 of a rotation: once previousCredentialDeleteAt has passed, the superseded credential is deleted, then
+   * forgotten; at once when a revoke request revokes it (rotation.ts, revokePending).
+   */
   private sweep(): void {
     if (!rotation.sweepDue(this.status, this.now)) return;
     const generation = this.status.previousCredentialGeneration as number;
     if (this.carried.has(generation)) return; // still carried by the Secret or the backup: the repair comes first
     this.swept = generation;
-    this.remove(this.records.get(generation), 'grace period over');
+    const why = rotation.revoked(this.status, generation) ? `revoke requested (${this.status.lastRevokeRequest ?? ''}): grace period skipped` : 'grace period over';
+    this.remove(this.records.get(generation), why);
     delete this.status.previousCredentialID;
     delete this.status.previousCredentialGeneration;
     delete this.status.previousCredentialDeleteAt;
@@ -169,15 +175,20 @@ export class Step {
     // Otherwise the switch waits: for the backup, or for a Secret the order may write (DeliveryRefused).
   }
 
-  /** Starts a rotation when a trigger holds and no grace period runs. */
+  /**
+   * Starts a rotation when a trigger holds and no grace period runs. The first credential of an order that names one
+   * to adopt (issue 49, adoption.ts) is adopted instead of minted, once: an order that holds anything mints.
+   */
   private maybeStartRotation(): void {
     const why = rotation.trigger({ ...this.order, status: this.status }, this.records.get(this.live), this.now);
     if (why === 'privileges-changed' && !rotation.mayStart(this.status)) this.deferred = true;
     if (why === undefined || !rotation.mayStart(this.status)) return;
     const highest = Math.max(0, ...this.records.keys());
     const g = rotation.targetGeneration({ ...this.order, status: this.status }, highest);
-    this.started = { generation: g, why: rotation.describe(why, this.order) };
-    this.mint(g, this.started.why);
+    const adopting = why === 'first' && this.order.spec.adopt !== undefined && this.records.size === 0;
+    this.started = { generation: g, why: adopting ? `adopt application credential ${this.order.spec.adopt}` : rotation.describe(why, { ...this.order, status: this.status }) };
+    if (adopting) this.actions.push({ type: 'adopt', generation: g, credentialId: this.order.spec.adopt as string, why: this.started.why });
+    else this.mint(g, this.started.why);
   }
 
   /** The crash-safe minting order: the secret is generated and parked before Keystone sees it. */
@@ -227,8 +238,9 @@ export class Step {
     if (superseded?.credential) {
       this.status.previousCredentialID = superseded.credential.id;
       this.status.previousCredentialGeneration = superseded.generation;
-      this.status.previousCredentialDeleteAt = rotation.graceDeadline(this.now, this.order.spec, superseded.credential.expiresAt);
+      this.status.previousCredentialDeleteAt = rotation.graceDeadline(this.now, this.order.spec, superseded.credential.expiresAt, rotation.revoked(this.status, superseded.generation));
     }
+    if (next.adopted !== undefined) this.status.adoptedCredentialID = next.adopted;
     this.status.credentialID = credential.id;
     this.status.credentialGeneration = next.generation;
     if (credential.expiresAt) this.status.credentialExpiresAt = formatTime(credential.expiresAt);
@@ -251,6 +263,17 @@ export class Step {
     if (switching && backup?.error !== undefined) return;
     this.actions.push({ type: 'deliver', generation, credentialId, why, ...(unowned !== undefined ? { unowned } : {}) });
     this.delivered = generation;
+  }
+
+  /**
+   * What the step leaves of the issue-49 status fields: the adopted credential's id while the order holds it (delivered
+   * or in its grace period), and the revoke generation until nothing below it is held.
+   */
+  private settle(): void {
+    const adopted = this.status.adoptedCredentialID;
+    if (adopted !== undefined && adopted !== this.status.credentialID && adopted !== this.status.previousCredentialID) delete this.status.adoptedCredentialID;
+    if (this.status.revokeGeneration === undefined || rotation.revoked(this.status, this.status.credentialGeneration ?? 0)) return;
+    if (!rotation.graceRunning(this.status) || !rotation.revoked(this.status, this.status.previousCredentialGeneration)) delete this.status.revokeGeneration;
   }
 
   private reschedule(): void {
@@ -279,7 +302,7 @@ export class Step {
     // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
     if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
       const superseded = this.status.previousCredentialGeneration === undefined ? undefined : this.records.get(this.status.previousCredentialGeneration);
-      const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt);
+      const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt, rotation.revoked(this.status, superseded?.generation));
       if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
     }
   }

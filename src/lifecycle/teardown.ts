@@ -1,9 +1,10 @@
 /**
- * Teardown (spec, Deletion Semantics): what deleting an order does, as actions.
+ * Teardown (spec, Deletion Semantics): what deleting an order does, as actions; under `deletionPolicy: Retain` (issue
+ * 49) what it keeps.
  */
-import type { KeystoneApplicationCredentialStatus } from '../api';
+import { DeletionPolicy, type KeystoneApplicationCredentialStatus } from '../api';
 import { formerTeardown } from './migration';
-import type { Action, Observations, Plan } from './model';
+import type { Action, GenerationRecord, Observations, Plan } from './model';
 
 /**
  * Deletion: every generation the order holds is deleted in Keystone, then the backup (its metadata and every version,
@@ -12,21 +13,39 @@ import type { Action, Observations, Plan } from './model';
  * keystone-appcred 0.1.0 backed up to loses the order's document too, when it is the order's own (migration.ts); one
  * that cannot be read holds the teardown as Keystone does.
  */
-export function teardown(status: KeystoneApplicationCredentialStatus, world: Observations): Plan {
+export function teardown(status: KeystoneApplicationCredentialStatus, world: Observations, policy: DeletionPolicy = DeletionPolicy.Delete): Plan {
   if (world.keystoneError !== undefined) return { status, actions: [] };
   const own = world.generations.flatMap((r) => (r.credential ? [r.credential.id] : []));
   const former = formerTeardown(status, world.formerBackup, own);
   if (former.hold) return { status, actions: [] };
+  const kept = policy === DeletionPolicy.Retain ? retained(world) : undefined;
+  const keptBackup = kept !== undefined && world.backup?.credentialId === kept.credential?.id;
   const actions: Action[] = [];
   for (const record of world.generations) {
-    if (record.credential) actions.push({ type: 'delete', generation: record.generation, id: record.credential.id, why: 'teardown' });
+    if (record.credential && record !== kept) actions.push({ type: 'delete', generation: record.generation, id: record.credential.id, why: kept ? 'teardown: not the retained credential' : 'teardown' });
   }
-  if (world.backup !== undefined) actions.push({ type: 'remove-backup', why: 'teardown' });
+  if (world.backup !== undefined && !keptBackup) actions.push({ type: 'remove-backup', why: 'teardown' });
   actions.push(...former.actions);
+  // The Secret is applied once more without its owner reference, with the document of the parked secret: before it goes.
+  if (kept?.credential) actions.push({ type: 'retain', generation: kept.generation, id: kept.credential.id, backup: keptBackup, why: 'deletionPolicy Retain' });
   for (const record of world.generations) {
     if (record.parked || record.failure !== undefined) actions.push({ type: 'discard', generation: record.generation, why: 'teardown' });
   }
-  if (world.delivery.state === 'delivered') actions.push({ type: 'withdraw', why: 'teardown' });
+  if (!kept && world.delivery.state === 'delivered') actions.push({ type: 'withdraw', why: 'teardown' });
   actions.push({ type: 'release', why: 'teardown done' });
   return { status, actions };
+}
+
+/**
+ * What `deletionPolicy: Retain` keeps: the credential the order's delivered Secret carries, as Keystone holds it, with
+ * the Secret and (when it holds that credential) the backup. Everything else the order holds goes as under `Delete`:
+ * the superseded credential in its grace period (its consumers had the switch; the one kept is what the Secret
+ * carries), a successor never delivered, the parked secrets. With no delivered Secret of the order's (none yet, a
+ * foreign one) there is nothing a consumer holds, and nothing is kept; nor when the delivered credential's parked secret
+ * is lost (the Secret cannot be applied once more without its owner reference: the garbage collector takes it).
+ */
+function retained(world: Observations): GenerationRecord | undefined {
+  const delivery = world.delivery;
+  if (delivery.state !== 'delivered') return undefined;
+  return world.generations.find((r) => r.credential?.id === delivery.credentialId && r.parked);
 }

@@ -8,6 +8,8 @@ import type { DeliveryPort, ParkedGeneration, SecretData, SecretStore } from '..
 export class MemorySecretStore implements SecretStore {
   private readonly secrets = new Map<number, string>();
   private readonly failures = new Map<number, string>();
+  /** The credential each adopting generation adopted (issue 49). */
+  private readonly adopted = new Map<number, string>();
 
   constructor(initial: Iterable<[number, string]> = []) {
     for (const [generation, secret] of initial) this.secrets.set(generation, secret);
@@ -19,7 +21,13 @@ export class MemorySecretStore implements SecretStore {
       generation,
       parked: this.secrets.has(generation),
       ...(this.failures.has(generation) ? { failure: this.failures.get(generation) as string } : {}),
+      ...(this.adopted.has(generation) ? { adopted: this.adopted.get(generation) as string } : {}),
     }));
+  }
+
+  async adopt(generation: number, secret: string, credentialId: string): Promise<void> {
+    this.secrets.set(generation, secret);
+    this.adopted.set(generation, credentialId);
   }
 
   async park(generation: number): Promise<void> {
@@ -37,11 +45,17 @@ export class MemorySecretStore implements SecretStore {
   async discard(generation: number): Promise<void> {
     this.secrets.delete(generation);
     this.failures.delete(generation);
+    this.adopted.delete(generation);
   }
 
   /** The parked secrets, for a face that persists them itself (the Pulumi provider's state). */
   entries(): [number, string][] {
     return [...this.secrets.entries()];
+  }
+
+  /** The credential a generation adopted, for a face that persists it itself. */
+  adoptedBy(generation: number): string | undefined {
+    return this.adopted.get(generation);
   }
 }
 

@@ -7,10 +7,7 @@
  * in a group of its own, beside the credential orders' alerts (alerts.ts).
  */
 import { ADMIN_CREDENTIAL_EXPIRY_WARNING, Duration } from '../api';
-import type { AlertGroup } from './alerts';
-
-/** The alert's name, the heading of its section in docs/operate/alerts.md. */
-export const ADMIN_CREDENTIAL_ALERT = 'KeystoneAppCredAdminCredentialExpiring';
+import { alertRuleMaker, type AlertGroup } from './alert-rule';
 
 /** The rule group; `warning` the time before the expiry it fires from (a Go duration). */
 export function adminCredentialAlertGroup(runbookBaseUrl: string, warning: string = ADMIN_CREDENTIAL_EXPIRY_WARNING): AlertGroup {
@@ -19,22 +16,18 @@ export function adminCredentialAlertGroup(runbookBaseUrl: string, warning: strin
   return {
     name: 'keystone-appcred.identity-plane',
     rules: [
-      {
-        alert: ADMIN_CREDENTIAL_ALERT,
-        expr: `keystone_appcred_admin_credential_expiry_timestamp_seconds - time() < ${seconds}`,
-        for: '5m',
-        labels: { severity: 'warning' },
-        annotations: {
-          summary: `The admin application credential of ${controlPlane} {{ if lt $value 0.0 }}has expired{{ else }}expires in {{ $value | humanizeDuration }}{{ end }}`,
-          description:
-            `${controlPlane} authenticates to Keystone with an application credential that ` +
-            '{{ if lt $value 0.0 }}has expired{{ else }}expires in {{ $value | humanizeDuration }}{{ end }} ' +
-            '(status.adminCredentialExpiresAt). Once it has, Keystone refuses it: no user, project or role assignment of the ControlPlane is created, changed or deleted, and its orders wait with WaitingForAdminCredential (credentials already delivered keep working). ' +
-            'Create its successor (openstack application credential create, as the same admin user, with the admin role on its project) and put it into the ControlPlane\'s admin Secret (or the KeystoneClusterIdentity\'s source Secret); the ControlPlane logs in with it at once. ' +
-            `kubectl describe controlplane -n {{ $labels.namespace }} {{ $labels.name }} shows AdminCredentialReady.`,
-          runbook_url: `${runbookBaseUrl}#${ADMIN_CREDENTIAL_ALERT.toLowerCase()}`,
-        },
-      },
+      alertRuleMaker(runbookBaseUrl)(
+        'KeystoneAppCredAdminCredentialExpiring',
+        'warning',
+        `keystone_appcred_admin_credential_expiry_timestamp_seconds - time() < ${seconds}`,
+        '5m',
+        `The admin application credential of ${controlPlane} {{ if lt $value 0.0 }}has expired{{ else }}expires in {{ $value | humanizeDuration }}{{ end }}`,
+        `${controlPlane} authenticates to Keystone with an application credential that ` +
+          '{{ if lt $value 0.0 }}has expired{{ else }}expires in {{ $value | humanizeDuration }}{{ end }} ' +
+          '(status.adminCredentialExpiresAt). Once it has, Keystone refuses it: no user, project or role assignment of the ControlPlane is created, changed or deleted, and its orders wait with WaitingForAdminCredential (credentials already delivered keep working). ' +
+          'Create its successor (openstack application credential create, as the same admin user, with the admin role on its project) and put it into the ControlPlane\'s admin Secret (or the KeystoneClusterIdentity\'s source Secret); the ControlPlane logs in with it at once. ' +
+          `kubectl describe controlplane -n {{ $labels.namespace }} {{ $labels.name }} shows AdminCredentialReady.`,
+      ),
     ],
   };
 }

@@ -20,7 +20,8 @@ import { KeystoneLimitDefaults } from '../api/operator-env';
 import { KeystoneLimits, KeystoneSessions, type FetchLike } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
-import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject, type SecretAccess } from '../plane/secret-access';
+import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject } from '../plane/secret-access';
+import type { SecretAccess } from '../plane/ports';
 import type { ClusterPort, ObjectKind, OrderSite, PlaneDeps } from '../plane/ports';
 import { OpenBao } from './credential/backup';
 import { adminCredentialMetrics } from './admin-credential-metrics';
@@ -126,6 +127,8 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     ...(openBao ? { backup: (path: string) => openBao.at(path) } : {}),
     clock,
     event: async (order, event, name) => {
+      // What a Retain teardown left and the commands that remove it, a skipped grace period, an adoption: in the log too.
+      if (event.logged) manager.logger.info('event', { kind: 'KeystoneApplicationCredential', ...where(order, name), reason: event.reason, note: event.note });
       const target = manager.clusterNamed(name ?? MANAGEMENT);
       if (target) await target.event(order, event);
     },

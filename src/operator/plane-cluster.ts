@@ -22,7 +22,8 @@ import { objectKey, parseKey, type KubeObject, type ResourceKind } from '../kube
 import { ReadThrough } from '../kube/read-through';
 import { newerOf } from '../kube/store';
 import type { ClusterPort, NamespaceObject, ObjectKey, ObjectKind, ObjectOf, SecretManifest, SecretObject } from '../plane/ports';
-import { GRANTED, type SecretAccess } from '../plane/secret-access';
+import { GRANTED } from '../plane/secret-access';
+import type { SecretAccess } from '../plane/ports';
 import type { EventRecorder } from './runtime/events';
 import { readsWhole } from './secret-cache';
 

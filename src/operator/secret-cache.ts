@@ -9,11 +9,13 @@
  * to requeue the order the moment it goes, without its data ever reaching the process.
  *
  * Read whole by name, from the API server, and kept while their metadata is unchanged: the Secrets a ControlPlane or a
- * KeystoneClusterIdentity references (admin `clouds.yaml`, CA bundle, an identity's source) and a Secret an order
- * controls whose labels were taken off. A change of one shows in the metadata cache within the watch's latency, and
+ * KeystoneClusterIdentity references (admin `clouds.yaml`, CA bundle, an identity's source), a Secret an order
+ * controls whose labels were taken off, and the Secret an order that holds no credential yet names to adopt one from
+ * (`spec.adopt.secretRef`, issue 49: in the order's own namespace, on its cluster). A change of one shows in the metadata cache within the watch's latency, and
  * the next read fetches the new version.
  */
 import type { KeystoneClusterIdentity } from '../api/cluster-identity';
+import type { KeystoneApplicationCredential } from '../api/types';
 import { MIRRORED_LABEL } from '../api/cluster-identity';
 import type { ControlPlane } from '../api/identity-plane';
 import { managementGrants, targetGrants } from '../api/secret-access';
@@ -126,5 +128,16 @@ export function isReferenced(reads: ClusterReader, key: ObjectKey): boolean {
  * cluster, which holds no ControlPlane or KeystoneClusterIdentity to reference one.
  */
 export function readsWhole(reads: ClusterReader, secret: KubeObject, references = true): boolean {
-  return carriesOwnLabel(secret) || controlledByOrder(secret) || (references && isReferenced(reads, { namespace: secret.metadata.namespace ?? '', name: secret.metadata.name }));
+  const key = { namespace: secret.metadata.namespace ?? '', name: secret.metadata.name };
+  return carriesOwnLabel(secret) || controlledByOrder(secret) || namedForAdoption(reads, key) || (references && isReferenced(reads, key));
+}
+
+/**
+ * Whether an order of the Secret's namespace that holds no credential yet names it in `spec.adopt.secretRef` (issue 49):
+ * the one Secret of a tenant the operator reads the data of, and only until the order has adopted (or minted).
+ */
+export function namedForAdoption(reads: ClusterReader, key: ObjectKey): boolean {
+  return (reads.list(Kinds.KeystoneApplicationCredential, { namespace: key.namespace }) as KeystoneApplicationCredential[]).some(
+    (order) => order.spec.adopt?.secretRef.name === key.name && order.status?.credentialGeneration === undefined,
+  );
 }

@@ -7,7 +7,8 @@ import { AdmissionReason, type ControlPlane, type NamespaceAssignment, type Obje
 import { PlaneConditionType } from '../api';
 import { conditionOf } from './conditions';
 import { AdminCredentialReason } from './reasons';
-import { deniedMessage, type SecretAccess } from './secret-access';
+import { deniedMessage } from './secret-access';
+import type { SecretAccess } from './ports';
 
 /** The longest cluster name a label value carries. */
 export const CLUSTER_NAME_MAX_LENGTH = 63;

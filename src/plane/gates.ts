@@ -23,12 +23,12 @@ import {
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { rolesNotHeld } from '../lifecycle/privileges';
 import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
-import { deliveredAuthUrl, notPublished } from './delivery';
+import { notPublished, userCloudOf } from './delivery';
 import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
 import type { SecretObject } from './ports';
 import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
-import type { SecretAccess } from './secret-access';
+import type { SecretAccess } from './ports';
 
 type Key = { readonly namespace: string; readonly name: string };
 
@@ -151,8 +151,11 @@ export interface CredentialGates extends CredentialAdmission {
   readonly connection?: UserConnection;
   /** Why the pass does not reach Keystone, when it does not. */
   readonly unreachable?: string;
-  /** What the delivered `clouds.yaml` points at: the auth URL published for the order's cluster, and the region. */
-  readonly document?: { readonly authUrl: string; readonly regionName: string };
+  /**
+   * What the delivered documents point at: the auth URL published for the order's cluster, the region and the endpoint
+   * interface, as a KeystoneUser's `clouds.yaml` has them (delivery.ts, `userCloudOf`).
+   */
+  readonly document?: { readonly authUrl: string; readonly regionName: string; readonly interface: string };
 }
 
 /**
@@ -190,7 +193,7 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
   // A frozen or gated order never reaches Keystone; a deleted one does, as long as the user's password and the
   // ControlPlane are there to authenticate with.
   const reachable = deleting || (!gate && !admission) ? connection : undefined;
-  const authUrl = controlPlane && deliveredAuthUrl(controlPlane, cluster);
+  const cloud = controlPlane && userCloudOf(controlPlane, '', cluster);
   return {
     consent,
     ...(admission ? { admission } : {}),
@@ -199,7 +202,7 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
     finalizerDue: needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER),
     releasable: deleting && teardownPath(consent).path === 'release',
     ...(reachable ? { connection: reachable } : { unreachable: gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet' }),
-    ...(authUrl && controlPlane ? { document: { authUrl, regionName: controlPlane.spec.region || PlaneDefaults.region } } : {}),
+    ...(cloud ? { document: { authUrl: cloud.authUrl, regionName: cloud.regionName, interface: cloud.interface } } : {}),
   };
 }
 

@@ -13,7 +13,6 @@ import type {
   OwnerReference,
 } from '../api';
 import type { AdminCloud } from '../keystone';
-import type { SecretAccess } from './secret-access';
 
 /** The objects the plane reads, by kind. */
 export interface ObjectsByKind {
@@ -64,6 +63,34 @@ export interface SecretManifest {
   readonly annotations?: Readonly<Record<string, string>>;
   readonly ownerReferences?: readonly OwnerReference[];
   readonly data: Readonly<Record<string, string>>;
+}
+
+/**
+ * What the operator's cache knows of Secrets in one namespace of one cluster (issue 34; what each state means for a pass:
+ * secret-access.ts).
+ */
+export type SecretAccess =
+  /** Cached (or the cluster-wide mode: every namespace is granted). */
+  | { readonly state: 'granted' }
+  /** Its cache is being filled: a pass that needs it waits for it. */
+  | { readonly state: 'pending' }
+  /** Not among the namespaces the ControlPlanes name: nothing is cached there (consent refuses before this matters). */
+  | { readonly state: 'unwatched' }
+  /** The API server refused the list (403): no Role grants the operator Secrets there. */
+  | {
+      readonly state: 'denied';
+      /** The API server's words. */
+      readonly detail: string;
+      /** How to grant it: the Role's name and the operator's identity (for the commands the message gives). */
+      readonly grant: SecretGrantHint;
+    };
+
+/** What the message of a refusal names. */
+export interface SecretGrantHint {
+  /** The base name of the operator's RBAC objects (the construct's `name`): the Roles are `<operator>-secrets` and `<operator>-source-<secret>`. */
+  readonly operator: string;
+  /** The operator's identity, to bind: a ServiceAccount, or a user's name. @default unknown: not named */
+  readonly subject?: { readonly kind: 'ServiceAccount'; readonly namespace: string; readonly name: string } | { readonly kind: 'User'; readonly name: string };
 }
 
 /** Kubernetes, as the drivers need it. Reads may come from a cache; writes go to the API server. */

@@ -16,32 +16,7 @@
  *   `AdminCredentialReady=False/SecretAccessNotGranted`; its orders wait on it with `WaitingForAdminCredential`.
  */
 import { secretRoleName, sourceRoleName } from '../api/secret-access';
-import type { ObjectKind } from './ports';
-
-/** What the operator's cache knows of Secrets in one namespace of one cluster. */
-export type SecretAccess =
-  /** Cached (or the cluster-wide mode: every namespace is granted). */
-  | { readonly state: 'granted' }
-  /** Its cache is being filled: a pass that needs it waits for it. */
-  | { readonly state: 'pending' }
-  /** Not among the namespaces the ControlPlanes name: nothing is cached there (consent refuses before this matters). */
-  | { readonly state: 'unwatched' }
-  /** The API server refused the list (403): no Role grants the operator Secrets there. */
-  | {
-      readonly state: 'denied';
-      /** The API server's words. */
-      readonly detail: string;
-      /** How to grant it: the Role's name and the operator's identity (for the commands the message gives). */
-      readonly grant: SecretGrantHint;
-    };
-
-/** What the message of a refusal names. */
-export interface SecretGrantHint {
-  /** The base name of the operator's RBAC objects (the construct's `name`): the Roles are `<operator>-secrets` and `<operator>-source-<secret>`. */
-  readonly operator: string;
-  /** The operator's identity, to bind: a ServiceAccount, or a user's name. @default unknown: not named */
-  readonly subject?: { readonly kind: 'ServiceAccount'; readonly namespace: string; readonly name: string } | { readonly kind: 'User'; readonly name: string };
-}
+import type { ObjectKind, SecretAccess, SecretGrantHint } from './ports';
 
 /** Every namespace is granted: the cluster-wide mode, and ports that do not know better. */
 export const GRANTED: SecretAccess = { state: 'granted' };

@@ -4,8 +4,10 @@
  * provider plugin.
  */
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate, type AccessRule } from '../api';
-import { connectionProblems } from './connection';
+import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL, validate, type AccessRule, type DeletionPolicy, type SecretTemplate } from '../api';
+import { connectionProblems, resolveConnection } from './connection';
+import type { ConnectionSettings } from './settings';
+import { deliveryInputProblems } from './delivery-inputs';
 import { CLOUD_NAME_RULE, backupProblems, textProblem } from './input-rules';
 
 /** The value Pulumi sends for an input that is not known yet (preview). */
@@ -60,6 +62,19 @@ function ownerOf(olds: Loose): string | undefined {
 }
 
 /**
+ * The connection's region (issue 49: a template naming `{{ region }}`), as far as `check` can tell: a connection not
+ * known yet, or one that fails on its own (reported as such), is given the benefit of the doubt.
+ */
+function regionOf(connection: unknown, env: Environment, resolvable: boolean): string | undefined {
+  if (!resolvable || isUnknown(connection)) return 'not known yet';
+  try {
+    return resolveConnection(connection as ConnectionSettings | undefined, env).regionName;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Defaults, the CRD's rules and the text inputs' rules (`input-rules.ts`); no Keystone or OpenBao call; values not
  * known yet pass. One failure per broken rule, each the resource's (see {@link CheckFailure}); a connection that
  * cannot be assembled, from the inputs or the environment, fails naming the field or variable.
@@ -93,6 +108,8 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
       }
     });
   }
+  const template = news.secretTemplate === undefined || news.secretTemplate === null || isUnknown(news.secretTemplate) ? undefined : news.secretTemplate;
+  const policy = news.deletionPolicy === undefined || news.deletionPolicy === null || isUnknown(news.deletionPolicy) ? undefined : news.deletionPolicy;
   const unknown = new Set<string>();
   if (isUnknown(credentialGeneration)) unknown.add('spec.credentialGeneration');
   if (isUnknown(rotation.interval)) unknown.add('spec.rotation.interval');
@@ -107,6 +124,9 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
         rotation: { interval: known('spec.rotation.interval', rotation.interval) as string | undefined, gracePeriod: known('spec.rotation.gracePeriod', rotation.gracePeriod) as string | undefined },
         ...(roles !== undefined ? { roles: roles as readonly string[] } : {}),
         ...(accessRules !== undefined ? { accessRules: accessRules as readonly AccessRule[] } : {}),
+        // Issue 49: the template's formats and keys, and the deletion policy, by the CRD's rules.
+        ...(template !== undefined ? { secretTemplate: template as SecretTemplate } : {}),
+        ...(policy !== undefined ? { deletionPolicy: policy as DeletionPolicy } : {}),
       },
     },
     olds.credentialGeneration === undefined || isUnknown(olds.credentialGeneration)
@@ -126,6 +146,8 @@ export function checkInputs(env: Environment, olds: Loose, news: Loose): { input
     if (problem !== undefined) reasons.push(problem);
   }
   if (news.backup !== UNKNOWN) reasons.push(...backupProblems(news.backup, env, isUnknown));
-  if (news.connection !== UNKNOWN) reasons.push(...connectionProblems(news.connection, env, { skip: isUnknown }));
+  const connectionFailures = news.connection === UNKNOWN ? [] : connectionProblems(news.connection, env, { skip: isUnknown });
+  reasons.push(...connectionFailures);
+  reasons.push(...deliveryInputProblems(news, regionOf(news.connection, env, connectionFailures.length === 0), (v) => !isUnknown(v)));
   return { inputs, failures: reasons.map((reason) => ({ property: '', reason })) };
 }

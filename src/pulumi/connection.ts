@@ -9,42 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { KeystoneSessionOptions, NamedRef } from '../keystone';
 import { CONNECTION_RULES, objectProblems, textProblem } from './input-rules';
-
-/**
- * The ordered user's Keystone connection as explicit values. Every value may also come from the environment; an
- * explicit value wins field by field only when `cloud` is not set.
- */
-export interface ConnectionSettings {
-  /**
-   * A cloud of `clouds.yaml` to read every other field from, instead of `OS_CLOUD`.
-   * @default the `OS_CLOUD` variable, else the `OS_*` variables
-   */
-  readonly cloud?: string;
-  /** The identity endpoint ending in `/v3`. @default `OS_AUTH_URL` */
-  readonly authUrl?: string;
-  /** The user's name (with a domain). @default `OS_USERNAME` */
-  readonly userName?: string;
-  /** The user's id, instead of its name. @default `OS_USER_ID` */
-  readonly userId?: string;
-  /** The user's domain by name. @default `OS_USER_DOMAIN_NAME`, else "Default" */
-  readonly userDomainName?: string;
-  /** The user's domain by id. @default `OS_USER_DOMAIN_ID` */
-  readonly userDomainId?: string;
-  /** The user's password. @default `OS_PASSWORD` */
-  readonly password?: string;
-  /** The project's name (with a domain). @default `OS_PROJECT_NAME` (or `OS_TENANT_NAME`) */
-  readonly projectName?: string;
-  /** The project's id, instead of its name. @default `OS_PROJECT_ID` (or `OS_TENANT_ID`) */
-  readonly projectId?: string;
-  /** The project's domain by name. @default `OS_PROJECT_DOMAIN_NAME`, else "Default" */
-  readonly projectDomainName?: string;
-  /** The project's domain by id. @default `OS_PROJECT_DOMAIN_ID` */
-  readonly projectDomainId?: string;
-  /** PEM certificates to trust for the endpoint. @default the file `OS_CACERT` names, else the system's trust store */
-  readonly caBundle?: string;
-  /** The region written into the delivered `clouds.yaml`. @default `OS_REGION_NAME`, else none */
-  readonly regionName?: string;
-}
+import type { ConnectionSettings } from './settings';
 
 /** A resolved connection: session options plus what the delivered document needs. */
 export interface ResolvedConnection {

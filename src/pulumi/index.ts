@@ -4,4 +4,5 @@
  */
 export * from './connection';
 export * from './resource';
-export type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings, StatusOutputs } from './state';
+export type { ProviderInputs, ProviderOutputs, RotationSettings, StatusOutputs } from './state';
+export type { BackupSettings, ConnectionSettings } from './settings';

@@ -22,8 +22,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { PlaneLimits } from '../api/identity-plane';
-import type { ConnectionSettings } from './connection';
-import type { BackupSettings } from './state';
+import type { BackupSettings, ConnectionSettings } from './settings';
 
 /** What a text input must be, beyond being a string that is neither empty nor only whitespace. */
 export interface TextRule {

@@ -76,10 +76,12 @@ export function makeProvider(deps: ProviderDeps = {}) {
     async diff(_id: string, olds: ProviderOutputs, news: ProviderInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
       const replaces = news.prefix !== olds.prefix ? ['prefix'] : [];
       if (isUnknown(news)) return { changes: true, replaces, deleteBeforeReplace: false };
-      const echoed = (o: Partial<ProviderInputs>): string => JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName }));
+      const echoed = (o: Partial<ProviderInputs>): string =>
+        JSON.stringify(stripUndefined({ rotation: o.rotation, connection: o.connection, backup: o.backup, cloudName: o.cloudName, secretTemplate: o.secretTemplate, deletionPolicy: o.deletionPolicy }));
       if (replaces.length > 0 || echoed(olds) !== echoed(news)) return { changes: true, replaces, deleteBeforeReplace: false };
       const plan = decide(orderOf(news, statusOf(olds), olds.owner), worldOf(olds, news.backup !== undefined), context.clock());
-      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds) });
+      const shapes = stripUndefined({ cloudConf: olds.cloudConf, env: olds.env, data: olds.data });
+      const projected = outputsOf(news, plan.status, { credentialSecret: olds.credentialSecret, cloudsYaml: olds.cloudsYaml, privileges: privilegesOf(olds), shapes });
       const moved = STATUS_OUTPUTS.some((k) => JSON.stringify(projected[k]) !== JSON.stringify(olds[k]));
       return { changes: plan.actions.length > 0 || moved, replaces, deleteBeforeReplace: false };
     },
@@ -100,7 +102,7 @@ export function makeProvider(deps: ProviderDeps = {}) {
       const connection = resolveConnection(props.connection, context.env);
       const keystone = context.openKeystone(connection, props.prefix, { fresh: true });
       try {
-        const held = await keystone.port.list();
+        const held = await keystone.port.list(adoptedOf(props));
         const live = held.find((c) => c.generation === props.credentialGeneration && c.id === props.credentialId);
         const previous = held.find((c) => c.generation === props.previousCredentialGeneration && c.id === props.previousCredentialId);
         const next: Loose = { ...props };
@@ -135,6 +137,17 @@ export function makeProvider(deps: ProviderDeps = {}) {
       await run(context, 'delete', id, props, { ...props, credentialGeneration: props.credentialGeneration ?? DEFAULT_CREDENTIAL_GENERATION });
     },
   };
+}
+
+/**
+ * The credential the state says the resource adopted (issue 49), by its id, as the generation it is recorded under:
+ * listed by id, its name being none of the resource's.
+ */
+function adoptedOf(state: Partial<ProviderOutputs>): ReadonlyMap<string, number> | undefined {
+  const id = state.adoptedCredentialId;
+  if (id === undefined) return undefined;
+  const generation = id === state.credentialId ? state.credentialGeneration : id === state.previousCredentialId ? state.previousCredentialGeneration : undefined;
+  return generation === undefined ? undefined : new Map([[id, generation]]);
 }
 
 /**

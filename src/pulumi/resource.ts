@@ -4,11 +4,13 @@
  * the in-cluster reconciler. A rotation is an update: the resource id stays the same.
  */
 import * as pulumi from '@pulumi/pulumi';
+import type { DeletionPolicy } from '../api/deletion-policy';
 import type { AccessRule } from '../api/privileges';
-import type { ConnectionSettings } from './connection';
+import type { SecretFormat } from '../api/secret-template';
+import type { BackupSettings, ConnectionSettings } from './settings';
 import { pulumiPrefix } from './prefix';
 import { provider } from './provider';
-import { SECRET_OUTPUTS, type BackupSettings } from './state';
+import { SECRET_OUTPUTS, type AdoptSettings } from './state';
 
 /** Every member of `T` as a Pulumi input. */
 export type InputsOf<T> = { readonly [K in keyof T]: pulumi.Input<T[K]> };
@@ -77,6 +79,41 @@ export interface KeystoneApplicationCredentialArgs {
    * @default none: every request the roles allow
    */
   readonly accessRules?: pulumi.Input<pulumi.Input<InputsOf<AccessRule>>[]>;
+  /**
+   * Output formats and keys of your own beside `cloudsYaml` (issue 49), each a secret output: `formats: ['CloudConf']`
+   * fills `cloudConf` (the `[Global]` section of the OpenStack cloud controller manager and Cinder CSI), `['Env']` fills
+   * `env` (the `OS_*` variables openstackclient and Terraform read), and `data` fills `data` with each value a template
+   * over `{{ authURL }}`, `{{ region }}` (when the connection sets one), `{{ applicationCredentialID }}`,
+   * `{{ applicationCredentialSecret }}`, `{{ userID }}`, `{{ projectID }}`, `{{ projectName }}`,
+   * `{{ projectDomainName }}`. `pulumi preview` refuses a key or field the CRD refuses, and `{{ interface }}` (a
+   * connection names no endpoint interface). Labels and annotations go on a `CredentialSecret`, which writes these
+   * outputs into a Kubernetes Secret.
+   * @default none
+   */
+  readonly secretTemplate?: pulumi.Input<InputsOf<{ formats?: SecretFormat[]; data?: Record<string, string> }>>;
+  /**
+   * What `pulumi destroy` does to the delivered credential (issue 49): `Delete`, or `Retain`: the delivered credential
+   * stays in Keystone and its backup in OpenBao, what is superseded is deleted, and `destroy` prints what it left and
+   * the commands that remove it. Pulumi's own `retainOnDelete` option keeps everything instead (the provider is not
+   * called: the superseded credential too, until its Keystone expiry): docs/pulumi.md.
+   * @default "Delete"
+   */
+  readonly deletionPolicy?: pulumi.Input<DeletionPolicy>;
+  /**
+   * Revoke now (issue 49): set it to a new value (a date, a ticket) and run `pulumi up`: the credential is rotated at
+   * once and the superseded one deleted in the same `up`, as soon as its successor is delivered (and backed up),
+   * skipping the grace period; the up warns that it did. The output `lastRevokeRequest` records the value acted on.
+   * @default none
+   */
+  readonly revokePrevious?: pulumi.Input<string>;
+  /**
+   * Adopt an existing application credential of the connection's user on its project instead of minting the first one
+   * (issue 49), proven by its secret: Keystone must authenticate the id with it, and it must be restricted. Read only
+   * while the resource holds no credential; the next rotation supersedes it and sweeps it after the grace period.
+   * Stored as a secret.
+   * @default none: the first credential is minted
+   */
+  readonly adopt?: pulumi.Input<InputsOf<AdoptSettings>>;
 }
 
 /** The Pulumi type token's module and type. */
@@ -138,6 +175,18 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
   declare readonly roles: pulumi.Output<string[] | undefined>;
   /** The access rules the delivered credential was minted with; absent: none. */
   declare readonly accessRules: pulumi.Output<AccessRule[] | undefined>;
+  /** The delivered credential as `cloud.conf` (format `CloudConf`); absent without it. Secret. */
+  declare readonly cloudConf: pulumi.Output<string | undefined>;
+  /** The delivered credential as the `OS_*` variables (format `Env`); absent without it. Secret. */
+  declare readonly env: pulumi.Output<Record<string, string> | undefined>;
+  /** The keys of your own (`secretTemplate.data`), rendered; absent without them. Secret. */
+  declare readonly data: pulumi.Output<Record<string, string> | undefined>;
+  /** The `revokePrevious` value the resource last acted on. */
+  declare readonly lastRevokeRequest: pulumi.Output<string | undefined>;
+  /** While a revoke request is carried out (an `up` that failed half-way), the generation it rotates to. */
+  declare readonly revokeGeneration: pulumi.Output<number | undefined>;
+  /** The credential the resource adopted (`adopt`), while it holds it. */
+  declare readonly adoptedCredentialId: pulumi.Output<string | undefined>;
   /** The prefix of the credential names in Keystone: `<name>-<8 hex>-applicationcredential`. */
   declare readonly prefix: pulumi.Output<string>;
   /**
@@ -157,7 +206,17 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
       cloudName: args.cloudName,
       roles: args.roles,
       accessRules: args.accessRules,
+      secretTemplate: args.secretTemplate,
+      deletionPolicy: args.deletionPolicy,
+      revokePrevious: args.revokePrevious,
+      adopt: args.adopt === undefined ? undefined : pulumi.secret(args.adopt),
       credentialRoles: undefined,
+      cloudConf: undefined,
+      env: undefined,
+      data: undefined,
+      lastRevokeRequest: undefined,
+      revokeGeneration: undefined,
+      adoptedCredentialId: undefined,
       credentialId: undefined,
       credentialSecret: undefined,
       cloudsYaml: undefined,
@@ -174,7 +233,7 @@ export class KeystoneApplicationCredential extends pulumi.dynamic.Resource {
     };
     const options = { ...opts, additionalSecretOutputs: [...(opts.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] };
     // Pulumi's SDK records an eager stack trace, formatted through source-map-support, for four promises per property
-    // of every resource it constructs, used only by its promise-leak diagnostics. With this resource's fifteen
+    // of every resource it constructs, used only by its promise-leak diagnostics. With this resource's two dozen
     // properties that was most of what an up with nothing due cost beyond a trivial program's (docs/benchmarks.md,
     // `pulumi up`). The traces are left empty while the SDK constructs this resource, synchronously, and the limit is
     // restored at once: the resource's source position does not depend on it (the SDK reads it with a limit of its

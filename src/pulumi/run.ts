@@ -3,10 +3,11 @@
  * and the outputs it leaves, including what a failed run records. No rotation rule lives here.
  */
 import { randomUUID } from 'node:crypto';
-import { ConditionType, CredentialReason, WARNING_REASONS, backingPath, resolveSpec, type KeystoneApplicationCredentialStatus } from '../api';
+import { ConditionType, CredentialReason, WARNING_REASONS, backingPath, resolveSpec, revokeRequestOf, type KeystoneApplicationCredentialStatus } from '../api';
 import { OpenBaoBackup } from '../backup/openbao';
 import { deliveredData, isTerminalCreateError } from '../keystone/credential-port';
-import { foreignNote, reconcile, rolesNotHeld, type ForeignCredential, type Gate, type HeldPrivileges, type LifecycleOrder, type Ports, type SecretData } from '../lifecycle';
+import { foreignNote, reconcile, rolesNotHeld, type CredentialScope, type ForeignCredential, type Gate, type HeldPrivileges, type LifecycleOrder, type Ports, type SecretData } from '../lifecycle';
+import { templateData } from '../lifecycle/secret-template';
 import { MemoryDelivery, MemorySecretStore } from '../local/memory';
 import type { Environment } from './check';
 import { resolveConnection, type ResolvedConnection } from './connection';
@@ -14,7 +15,9 @@ import { halt } from './halt';
 import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-path';
 import type { OpenKeystone } from './keystone';
 import { leftoverNote } from './leftover';
-import { outputsOf, privilegesOf, statusOf, stripUndefined, type BackupSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { deliveryNotice, documentOf, fieldsOf, namesScope, shapesOf } from './delivery-inputs';
+import { outputsOf, privilegesOf, statusOf, stripUndefined, type AdoptSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import type { BackupSettings } from './settings';
 
 /** What a run needs of the provider's surroundings. */
 export interface RunContext {
@@ -78,11 +81,12 @@ async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; targe
 }
 
 export function orderOf(
-  inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules'>,
+  inputs: Pick<ProviderInputs, 'prefix' | 'credentialGeneration' | 'rotation' | 'roles' | 'accessRules' | 'deletionPolicy' | 'adopt' | 'revokePrevious'>,
   status: KeystoneApplicationCredentialStatus,
   owner?: string,
   deleting = false,
 ): LifecycleOrder {
+  const revokeRequest = revokeRequestOf(inputs.revokePrevious);
   return {
     prefix: inputs.prefix,
     ...(owner !== undefined ? { owner } : {}),
@@ -91,8 +95,11 @@ export function orderOf(
       rotation: inputs.rotation,
       ...(inputs.roles !== undefined ? { roles: inputs.roles } : {}),
       ...(inputs.accessRules !== undefined ? { accessRules: inputs.accessRules } : {}),
+      ...(inputs.deletionPolicy !== undefined ? { deletionPolicy: inputs.deletionPolicy } : {}),
+      ...(inputs.adopt !== undefined ? { adopt: { credentialID: inputs.adopt.credentialId } } : {}),
     }),
     status,
+    ...(revokeRequest !== undefined ? { revokeRequest } : {}),
     ...(deleting ? { deleting } : {}),
   };
 }
@@ -109,6 +116,9 @@ function echoedInputs(olds: Partial<ProviderOutputs>, fallback: ProviderInputs):
     cloudName: olds.cloudName,
     roles: olds.roles,
     accessRules: olds.accessRules,
+    secretTemplate: olds.secretTemplate,
+    deletionPolicy: olds.deletionPolicy,
+    revokePrevious: olds.revokePrevious,
   });
 }
 
@@ -160,6 +170,10 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
   if (live !== undefined && olds.credentialSecret !== undefined) parked.push([live, olds.credentialSecret]);
   if (olds.successorGeneration !== undefined && olds.successorSecret !== undefined && olds.successorGeneration !== live) parked.push([olds.successorGeneration, olds.successorSecret]);
   const secrets = new MemorySecretStore(parked);
+  // An adopted credential still delivered (issue 49): its parked record names it, as the operator's does.
+  if (live !== undefined && olds.credentialSecret !== undefined && olds.adoptedCredentialId !== undefined && olds.adoptedCredentialId === olds.credentialId) {
+    await secrets.adopt(live, olds.credentialSecret, olds.adoptedCredentialId);
+  }
   const render = (credentialId: string, secret: string): SecretData =>
     deliveredData(
       { authUrl: connection.authUrl, ...(connection.regionName ? { regionName: connection.regionName } : {}), ...(inputs.cloudName ? { cloudName: inputs.cloudName } : {}) },
@@ -167,14 +181,13 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
       secret,
     );
   const delivery = new MemoryDelivery();
-  const previous: SecretData | undefined =
-    olds.credentialId !== undefined && olds.credentialSecret !== undefined && olds.cloudsYaml !== undefined
-      ? { 'clouds.yaml': olds.cloudsYaml, application_credential_id: olds.credentialId, application_credential_secret: olds.credentialSecret }
-      : undefined;
+  const previous: SecretData | undefined = documentOf(olds);
   if (previous) delivery.data = { ...previous };
   let status = statusOf(olds);
   /** Whether the run changed Keystone or the backup: then a failure records what is true now. */
   let changed = false;
+  /** What issue 49's actions did, for the user: a Retain teardown's leftovers, a skipped grace period. */
+  const notices: string[] = [];
   /** The successor's credential, as this run's own mint created it. */
   const minted = new Map<number, string>();
   if (olds.successorGeneration !== undefined && olds.successorCredentialId !== undefined) minted.set(olds.successorGeneration, olds.successorCredentialId);
@@ -193,6 +206,9 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     ...(migrating ? { formerBackup: backupOf(ctx, inputs, undefined)?.port } : {}),
     ...(gate ? { gate } : {}),
     render,
+    // Issue 49: the template's keys (outputs per format), an adoption's secret (delivery-inputs.ts).
+    ...(inputs.secretTemplate !== undefined && !deleting ? { template: (document: SecretData) => templateData(inputs.secretTemplate, { ...fieldsOf(connection, scope), applicationCredentialID: document.application_credential_id, applicationCredentialSecret: document.application_credential_secret }) } : {}),
+    ...(inputs.adopt !== undefined ? { adoption: async () => ({ secret: (inputs.adopt as AdoptSettings).credentialSecret }) } : {}),
     writeStatus: async (next) => {
       status = next;
     },
@@ -211,14 +227,18 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
     const above = (await secrets.list()).filter((p) => p.parked && p.generation > (generation ?? 0)).sort((a, b) => b.generation - a.generation)[0];
     const successorSecret = above === undefined ? undefined : await secrets.read(above.generation);
     const held = generation === undefined ? undefined : privileges.get(generation);
-    return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'] } : {}), ...(held ? { privileges: held } : {}) }, {
+    const shapes = carries ? shapesOf(data, recorded.secretTemplate) : {};
+    return outputsOf(recorded, status, { credentialSecret: secret, ...(carries ? { cloudsYaml: data['clouds.yaml'], shapes } : {}), ...(held ? { privileges: held } : {}) }, {
       owner,
       ...(above !== undefined && successorSecret !== undefined
         ? { successorGeneration: above.generation, successorSecret, ...(minted.has(above.generation) ? { successorCredentialId: minted.get(above.generation) } : {}) }
         : {}),
     });
   };
+  /** The user and project the template may name, from the token, when it names any (issue 49). */
+  let scope: CredentialScope | undefined;
   try {
+    if (namesScope(inputs.secretTemplate) && !deleting) scope = await keystone.port.scope?.();
     halt(ctx.env, verb, 'before');
     const result = await reconcile(orderOf(inputs, status, owner, deleting), ports, {
       clock: ctx.clock,
@@ -235,11 +255,13 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
         if (a.type === 'mint' && e.credentialId !== undefined) minted.set(a.generation, e.credentialId);
         if (a.type === 'mint' && e.privileges) privileges.set(a.generation, e.privileges);
         if (a.type === 'delete' && minted.get(a.generation) === a.id) minted.delete(a.generation);
+        notices.push(...deliveryNotice(a, inputs, target?.target));
         halt(ctx.env, verb, a.type);
       },
     });
     const leftover = leftoverNote(result.foreign, inputs.prefix, target === undefined ? undefined : { mount: target.target.mount, ...(inputs.backup?.path !== undefined ? { path: inputs.backup.path } : {}) });
     await reportOf(ctx, result.status, result.foreign, deleting, leftover);
+    for (const notice of notices) await ctx.warn(notice);
     if (result.former?.state === 'foreign') {
       await ctx.warn(`the backup path keystone-appcred 0.1.0 wrote for this resource (without its owner id) holds credential ${result.former.credentialId}, which this resource does not record: left alone; remove it with bao kv metadata delete once you know whose it is`);
     }

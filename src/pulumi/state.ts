@@ -9,22 +9,24 @@
  * second one. Only what is true in the world is recorded: a failed run records its new inputs only when it switched
  * the delivered credential under them.
  */
-import type { AccessRule, KeystoneApplicationCredentialStatus } from '../api';
+import type { AccessRule, DeletionPolicy, KeystoneApplicationCredentialStatus, SecretFormat } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
-import type { ConnectionSettings } from './connection';
+import type { BackupSettings, ConnectionSettings } from './settings';
 
-/** The OpenBao backup as inputs; every field may come from the provider's environment. */
-export interface BackupSettings {
-  /** @default `BAO_ADDR`, else `VAULT_ADDR` */
-  readonly address?: string;
-  /** @default `BAO_TOKEN`, else `VAULT_TOKEN` */
-  readonly token?: string;
-  /** @default "openstack" */
-  readonly mount?: string;
-  /** @default `keystone/pulumi/<prefix>/service-accounts/application-credential` */
-  readonly path?: string;
-  /** @default `BAO_NAMESPACE`, else none */
-  readonly namespace?: string;
+/** `secretTemplate` on the Pulumi resource (issue 49): the CRD's formats and free keys. */
+export interface PulumiSecretTemplate {
+  /** `CloudConf`, `Env`. @default none */
+  readonly formats?: readonly SecretFormat[];
+  /** Keys of your own, each value a template over the closed set of fields. @default none */
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** `adopt` on the Pulumi resource (issue 49): the credential and its secret, given as a secret input. */
+export interface AdoptSettings {
+  /** The Keystone id of the credential to adopt. */
+  readonly credentialId: string;
+  /** Its secret. Secret. */
+  readonly credentialSecret: string;
 }
 
 /** The rotation settings, Go-format durations. */
@@ -50,6 +52,14 @@ export interface ProviderInputs {
   readonly roles?: readonly string[];
   /** The only requests a token from the credential may make (issue 42). @default none */
   readonly accessRules?: readonly AccessRule[];
+  /** Output formats and keys of your own (issue 49); labels and annotations go on `CredentialSecret`. @default none */
+  readonly secretTemplate?: PulumiSecretTemplate;
+  /** What `pulumi destroy` does to the delivered credential (issue 49). @default "Delete" */
+  readonly deletionPolicy?: DeletionPolicy;
+  /** A revoke request (issue 49): a new value rotates and deletes the superseded credential in the same `up`. @default none */
+  readonly revokePrevious?: string;
+  /** An existing credential of the connection's user to adopt instead of minting the first one (issue 49). @default none */
+  readonly adopt?: AdoptSettings;
   /**
    * The resource's owner id, not a user's input: `check` draws it for a create and keeps it ever after, so the engine
    * holds it in the checked inputs it records before it calls Create (a pending create in the state's
@@ -73,6 +83,18 @@ export interface StatusOutputs {
   readonly previousCredentialDeleteAt?: string;
   /** The roles the delivered credential carries, as Keystone lists them (issue 42). */
   readonly credentialRoles?: readonly string[];
+  /** The delivered credential as `cloud.conf` (issue 49, format `CloudConf`). Secret. */
+  readonly cloudConf?: string;
+  /** The delivered credential as the `OS_*` variables (issue 49, format `Env`). Secret. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The keys of your own, rendered (issue 49). Secret. */
+  readonly data?: Readonly<Record<string, string>>;
+  /** The revoke request the resource last acted on (issue 49). */
+  readonly lastRevokeRequest?: string;
+  /** While a revoke request is carried out, the generation it rotates to (issue 49). */
+  readonly revokeGeneration?: number;
+  /** The Keystone id of the credential the resource adopted, while it holds it (issue 49). */
+  readonly adoptedCredentialId?: string;
 }
 
 /** A successor a failed `up` minted (or parked) and did not switch to: what the next `up` continues from. */
@@ -102,10 +124,13 @@ export interface ProviderOutputs extends StatusOutputs, SuccessorOutputs {
   readonly cloudName?: string;
   readonly roles?: readonly string[];
   readonly accessRules?: readonly AccessRule[];
+  readonly secretTemplate?: PulumiSecretTemplate;
+  readonly deletionPolicy?: DeletionPolicy;
+  readonly revokePrevious?: string;
 }
 
 /** Outputs Pulumi must store encrypted. */
-export const SECRET_OUTPUTS = ['credentialSecret', 'cloudsYaml', 'connection', 'backup', 'successorSecret'] as const;
+export const SECRET_OUTPUTS = ['credentialSecret', 'cloudsYaml', 'connection', 'backup', 'successorSecret', 'cloudConf', 'env', 'data'] as const;
 
 /** The status fields of the outputs, in the order a user reads them. */
 export const STATUS_OUTPUTS = [
@@ -120,6 +145,12 @@ export const STATUS_OUTPUTS = [
   'previousCredentialGeneration',
   'previousCredentialDeleteAt',
   'credentialRoles',
+  'cloudConf',
+  'env',
+  'data',
+  'lastRevokeRequest',
+  'revokeGeneration',
+  'adoptedCredentialId',
 ] as const satisfies readonly (keyof StatusOutputs)[];
 
 /** Drops `undefined` members, recursively (Pulumi cannot carry them in outputs). */
@@ -142,6 +173,9 @@ export function statusOf(outputs: Partial<StatusOutputs>): KeystoneApplicationCr
     previousCredentialID: outputs.previousCredentialId,
     previousCredentialGeneration: outputs.previousCredentialGeneration,
     previousCredentialDeleteAt: outputs.previousCredentialDeleteAt,
+    lastRevokeRequest: outputs.lastRevokeRequest,
+    revokeGeneration: outputs.revokeGeneration,
+    adoptedCredentialID: outputs.adoptedCredentialId,
   });
 }
 
@@ -152,7 +186,7 @@ export function statusOf(outputs: Partial<StatusOutputs>): KeystoneApplicationCr
 export function outputsOf(
   inputs: ProviderInputs,
   status: KeystoneApplicationCredentialStatus,
-  delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string; readonly privileges?: HeldPrivileges },
+  delivered: { readonly credentialSecret?: string; readonly cloudsYaml?: string; readonly privileges?: HeldPrivileges; readonly shapes?: Pick<StatusOutputs, 'cloudConf' | 'env' | 'data'> },
   extra: { readonly owner?: string } & SuccessorOutputs = {},
 ): ProviderOutputs {
   const privileges = delivered.privileges;
@@ -168,6 +202,9 @@ export function outputsOf(
     connection: inputs.connection,
     backup: inputs.backup,
     cloudName: inputs.cloudName,
+    secretTemplate: inputs.secretTemplate,
+    deletionPolicy: inputs.deletionPolicy,
+    revokePrevious: inputs.revokePrevious,
     roles: roles === undefined ? undefined : [...roles],
     accessRules: accessRules?.map((r) => ({ service: r.service, method: r.method, path: r.path })),
     credentialId: status.credentialID,
@@ -181,6 +218,10 @@ export function outputsOf(
     previousCredentialGeneration: status.previousCredentialGeneration,
     previousCredentialDeleteAt: status.previousCredentialDeleteAt,
     credentialRoles: privileges?.roles === undefined ? undefined : [...privileges.roles],
+    ...delivered.shapes,
+    lastRevokeRequest: status.lastRevokeRequest,
+    revokeGeneration: status.revokeGeneration,
+    adoptedCredentialId: status.adoptedCredentialID,
   });
 }
 

@@ -30,7 +30,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Projects, Users } from '../../src/keystone';
-import { type AlertName } from '../../src/observability/alerts';
+import type { AlertName } from '../../src/observability/alert-rule';
 import { condition, credentialFixtures, type CredentialFixtures } from '../support/credential-fixtures';
 import { startCutProxy, type CutProxy } from '../support/cut-proxy';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';

@@ -26,6 +26,7 @@ import { Operator } from '../../constructs/operator';
 import { childPrefix } from '../../src/api';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures } from '../support/credential-fixtures';
+import { fencedBlock } from '../support/markdown';
 import { uniqueName } from '../support/keystone-fixtures';
 import { apply, eventually, getJson, kubeconfigFor, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { startBao, type BaoServer } from '../support/openbao';
@@ -41,6 +42,8 @@ jest.setTimeout(300_000);
 const NS = 'kac-image';
 const CP_NS = 'kac-image-cp';
 const ROLE = 'keystone-appcred-operator';
+/** The page whose shell steps set OpenBao up, run here as written. */
+const OPENBAO_PAGE = 'docs/install/openbao.md';
 const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: uniqueName('image'), projectName: uniqueName('image') });
 const [projectOrder, userOrder, roleAssignment] = fx.identityOrders();
 const prefix = childPrefix({ namespace: NS, name: 'app' });
@@ -70,12 +73,7 @@ function synthesizeOperator(baoAddress: string): KubeObject[] {
 }
 
 /** The ```sh block of docs/install/openbao.md whose first line starts with `# <step>.`. */
-function docsStep(step: string): string {
-  const docs = readFileSync(join(__dirname, '../../docs/install/openbao.md'), 'utf8');
-  const block = [...docs.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.startsWith(`# ${step}.`));
-  if (!block) throw new Error(`docs/install/openbao.md has no \`\`\`sh block starting with "# ${step}."`);
-  return block;
-}
+const docsStep = (step: string): string => fencedBlock(OPENBAO_PAGE, 'sh', `# ${step}.`);
 
 /** Runs a docs step with bash as a user would: BAO_ADDR/BAO_TOKEN, kubectl on PATH with the admin kubeconfig. */
 async function runDocsStep(step: string): Promise<string> {
@@ -88,7 +86,7 @@ async function runDocsStep(step: string): Promise<string> {
     BAO_TOKEN: (bao as BaoServer).token,
   };
   const result = await run('bash', ['-euo', 'pipefail', '-c', docsStep(step)], { cwd: dir, env, timeoutMs: 120_000 });
-  if (result.code !== 0) throw new Error(`docs/install/openbao.md step ${step} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
+  if (result.code !== 0) throw new Error(`${OPENBAO_PAGE} step ${step} failed (${String(result.code)}):\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
 }
 

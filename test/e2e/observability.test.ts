@@ -25,13 +25,14 @@ import { Chart, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { MonitorKind, Operator, OperatorMonitor } from '../../constructs';
 import { renderManifests } from '../../src/cli/manifests';
-import { ALERT_NAMES, type AlertName } from '../../src/observability/alerts';
+import { ALERT_NAMES, type AlertName } from '../../src/observability/alert-rule';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures } from '../support/credential-fixtures';
 import { startCutProxy, type CutProxy } from '../support/cut-proxy';
 import { Users } from '../../src/keystone';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
+import { fencedBlock } from '../support/markdown';
 import { installCrds, metricsText, operatorKubeconfig, registrationSecret, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { promAlerts, promQuery, promRules, promTargets, reloadPrometheus, type PromAlert } from '../support/prometheus';
 import { freePort } from '../support/proc';
@@ -127,9 +128,7 @@ beforeAll(async () => {
 
   // Prometheus: the scrape configuration of docs/configure/alerts.md ("Without prometheus-operator"), its target this process,
   // and the rule file `keystone-appcred alerts` prints with the windows above.
-  const doc = readFileSync(join(REPO, 'docs/configure/alerts.md'), 'utf8');
-  const documented = /```yaml\n(# prometheus\.yml, without prometheus-operator[\s\S]*?)```/.exec(doc)?.[1];
-  if (!documented) throw new Error('docs/configure/alerts.md has no "# prometheus.yml, without prometheus-operator" block');
+  const documented = fencedBlock('docs/configure/alerts.md', 'yaml', '# prometheus.yml, without prometheus-operator');
   const scrape = parseAllDocuments(documented)[0].toJS() as { scrape_configs: { job_name: string; honor_labels: boolean }[] };
   const job = scrape.scrape_configs.find((c) => c.job_name === JOB);
   expect(job).toMatchObject({ honor_labels: true });
@@ -245,7 +244,7 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
       expect(alert.labels).toMatchObject({ reason: 'UserNotFound' });
       expect(alert.annotations.summary).toContain(`${HELD_NS}/held`);
       expect(alert.annotations.description).toContain('UserNotFound');
-      expect(alert.annotations.runbook_url).toMatch(/docs\/operator\.md#keystoneappcred/);
+      expect(alert.annotations.runbook_url).toMatch(/docs\/operate\/alerts\.md#keystoneappcred/);
     }
     // the consumer has not broken yet: the delivered credential still authenticates, nothing rotated
     const o = await held.order('held');

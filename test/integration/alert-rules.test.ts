@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { renderAlerts } from '../../src/cli/monitoring';
-import { ALERT_NAMES, DOCS_URL, type AlertName } from '../../src/observability/alerts';
+import { ALERT_NAMES, type AlertName } from '../../src/observability/alert-rule';
+import { DOCS_URL } from '../../src/observability/alert-parameters';
 
 const promtool = process.env.KAC_PROMTOOL as string;
 const dir = mkdtempSync(join(tmpdir(), 'kac-alert-rules-'));

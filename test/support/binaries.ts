@@ -24,7 +24,10 @@ export type BinaryName =
   | 'pulumi-language-dotnet'
   | 'bao'
   | 'promtool'
-  | 'prometheus';
+  | 'prometheus'
+  | 'helm'
+  | 'bundle-validate'
+  | 'cloudconf';
 
 /** Pinned versions (keep in sync with build-test-binaries.sh and test/support/go/*). */
 export const PINNED_VERSIONS = {
@@ -33,6 +36,7 @@ export const PINNED_VERSIONS = {
   pulumi: 'v3.276.0',
   openbao: '2.7.2',
   prometheus: '3.16.0',
+  helm: 'v4.3.2',
 } as const;
 
 const BUILD_SCRIPT = join(__dirname, 'build-test-binaries.sh');
@@ -47,6 +51,7 @@ const VERSION_PROBES: Partial<Record<BinaryName, { args: string[]; expect: strin
   bao: { args: ['version'], expect: `OpenBao v${PINNED_VERSIONS.openbao}` },
   promtool: { args: ['--version'], expect: `promtool, version ${PINNED_VERSIONS.prometheus} ` },
   prometheus: { args: ['--version'], expect: `prometheus, version ${PINNED_VERSIONS.prometheus} ` },
+  helm: { args: ['version', '--short'], expect: `${PINNED_VERSIONS.helm}` },
 };
 
 const ENVTEST_NAMES: readonly BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];

@@ -6,7 +6,9 @@
 # Usage: bash test/support/build-test-binaries.sh [component ...]
 #   components: etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs
 #               pulumi-resource-pulumi-nodejs pulumi-language-yaml pulumi-python pulumi-language-sdkgen
-#               pulumi-language-dotnet bao promtool prometheus        (default: all of them)
+#               pulumi-language-dotnet bao promtool prometheus helm bundle-validate cloudconf   (default: all of them)
+#               cloudconf: a cloud.conf reader with the OpenStack cloud controller manager's parser (gcfg) and
+#               client library (gophercloud v2), test/support/go/cloudconf, for the template e2e test
 #               (pulumi-language-yaml: the Pulumi YAML language host, `go install` of
 #               github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml at its pinned release;
 #               pulumi-python: a Python venv with the `pulumi` SDK from PyPI, for the Automation API tests and the
@@ -41,6 +43,12 @@ YAML_VERSION=v1.25.0
 # Prometheus's Go module tags its releases v0.3xx.y for v3.xx.y: v0.316.0 is Prometheus 3.16.0.
 PROMETHEUS_MODULE_VERSION=v0.316.0
 PROMETHEUS_VERSION=3.16.0
+HELM_VERSION=v4.3.2
+# operator-framework/api's validators; our program's version adds a digest of its source so an edit rebuilds it.
+OLM_API_VERSION=v0.45.0
+# operator-framework/api reaches containers/image (go.podman.io/image): its OpenPGP signature code in Go, not gpgme (cgo is off).
+OLM_BUILD_TAGS="containers_image_openpgp"
+BUNDLE_VALIDATE_VERSION="${OLM_API_VERSION}-kac.$(cat "$gomods/olm/cmd/bundle-validate/"*.go "$gomods/olm/go.mod" | sha256sum | cut -c1-10)"
 # The Python SDK from PyPI (its newest release; the CLI's 3.276 is not published there) and what the generated
 # Python SDK of keystone-appcred (sdk/python/pyproject.toml) needs beside it, and what its wheel and sdist are built
 # with (`build`, on setuptools: tools/plugin.ts artifacts).
@@ -53,6 +61,8 @@ LANGHOST_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$LANGHOST_SRC" | cut -c1-10
 SHIM_VERSION="${PULUMI_VERSION}-kac.1"
 SDKGEN_VERSION="${PULUMI_VERSION}-kac.$(sha256sum "$gomods/pulumi/cmd/pulumi-language-sdkgen/main.go" | cut -c1-10)"
 DOTNET_CODEGEN_VERSION="v3.225.0-kac.$(cat "$gomods/pulumi-dotnet/cmd/pulumi-language-dotnet/"* "$gomods/pulumi-dotnet/go.mod" | sha256sum | cut -c1-10)"
+# The cloud.conf reader: a digest of its source and module, so an edit rebuilds it.
+CLOUDCONF_VERSION="kac.$(cat "$gomods/cloudconf/main.go" "$gomods/cloudconf/go.mod" | sha256sum | cut -c1-10)"
 K8S_PROVIDER_MODULE=github.com/pulumi/pulumi-kubernetes/provider/v4
 K8S_PROVIDER_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 
@@ -64,7 +74,7 @@ export GOFLAGS="-mod=mod -buildvcs=false"
 export CGO_ENABLED=0
 
 all=(etcd kube-apiserver kubectl kube-controller-manager pulumi pulumi-language-nodejs pulumi-resource-pulumi-nodejs pulumi-language-yaml
-  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus)
+  pulumi-python pulumi-language-sdkgen pulumi-language-dotnet bao promtool prometheus helm bundle-validate cloudconf)
 
 version_of() {
   case "$1" in
@@ -79,7 +89,10 @@ version_of() {
     pulumi-python) echo "$PULUMI_PY_VERSION-$(echo "$PULUMI_PY_REQUIREMENTS" | sha256sum | cut -c1-8)" ;;
     bao) echo "$BAO_VERSION" ;;
     promtool | prometheus) echo "v$PROMETHEUS_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    bundle-validate) echo "$BUNDLE_VALIDATE_VERSION" ;;
     pulumi-resource-kubernetes) echo "$K8S_PROVIDER_VERSION" ;;
+    cloudconf) echo "$CLOUDCONF_VERSION" ;;
     *) echo "unknown component: $1" >&2; return 1 ;;
   esac
 }
@@ -267,6 +280,10 @@ build_one() {
     bao) build_bao ;;
     pulumi-resource-kubernetes) build_k8s_provider ;;
     promtool | prometheus) go_build "$comp" prometheus "github.com/prometheus/prometheus/cmd/$comp" "$(prometheus_ldflags)" remove_all_sd ;;
+    # The version stamp `helm version` prints (helm's Makefile sets the same variable).
+    helm) go_build helm helm helm.sh/helm/v4/cmd/helm "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
+    bundle-validate) go_build bundle-validate olm ./cmd/bundle-validate "-s -w" "$OLM_BUILD_TAGS" ;;
+    cloudconf) go_build cloudconf cloudconf . "-s -w" ;;
   esac
   t1=$(date +%s)
   log "$comp $(version_of "$comp"): built in $((t1 - t0)) s -> $dir"

@@ -2,8 +2,6 @@
  * The downward API as the kubelet fills it for the pod runner (test/support/pod.ts): a `fieldRef`'s value and a
  * `resourceFieldRef`'s, from the pod's identity and its container's resources.
  */
-import type { ContainerLike } from './pod';
-
 /** The downward API's value of `fieldPath` for this pod. */
 export function fieldValue(fieldPath: string, pod: { name: string; namespace: string; serviceAccount: string }): string {
   switch (fieldPath) {
@@ -33,7 +31,10 @@ function quantity(value: string | number): number {
  * A downward-API `resourceFieldRef` as the kubelet fills it: the container's limit or request, divided by the divisor
  * and rounded up. A limit the container does not set is the node's allocatable there, which this runner does not have.
  */
-export function resourceValue(ref: { readonly resource: string; readonly divisor?: string | number }, container: ContainerLike): string {
+export function resourceValue(
+  ref: { readonly resource: string; readonly divisor?: string | number },
+  container: { readonly resources?: { readonly limits?: Readonly<Record<string, string | number>>; readonly requests?: Readonly<Record<string, string | number>> } },
+): string {
   const [section, name] = ref.resource.split('.') as [string, string];
   const amount = section === 'limits' || section === 'requests' ? container.resources?.[section]?.[name] : undefined;
   if (amount === undefined) throw new Error(`the pod runner does not resolve resourceFieldRef ${ref.resource}: the container sets no ${ref.resource}`);

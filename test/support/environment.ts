@@ -11,12 +11,8 @@ import { basename } from 'node:path';
 import { TestEnvironment } from 'jest-environment-node';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { takeMember, type TakenMember } from './kube-pool';
+import { needsOf } from './needs';
 
-/** The components a test file declares on its `@needs` line. */
-function needsOf(path: string): Set<string> {
-  const match = /@needs\s+([a-z ,-]+)/.exec(readFileSync(path, 'utf8'));
-  return new Set(match?.[1].split(/[\s,]+/) ?? []);
-}
 
 export default class SuiteEnvironment extends TestEnvironment {
   private readonly needs: Set<string>;
@@ -27,7 +23,7 @@ export default class SuiteEnvironment extends TestEnvironment {
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
     this.file = basename(context.testPath);
-    this.needs = needsOf(context.testPath);
+    this.needs = new Set(needsOf(readFileSync(context.testPath, 'utf8')));
   }
 
   override async setup(): Promise<void> {

@@ -4,7 +4,17 @@
  */
 import { generationOf } from '../../src/api';
 import type { AccessRule } from '../../src/api';
-import { describeCredential, markOf, type CreateRequest, type CredentialPort, type HeldCredential, type HeldPrivileges, type KeystoneCredential } from '../../src/lifecycle';
+import {
+  describeCredential,
+  markOf,
+  type CreateRequest,
+  type CredentialPort,
+  type CredentialScope,
+  type DescribedCredential,
+  type HeldCredential,
+  type HeldPrivileges,
+  type KeystoneCredential,
+} from '../../src/lifecycle';
 
 export interface Stored {
   id: string;
@@ -16,6 +26,12 @@ export interface Stored {
   /** The roles it carries (issue 42): the ones asked for, else every role of the user. */
   roles?: readonly string[];
   accessRules?: readonly AccessRule[];
+  /** Another user's (issue 49: an adoption must refuse it). @default the fake's user */
+  userId?: string;
+  /** @default the fake's project */
+  projectId?: string;
+  /** A hand-made credential may be unrestricted. @default false */
+  unrestricted?: boolean;
 }
 
 /** One user's credentials in Keystone: what several orders of the user (each a {@link FakeKeystone} of its prefix) share. */
@@ -44,12 +60,13 @@ export class FakeKeystone implements CredentialPort {
     this.credentials = user.credentials;
   }
 
-  async list(): Promise<KeystoneCredential[]> {
+  async list(adopted?: ReadonlyMap<string, number>): Promise<KeystoneCredential[]> {
     this.calls.push('list');
     this.fault('list');
     const out: KeystoneCredential[] = [];
     for (const c of this.credentials.values()) {
-      const generation = generationOf(this.prefix, c.name);
+      if (c.userId !== undefined && c.userId !== FAKE_USER) continue;
+      const generation = adopted?.get(c.id) ?? generationOf(this.prefix, c.name);
       const mark = markOf(c.description);
       if (generation !== undefined) out.push({ generation, id: c.id, name: c.name, mark, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), privileges: privilegesOf(c, mark.subset === true) });
     }
@@ -97,12 +114,44 @@ export class FakeKeystone implements CredentialPort {
     return this.authenticates(id, secret);
   }
 
+  /** As the real port (issue 49): the user's credential `id`, as Keystone shows it; none of another user's. */
+  async describe(id: string): Promise<DescribedCredential | undefined> {
+    this.calls.push('describe');
+    const c = this.credentials.get(id);
+    if (c === undefined || (c.userId ?? FAKE_USER) !== FAKE_USER) return undefined;
+    const mark = markOf(c.description);
+    return {
+      id,
+      name: c.name,
+      projectId: c.projectId ?? FAKE_PROJECT,
+      unrestricted: c.unrestricted === true,
+      mark,
+      ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}),
+      privileges: privilegesOf(c, mark.subset === true),
+    };
+  }
+
+  async scope(): Promise<CredentialScope> {
+    return { userId: FAKE_USER, projectId: FAKE_PROJECT, projectName: 'fake-project', projectDomainName: 'Default' };
+  }
+
+  /** Adds a credential made by hand (issue 49: one to adopt), with no marks; returns its id. */
+  handMade(secret: string, extra: Partial<Stored> = {}): string {
+    const id = `id-${this.user.next++}`;
+    this.credentials.set(id, { id, name: `hand-made-${id}`, secret, roles: [...this.user.roles], ...extra });
+    return id;
+  }
+
   /** Whether `id` + `secret` would authenticate now (exists, not expired, right secret). */
   authenticates(id: string | undefined, secret: string | undefined): boolean {
     const c = id === undefined ? undefined : this.credentials.get(id);
     return c !== undefined && c.secret === secret && (c.expiresAt === undefined || c.expiresAt > this.clock());
   }
 }
+
+/** The user and project every fake credential belongs to unless it says otherwise. */
+export const FAKE_USER = 'fake-user';
+export const FAKE_PROJECT = 'fake-project';
 
 function privilegesOf(c: Stored, subset: boolean): HeldPrivileges {
   return { roles: c.roles ?? ['member', 'reader'], subset, accessRules: c.accessRules ?? [] };

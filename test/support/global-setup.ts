@@ -9,7 +9,9 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { COMPONENTS, type Component, type Started, starterFor } from './components';
+import { COMPONENTS, type Component, starterFor } from './components';
+import { needsOf } from './needs';
+import type { Started } from './starter';
 import { startKube } from './kube';
 import { poolSize, writeMember } from './kube-pool';
 import { registerRun, stopAll } from './run-state';
@@ -44,8 +46,7 @@ function selectedNeeds(config: GlobalConfigLike): Set<Component>[] {
   const patterns = patternsOf(config);
   const files = walk(resolve(config.rootDir, 'test')).filter((f) => patterns.length === 0 || patterns.some((p) => p.test(f)));
   return files.map((file) => {
-    const match = /@needs\s+([a-z ,-]+)/.exec(readFileSync(file, 'utf8'));
-    return new Set((match?.[1].split(/[\s,]+/) ?? []).filter((w): w is Component => (COMPONENTS as string[]).includes(w)));
+    return new Set(needsOf(readFileSync(file, 'utf8')).filter((w): w is Component => (COMPONENTS as string[]).includes(w)));
   });
 }
 

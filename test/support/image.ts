@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { buildImage, formatSize, type BaseChoice } from '../../tools/image/build';
-import type { Started, Starter } from './components';
+import type { Started, Starter } from './starter';
 import { progress } from './proc';
 
 /** The Debian packages the image tests need: the builder, the local base's root file system, and `ip` for the pods. */

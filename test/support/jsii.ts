@@ -1,13 +1,14 @@
 /**
  * The jsii package of the construct library for the tests: built once per input hash into the cache
- * (tools/jsii/build.ts), under a lock in the cache directory so two Jest workers (or two runs) never build the same
- * hash at once, and the cdk8s-cli the example apps run under (`cdk8s synth`), installed once per version into the cache.
+ * (tools/jsii/build.ts, which holds the cache's lock, so two Jest workers, two runs or two checkouts never build at
+ * once), and the cdk8s-cli the example apps run under (`cdk8s synth`), installed once per version into the cache.
  */
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildJsii, cacheRoot, type JsiiBuild, type Language } from '../../tools/jsii/build';
-import { npmInstall, withLock } from './package';
+import { withLock } from '../../tools/lock';
 import { page, rows, section } from './markdown';
+import { LOCK_WAIT_MS, npmInstall } from './package';
 import { progress } from './proc';
 
 /** The cdk8s-cli release the example apps are synthesized with (as test/e2e/package-cdk8s.test.ts installs it). */
@@ -18,8 +19,7 @@ export const JSII_BUILD_MS = 3_600_000;
 
 /** The jsii package with `languages`, built unless cached. */
 export function jsiiBuild(languages: readonly Language[]): Promise<JsiiBuild> {
-  mkdirSync(cacheRoot(), { recursive: true });
-  return withLock(join(cacheRoot(), 'jsii.lock'), () => buildJsii({ languages, log: (line) => progress(`jsii: ${line}`) }), JSII_BUILD_MS);
+  return buildJsii({ languages, log: (line) => progress(`jsii: ${line}`) });
 }
 
 /** The `cdk8s` executable of {@link CDK8S_CLI_VERSION}, installed into the cache on first use. */
@@ -32,7 +32,7 @@ export async function cdk8sCli(): Promise<string> {
     mkdirSync(dir, { recursive: true });
     await npmInstall(dir, [`cdk8s-cli@${CDK8S_CLI_VERSION}`], ['--no-save', '--omit=dev']);
     return cli;
-  });
+  }, { timeoutMs: LOCK_WAIT_MS });
 }
 
 /** A file's size, or a directory's (every file in it, recursively, as `du --apparent-size` counts), in KiB, rounded. */

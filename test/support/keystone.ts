@@ -10,7 +10,7 @@
  * Set `KAC_KEYSTONE_BCRYPT_ROUNDS` before the run to start Keystone at another cost (default 4).
  */
 import { startLocalKeystone } from '../../src/testbed/keystone';
-import type { Starter } from './components';
+import type { Starter } from './starter';
 
 export const startKeystone: Starter = async (workDir) => {
   const rounds = process.env.KAC_KEYSTONE_BCRYPT_ROUNDS ? Number(process.env.KAC_KEYSTONE_BCRYPT_ROUNDS) : 4;

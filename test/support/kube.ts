@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { PINNED_VERSIONS, resolveBinaries, type BinaryName } from './binaries';
-import type { Started, Starter } from './components';
+import type { Started, Starter } from './starter';
 import { freePort, progress, type Server, startServer, waitUntil } from './proc';
 
 export const LIMITED_USER = 'kac-limited';

@@ -142,3 +142,13 @@ export function publishedLink(url: string): Link | undefined {
   return { from: url, target: url, path: file, anchor: anchor || undefined };
 }
 
+/**
+ * The fenced block of `language` on a page whose first line starts with `firstLine`, as a test runs it verbatim (the
+ * OpenBao setup's shell steps, the scrape configuration); throws naming the page when there is none.
+ */
+export function fencedBlock(path: string, language: string, firstLine: string): string {
+  const block = [...page(path).matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]).find((b) => b.startsWith(firstLine));
+  if (block === undefined) throw new Error(`${path} has no \`\`\`${language} block starting with "${firstLine}"`);
+  return block;
+}
+

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveBinary } from './binaries';
-import type { Started, Starter } from './components';
+import type { Started, Starter } from './starter';
 import { freePort, progress, startServer, tail, waitUntil } from './proc';
 
 export const KV_MOUNT = 'openstack';

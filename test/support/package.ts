@@ -5,12 +5,12 @@
  * The tarball is packed once per test run (a lock directory in the run's work dir, or in the system temp dir without
  * one), after the build `prepack` runs. npm runs on the Node 24 that runs Jest.
  */
-import { alive } from '../../tools/image/build';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { buildArtifacts, bundlePlugin } from '../../tools/plugin';
+import { withLock } from '../../tools/lock';
 import { pruneLib } from '../../tools/prune-lib';
 
 /** The repository root. */
@@ -80,9 +80,12 @@ export async function runOk(command: string, args: readonly string[], options: P
  */
 export const BUILD_LOCK = join(REPO, '.tmp', 'build.lock');
 
+/** How long a test waits for a lock of the build or of a cache (another worker's build, pack or install). */
+export const LOCK_WAIT_MS = 900_000;
+
 /** Runs `body` holding {@link BUILD_LOCK}. Not reentrant: `body` must not take it again. */
 export function withBuildLock<T>(body: () => Promise<T>): Promise<T> {
-  return withLock(BUILD_LOCK, body);
+  return withLock(BUILD_LOCK, body, { timeoutMs: LOCK_WAIT_MS });
 }
 
 /**
@@ -107,34 +110,6 @@ function buildUnlocked(): void {
 /** {@link buildUnlocked} under {@link BUILD_LOCK}. */
 export function buildProject(): Promise<void> {
   return withBuildLock(async () => buildUnlocked());
-}
-
-/** Runs `body` holding the lock directory `path` (a holder that died is broken), waiting at most `timeoutMs`. */
-export async function withLock<T>(path: string, body: () => Promise<T>, timeoutMs = 900_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  mkdirSync(dirname(path), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(path);
-      writeFileSync(join(path, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A holder that died (a killed Jest run) never releases: its lock is broken. A lock just made has no pid yet.
-      const holder = Number(existsSync(join(path, 'pid')) ? readFileSync(join(path, 'pid'), 'utf8') : NaN);
-      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
-        rmSync(path, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`the lock ${path} was not released within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    return await body();
-  } finally {
-    rmSync(path, { recursive: true, force: true });
-  }
 }
 
 /**
@@ -169,7 +144,7 @@ export async function packedTarball(): Promise<string> {
     });
     if (!existsSync(tarball)) throw new Error(`npm pack wrote no ${tarball} (${readdirSync(dir).join(', ')})`);
     return tarball;
-  });
+  }, { timeoutMs: LOCK_WAIT_MS });
 }
 
 /**

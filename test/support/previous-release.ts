@@ -14,12 +14,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Started } from './components';
+import type { Started } from './starter';
 
 const REPO = resolve(__dirname, '..', '..');
 
-/** The release before this one: its version and the commit it was cut from. */
+/** The release the upgrade test from 0.1.0 starts from: its version and the commit it was cut from. */
 export const PREVIOUS_RELEASE = { version: '0.1.0', commit: '8f3fd1cb2dde9360c1638f29ba0792bc15e12436' } as const;
+/** keystone-appcred 0.2.0 (tagged `v0.2.0`), which the upgrade test by the install channels starts from. */
+export const RELEASE_0_2_0 = { version: '0.2.0', commit: 'fc0992436a2a2f7270c85e3dc567919176fa7d66' } as const;
 
 /** Where the previous release is built and cached. */
 export function previousReleaseDir(release: { readonly version: string; readonly commit: string } = PREVIOUS_RELEASE): string {
@@ -28,11 +30,11 @@ export function previousReleaseDir(release: { readonly version: string; readonly
 }
 
 /** Fails with the command that fetches the commit when the clone does not hold it (a shallow clone). */
-export function assertCommit(commit: string, repo: string = REPO): void {
+export function assertCommit(commit: string, repo: string = REPO, version: string = PREVIOUS_RELEASE.version): void {
   const found = spawnSync('git', ['-C', repo, 'cat-file', '-e', `${commit}^{commit}`], { encoding: 'utf8' });
   if (found.status !== 0) {
     throw new Error(
-      `the previous release's commit ${commit} is not in this clone (${repo}): the upgrade test builds keystone-appcred ${PREVIOUS_RELEASE.version} from it. ` +
+      `the previous release's commit ${commit} is not in this clone (${repo}): the upgrade test builds keystone-appcred ${version} from it. ` +
         `Fetch the history with \`git -C ${repo} fetch --unshallow\` (or \`git -C ${repo} fetch origin ${commit}\`) and run again`,
     );
   }
@@ -42,7 +44,7 @@ export function assertCommit(commit: string, repo: string = REPO): void {
 export function buildPreviousRelease(release: { readonly version: string; readonly commit: string } = PREVIOUS_RELEASE, log: (line: string) => void = () => undefined): string {
   const dir = previousReleaseDir(release);
   if (existsSync(join(dir, '.built'))) return dir;
-  assertCommit(release.commit);
+  assertCommit(release.commit, REPO, release.version);
   mkdirSync(dirname(dir), { recursive: true });
   const lock = `${dir}.lock`;
   // One build at a time (another Jest run on the machine): a lock directory, broken when its holder is gone.
@@ -87,14 +89,25 @@ export function buildPreviousRelease(release: { readonly version: string; readon
   }
 }
 
-/** The component: the previous release built (or taken from the cache). */
-export async function preparePreviousRelease(): Promise<Started> {
+/** Builds a release (or takes it from the cache), saying where and how long. */
+function prepared(release: { readonly version: string; readonly commit: string }): string {
   const t0 = Date.now();
-  const dir = buildPreviousRelease(PREVIOUS_RELEASE, (line) => process.stderr.write(`[test env] ${line}\n`));
-  process.stderr.write(`[test env] previous release ${PREVIOUS_RELEASE.version} at ${dir} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+  const dir = buildPreviousRelease(release, (line) => process.stderr.write(`[test env] ${line}\n`));
+  process.stderr.write(`[test env] release ${release.version} at ${dir} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+  return dir;
+}
+
+/** The component `previous-release`: keystone-appcred 0.1.0 built (or taken from the cache). */
+export async function preparePreviousRelease(): Promise<Started> {
+  const dir = prepared(PREVIOUS_RELEASE);
   return {
     env: { KAC_PREVIOUS_RELEASE_DIR: dir, KAC_PREVIOUS_RELEASE_VERSION: PREVIOUS_RELEASE.version, KAC_PREVIOUS_RELEASE_COMMIT: PREVIOUS_RELEASE.commit },
     logs: [],
     stop: async () => undefined,
   };
+}
+
+/** The component `release-0.2.0`: keystone-appcred 0.2.0 built from its commit (or taken from the cache), `KAC_RELEASE_0_2_0_DIR`. */
+export async function prepareRelease020(): Promise<Started> {
+  return { env: { KAC_RELEASE_0_2_0_DIR: prepared(RELEASE_0_2_0) }, logs: [], stop: async () => undefined };
 }

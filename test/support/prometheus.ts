@@ -15,7 +15,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveBinary } from './binaries';
-import type { Starter } from './components';
+import type { Starter } from './starter';
 import { freePort, progress, startServer, tail, waitUntil } from './proc';
 
 /** The interval of scrapes and rule evaluations: seconds, so an alert's `for:` of seconds fires within seconds. */

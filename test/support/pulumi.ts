@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { cacheDir, PINNED_VERSIONS, resolveBinaries } from './binaries';
-import type { Started, Starter } from './components';
+import type { Started, Starter } from './starter';
 import { progress } from './proc';
 
 /** The passphrase of the test stacks' secrets provider. Not a secret. */

@@ -2,7 +2,7 @@
  * What the global setup started, kept in the Jest parent process so the teardown and the signal handlers can stop it.
  */
 import { rmSync } from 'node:fs';
-import type { Started } from './components';
+import type { Started } from './starter';
 
 interface RunState {
   workDir: string;

@@ -13,7 +13,7 @@
  * KAC_TARGET_KUBE_GC.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
-import type { Started, Starter } from './components';
+import type { Started, Starter } from './starter';
 import { startKubeCluster } from './kube';
 import { freePort, progress } from './proc';
 

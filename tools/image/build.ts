@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { localBaseRef, makeLocalBase, nodeBinary } from './base';
 import { contextFiles, contextHash, dockerignorePatterns } from './context';
 import { exec, ExecError } from './exec';
+import { withLock } from '../lock';
 
 /** The repository root. */
 export const REPO = resolve(__dirname, '..', '..');
@@ -109,52 +110,6 @@ export async function checkBuildah(env: NodeJS.ProcessEnv = buildahEnv()): Promi
   }
 }
 
-/** Runs `fn` holding the lock directory `dir` (another build of the same thing waits; a dead holder's lock is taken over). */
-async function withLock<T>(dir: string, log: (line: string) => void, fn: () => Promise<T>): Promise<T> {
-  mkdirSync(join(dir, '..'), { recursive: true });
-  let told = false;
-  for (;;) {
-    try {
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'pid'), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSafe(join(dir, 'pid')));
-      if (holder > 0 && !alive(holder)) {
-        rmSync(dir, { recursive: true, force: true });
-        continue;
-      }
-      if (!told) log(`waiting for another build of the same inputs (${dir}, held by process ${holder || '?'}) ...`);
-      told = true;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function readFileSafe(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** Whether a process of `pid` runs (a signal 0 reaches it; EPERM: it runs as another user). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The base to build on: given, pulled from a registry, or made locally. */
 async function resolveBase(options: BuildOptions, repo: string, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<BuiltImage['base'] & { id: string }> {
   if (options.nodeImage) {
@@ -176,7 +131,7 @@ async function resolveBase(options: BuildOptions, repo: string, env: NodeJS.Proc
     log(`base: ${ref} (local, made before)`);
     return { ref, source: 'local', id: have };
   }
-  return withLock(join(imageCacheDir(), 'locks', 'base'), log, async () => {
+  return withLock(join(imageCacheDir(), 'locks', 'base'), async () => {
     const again = await localImageId(ref, env);
     if (again) return { ref, source: 'local' as const, id: again };
     const t0 = Date.now();
@@ -185,7 +140,7 @@ async function resolveBase(options: BuildOptions, repo: string, env: NodeJS.Proc
     const madeMs = Date.now() - t0;
     log(`base: ${ref} made in ${(madeMs / 1000).toFixed(0)} s`);
     return { ref, source: 'local' as const, madeMs, id: (await localImageId(ref, env)) as string };
-  });
+  }, { log });
 }
 
 /** Pulls `ref`; its ID, or undefined when no registry serves it (the reason goes to `log`). */
@@ -251,7 +206,7 @@ export async function buildImage(options: BuildOptions = {}): Promise<BuiltImage
   };
   const found = await reuse();
   if (found) return found;
-  return withLock(join(imageCacheDir(), 'locks', hash.slice(0, 16)), log, async () => {
+  return withLock(join(imageCacheDir(), 'locks', hash.slice(0, 16)), async () => {
     const meanwhile = await reuse();
     if (meanwhile) return meanwhile;
     const caFile = options.caFile ?? process.env.NODE_EXTRA_CA_CERTS;
@@ -281,7 +236,7 @@ export async function buildImage(options: BuildOptions = {}): Promise<BuiltImage
     writeFileSync(recordFile, JSON.stringify(record, null, 2));
     await prune(records, env, log);
     return { tag, id, hash, sizeBytes: await imageSize(id, env), base, cached: false, ms: Date.now() - t0 };
-  });
+  }, { log });
 }
 
 /** Removes the images of all but the newest {@link KEEP_BUILDS} builds (a build in use by a container stays). */

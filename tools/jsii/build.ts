@@ -21,18 +21,20 @@
  * - `maven-repository/`: the Maven local repository of every jsii-pacmak Java build (Maven's plugins, the jsii runtime,
  *   `software.constructs:constructs`), downloaded once rather than by every build into a scratch directory.
  *
- * The library's hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE)
- * and the versions of jsii, jsii-pacmak, jsii-rosetta, jsii-docgen and the peers; each language's marker holds the
+ * The library's hash covers every staged file (the sources, the generated package.json and tsconfig, README, LICENSE),
+ * the versions of jsii, jsii-pacmak, jsii-rosetta and jsii-docgen, and the packages the stage's node_modules holds (the
+ * peers and the Node types, tools/jsii/stage.ts); each language's marker holds the
  * toolchain it was built with, so a new toolchain rebuilds that language. Each step leaves a marker, so a partial cache
  * is completed, not rebuilt. What each step took, when built, is kept in `timings.json`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
+import { withLock } from '../lock';
 import { installedVersion, PEERS, ROOT, rootPackage } from './package';
-import { stage } from './stage';
+import { stage, stagedPackages } from './stage';
 
 /** The languages jsii-pacmak builds. */
 export const LANGUAGES = ['python', 'go', 'java', 'dotnet'] as const;
@@ -71,19 +73,28 @@ function filesUnder(dir: string, base: string = dir): string[] {
     .sort();
 }
 
-/** The hash of a staged directory and the tool and peer versions. */
+/** The hash of a staged directory, the tools' versions and the packages of the stage's node_modules. */
 export function inputsHash(stageDir: string, root: string = ROOT): string {
   const hash = createHash('sha256');
   for (const file of filesUnder(stageDir)) hash.update(`${file}\0`).update(readFileSync(join(stageDir, file))).update('\0');
-  for (const name of [...TOOLS, ...PEERS]) hash.update(`${name}@${installedVersion(name, root)}\0`);
+  for (const name of TOOLS) hash.update(`${name}@${installedVersion(name, root)}\0`);
+  for (const entry of stagedPackages(root)) hash.update(`${entry}\0`);
   return hash.digest('hex').slice(0, 16);
+}
+
+/** The lock every build holds while it reads and writes the cache: one build at a time per machine (per cache root). */
+export function jsiiLock(): string {
+  return join(cacheRoot(), 'jsii.lock');
 }
 
 /** A built jsii package in the cache. */
 export interface JsiiBuild {
   /** The cache directory of this build. */
   readonly dir: string;
-  /** The staged and compiled package (`.jsii`, `lib/`). */
+  /**
+   * The staged and compiled package (`.jsii`, `lib/`, and a node_modules of its own): written once, by the build that
+   * compiled it, and read alike from every checkout, whichever staged it and whether or not that one still exists.
+   */
   readonly stage: string;
   /** The assembly file. */
   readonly assembly: string;
@@ -229,17 +240,43 @@ async function buildPeers(languages: readonly Language[], root: string, log: (li
   }
 }
 
+/** What {@link buildJsii} builds, from where, and where it tells its progress. */
+export interface JsiiBuildOptions {
+  /** The languages. @default every language this machine can build ({@link buildableLanguages}) */
+  readonly languages?: readonly Language[];
+  /** Whether the API reference is built too. @default true */
+  readonly docs?: boolean;
+  /** Where progress goes. @default stderr */
+  readonly log?: (line: string) => void;
+  /** The checkout to build. @default this one */
+  readonly root?: string;
+}
+
 /**
- * Builds (or finds in the cache) the jsii package with `languages` (default: every language this machine can build)
- * and, unless `docs` is false, the API reference. Progress goes to `log` (stderr by default). The caller that may run
- * beside another build of the same inputs holds a lock (test/support/jsii.ts does).
+ * Builds (or finds in the cache) the jsii package of the checkout at `root` with `languages` (default: every language
+ * this machine can build) and, unless `docs` is false, the API reference. Progress goes to `log` (stderr by default).
+ *
+ * Builds from several checkouts and processes may run at once (`npm run jsii` in one, the tests in another): each
+ * stages into a directory of its own, then holds {@link jsiiLock} while it reads and writes the cache, so no two write
+ * it at once and a build of the same inputs waits for the first and finds its result. What the cache holds refers to no
+ * checkout (the stage has its own node_modules), so deleting a checkout breaks no other build, then or later.
  */
-export async function buildJsii(options: { languages?: readonly Language[]; docs?: boolean; log?: (line: string) => void; root?: string } = {}): Promise<JsiiBuild> {
+export async function buildJsii(options: JsiiBuildOptions = {}): Promise<JsiiBuild> {
   const root = options.root ?? ROOT;
   const log = options.log ?? ((line: string) => void process.stderr.write(`[jsii] ${line}\n`));
+  mkdirSync(cacheRoot(), { recursive: true });
+  const scratch = mkdtempSync(join(cacheRoot(), 'jsii-stage-'));
+  try {
+    stage(scratch, root);
+    return await withLock(jsiiLock(), () => buildStaged(scratch, root, options, log), { log });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** {@link buildJsii} of the stage in `scratch`, holding the lock: moves it into the cache when it is the first. */
+async function buildStaged(scratch: string, root: string, options: JsiiBuildOptions, log: (line: string) => void): Promise<JsiiBuild> {
   const languages = options.languages ?? buildableLanguages();
-  const scratch = join(cacheRoot(), `jsii-stage-${process.pid}`);
-  stage(scratch, root);
   const hash = inputsHash(scratch, root);
   const dir = join(cacheRoot(), `jsii-${rootPackage(root).version}-${hash}`);
   const stageDir = join(dir, 'stage');
@@ -266,11 +303,6 @@ export async function buildJsii(options: { languages?: readonly Language[]; docs
     // reserved-word: `namespace`, `operator`, `ref` are C# keywords, which jsii-pacmak escapes (as cdk8s-plus does).
     runTool(bin('jsii'), ['--silence-warnings=reserved-word'], stageDir, toolEnv());
     mark('assembly', since(start));
-  } else {
-    rmSync(scratch, { recursive: true, force: true });
-    // The stage's link to node_modules (the peers' assemblies) points at the repository that staged it: this one's now.
-    rmSync(join(stageDir, 'node_modules'), { force: true });
-    symlinkSync(join(root, 'node_modules'), join(stageDir, 'node_modules'), 'dir');
   }
 
   const missing = languages.filter((l) => !languageDone(l));

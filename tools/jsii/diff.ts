@@ -48,14 +48,15 @@ export interface DiffResult {
 
 /**
  * jsii-diff of the record `baselineText` (an assembly's JSON) against the built `stage`. The record is laid out as a
- * package (its `.jsii`, the stage's package.json, node_modules) so the peers' assemblies it refers to resolve.
+ * package (its `.jsii`, the stage's package.json, and the stage's node_modules) so the peers' assemblies it refers to
+ * resolve as the stage's do.
  */
 export function apiDiff(stage: string, baselineText: string = readFileSync(BASELINE, 'utf8')): DiffResult {
   const dir = mkdtempSync(join(tmpdir(), 'kac-jsii-baseline-'));
   try {
     writeFileSync(join(dir, '.jsii'), baselineText);
     cpSync(join(stage, 'package.json'), join(dir, 'package.json'));
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    symlinkSync(join(stage, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const result = spawnSync(join(ROOT, 'node_modules', '.bin', 'jsii-diff'), ['--experimental-errors', dir, stage], {
       encoding: 'utf8',
       env: { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1' },

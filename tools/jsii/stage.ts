@@ -11,12 +11,16 @@
  * peers (`cdk8s`, `constructs`) and Node's built-ins: `closure()` refuses anything else, so an engine
  * module that starts loading `@kubernetes/client-node` fails the build here, naming the import.
  *
- * The stage's node_modules is a link to the repository's, where jsii finds the peers' assemblies.
+ * The stage's node_modules is its own: copies of the packages the jsii tools load from it (the peers, whose assemblies
+ * jsii, jsii-pacmak, jsii-docgen and jsii-diff read, and the Node types the compile reads), taken from the repository's
+ * at the versions the build's hash names. A link to the staging checkout's node_modules made the cached stage that
+ * checkout's: each build from another checkout re-pointed it, and a checkout deleted left it dangling under every other
+ * reader (issue 47).
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
-import { jsiiPackageJson, PEERS, ROOT } from './package';
+import { installedVersion, jsiiPackageJson, PEERS, ROOT } from './package';
 
 /** The entry of the construct library. */
 export const ENTRY = 'constructs/index.ts';
@@ -84,12 +88,32 @@ export const JSII_TSCONFIG = {
   include: ['constructs/**/*.ts', 'src/**/*.ts', 'src/**/*.json'],
 };
 
+/** The packages the stage's node_modules holds, besides their dependencies: the peers, and the types the compile reads. */
+export const STAGE_PACKAGES: readonly string[] = [...PEERS, '@types/node'];
+
+/**
+ * {@link STAGE_PACKAGES} with the dependencies each needs installed beside it (its bundled ones travel inside it), as
+ * the repository's node_modules holds them: `name@version`, sorted. The build's hash names them.
+ */
+export function stagedPackages(root: string = ROOT): string[] {
+  const found = new Map<string, string>();
+  const visit = (name: string): void => {
+    if (found.has(name)) return;
+    found.set(name, installedVersion(name, root));
+    const pkg = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; bundleDependencies?: string[]; bundledDependencies?: string[] };
+    const bundled = new Set([...(pkg.bundleDependencies ?? []), ...(pkg.bundledDependencies ?? [])]);
+    for (const dependency of Object.keys(pkg.dependencies ?? {})) if (!bundled.has(dependency)) visit(dependency);
+  };
+  STAGE_PACKAGES.forEach(visit);
+  return [...found].map(([name, version]) => `${name}@${version}`).sort();
+}
+
 /** The README of the package (what Construct Hub shows first): short, so an edit of the docs rebuilds no language. */
 const README = 'constructs/README.md';
 
 /**
- * Writes the stage into `dir` (emptied first): the closure, package.json, tsconfig.jsii.json, README.md, LICENSE, and a
- * node_modules link to the repository's. Returns the files copied.
+ * Writes the stage into `dir` (emptied first): the closure, package.json, tsconfig.jsii.json, README.md, LICENSE, and
+ * its own node_modules ({@link stagedPackages}, copied from the repository's). Returns the files copied.
  */
 export function stage(dir: string, root: string = ROOT): string[] {
   const files = closure(root).map((f) => f.path);
@@ -103,6 +127,11 @@ export function stage(dir: string, root: string = ROOT): string[] {
   writeFileSync(join(dir, 'tsconfig.jsii.json'), `${JSON.stringify(JSII_TSCONFIG, null, 2)}\n`);
   writeFileSync(join(dir, 'README.md'), readFileSync(join(root, README), 'utf8'));
   cpSync(join(root, 'LICENSE'), join(dir, 'LICENSE'));
-  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  for (const entry of stagedPackages(root)) {
+    const name = entry.slice(0, entry.lastIndexOf('@'));
+    // The package's own links (its node_modules/.bin) are copied as written, relative, so they stay inside the stage
+    // (by default Node resolves them into absolute links back into the checkout).
+    cpSync(realpathSync(join(root, 'node_modules', name)), join(dir, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
+  }
   return files;
 }

@@ -17,8 +17,12 @@ type ApplicationCredential struct {
 
 	// The access rules the delivered credential was minted with; absent: none.
 	AccessRules AccessRuleArrayOutput `pulumi:"accessRules"`
+	// The Keystone id of the credential the resource adopted, while it holds it.
+	AdoptedCredentialId pulumi.StringPtrOutput `pulumi:"adoptedCredentialId"`
 	// The OpenBao backup, if one was asked for.
 	Backup BackupPtrOutput `pulumi:"backup"`
+	// The delivered credential as `cloud.conf` (format CloudConf): a `[Global]` section with auth-url, application-credential-id, application-credential-secret and region.
+	CloudConf pulumi.StringPtrOutput `pulumi:"cloudConf"`
 	// The key under `clouds:` in `cloudsYaml`.
 	CloudName pulumi.StringPtrOutput `pulumi:"cloudName"`
 	// A `v3applicationcredential` clouds.yaml with the auth URL, the id and the secret.
@@ -35,6 +39,14 @@ type ApplicationCredential struct {
 	CredentialRoles pulumi.StringArrayOutput `pulumi:"credentialRoles"`
 	// The delivered credential's secret.
 	CredentialSecret pulumi.StringOutput `pulumi:"credentialSecret"`
+	// The keys of your own (`secretTemplate.data`), rendered.
+	Data pulumi.StringMapOutput `pulumi:"data"`
+	// The deletion policy in force.
+	DeletionPolicy pulumi.StringPtrOutput `pulumi:"deletionPolicy"`
+	// The delivered credential as the `OS_*` variables (format Env).
+	Env pulumi.StringMapOutput `pulumi:"env"`
+	// The `revokePrevious` value the resource last acted on.
+	LastRevokeRequest pulumi.StringPtrOutput `pulumi:"lastRevokeRequest"`
 	// When the delivered credential became the delivered one (RFC 3339).
 	LastRotation pulumi.StringOutput `pulumi:"lastRotation"`
 	// When the schedule rotates next (RFC 3339): the first `pulumi up` at or after it rotates. The earlier of `lastRotation + interval` and `credentialExpiresAt - gracePeriod`; absent with the schedule off.
@@ -47,10 +59,16 @@ type ApplicationCredential struct {
 	PreviousCredentialGeneration pulumi.IntPtrOutput `pulumi:"previousCredentialGeneration"`
 	// The Keystone id of the superseded credential, during its grace period only.
 	PreviousCredentialId pulumi.StringPtrOutput `pulumi:"previousCredentialId"`
+	// While a revoke request is carried out (an up failed half-way), the generation it rotates to.
+	RevokeGeneration pulumi.IntPtrOutput `pulumi:"revokeGeneration"`
+	// The revokePrevious input.
+	RevokePrevious pulumi.StringPtrOutput `pulumi:"revokePrevious"`
 	// The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
 	Roles pulumi.StringArrayOutput `pulumi:"roles"`
 	// The rotation schedule in force, defaults applied.
 	Rotation RotationOutput `pulumi:"rotation"`
+	// The template in force.
+	SecretTemplate SecretTemplatePtrOutput `pulumi:"secretTemplate"`
 }
 
 // NewApplicationCredential registers a new resource with the given unique name, arguments, and options.
@@ -72,6 +90,9 @@ func NewApplicationCredential(ctx *pulumi.Context,
 	if args.Rotation != nil {
 		args.Rotation = args.Rotation.ToRotationPtrOutput().ApplyT(func(v *Rotation) *Rotation { return v.Defaults() }).(RotationPtrOutput)
 	}
+	if args.Adopt != nil {
+		args.Adopt = pulumi.ToSecret(args.Adopt).(AdoptPtrInput)
+	}
 	if args.Backup != nil {
 		args.Backup = pulumi.ToSecret(args.Backup).(BackupPtrInput)
 	}
@@ -80,9 +101,12 @@ func NewApplicationCredential(ctx *pulumi.Context,
 	}
 	secrets := pulumi.AdditionalSecretOutputs([]string{
 		"backup",
+		"cloudConf",
 		"cloudsYaml",
 		"connection",
 		"credentialSecret",
+		"data",
+		"env",
 	})
 	opts = append(opts, secrets)
 	opts = internal.PkgResourceDefaultOpts(opts)
@@ -126,6 +150,8 @@ func ApplicationCredentialExists(ctx *pulumi.Context,
 type applicationCredentialArgs struct {
 	// The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
 	AccessRules []AccessRule `pulumi:"accessRules"`
+	// An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
+	Adopt *Adopt `pulumi:"adopt"`
 	// Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
 	Backup *Backup `pulumi:"backup"`
 	// The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
@@ -134,16 +160,24 @@ type applicationCredentialArgs struct {
 	Connection *Connection `pulumi:"connection"`
 	// The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
 	CredentialGeneration *int `pulumi:"credentialGeneration"`
+	// What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+	DeletionPolicy *string `pulumi:"deletionPolicy"`
+	// Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
+	RevokePrevious *string `pulumi:"revokePrevious"`
 	// The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
 	Roles []string `pulumi:"roles"`
 	// The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
 	Rotation *Rotation `pulumi:"rotation"`
+	// Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
+	SecretTemplate *SecretTemplate `pulumi:"secretTemplate"`
 }
 
 // The set of arguments for constructing a ApplicationCredential resource.
 type ApplicationCredentialArgs struct {
 	// The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
 	AccessRules AccessRuleArrayInput
+	// An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
+	Adopt AdoptPtrInput
 	// Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
 	Backup BackupPtrInput
 	// The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
@@ -152,10 +186,16 @@ type ApplicationCredentialArgs struct {
 	Connection ConnectionPtrInput
 	// The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
 	CredentialGeneration pulumi.IntPtrInput
+	// What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+	DeletionPolicy pulumi.StringPtrInput
+	// Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
+	RevokePrevious pulumi.StringPtrInput
 	// The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
 	Roles pulumi.StringArrayInput
 	// The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
 	Rotation RotationPtrInput
+	// Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
+	SecretTemplate SecretTemplatePtrInput
 }
 
 func (ApplicationCredentialArgs) ElementType() reflect.Type {
@@ -250,9 +290,19 @@ func (o ApplicationCredentialOutput) AccessRules() AccessRuleArrayOutput {
 	return o.ApplyT(func(v *ApplicationCredential) AccessRuleArrayOutput { return v.AccessRules }).(AccessRuleArrayOutput)
 }
 
+// The Keystone id of the credential the resource adopted, while it holds it.
+func (o ApplicationCredentialOutput) AdoptedCredentialId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.AdoptedCredentialId }).(pulumi.StringPtrOutput)
+}
+
 // The OpenBao backup, if one was asked for.
 func (o ApplicationCredentialOutput) Backup() BackupPtrOutput {
 	return o.ApplyT(func(v *ApplicationCredential) BackupPtrOutput { return v.Backup }).(BackupPtrOutput)
+}
+
+// The delivered credential as `cloud.conf` (format CloudConf): a `[Global]` section with auth-url, application-credential-id, application-credential-secret and region.
+func (o ApplicationCredentialOutput) CloudConf() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.CloudConf }).(pulumi.StringPtrOutput)
 }
 
 // The key under `clouds:` in `cloudsYaml`.
@@ -295,6 +345,26 @@ func (o ApplicationCredentialOutput) CredentialSecret() pulumi.StringOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringOutput { return v.CredentialSecret }).(pulumi.StringOutput)
 }
 
+// The keys of your own (`secretTemplate.data`), rendered.
+func (o ApplicationCredentialOutput) Data() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringMapOutput { return v.Data }).(pulumi.StringMapOutput)
+}
+
+// The deletion policy in force.
+func (o ApplicationCredentialOutput) DeletionPolicy() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.DeletionPolicy }).(pulumi.StringPtrOutput)
+}
+
+// The delivered credential as the `OS_*` variables (format Env).
+func (o ApplicationCredentialOutput) Env() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringMapOutput { return v.Env }).(pulumi.StringMapOutput)
+}
+
+// The `revokePrevious` value the resource last acted on.
+func (o ApplicationCredentialOutput) LastRevokeRequest() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.LastRevokeRequest }).(pulumi.StringPtrOutput)
+}
+
 // When the delivered credential became the delivered one (RFC 3339).
 func (o ApplicationCredentialOutput) LastRotation() pulumi.StringOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringOutput { return v.LastRotation }).(pulumi.StringOutput)
@@ -325,6 +395,16 @@ func (o ApplicationCredentialOutput) PreviousCredentialId() pulumi.StringPtrOutp
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.PreviousCredentialId }).(pulumi.StringPtrOutput)
 }
 
+// While a revoke request is carried out (an up failed half-way), the generation it rotates to.
+func (o ApplicationCredentialOutput) RevokeGeneration() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.IntPtrOutput { return v.RevokeGeneration }).(pulumi.IntPtrOutput)
+}
+
+// The revokePrevious input.
+func (o ApplicationCredentialOutput) RevokePrevious() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringPtrOutput { return v.RevokePrevious }).(pulumi.StringPtrOutput)
+}
+
 // The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).
 func (o ApplicationCredentialOutput) Roles() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *ApplicationCredential) pulumi.StringArrayOutput { return v.Roles }).(pulumi.StringArrayOutput)
@@ -333,6 +413,11 @@ func (o ApplicationCredentialOutput) Roles() pulumi.StringArrayOutput {
 // The rotation schedule in force, defaults applied.
 func (o ApplicationCredentialOutput) Rotation() RotationOutput {
 	return o.ApplyT(func(v *ApplicationCredential) RotationOutput { return v.Rotation }).(RotationOutput)
+}
+
+// The template in force.
+func (o ApplicationCredentialOutput) SecretTemplate() SecretTemplatePtrOutput {
+	return o.ApplyT(func(v *ApplicationCredential) SecretTemplatePtrOutput { return v.SecretTemplate }).(SecretTemplatePtrOutput)
 }
 
 type ApplicationCredentialArrayOutput struct{ *pulumi.OutputState }

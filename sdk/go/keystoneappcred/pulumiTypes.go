@@ -131,6 +131,165 @@ func (o AccessRuleArrayOutput) Index(i pulumi.IntInput) AccessRuleOutput {
 	}).(AccessRuleOutput)
 }
 
+// An existing application credential and its secret, to adopt instead of minting the first one.
+type Adopt struct {
+	// The Keystone id of the application credential to adopt (32 hexadecimal digits).
+	CredentialId string `pulumi:"credentialId"`
+	// Its secret.
+	CredentialSecret string `pulumi:"credentialSecret"`
+}
+
+// AdoptInput is an input type that accepts AdoptArgs and AdoptOutput values.
+// You can construct a concrete instance of `AdoptInput` via:
+//
+//	AdoptArgs{...}
+type AdoptInput interface {
+	pulumi.Input
+
+	ToAdoptOutput() AdoptOutput
+	ToAdoptOutputWithContext(context.Context) AdoptOutput
+}
+
+// An existing application credential and its secret, to adopt instead of minting the first one.
+type AdoptArgs struct {
+	// The Keystone id of the application credential to adopt (32 hexadecimal digits).
+	CredentialId pulumi.StringInput `pulumi:"credentialId"`
+	// Its secret.
+	CredentialSecret pulumi.StringInput `pulumi:"credentialSecret"`
+}
+
+func (AdoptArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*Adopt)(nil)).Elem()
+}
+
+func (i AdoptArgs) ToAdoptOutput() AdoptOutput {
+	return i.ToAdoptOutputWithContext(context.Background())
+}
+
+func (i AdoptArgs) ToAdoptOutputWithContext(ctx context.Context) AdoptOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AdoptOutput)
+}
+
+func (i AdoptArgs) ToAdoptPtrOutput() AdoptPtrOutput {
+	return i.ToAdoptPtrOutputWithContext(context.Background())
+}
+
+func (i AdoptArgs) ToAdoptPtrOutputWithContext(ctx context.Context) AdoptPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AdoptOutput).ToAdoptPtrOutputWithContext(ctx)
+}
+
+// AdoptPtrInput is an input type that accepts AdoptArgs, AdoptPtr and AdoptPtrOutput values.
+// You can construct a concrete instance of `AdoptPtrInput` via:
+//
+//	        AdoptArgs{...}
+//
+//	or:
+//
+//	        nil
+type AdoptPtrInput interface {
+	pulumi.Input
+
+	ToAdoptPtrOutput() AdoptPtrOutput
+	ToAdoptPtrOutputWithContext(context.Context) AdoptPtrOutput
+}
+
+type adoptPtrType AdoptArgs
+
+func AdoptPtr(v *AdoptArgs) AdoptPtrInput {
+	return (*adoptPtrType)(v)
+}
+
+func (*adoptPtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**Adopt)(nil)).Elem()
+}
+
+func (i *adoptPtrType) ToAdoptPtrOutput() AdoptPtrOutput {
+	return i.ToAdoptPtrOutputWithContext(context.Background())
+}
+
+func (i *adoptPtrType) ToAdoptPtrOutputWithContext(ctx context.Context) AdoptPtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(AdoptPtrOutput)
+}
+
+// An existing application credential and its secret, to adopt instead of minting the first one.
+type AdoptOutput struct{ *pulumi.OutputState }
+
+func (AdoptOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*Adopt)(nil)).Elem()
+}
+
+func (o AdoptOutput) ToAdoptOutput() AdoptOutput {
+	return o
+}
+
+func (o AdoptOutput) ToAdoptOutputWithContext(ctx context.Context) AdoptOutput {
+	return o
+}
+
+func (o AdoptOutput) ToAdoptPtrOutput() AdoptPtrOutput {
+	return o.ToAdoptPtrOutputWithContext(context.Background())
+}
+
+func (o AdoptOutput) ToAdoptPtrOutputWithContext(ctx context.Context) AdoptPtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v Adopt) *Adopt {
+		return &v
+	}).(AdoptPtrOutput)
+}
+
+// The Keystone id of the application credential to adopt (32 hexadecimal digits).
+func (o AdoptOutput) CredentialId() pulumi.StringOutput {
+	return o.ApplyT(func(v Adopt) string { return v.CredentialId }).(pulumi.StringOutput)
+}
+
+// Its secret.
+func (o AdoptOutput) CredentialSecret() pulumi.StringOutput {
+	return o.ApplyT(func(v Adopt) string { return v.CredentialSecret }).(pulumi.StringOutput)
+}
+
+type AdoptPtrOutput struct{ *pulumi.OutputState }
+
+func (AdoptPtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**Adopt)(nil)).Elem()
+}
+
+func (o AdoptPtrOutput) ToAdoptPtrOutput() AdoptPtrOutput {
+	return o
+}
+
+func (o AdoptPtrOutput) ToAdoptPtrOutputWithContext(ctx context.Context) AdoptPtrOutput {
+	return o
+}
+
+func (o AdoptPtrOutput) Elem() AdoptOutput {
+	return o.ApplyT(func(v *Adopt) Adopt {
+		if v != nil {
+			return *v
+		}
+		var ret Adopt
+		return ret
+	}).(AdoptOutput)
+}
+
+// The Keystone id of the application credential to adopt (32 hexadecimal digits).
+func (o AdoptPtrOutput) CredentialId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Adopt) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.CredentialId
+	}).(pulumi.StringPtrOutput)
+}
+
+// Its secret.
+func (o AdoptPtrOutput) CredentialSecret() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Adopt) *string {
+		if v == nil {
+			return nil
+		}
+		return &v.CredentialSecret
+	}).(pulumi.StringPtrOutput)
+}
+
 // An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.
 type Backup struct {
 	// OpenBao's address. Default: `BAO_ADDR`, else `VAULT_ADDR`.
@@ -929,21 +1088,188 @@ func (o RotationPtrOutput) Interval() pulumi.StringPtrOutput {
 	}).(pulumi.StringPtrOutput)
 }
 
+// Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+type SecretTemplate struct {
+	// Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+	Data map[string]string `pulumi:"data"`
+	// Output formats: CloudConf, Env (`cloudConf`, `env`).
+	Formats []string `pulumi:"formats"`
+}
+
+// SecretTemplateInput is an input type that accepts SecretTemplateArgs and SecretTemplateOutput values.
+// You can construct a concrete instance of `SecretTemplateInput` via:
+//
+//	SecretTemplateArgs{...}
+type SecretTemplateInput interface {
+	pulumi.Input
+
+	ToSecretTemplateOutput() SecretTemplateOutput
+	ToSecretTemplateOutputWithContext(context.Context) SecretTemplateOutput
+}
+
+// Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+type SecretTemplateArgs struct {
+	// Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+	Data pulumi.StringMapInput `pulumi:"data"`
+	// Output formats: CloudConf, Env (`cloudConf`, `env`).
+	Formats pulumi.StringArrayInput `pulumi:"formats"`
+}
+
+func (SecretTemplateArgs) ElementType() reflect.Type {
+	return reflect.TypeOf((*SecretTemplate)(nil)).Elem()
+}
+
+func (i SecretTemplateArgs) ToSecretTemplateOutput() SecretTemplateOutput {
+	return i.ToSecretTemplateOutputWithContext(context.Background())
+}
+
+func (i SecretTemplateArgs) ToSecretTemplateOutputWithContext(ctx context.Context) SecretTemplateOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SecretTemplateOutput)
+}
+
+func (i SecretTemplateArgs) ToSecretTemplatePtrOutput() SecretTemplatePtrOutput {
+	return i.ToSecretTemplatePtrOutputWithContext(context.Background())
+}
+
+func (i SecretTemplateArgs) ToSecretTemplatePtrOutputWithContext(ctx context.Context) SecretTemplatePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SecretTemplateOutput).ToSecretTemplatePtrOutputWithContext(ctx)
+}
+
+// SecretTemplatePtrInput is an input type that accepts SecretTemplateArgs, SecretTemplatePtr and SecretTemplatePtrOutput values.
+// You can construct a concrete instance of `SecretTemplatePtrInput` via:
+//
+//	        SecretTemplateArgs{...}
+//
+//	or:
+//
+//	        nil
+type SecretTemplatePtrInput interface {
+	pulumi.Input
+
+	ToSecretTemplatePtrOutput() SecretTemplatePtrOutput
+	ToSecretTemplatePtrOutputWithContext(context.Context) SecretTemplatePtrOutput
+}
+
+type secretTemplatePtrType SecretTemplateArgs
+
+func SecretTemplatePtr(v *SecretTemplateArgs) SecretTemplatePtrInput {
+	return (*secretTemplatePtrType)(v)
+}
+
+func (*secretTemplatePtrType) ElementType() reflect.Type {
+	return reflect.TypeOf((**SecretTemplate)(nil)).Elem()
+}
+
+func (i *secretTemplatePtrType) ToSecretTemplatePtrOutput() SecretTemplatePtrOutput {
+	return i.ToSecretTemplatePtrOutputWithContext(context.Background())
+}
+
+func (i *secretTemplatePtrType) ToSecretTemplatePtrOutputWithContext(ctx context.Context) SecretTemplatePtrOutput {
+	return pulumi.ToOutputWithContext(ctx, i).(SecretTemplatePtrOutput)
+}
+
+// Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+type SecretTemplateOutput struct{ *pulumi.OutputState }
+
+func (SecretTemplateOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*SecretTemplate)(nil)).Elem()
+}
+
+func (o SecretTemplateOutput) ToSecretTemplateOutput() SecretTemplateOutput {
+	return o
+}
+
+func (o SecretTemplateOutput) ToSecretTemplateOutputWithContext(ctx context.Context) SecretTemplateOutput {
+	return o
+}
+
+func (o SecretTemplateOutput) ToSecretTemplatePtrOutput() SecretTemplatePtrOutput {
+	return o.ToSecretTemplatePtrOutputWithContext(context.Background())
+}
+
+func (o SecretTemplateOutput) ToSecretTemplatePtrOutputWithContext(ctx context.Context) SecretTemplatePtrOutput {
+	return o.ApplyTWithContext(ctx, func(_ context.Context, v SecretTemplate) *SecretTemplate {
+		return &v
+	}).(SecretTemplatePtrOutput)
+}
+
+// Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+func (o SecretTemplateOutput) Data() pulumi.StringMapOutput {
+	return o.ApplyT(func(v SecretTemplate) map[string]string { return v.Data }).(pulumi.StringMapOutput)
+}
+
+// Output formats: CloudConf, Env (`cloudConf`, `env`).
+func (o SecretTemplateOutput) Formats() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v SecretTemplate) []string { return v.Formats }).(pulumi.StringArrayOutput)
+}
+
+type SecretTemplatePtrOutput struct{ *pulumi.OutputState }
+
+func (SecretTemplatePtrOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((**SecretTemplate)(nil)).Elem()
+}
+
+func (o SecretTemplatePtrOutput) ToSecretTemplatePtrOutput() SecretTemplatePtrOutput {
+	return o
+}
+
+func (o SecretTemplatePtrOutput) ToSecretTemplatePtrOutputWithContext(ctx context.Context) SecretTemplatePtrOutput {
+	return o
+}
+
+func (o SecretTemplatePtrOutput) Elem() SecretTemplateOutput {
+	return o.ApplyT(func(v *SecretTemplate) SecretTemplate {
+		if v != nil {
+			return *v
+		}
+		var ret SecretTemplate
+		return ret
+	}).(SecretTemplateOutput)
+}
+
+// Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+func (o SecretTemplatePtrOutput) Data() pulumi.StringMapOutput {
+	return o.ApplyT(func(v *SecretTemplate) map[string]string {
+		if v == nil {
+			return nil
+		}
+		return v.Data
+	}).(pulumi.StringMapOutput)
+}
+
+// Output formats: CloudConf, Env (`cloudConf`, `env`).
+func (o SecretTemplatePtrOutput) Formats() pulumi.StringArrayOutput {
+	return o.ApplyT(func(v *SecretTemplate) []string {
+		if v == nil {
+			return nil
+		}
+		return v.Formats
+	}).(pulumi.StringArrayOutput)
+}
+
 func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*AccessRuleInput)(nil)).Elem(), AccessRuleArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*AccessRuleArrayInput)(nil)).Elem(), AccessRuleArray{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AdoptInput)(nil)).Elem(), AdoptArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*AdoptPtrInput)(nil)).Elem(), AdoptArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BackupInput)(nil)).Elem(), BackupArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*BackupPtrInput)(nil)).Elem(), BackupArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConnectionInput)(nil)).Elem(), ConnectionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*ConnectionPtrInput)(nil)).Elem(), ConnectionArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationInput)(nil)).Elem(), RotationArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*RotationPtrInput)(nil)).Elem(), RotationArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SecretTemplateInput)(nil)).Elem(), SecretTemplateArgs{})
+	pulumi.RegisterInputType(reflect.TypeOf((*SecretTemplatePtrInput)(nil)).Elem(), SecretTemplateArgs{})
 	pulumi.RegisterOutputType(AccessRuleOutput{})
 	pulumi.RegisterOutputType(AccessRuleArrayOutput{})
+	pulumi.RegisterOutputType(AdoptOutput{})
+	pulumi.RegisterOutputType(AdoptPtrOutput{})
 	pulumi.RegisterOutputType(BackupOutput{})
 	pulumi.RegisterOutputType(BackupPtrOutput{})
 	pulumi.RegisterOutputType(ConnectionOutput{})
 	pulumi.RegisterOutputType(ConnectionPtrOutput{})
 	pulumi.RegisterOutputType(RotationOutput{})
 	pulumi.RegisterOutputType(RotationPtrOutput{})
+	pulumi.RegisterOutputType(SecretTemplateOutput{})
+	pulumi.RegisterOutputType(SecretTemplatePtrOutput{})
 }

@@ -17,12 +17,16 @@ from . import _utilities
 __all__ = [
     'AccessRuleArgs',
     'AccessRuleArgsDict',
+    'AdoptArgs',
+    'AdoptArgsDict',
     'BackupArgs',
     'BackupArgsDict',
     'ConnectionArgs',
     'ConnectionArgsDict',
     'RotationArgs',
     'RotationArgsDict',
+    'SecretTemplateArgs',
+    'SecretTemplateArgsDict',
 ]
 
 class AccessRuleArgsDict(TypedDict):
@@ -94,6 +98,58 @@ class AccessRuleArgs:
     @service.setter
     def service(self, value: pulumi.Input[_builtins.str]):
         pulumi.set(self, "service", value)
+
+
+class AdoptArgsDict(TypedDict):
+    """
+    An existing application credential and its secret, to adopt instead of minting the first one.
+    """
+    credential_id: pulumi.Input[_builtins.str]
+    """
+    The Keystone id of the application credential to adopt (32 hexadecimal digits).
+    """
+    credential_secret: pulumi.Input[_builtins.str]
+    """
+    Its secret.
+    """
+
+@pulumi.input_type
+class AdoptArgs:
+    def __init__(__self__, *,
+                 credential_id: pulumi.Input[_builtins.str],
+                 credential_secret: pulumi.Input[_builtins.str]):
+        """
+        An existing application credential and its secret, to adopt instead of minting the first one.
+
+        :param pulumi.Input[_builtins.str] credential_id: The Keystone id of the application credential to adopt (32 hexadecimal digits).
+        :param pulumi.Input[_builtins.str] credential_secret: Its secret.
+        """
+        pulumi.set(__self__, "credential_id", credential_id)
+        pulumi.set(__self__, "credential_secret", credential_secret)
+
+    @_builtins.property
+    @pulumi.getter(name="credentialId")
+    def credential_id(self) -> pulumi.Input[_builtins.str]:
+        """
+        The Keystone id of the application credential to adopt (32 hexadecimal digits).
+        """
+        return pulumi.get(self, "credential_id")
+
+    @credential_id.setter
+    def credential_id(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "credential_id", value)
+
+    @_builtins.property
+    @pulumi.getter(name="credentialSecret")
+    def credential_secret(self) -> pulumi.Input[_builtins.str]:
+        """
+        Its secret.
+        """
+        return pulumi.get(self, "credential_secret")
+
+    @credential_secret.setter
+    def credential_secret(self, value: pulumi.Input[_builtins.str]):
+        pulumi.set(self, "credential_secret", value)
 
 
 class BackupArgsDict(TypedDict):
@@ -542,5 +598,59 @@ class RotationArgs:
     @interval.setter
     def interval(self, value: pulumi.Input[Optional[_builtins.str]]):
         pulumi.set(self, "interval", value)
+
+
+class SecretTemplateArgsDict(TypedDict):
+    """
+    Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+    """
+    data: NotRequired[pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]]
+    """
+    Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+    """
+    formats: NotRequired[pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]]
+    """
+    Output formats: CloudConf, Env (`cloudConf`, `env`).
+    """
+
+@pulumi.input_type
+class SecretTemplateArgs:
+    def __init__(__self__, *,
+                 data: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]] = None,
+                 formats: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None):
+        """
+        Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+
+        :param pulumi.Input[Mapping[str, pulumi.Input[_builtins.str]]] data: Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] formats: Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        if data is not None:
+            pulumi.set(__self__, "data", data)
+        if formats is not None:
+            pulumi.set(__self__, "formats", formats)
+
+    @_builtins.property
+    @pulumi.getter
+    def data(self) -> pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]:
+        """
+        Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        """
+        return pulumi.get(self, "data")
+
+    @data.setter
+    def data(self, value: pulumi.Input[Optional[Mapping[str, pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "data", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def formats(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
+        """
+        Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        return pulumi.get(self, "formats")
+
+    @formats.setter
+    def formats(self, value: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]):
+        pulumi.set(self, "formats", value)
 
 

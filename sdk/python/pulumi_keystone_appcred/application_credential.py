@@ -22,25 +22,35 @@ __all__ = ['ApplicationCredentialArgs', 'ApplicationCredential']
 class ApplicationCredentialArgs:
     def __init__(__self__, *,
                  access_rules: pulumi.Input[Optional[Sequence[pulumi.Input['AccessRuleArgs']]]] = None,
+                 adopt: pulumi.Input[Optional['AdoptArgs']] = None,
                  backup: pulumi.Input[Optional['BackupArgs']] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional['ConnectionArgs']] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 deletion_policy: pulumi.Input[Optional[_builtins.str]] = None,
+                 revoke_previous: pulumi.Input[Optional[_builtins.str]] = None,
                  roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
-                 rotation: pulumi.Input[Optional['RotationArgs']] = None):
+                 rotation: pulumi.Input[Optional['RotationArgs']] = None,
+                 secret_template: pulumi.Input[Optional['SecretTemplateArgs']] = None):
         """
         The set of arguments for constructing a ApplicationCredential resource.
 
         :param pulumi.Input[Sequence[pulumi.Input['AccessRuleArgs']]] access_rules: The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+        :param pulumi.Input['AdoptArgs'] adopt: An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
         :param pulumi.Input['BackupArgs'] backup: Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
         :param pulumi.Input[_builtins.str] cloud_name: The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
         :param pulumi.Input['ConnectionArgs'] connection: The ordered user's Keystone connection, stored as a secret. Prefer the default: the provider reads `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from the environment of `pulumi`, and nothing of it lands in the state.
         :param pulumi.Input[_builtins.int] credential_generation: The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
+        :param pulumi.Input[_builtins.str] deletion_policy: What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+        :param pulumi.Input[_builtins.str] revoke_previous: Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] roles: The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
         :param pulumi.Input['RotationArgs'] rotation: The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
+        :param pulumi.Input['SecretTemplateArgs'] secret_template: Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
         """
         if access_rules is not None:
             pulumi.set(__self__, "access_rules", access_rules)
+        if adopt is not None:
+            pulumi.set(__self__, "adopt", adopt)
         if backup is not None:
             pulumi.set(__self__, "backup", backup)
         if cloud_name is None:
@@ -53,10 +63,16 @@ class ApplicationCredentialArgs:
             credential_generation = 1
         if credential_generation is not None:
             pulumi.set(__self__, "credential_generation", credential_generation)
+        if deletion_policy is not None:
+            pulumi.set(__self__, "deletion_policy", deletion_policy)
+        if revoke_previous is not None:
+            pulumi.set(__self__, "revoke_previous", revoke_previous)
         if roles is not None:
             pulumi.set(__self__, "roles", roles)
         if rotation is not None:
             pulumi.set(__self__, "rotation", rotation)
+        if secret_template is not None:
+            pulumi.set(__self__, "secret_template", secret_template)
 
     @_builtins.property
     @pulumi.getter(name="accessRules")
@@ -69,6 +85,18 @@ class ApplicationCredentialArgs:
     @access_rules.setter
     def access_rules(self, value: pulumi.Input[Optional[Sequence[pulumi.Input['AccessRuleArgs']]]]):
         pulumi.set(self, "access_rules", value)
+
+    @_builtins.property
+    @pulumi.getter
+    def adopt(self) -> pulumi.Input[Optional['AdoptArgs']]:
+        """
+        An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
+        """
+        return pulumi.get(self, "adopt")
+
+    @adopt.setter
+    def adopt(self, value: pulumi.Input[Optional['AdoptArgs']]):
+        pulumi.set(self, "adopt", value)
 
     @_builtins.property
     @pulumi.getter
@@ -119,6 +147,30 @@ class ApplicationCredentialArgs:
         pulumi.set(self, "credential_generation", value)
 
     @_builtins.property
+    @pulumi.getter(name="deletionPolicy")
+    def deletion_policy(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+        """
+        return pulumi.get(self, "deletion_policy")
+
+    @deletion_policy.setter
+    def deletion_policy(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "deletion_policy", value)
+
+    @_builtins.property
+    @pulumi.getter(name="revokePrevious")
+    def revoke_previous(self) -> pulumi.Input[Optional[_builtins.str]]:
+        """
+        Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
+        """
+        return pulumi.get(self, "revoke_previous")
+
+    @revoke_previous.setter
+    def revoke_previous(self, value: pulumi.Input[Optional[_builtins.str]]):
+        pulumi.set(self, "revoke_previous", value)
+
+    @_builtins.property
     @pulumi.getter
     def roles(self) -> pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]]:
         """
@@ -142,6 +194,18 @@ class ApplicationCredentialArgs:
     def rotation(self, value: pulumi.Input[Optional['RotationArgs']]):
         pulumi.set(self, "rotation", value)
 
+    @_builtins.property
+    @pulumi.getter(name="secretTemplate")
+    def secret_template(self) -> pulumi.Input[Optional['SecretTemplateArgs']]:
+        """
+        Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
+        """
+        return pulumi.get(self, "secret_template")
+
+    @secret_template.setter
+    def secret_template(self, value: pulumi.Input[Optional['SecretTemplateArgs']]):
+        pulumi.set(self, "secret_template", value)
+
 
 @pulumi.type_token("keystone-appcred:index:ApplicationCredential")
 class ApplicationCredential(pulumi.CustomResource):
@@ -150,12 +214,16 @@ class ApplicationCredential(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  access_rules: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]]] = None,
+                 adopt: pulumi.Input[Optional[Union['AdoptArgs', 'AdoptArgsDict']]] = None,
                  backup: pulumi.Input[Optional[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']]] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']]] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 deletion_policy: pulumi.Input[Optional[_builtins.str]] = None,
+                 revoke_previous: pulumi.Input[Optional[_builtins.str]] = None,
                  roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  rotation: pulumi.Input[Optional[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']]] = None,
+                 secret_template: pulumi.Input[Optional[Union['SecretTemplateArgs', 'SecretTemplateArgsDict', 'outputs.SecretTemplate']]] = None,
                  __props__=None):
         """
         A Keystone application credential of the user the connection authenticates as, on the project it is scoped to: minted on the first `pulumi up`, rotated when `nextRotation` has passed or `credentialGeneration` is raised (an update: the id stays), the superseded one kept for the grace period and deleted by the first `pulumi up` after it. Restricted, with the user's roles on the project or the subset `roles` names, and the `accessRules` given. `pulumi preview` checks every input against the CRD's rules without calling Keystone; a `pulumi up` with nothing due calls Keystone not at all.
@@ -163,12 +231,16 @@ class ApplicationCredential(pulumi.CustomResource):
         :param str resource_name: The name of the resource.
         :param pulumi.ResourceOptions opts: Options for the resource.
         :param pulumi.Input[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]] access_rules: The only requests a token from the credential may make, where the service's keystonemiddleware enforces access rules (its `service_type` set). Default: none, every request the roles allow. A change rotates, as for `roles`.
+        :param pulumi.Input[Union['AdoptArgs', 'AdoptArgsDict']] adopt: An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.
         :param pulumi.Input[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']] backup: Back the delivered document up to OpenBao (KV v2) before each switch. `{}` takes every field from the environment (`BAO_ADDR`, `BAO_TOKEN`). Stored as a secret. Default: no backup.
         :param pulumi.Input[_builtins.str] cloud_name: The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).
         :param pulumi.Input[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']] connection: The ordered user's Keystone connection, stored as a secret. Prefer the default: the provider reads `OS_CLOUD` (with a `clouds.yaml`) or the `OS_*` variables from the environment of `pulumi`, and nothing of it lands in the state.
         :param pulumi.Input[_builtins.int] credential_generation: The lowest credential generation the resource must hold (at least 1). Raising it above the output `credentialGeneration` rotates at once. It may only increase.
+        :param pulumi.Input[_builtins.str] deletion_policy: What `pulumi destroy` does to the delivered credential: Delete or Retain. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's `retainOnDelete` keeps everything instead (the provider is not called). Default: Delete.
+        :param pulumi.Input[_builtins.str] revoke_previous: Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.
         :param pulumi.Input[Sequence[pulumi.Input[_builtins.str]]] roles: The names of the roles the credential carries, a subset of the user's roles on the project (at least one, each at most 255 characters, no comma, no duplicate). Default: every role the user holds there. A change rotates: a successor carrying the new roles is minted and switched to, and the superseded credential keeps its roles through the grace period. A role the user does not hold fails `pulumi up` (RoleNotAssigned), before anything is created.
         :param pulumi.Input[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']] rotation: The rotation schedule. Default: `{ interval: "720h", gracePeriod: "24h" }`.
+        :param pulumi.Input[Union['SecretTemplateArgs', 'SecretTemplateArgsDict', 'outputs.SecretTemplate']] secret_template: Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.
         """
         ...
     @overload
@@ -195,12 +267,16 @@ class ApplicationCredential(pulumi.CustomResource):
                  resource_name: str,
                  opts: Optional[pulumi.ResourceOptions] = None,
                  access_rules: pulumi.Input[Optional[Sequence[pulumi.Input[Union['AccessRuleArgs', 'AccessRuleArgsDict', 'outputs.AccessRule']]]]] = None,
+                 adopt: pulumi.Input[Optional[Union['AdoptArgs', 'AdoptArgsDict']]] = None,
                  backup: pulumi.Input[Optional[Union['BackupArgs', 'BackupArgsDict', 'outputs.Backup']]] = None,
                  cloud_name: pulumi.Input[Optional[_builtins.str]] = None,
                  connection: pulumi.Input[Optional[Union['ConnectionArgs', 'ConnectionArgsDict', 'outputs.Connection']]] = None,
                  credential_generation: pulumi.Input[Optional[_builtins.int]] = None,
+                 deletion_policy: pulumi.Input[Optional[_builtins.str]] = None,
+                 revoke_previous: pulumi.Input[Optional[_builtins.str]] = None,
                  roles: pulumi.Input[Optional[Sequence[pulumi.Input[_builtins.str]]]] = None,
                  rotation: pulumi.Input[Optional[Union['RotationArgs', 'RotationArgsDict', 'outputs.Rotation']]] = None,
+                 secret_template: pulumi.Input[Optional[Union['SecretTemplateArgs', 'SecretTemplateArgsDict', 'outputs.SecretTemplate']]] = None,
                  __props__=None):
         opts = pulumi.ResourceOptions.merge(_utilities.get_resource_opts_defaults(), opts)
         if not isinstance(opts, pulumi.ResourceOptions):
@@ -211,6 +287,7 @@ class ApplicationCredential(pulumi.CustomResource):
             __props__ = ApplicationCredentialArgs.__new__(ApplicationCredentialArgs)
 
             __props__.__dict__["access_rules"] = access_rules
+            __props__.__dict__["adopt"] = None if adopt is None else pulumi.Output.secret(adopt)
             __props__.__dict__["backup"] = None if backup is None else pulumi.Output.secret(backup)
             if cloud_name is None:
                 cloud_name = 'openstack'
@@ -219,20 +296,29 @@ class ApplicationCredential(pulumi.CustomResource):
             if credential_generation is None:
                 credential_generation = 1
             __props__.__dict__["credential_generation"] = credential_generation
+            __props__.__dict__["deletion_policy"] = deletion_policy
+            __props__.__dict__["revoke_previous"] = revoke_previous
             __props__.__dict__["roles"] = roles
             __props__.__dict__["rotation"] = rotation
+            __props__.__dict__["secret_template"] = secret_template
+            __props__.__dict__["adopted_credential_id"] = None
+            __props__.__dict__["cloud_conf"] = None
             __props__.__dict__["clouds_yaml"] = None
             __props__.__dict__["credential_expires_at"] = None
             __props__.__dict__["credential_id"] = None
             __props__.__dict__["credential_roles"] = None
             __props__.__dict__["credential_secret"] = None
+            __props__.__dict__["data"] = None
+            __props__.__dict__["env"] = None
+            __props__.__dict__["last_revoke_request"] = None
             __props__.__dict__["last_rotation"] = None
             __props__.__dict__["next_rotation"] = None
             __props__.__dict__["prefix"] = None
             __props__.__dict__["previous_credential_delete_at"] = None
             __props__.__dict__["previous_credential_generation"] = None
             __props__.__dict__["previous_credential_id"] = None
-        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["backup", "cloudsYaml", "connection", "credentialSecret"])
+            __props__.__dict__["revoke_generation"] = None
+        secret_opts = pulumi.ResourceOptions(additional_secret_outputs=["backup", "cloudConf", "cloudsYaml", "connection", "credentialSecret", "data", "env"])
         opts = pulumi.ResourceOptions.merge(opts, secret_opts)
         super(ApplicationCredential, __self__).__init__(
             'keystone-appcred:index:ApplicationCredential',
@@ -257,7 +343,9 @@ class ApplicationCredential(pulumi.CustomResource):
         __props__ = ApplicationCredentialArgs.__new__(ApplicationCredentialArgs)
 
         __props__.__dict__["access_rules"] = None
+        __props__.__dict__["adopted_credential_id"] = None
         __props__.__dict__["backup"] = None
+        __props__.__dict__["cloud_conf"] = None
         __props__.__dict__["cloud_name"] = None
         __props__.__dict__["clouds_yaml"] = None
         __props__.__dict__["connection"] = None
@@ -266,14 +354,21 @@ class ApplicationCredential(pulumi.CustomResource):
         __props__.__dict__["credential_id"] = None
         __props__.__dict__["credential_roles"] = None
         __props__.__dict__["credential_secret"] = None
+        __props__.__dict__["data"] = None
+        __props__.__dict__["deletion_policy"] = None
+        __props__.__dict__["env"] = None
+        __props__.__dict__["last_revoke_request"] = None
         __props__.__dict__["last_rotation"] = None
         __props__.__dict__["next_rotation"] = None
         __props__.__dict__["prefix"] = None
         __props__.__dict__["previous_credential_delete_at"] = None
         __props__.__dict__["previous_credential_generation"] = None
         __props__.__dict__["previous_credential_id"] = None
+        __props__.__dict__["revoke_generation"] = None
+        __props__.__dict__["revoke_previous"] = None
         __props__.__dict__["roles"] = None
         __props__.__dict__["rotation"] = None
+        __props__.__dict__["secret_template"] = None
         return ApplicationCredential(resource_name, opts=opts, __props__=__props__)
 
     @staticmethod
@@ -291,12 +386,28 @@ class ApplicationCredential(pulumi.CustomResource):
         return pulumi.get(self, "access_rules")
 
     @_builtins.property
+    @pulumi.getter(name="adoptedCredentialId")
+    def adopted_credential_id(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The Keystone id of the credential the resource adopted, while it holds it.
+        """
+        return pulumi.get(self, "adopted_credential_id")
+
+    @_builtins.property
     @pulumi.getter
     def backup(self) -> pulumi.Output[Optional['outputs.Backup']]:
         """
         The OpenBao backup, if one was asked for.
         """
         return pulumi.get(self, "backup")
+
+    @_builtins.property
+    @pulumi.getter(name="cloudConf")
+    def cloud_conf(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The delivered credential as `cloud.conf` (format CloudConf): a `[Global]` section with auth-url, application-credential-id, application-credential-secret and region.
+        """
+        return pulumi.get(self, "cloud_conf")
 
     @_builtins.property
     @pulumi.getter(name="cloudName")
@@ -363,6 +474,38 @@ class ApplicationCredential(pulumi.CustomResource):
         return pulumi.get(self, "credential_secret")
 
     @_builtins.property
+    @pulumi.getter
+    def data(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        The keys of your own (`secretTemplate.data`), rendered.
+        """
+        return pulumi.get(self, "data")
+
+    @_builtins.property
+    @pulumi.getter(name="deletionPolicy")
+    def deletion_policy(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The deletion policy in force.
+        """
+        return pulumi.get(self, "deletion_policy")
+
+    @_builtins.property
+    @pulumi.getter
+    def env(self) -> pulumi.Output[Optional[Mapping[str, _builtins.str]]]:
+        """
+        The delivered credential as the `OS_*` variables (format Env).
+        """
+        return pulumi.get(self, "env")
+
+    @_builtins.property
+    @pulumi.getter(name="lastRevokeRequest")
+    def last_revoke_request(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The `revokePrevious` value the resource last acted on.
+        """
+        return pulumi.get(self, "last_revoke_request")
+
+    @_builtins.property
     @pulumi.getter(name="lastRotation")
     def last_rotation(self) -> pulumi.Output[_builtins.str]:
         """
@@ -411,6 +554,22 @@ class ApplicationCredential(pulumi.CustomResource):
         return pulumi.get(self, "previous_credential_id")
 
     @_builtins.property
+    @pulumi.getter(name="revokeGeneration")
+    def revoke_generation(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        While a revoke request is carried out (an up failed half-way), the generation it rotates to.
+        """
+        return pulumi.get(self, "revoke_generation")
+
+    @_builtins.property
+    @pulumi.getter(name="revokePrevious")
+    def revoke_previous(self) -> pulumi.Output[Optional[_builtins.str]]:
+        """
+        The revokePrevious input.
+        """
+        return pulumi.get(self, "revoke_previous")
+
+    @_builtins.property
     @pulumi.getter
     def roles(self) -> pulumi.Output[Optional[Sequence[_builtins.str]]]:
         """
@@ -425,4 +584,12 @@ class ApplicationCredential(pulumi.CustomResource):
         The rotation schedule in force, defaults applied.
         """
         return pulumi.get(self, "rotation")
+
+    @_builtins.property
+    @pulumi.getter(name="secretTemplate")
+    def secret_template(self) -> pulumi.Output[Optional['outputs.SecretTemplate']]:
+        """
+        The template in force.
+        """
+        return pulumi.get(self, "secret_template")
 

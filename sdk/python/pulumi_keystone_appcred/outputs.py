@@ -19,6 +19,7 @@ __all__ = [
     'Backup',
     'Connection',
     'Rotation',
+    'SecretTemplate',
 ]
 
 @pulumi.output_type
@@ -400,5 +401,41 @@ class Rotation(dict):
         The time between two scheduled rotations, a Go duration (`720h`, `90m`). `0s` turns the schedule off; any other value is at least `1m` and at most `87600h`.
         """
         return pulumi.get(self, "interval")
+
+
+@pulumi.output_type
+class SecretTemplate(dict):
+    """
+    Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+    """
+    def __init__(__self__, *,
+                 data: Optional[Mapping[str, _builtins.str]] = None,
+                 formats: Optional[Sequence[_builtins.str]] = None):
+        """
+        Output formats and keys of your own, as the CRD's `spec.secretTemplate` (without labels and annotations).
+
+        :param Mapping[str, _builtins.str] data: Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        :param Sequence[_builtins.str] formats: Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        if data is not None:
+            pulumi.set(__self__, "data", data)
+        if formats is not None:
+            pulumi.set(__self__, "formats", formats)
+
+    @_builtins.property
+    @pulumi.getter
+    def data(self) -> Optional[Mapping[str, _builtins.str]]:
+        """
+        Keys of your own, each value a template over {{ field }} with a field of authURL, region, applicationCredentialID, applicationCredentialSecret, userID, projectID, projectName, projectDomainName ({{ region }} only when the connection sets a region).
+        """
+        return pulumi.get(self, "data")
+
+    @_builtins.property
+    @pulumi.getter
+    def formats(self) -> Optional[Sequence[_builtins.str]]:
+        """
+        Output formats: CloudConf, Env (`cloudConf`, `env`).
+        """
+        return pulumi.get(self, "formats")
 
 

@@ -14,6 +14,8 @@ import type { ClusterPort, SecretObject } from '../../plane/ports';
 export const SECRET_VALUE_KEY = 'value';
 /** The key that records Keystone's terminal error on a generation (no secret in it). */
 export const FAILURE_KEY = 'failure';
+/** The key that names the credential a generation adopted (issue 49), beside its secret. */
+export const ADOPTED_KEY = 'adopted';
 
 const GENERATION = /-secret-v([1-9]\d*)$/;
 
@@ -46,7 +48,8 @@ export class ParkedSecrets implements SecretStore {
       if (!match) continue;
       const value = secret.data[SECRET_VALUE_KEY];
       const failure = secret.data[FAILURE_KEY];
-      out.push({ generation: Number(match[1]), parked: value !== undefined && value !== '', ...(failure ? { failure } : {}) });
+      const adopted = secret.data[ADOPTED_KEY];
+      out.push({ generation: Number(match[1]), parked: value !== undefined && value !== '', ...(failure ? { failure } : {}), ...(adopted ? { adopted } : {}) });
     }
     return out.sort((a, b) => a.generation - b.generation);
   }
@@ -60,6 +63,21 @@ export class ParkedSecrets implements SecretStore {
    */
   async park(generation: number): Promise<void> {
     const created = await this.cluster.createSecret({ namespace: this.namespace, name: this.nameOf(generation), labels: this.labels, data: { [SECRET_VALUE_KEY]: this.newSecret() } });
+    this.parked.set(generation, created);
+  }
+
+  /**
+   * Parks the secret of an adopted credential (issue 49) as generation N's, naming the credential; created as a park is,
+   * never over an existing child.
+   */
+  async adopt(generation: number, secret: string, credentialId: string): Promise<void> {
+    const created = await this.cluster.createSecret({
+      namespace: this.namespace,
+      name: this.nameOf(generation),
+      labels: this.labels,
+      data: { [SECRET_VALUE_KEY]: secret, [ADOPTED_KEY]: credentialId },
+    });
+    if (created.data[SECRET_VALUE_KEY] !== secret) throw new Error(`generation ${generation} is parked already; not adopting application credential ${credentialId} into it`);
     this.parked.set(generation, created);
   }
 

@@ -28,16 +28,11 @@ import { credentialGates, credentialReads, type UserConnection } from '../../pla
 import type { ClusterPort, OrderSite } from '../../plane/ports';
 import { ParkedSecrets } from './children';
 import { DeliveredSecret } from './delivery';
+import { adoptionOf, deliveryOptionEvent, revokeRequestOfOrder, templateFields, templatePorts, type CredentialEvent, type RetainContext } from './delivery-options';
 
 export type { UserConnection } from '../../plane/gates';
 
-/** An Event about an order (never a secret in `note`). */
-export interface CredentialEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly action: string;
-  readonly note: string;
-}
+export type { CredentialEvent } from './delivery-options';
 
 /** What the reconciler runs with. */
 export interface CredentialReconcilerDeps {
@@ -255,6 +250,9 @@ export class CredentialReconciler {
     const backupAt = backupOf ? (path: string) => noting(backupOf(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
     const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
     const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
+    // Issue 49: the template's keys, labels and annotations, and a revoke request (delivery-options.ts).
+    const shapes = templatePorts(order, templateFields({ ...(controlPlane ? { controlPlane } : {}), ...(user ? { user } : {}), ...(project ? { project } : {}), ...(verdict.document ? { document: verdict.document } : {}) }));
+    const revokeRequest = revokeRequestOfOrder(order);
     const lifecycleOrder = {
       prefix,
       ...(owner ? { owner } : {}),
@@ -263,15 +261,20 @@ export class CredentialReconciler {
       status: before,
       deleting,
       secretName: secretName(order.metadata.name),
+      secretKeys: shapes.secretKeys,
+      ...(revokeRequest !== undefined ? { revokeRequest } : {}),
     };
     const cachedPorts = {
       secrets: new ParkedSecrets(cluster, cpKey.namespace, prefix, location),
-      delivery: new DeliveredSecret(orders, order),
-      // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract). With the ControlPlane
-      // gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
+      delivery: new DeliveredSecret(orders, order, shapes.secretMetadata),
+      template: shapes.template,
+      secretMetadata: shapes.secretMetadata,
+      // The auth URL is the one published for the order's cluster (spec, Delivered Secret contract), and the region: the
+      // document as every release delivered it (the endpoint interface is the template's, not the reference's). With the
+      // ControlPlane gone (teardown only) or no endpoint published (nothing is delivered then) no document can be rendered.
       render: (credentialId: string, secret: string) =>
         verdict.document
-          ? deliveredData(verdict.document, credentialId, secret)
+          ? deliveredData({ authUrl: verdict.document.authUrl, regionName: verdict.document.regionName }, credentialId, secret)
           : { 'clouds.yaml': '', application_credential_id: credentialId, application_credential_secret: secret },
       admission: async () => (deleting ? undefined : admission),
       gate: async () => (deleting ? undefined : gate),
@@ -294,9 +297,11 @@ export class CredentialReconciler {
       }
     }
 
+    const adoption = adoptionOf(orders, order);
     const ports: Ports = {
       keystone,
       ...cachedPorts,
+      ...(adoption ? { adoption } : {}),
       ...(ownBackup ? { backup: ownBackup } : {}),
       ...(formerBackup ? { formerBackup } : {}),
       writeStatus: async (status) => {
@@ -318,7 +323,7 @@ export class CredentialReconciler {
       onAction: (e) => {
         actions++;
         this.deps.onAction?.(order, e, where);
-        void this.announce(order, e, where, delivered !== undefined);
+        void this.announce(order, e, where, delivered !== undefined, { backupPath: backingPath(cpKey.namespace, prefix, owner), userId: user?.status?.userID, projectId: project?.status?.projectID });
       },
     });
     if (asUser && fresh) this.seen.set(id, { ...asked, fresh: false }); // the pass observed Keystone anew and succeeded
@@ -408,9 +413,11 @@ export class CredentialReconciler {
    * found a delivered Secret, so a delivery that switches replaces a credential (observed, not taken from the status,
    * which a restored cluster does not have).
    */
-  private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined, replacing: boolean): Promise<void> {
+  private async announce(order: KeystoneApplicationCredential, e: ActionEvent, cluster: string | undefined, replacing: boolean, context: Omit<RetainContext, 'cluster'>): Promise<void> {
     const a = e.action;
     if (e.outcome === 'failed') return;
+    const option = deliveryOptionEvent(order, e, { ...context, ...(cluster ? { cluster } : {}) });
+    if (option) return this.emit(order, option, cluster);
     if (a.type === 'deliver' && a.unowned !== undefined) {
       // A tenant may edit the delivered Secret: an id that is none of the order's was never counted (src/lifecycle/runner.ts).
       const secret = `${order.metadata.namespace ?? ''}/${secretName(order.metadata.name)}${cluster ? ` on cluster ${cluster}` : ''}`;

@@ -7,7 +7,7 @@ import { adminConnectionOf, adminSecretNames } from '../admin-credential';
 import { consentOf, controlPlaneKey, locationOf, type Consent, type OrderObject } from '../consent';
 import type { Holders } from '../holds';
 import type { ClusterPort, KeystoneAdmin, OrderSite, PlaneDeps } from '../ports';
-import type { SecretAccess } from '../secret-access';
+import type { SecretAccess } from '../ports';
 
 /**
  * The consent of an order, from the cache; `access`: the operator's access to Secrets in the order's own namespace, for

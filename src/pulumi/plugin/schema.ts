@@ -6,9 +6,12 @@
  * keep them encrypted. `pulumi package gen-sdk` generates the Python, Go, .NET and Node.js SDKs from it (`sdk/`).
  */
 import { DEFAULT_CREDENTIAL_GENERATION, DEFAULT_GRACE_PERIOD, DEFAULT_INTERVAL } from '../../api/defaults';
-import type { ConnectionSettings } from '../connection';
+import type { ConnectionSettings } from '../settings';
 import { ACCESS_RULE_METHODS, type AccessRule } from '../../api/privileges';
-import type { BackupSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
+import { DELETION_POLICIES } from '../../api/deletion-policy';
+import { SECRET_FORMATS, TEMPLATE_FIELDS } from '../../api/secret-template';
+import type { AdoptSettings, ProviderInputs, ProviderOutputs, RotationSettings } from '../state';
+import type { BackupSettings } from '../settings';
 
 /** The package name: the plugin is `pulumi-resource-keystone-appcred`. */
 export const PACKAGE = 'keystone-appcred';
@@ -18,6 +21,8 @@ const ROTATION = `${PACKAGE}:index:Rotation`;
 const CONNECTION = `${PACKAGE}:index:Connection`;
 const BACKUP = `${PACKAGE}:index:Backup`;
 const ACCESS_RULE = `${PACKAGE}:index:AccessRule`;
+const SECRET_TEMPLATE = `${PACKAGE}:index:SecretTemplate`;
+const ADOPT = `${PACKAGE}:index:Adopt`;
 
 /** The item type of an array property. */
 export type ItemSpec = { readonly type: 'string' } | { readonly $ref: string };
@@ -26,6 +31,8 @@ export type ItemSpec = { readonly type: 'string' } | { readonly $ref: string };
 export interface PropertySpec {
   readonly type?: 'string' | 'integer' | 'boolean' | 'object' | 'array';
   readonly items?: ItemSpec;
+  /** The value type of a map (`type: object`). */
+  readonly additionalProperties?: ItemSpec;
   readonly $ref?: string;
   readonly description: string;
   readonly default?: string | number;
@@ -79,6 +86,46 @@ const privilegeProperties = {
   },
 } as const satisfies Properties<'roles' | 'accessRules'>;
 
+/** Issue 49's inputs: the template (formats and keys of your own), the deletion policy, revoke now, an adoption. */
+const deliveryInputProperties = {
+  secretTemplate: {
+    $ref: ref(SECRET_TEMPLATE),
+    description:
+      'Output formats and keys of your own beside `cloudsYaml`, each a secret output (`cloudConf`, `env`, `data`). Labels and annotations go on the Kubernetes Secret a `CredentialSecret` writes. Default: none.',
+  },
+  deletionPolicy: {
+    type: 'string',
+    description: `What \`pulumi destroy\` does to the delivered credential: ${DELETION_POLICIES.join(' or ')}. Retain keeps it in Keystone and its backup in OpenBao, deletes what is superseded, and prints what it left and the commands that remove it. Pulumi's \`retainOnDelete\` keeps everything instead (the provider is not called). Default: Delete.`,
+  },
+  revokePrevious: {
+    type: 'string',
+    description:
+      'Revoke now: a new value (a date, a ticket) makes the next `pulumi up` rotate at once and delete the superseded credential in the same up, as soon as its successor is delivered (and backed up), skipping the grace period. `lastRevokeRequest` records the value acted on.',
+  },
+  adopt: {
+    $ref: ref(ADOPT),
+    description:
+      "An existing application credential of the connection's user on its project to adopt instead of minting the first one, proven by its secret (Keystone must authenticate it; it must be restricted). Read only while the resource holds no credential; the next rotation supersedes and sweeps it. Stored as a secret.",
+    secret: true,
+  },
+} as const satisfies Properties<'secretTemplate' | 'deletionPolicy' | 'revokePrevious' | 'adopt'>;
+
+/** `secretTemplate` on the provider's resource: the CRD's formats and free keys. */
+const secretTemplateProperties: Properties<'formats' | 'data'> = {
+  formats: { type: 'array', items: { type: 'string' }, description: `Output formats: ${SECRET_FORMATS.join(', ')} (\`cloudConf\`, \`env\`).` },
+  data: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: `Keys of your own, each value a template over {{ field }} with a field of ${TEMPLATE_FIELDS.filter((f) => f !== 'interface').join(', ')} ({{ region }} only when the connection sets a region).`,
+  },
+};
+
+/** `adopt`: the credential to adopt and its secret. */
+const adoptProperties: Properties<keyof AdoptSettings> = {
+  credentialId: { type: 'string', description: 'The Keystone id of the application credential to adopt (32 hexadecimal digits).' },
+  credentialSecret: { type: 'string', description: 'Its secret.', secret: true },
+};
+
 /** `connection`: the ordered user's Keystone connection. Every field defaults to the provider process's environment. */
 const connectionProperties: Properties<keyof ConnectionSettings> = {
   cloud: { type: 'string', description: 'A cloud of `clouds.yaml` to read every other field from, instead of `OS_CLOUD`. Default: the `OS_CLOUD` variable, else the `OS_*` variables.' },
@@ -128,6 +175,7 @@ const inputProperties: Properties<Exclude<keyof ProviderInputs, 'prefix' | 'owne
   },
   cloudName: { type: 'string', description: 'The key under `clouds:` in the `cloudsYaml` output (`--os-cloud NAME`).', default: 'openstack' },
   ...privilegeProperties,
+  ...deliveryInputProperties,
 };
 
 /**
@@ -167,6 +215,15 @@ const outputProperties: Properties<Exclude<keyof ProviderOutputs, InternalOutput
   roles: { type: 'array', items: { type: 'string' }, description: 'The role subset the delivered credential was minted with; absent: every role of the user (or a change waits for a grace period to end).' },
   accessRules: { type: 'array', items: { $ref: `#/types/${ACCESS_RULE}` }, description: 'The access rules the delivered credential was minted with; absent: none.' },
   credentialRoles: { type: 'array', items: { type: 'string' }, description: 'The roles the delivered credential carries, as Keystone lists them.' },
+  secretTemplate: { $ref: ref(SECRET_TEMPLATE), description: 'The template in force.' },
+  deletionPolicy: { type: 'string', description: 'The deletion policy in force.' },
+  revokePrevious: { type: 'string', description: 'The revokePrevious input.' },
+  cloudConf: { type: 'string', description: 'The delivered credential as `cloud.conf` (format CloudConf): a `[Global]` section with auth-url, application-credential-id, application-credential-secret and region.', secret: true },
+  env: { type: 'object', additionalProperties: { type: 'string' }, description: 'The delivered credential as the `OS_*` variables (format Env).', secret: true },
+  data: { type: 'object', additionalProperties: { type: 'string' }, description: 'The keys of your own (`secretTemplate.data`), rendered.', secret: true },
+  lastRevokeRequest: { type: 'string', description: 'The `revokePrevious` value the resource last acted on.' },
+  revokeGeneration: { type: 'integer', description: 'While a revoke request is carried out (an up failed half-way), the generation it rotates to.' },
+  adoptedCredentialId: { type: 'string', description: 'The Keystone id of the credential the resource adopted, while it holds it.' },
 };
 
 /** Outputs every successful `pulumi up` leaves in the state. */
@@ -199,6 +256,8 @@ export function packageSchema(version: string) {
       ),
       [BACKUP]: objectType('An OpenBao KV v2 backup of the delivered document, written before each switch and removed on destroy.', backupProperties),
       [ACCESS_RULE]: { ...objectType("One access rule, as Keystone's: a service type, an HTTP method and a path.", accessRuleProperties), required: ['service', 'method', 'path'] },
+      [SECRET_TEMPLATE]: objectType('Output formats and keys of your own, as the CRD\'s `spec.secretTemplate` (without labels and annotations).', secretTemplateProperties),
+      [ADOPT]: { ...objectType('An existing application credential and its secret, to adopt instead of minting the first one.', adoptProperties), required: ['credentialId', 'credentialSecret'] },
     },
     resources: {
       [APPLICATION_CREDENTIAL]: {

@@ -12,7 +12,9 @@ import { stringify } from 'yaml';
 import { CLUSTER_IDENTITY_RULES } from '../../../src/api/cluster-identity-rules';
 import { PLANE_RULES } from '../../../src/api/identity-plane-rules';
 import type { PlaneKind } from '../../../src/api/identity-plane';
+import { ADOPTION_RULES } from '../../../src/api/adoption';
 import { RULES } from '../../../src/api/rules';
+import { SECRET_TEMPLATE_RULES } from '../../../src/api/secret-template';
 import { API_VERSION, KIND } from '../../../src/api/types';
 
 /** The namespace every fixture object of a namespaced kind is created in (the KeystoneClusterIdentity has none). */
@@ -183,6 +185,7 @@ const SELECTOR = 'spec.allowedNamespaces.selector';
 const expression = (key: string, operator: string, values?: string[]): Record<string, unknown> => ({ key, operator, ...(values ? { values } : {}) });
 
 const THINGS_GET = { service: 'things', method: 'GET', path: '/v1/things/*' };
+const ADOPT_ID = '0123456789abcdef0123456789abcdef';
 const ACCESS_RULE_SERVICE = 'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)';
 const ACCESS_RULE_PATH =
   "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments";
@@ -243,6 +246,47 @@ const FIXTURES: Record<KindKey, readonly Fixture[]> = {
     valid('roles-changed', 'roles may change (a rotation)', { 'spec.roles': ['reader'] }, { 'spec.roles': ['member'] }),
     valid('accessrules-changed', 'accessRules may change (a rotation)', { 'spec.accessRules': [{ ...THINGS_GET, method: 'HEAD' }] }, { 'spec.accessRules': [THINGS_GET] }),
     valid('accessrules-removed', 'accessRules may be removed (a rotation)', { 'spec.accessRules': undefined }, { 'spec.accessRules': [THINGS_GET] }),
+    // Not the reference's (issue 49): the delivered Secret's template, the deletion policy, the adoption.
+    rule(SECRET_TEMPLATE_RULES[0].message, 'template-label-key-invalid', { 'spec.secretTemplate.labels': { '-team': 'a' } }),
+    rule(SECRET_TEMPLATE_RULES[1].message, 'template-label-value-invalid', { 'spec.secretTemplate.labels': { team: 'a b' } }),
+    rule(SECRET_TEMPLATE_RULES[2].message, 'template-label-operators', { 'spec.secretTemplate.labels': { 'c5c3.io/keystoneapplicationcredential-name': 'other' } }),
+    rule(SECRET_TEMPLATE_RULES[3].message, 'template-annotation-key-invalid', { 'spec.secretTemplate.annotations': { 'a b': 'x' } }),
+    rule(SECRET_TEMPLATE_RULES[4].message, 'template-annotation-operators', { 'spec.secretTemplate.annotations': { 'c5c3.io/keystoneapplicationcredential-template': 'x' } }),
+    rule(SECRET_TEMPLATE_RULES[5].message, 'template-data-key-invalid', { 'spec.secretTemplate.data': { 'creds/id': '{{ applicationCredentialID }}' } }),
+    rule(SECRET_TEMPLATE_RULES[6].message, 'template-data-key-reserved', { 'spec.secretTemplate.data': { 'clouds.yaml': 'x' } }),
+    rule(SECRET_TEMPLATE_RULES[6].message, 'template-data-key-env', { 'spec.secretTemplate.data': { OS_AUTH_URL: '{{ authURL }}' } }),
+    rule(SECRET_TEMPLATE_RULES[7].message, 'template-data-unknown-field', { 'spec.secretTemplate.data': { password: '{{ password }}' } }),
+    rule(SECRET_TEMPLATE_RULES[7].message, 'template-data-go-template', { 'spec.secretTemplate.data': { home: '{{ .Env.HOME }}' } }),
+    rule(SECRET_TEMPLATE_RULES[7].message, 'template-data-open-placeholder', { 'spec.secretTemplate.data': { x: 'prefix {{ authURL' } }),
+    schema('template-format-unknown', 'a format is CloudConf or Env', { 'spec.secretTemplate.formats': ['Ini'] }, 'spec.secretTemplate.formats[0]'),
+    schema('template-format-duplicate', 'formats are a set', { 'spec.secretTemplate.formats': ['Env', 'Env'] }, 'Duplicate value'),
+    schema('template-data-empty-value', 'a template value is at least 1 character', { 'spec.secretTemplate.data': { x: '' } }, 'spec.secretTemplate.data.x'),
+    schema('template-data-4097', 'a template value is at most 4096 characters', { 'spec.secretTemplate.data': { x: 'x'.repeat(4097) } }, 'spec.secretTemplate.data.x'),
+    schema('template-data-17-keys', 'at most 16 keys of your own', { 'spec.secretTemplate.data': Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'x'])) }, 'spec.secretTemplate.data'),
+    schema('template-label-value-64', 'a label value is at most 63 characters', { 'spec.secretTemplate.labels': { team: 't'.repeat(64) } }, 'spec.secretTemplate.labels.team'),
+    valid('template-full', 'labels, annotations, both formats and keys of your own over the closed set of fields', {
+      'spec.secretTemplate': {
+        labels: { 'velero.io/exclude-from-backup': 'false', team: 'platform' },
+        annotations: { 'reflector.v1.k8s.emberstack.com/reflection-allowed': 'true', note: 'any text {{ at all }}' },
+        formats: ['CloudConf', 'Env'],
+        data: {
+          'openrc.sh': 'export OS_AUTH_URL={{ authURL }}\nexport OS_APPLICATION_CREDENTIAL_ID={{applicationCredentialID}}\nexport OS_APPLICATION_CREDENTIAL_SECRET={{ applicationCredentialSecret }}\n',
+          'project.json': '{"id": "{{ projectID }}", "name": "{{ projectName }}", "domain": "{{ projectDomainName }}", "user": "{{ userID }}", "region": "{{ region }}", "interface": "{{ interface }}"}',
+        },
+      },
+    }),
+    valid('template-changed', 'the template may change (the Secret is rewritten)', { 'spec.secretTemplate': { formats: ['Env'] } }, { 'spec.secretTemplate': { formats: ['CloudConf'] } }),
+    valid('template-removed', 'the template may be removed (its keys leave the Secret)', { 'spec.secretTemplate': undefined }, { 'spec.secretTemplate': { formats: ['CloudConf'] } }),
+    schema('deletionpolicy-unknown', 'deletionPolicy is Delete or Retain', { 'spec.deletionPolicy': 'Orphan' }, 'spec.deletionPolicy'),
+    valid('deletionpolicy-retain', 'deletionPolicy Retain', { 'spec.deletionPolicy': 'Retain' }),
+    valid('deletionpolicy-changed', 'deletionPolicy may change', { 'spec.deletionPolicy': 'Retain' }, { 'spec.deletionPolicy': 'Delete' }),
+    rule(ADOPTION_RULES[0].message, 'adopt-id-not-keystone', { 'spec.adopt': { credentialID: 'My-Credential', secretRef: { name: 'legacy' } } }),
+    rule(ADOPTION_RULES[1].message, 'adopt-secret-name-invalid', { 'spec.adopt': { credentialID: ADOPT_ID, secretRef: { name: 'Legacy_Secret' } } }),
+    rule(ADOPTION_RULES[2].message, 'adopt-secret-key-invalid', { 'spec.adopt': { credentialID: ADOPT_ID, secretRef: { name: 'legacy', key: 'a/b' } } }),
+    schema('adopt-secretref-missing', 'adopt needs the Secret holding the secret', { 'spec.adopt': { credentialID: ADOPT_ID } }, 'spec.adopt.secretRef: Required value'),
+    schema('adopt-id-missing', 'adopt needs the credential id', { 'spec.adopt': { secretRef: { name: 'legacy' } } }, 'spec.adopt.credentialID: Required value'),
+    valid('adopt', 'adopt a credential by id, its secret in a Secret of the order\'s namespace', { 'spec.adopt': { credentialID: ADOPT_ID, secretRef: { name: 'legacy-appcred', key: 'secret' } } }),
+    valid('adopt-removed', 'adopt may be removed once the credential is adopted', { 'spec.adopt': undefined }, { 'spec.adopt': { credentialID: ADOPT_ID, secretRef: { name: 'legacy' } } }),
   ],
   ControlPlane: [
     rule('services.keystone.mode must be External: only an existing Keystone is supported', 'mode-managed', { 'spec.services.keystone.mode': 'Managed' }),

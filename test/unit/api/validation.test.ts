@@ -1,4 +1,4 @@
-import { RULES, validate, withSchemaDefaults, type OrderInput } from '../../../src/api';
+import { ADOPTION_RULES, RULES, SECRET_TEMPLATE_RULES, validate, withSchemaDefaults, type OrderInput } from '../../../src/api';
 
 const CONTROL_PLANE_NAMESPACE_DNS_LABEL =
   'controlPlaneRef.namespace must be a DNS label: at most 63 lowercase letters, digits or hyphens, beginning and ending with a letter or digit';
@@ -130,6 +130,9 @@ describe('validation with no API server in front', () => {
       'accessRules[].service must be a service type of letters, digits and hyphens, as the catalog lists it (compute, object-store)',
       "accessRules[].path must begin with / and hold only path characters (letters, digits, - . _ ~ % ! & ' , ; = : @ /), the wildcards * (one segment) and ** (any segments), and {name} segments",
       'accessRules[].path must not hold *** (* is one segment, ** any number of segments)',
+      // Not the reference's (issue 49): the delivered Secret's template and the adoption of an existing credential.
+      ...SECRET_TEMPLATE_RULES.map((r) => r.message),
+      ...ADOPTION_RULES.map((r) => r.message),
       'metadata.name must be at most 63 bytes',
     ]);
     for (const rule of RULES) expect(rule.cel.includes('oldSelf')).toBe(rule.transition);
@@ -141,6 +144,53 @@ describe('validation with no API server in front', () => {
       'spec.rotation.interval',
       'spec.rotation', // the default 24h grace is not shorter than 30s either, as the API server would also say
     ]);
+  });
+
+  describe('secretTemplate, deletionPolicy and adopt (issue 49: extension fields beyond the reference)', () => {
+    const messages = (spec: object, scope: 'order' | 'settings' = 'order') => validate(withSpec(spec), undefined, scope).map((v) => v.message);
+    const ID = '0123456789abcdef0123456789abcdef';
+
+    it('accepts labels, annotations, both formats, free keys over the closed fields, Retain and an adoption', () => {
+      expect(
+        messages({
+          secretTemplate: {
+            labels: { 'velero.io/backup': 'true', team: '' },
+            annotations: { 'reflector.v1.k8s.emberstack.com/reflection-allowed': 'true' },
+            formats: ['CloudConf', 'Env'],
+            data: { 'endpoint.txt': '{{ authURL }}', 'openrc.sh': 'export OS_AUTH_URL={{authURL}}\nexport ID={{ applicationCredentialID }} # {a} {'},
+          },
+          deletionPolicy: 'Retain',
+          adopt: { credentialID: ID, secretRef: { name: 'legacy-appcred', key: 'secret' } },
+        }),
+      ).toEqual([]);
+    });
+
+    it('refuses a template that renders nothing valid, naming the field and the rule', () => {
+      expect(messages({ secretTemplate: { data: { x: '{{ password }}' } } })).toEqual([
+        `spec.secretTemplate.data ({"x":"{{ password }}"}): ${SECRET_TEMPLATE_RULES[7].message}`,
+      ]);
+      expect(messages({ secretTemplate: { data: { x: '{{{ authURL }}' } } })).toHaveLength(1);
+      expect(messages({ secretTemplate: { data: { 'clouds.yaml': 'x' } } })[0]).toContain('must not name a key the operator writes itself');
+      expect(messages({ secretTemplate: { data: { 'a/b': 'x' } } })[0]).toContain('keys must be Secret keys');
+      expect(messages({ secretTemplate: { labels: { 'c5c3.io/keystoneapplicationcredential-name': 'x' } } })[0]).toContain("must not set a label of the operator's");
+      expect(messages({ secretTemplate: { annotations: { 'c5c3.io/keystoneapplicationcredential-template': 'x' } } })[0]).toContain("must not set an annotation of the operator's");
+      expect(messages({ secretTemplate: { labels: { team: 'a b' } } })[0]).toContain('values must be label values');
+      expect(messages({ secretTemplate: { formats: ['Ini'] } })).toEqual(['spec.secretTemplate.formats[0] ("Ini"): must be one of CloudConf, Env']);
+      expect(messages({ secretTemplate: { formats: ['Env', 'Env'] } })).toEqual(['spec.secretTemplate.formats (["Env","Env"]): must not contain duplicates']);
+    });
+
+    it('refuses an unknown deletion policy and a malformed adoption', () => {
+      expect(messages({ deletionPolicy: 'Orphan' })).toEqual(['spec.deletionPolicy ("Orphan"): must be one of Delete, Retain']);
+      expect(messages({ adopt: { credentialID: 'ABC', secretRef: { name: 'Legacy_Secret' } } })).toEqual([
+        `spec.adopt.credentialID ("ABC"): ${ADOPTION_RULES[0].message}`,
+        `spec.adopt.secretRef.name ("Legacy_Secret"): ${ADOPTION_RULES[1].message}`,
+      ]);
+      expect(messages({ adopt: { credentialID: ID } })).toEqual(['spec.adopt.secretRef: is required']);
+    });
+
+    it('settings scope (a Pulumi resource) checks the template and the policy, not the adoption', () => {
+      expect(messages({ secretTemplate: { data: { x: '{{ nope }}' } }, deletionPolicy: 'Keep', adopt: { credentialID: 'x' } }, 'settings')).toHaveLength(2);
+    });
   });
 
   describe('roles and accessRules (issue 42: extension fields beyond the reference)', () => {

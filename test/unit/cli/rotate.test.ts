@@ -47,10 +47,36 @@ describe('nextGeneration', () => {
 });
 
 describe('keystone-appcred rotate', () => {
-  it('is a subcommand of the CLI with NAME, -n, --wait, --timeout, --kubeconfig and --context', () => {
+  it('is a subcommand of the CLI with NAME, -n, --revoke-previous, --wait, --timeout, --kubeconfig and --context', () => {
     const command = program().commands.find((c) => c.name() === 'rotate');
     expect(command?.registeredArguments.map((a) => a.name())).toEqual(['name']);
-    expect(command?.options.map((o) => o.flags)).toEqual(['-n, --namespace <namespace>', '--wait', '--timeout <duration>', '--kubeconfig <file>', '--context <name>']);
+    expect(command?.options.map((o) => o.flags)).toEqual(['-n, --namespace <namespace>', '--revoke-previous', '--wait', '--timeout <duration>', '--kubeconfig <file>', '--context <name>']);
+  });
+
+  it('--revoke-previous writes a new value into the c5c3.io/revoke-previous annotation, guarded by the resourceVersion, and leaves the spec alone', async () => {
+    const server = new FakeApiServer();
+    const stored = server.seed(KAC, credential('tenant-a', 'app', { credentialGeneration: 1 }, { credentialGeneration: 3, ...DELIVERED }));
+    const result = await rotate(server, ['app', '--revoke-previous']);
+    expect(result.out).toMatch(/^KeystoneApplicationCredential tenant-a\/app: c5c3.io\/revoke-previous set to \d{4}-\d\d-\d\dT[\d:.]+Z: rotates at once and deletes generation 3 as soon as its successor is delivered and backed up\n$/);
+    const patch = server.requests.find((r) => r.method === 'PATCH');
+    expect(patch?.body).toEqual({ metadata: { resourceVersion: stored.metadata.resourceVersion, annotations: { 'c5c3.io/revoke-previous': expect.any(String) } } });
+    expect(spec(server).credentialGeneration).toBe(1);
+  });
+
+  it('--revoke-previous --wait returns once the order recorded the request and holds nothing below the new generation', async () => {
+    const server = new FakeApiServer();
+    server.seed(KAC, credential('tenant-a', 'app', {}, { credentialGeneration: 3, ...DELIVERED }));
+    const waits = clock((elapsed) => {
+      const current = server.object(KAC, 'tenant-a', 'app') as unknown as KeystoneApplicationCredential;
+      const request = current.metadata.annotations?.['c5c3.io/revoke-previous'] as string;
+      // The operator: first the switch with the superseded credential still held, then the sweep.
+      const status = elapsed < 3000 ? { credentialGeneration: 4, ...DELIVERED, lastRevokeRequest: request, revokeGeneration: 4, previousCredentialID: 'old' } : { credentialGeneration: 4, ...DELIVERED, lastRevokeRequest: request };
+      server.seed(KAC, { ...current, status });
+    });
+    const result = await rotate(server, ['app', '--revoke-previous', '--wait'], waits);
+    expect(result.error).toBeUndefined();
+    expect(result.out.split('\n')[1]).toBe('KeystoneApplicationCredential tenant-a/app: generation 4 delivered in Secret app-credentials; generation 3 is deleted');
+    expect(waits.elapsed()).toBe(3000);
   });
 
   it('raises spec.credentialGeneration with a merge patch guarded by the resourceVersion it read, and prints it', async () => {

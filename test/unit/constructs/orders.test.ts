@@ -2,7 +2,14 @@ import { Chart, Testing } from 'cdk8s';
 import { Duration } from '../../../constructs/duration';
 import type { LabelSelector } from '../../../constructs/label-selector';
 import { ControlPlane } from '../../../constructs/orders/control-plane';
-import { AccessRuleMethod, KeystoneApplicationCredential, type AccessRule, type KeystoneApplicationCredentialProps } from '../../../constructs/orders/keystone-application-credential';
+import {
+  AccessRuleMethod,
+  DeletionPolicy,
+  KeystoneApplicationCredential,
+  SecretFormat,
+  type AccessRule,
+  type KeystoneApplicationCredentialProps,
+} from '../../../constructs/orders/keystone-application-credential';
 import { KeystoneProject } from '../../../constructs/orders/keystone-project';
 import { KeystoneRoleAssignment } from '../../../constructs/orders/keystone-role-assignment';
 import { KeystoneUser } from '../../../constructs/orders/keystone-user';
@@ -70,6 +77,19 @@ describe('KeystoneApplicationCredential', () => {
     for (const rotation of [{ interval: '0s', gracePeriod: '48h' }, { interval: '1m', gracePeriod: '0s' }, { interval: '87600h' }, { interval: '720h0m0s' }]) {
       expect(() => appcred({ rotation })).not.toThrow();
     }
+  });
+
+  it('emits secretTemplate, deletionPolicy and adopt (extension fields, issue 49) and checks them with the CRD rules at synth', () => {
+    const secretTemplate = { labels: { team: 'a' }, annotations: { note: 'n' }, formats: [SecretFormat.CLOUD_CONF, SecretFormat.ENV], data: { 'id.txt': '{{ applicationCredentialID }}' } };
+    const adopt = { credentialID: '0123456789abcdef0123456789abcdef', secretRef: { name: 'legacy' } };
+    expect(appcred({ secretTemplate, deletionPolicy: DeletionPolicy.RETAIN, adopt }).spec).toMatchObject({
+      secretTemplate: { labels: { team: 'a' }, annotations: { note: 'n' }, formats: ['CloudConf', 'Env'], data: { 'id.txt': '{{ applicationCredentialID }}' } },
+      deletionPolicy: 'Retain',
+      adopt: { credentialID: adopt.credentialID, secretRef: { name: 'legacy' } },
+    });
+    expect(() => appcred({ secretTemplate: { data: { x: '{{ password }}' } } })).toThrow('spec.secretTemplate.data ({"x":"{{ password }}"}): secretTemplate.data values may hold {{ field }} only');
+    expect(() => appcred({ secretTemplate: { labels: { 'c5c3.io/keystoneapplicationcredential-name': 'x' } } })).toThrow("must not set a label of the operator's");
+    expect(() => appcred({ adopt: { ...adopt, credentialID: 'nope' } })).toThrow('adopt.credentialID must be a Keystone application credential id');
   });
 
   it('emits roles and accessRules (extension fields, issue 42) and checks them with the CRD rules at synth', () => {

@@ -5,7 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ALERT_NAMES, DOCS_URL, alertRules } from '../../../src/observability/alerts';
+import { alertRules } from '../../../src/observability/alerts';
+import { ALERT_NAMES } from '../../../src/observability/alert-rule';
+import { DOCS_URL } from '../../../src/observability/alert-parameters';
 import { PUBLISHED, REPO, headings, page, publishedLink, resolves } from '../../support/markdown';
 
 const rules = alertRules().groups.flatMap((g) => g.rules);

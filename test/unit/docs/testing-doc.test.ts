@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { needsLine } from '../../support/needs';
 
 const ROOT = join(__dirname, '../../..');
 const DOC = readFileSync(join(ROOT, 'docs/testing.md'), 'utf8');
@@ -26,7 +27,7 @@ const FILES = ['test/integration', 'test/e2e', 'test/reliability'].flatMap((dir)
 
 describe('docs/testing.md: the test files and what they need', () => {
   it.each(FILES)('%s has a row with its @needs line', (file) => {
-    const needs = /@needs\s+([a-z ,-]+)/.exec(readFileSync(join(ROOT, file), 'utf8'))?.[1].trim();
+    const needs = needsLine(readFileSync(join(ROOT, file), 'utf8'));
     const row = ROWS.get(file);
     expect(row).toBeDefined();
     if (needs) expect(row!.startsWith(needs)).toBe(true);

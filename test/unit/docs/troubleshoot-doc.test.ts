@@ -4,26 +4,11 @@
  * the index (docs/troubleshoot/README.md) links every entry. So "my order says RoleNotAssigned, what now" is two clicks
  * from README.md for every reason there is.
  */
-import { AdmissionReason, CredentialReason, DeliveryReason, ReadyReason } from '../../../src/api';
-import { ClusterIdentityReason, CredentialsMirroredReason, IdentityAllowedReason } from '../../../src/api/cluster-identity';
-import { AdminCredentialReason, AssignmentReason, PLANE_READY_REASON, ProjectReason, UserReason } from '../../../src/plane/reasons';
+import { KIND_REASONS, reasonsOf } from '../../../tools/docs/conditions';
 import { headings, links, page, resolves, section } from '../../support/markdown';
 
-const values = (...groups: Readonly<Record<string, string>>[]): string[] => [...new Set(groups.flatMap((g) => Object.values(g)))];
-/** The reasons every order kind of the identity plane shares; a KeystoneUser also reads SecretAccessNotGranted. */
-const PLANE_SHARED = [...values(AdmissionReason).filter((r) => r !== AdmissionReason.SecretAccessNotGranted), AdminCredentialReason.WaitingForCABundle, PLANE_READY_REASON];
-/** A KeystoneUser's DeliveryReady reuses the credential's reasons; it has no backup, so never BackupNotSynced. */
-const USER_DELIVERY = values(DeliveryReason).filter((r) => r !== DeliveryReason.BackupNotSynced);
-
-/** Each kind's page and every reason its conditions carry (the spec's Conditions tables and identity-plane.md's). */
-const KINDS: readonly (readonly [string, readonly string[]])[] = [
-  ['keystoneapplicationcredential', values(CredentialReason, DeliveryReason, AdmissionReason, ReadyReason)],
-  ['controlplane', [...values(AdminCredentialReason, IdentityAllowedReason, CredentialsMirroredReason), PLANE_READY_REASON]],
-  ['keystoneproject', [...values(ProjectReason), ...PLANE_SHARED]],
-  ['keystoneuser', [...values(UserReason), ...USER_DELIVERY, ...PLANE_SHARED, AdmissionReason.SecretAccessNotGranted]],
-  ['keystoneroleassignment', [...values(AssignmentReason), ...PLANE_SHARED]],
-  ['keystoneclusteridentity', values(ClusterIdentityReason)],
-];
+/** Each kind's page and every reason its conditions carry (tools/docs/conditions.ts, from the code's constants). */
+const KINDS = KIND_REASONS.map((kind) => [kind.page, reasonsOf(kind)] as const);
 
 /** The reasons a page has an entry for. */
 const entries = (text: string): string[] => headings(text).filter((h) => h.startsWith('## ')).map((h) => h.slice(3));

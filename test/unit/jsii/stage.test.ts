@@ -1,13 +1,14 @@
 /**
  * The jsii package's staging (tools/jsii/stage.ts, tools/jsii/package.ts), without building: the construct library's
  * closure is the constructs and the engine's pure modules they import, nothing else; a module that imports another
- * package is refused, naming it; the package.json carries the root's version and peer ranges and every language's name.
+ * package is refused, naming it; the stage's own node_modules holds the peers and the Node types (no link to a checkout's);
+ * the package.json carries the root's version and peer ranges and every language's name.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { JSII_NAMES, jsiiPackageJson, PEERS, ROOT, rootPackage } from '../../../tools/jsii/package';
-import { allowedImport, closure } from '../../../tools/jsii/stage';
+import { allowedImport, closure, stage, stagedPackages } from '../../../tools/jsii/stage';
 
 describe('the jsii package\'s closure', () => {
   const files = closure();
@@ -42,6 +43,31 @@ describe('the jsii package\'s closure', () => {
       expect(() => closure(root)).toThrow('src/api/rule.ts imports yaml');
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the stage\'s own node_modules', () => {
+  it('holds the peers and the Node types with the dependencies they need beside them, at the versions installed', () => {
+    const names = stagedPackages().map((entry) => entry.slice(0, entry.lastIndexOf('@')));
+    expect(names).toEqual(expect.arrayContaining(['cdk8s', 'constructs', '@types/node', 'undici-types']));
+    // cdk8s bundles its dependencies (yaml, follow-redirects, fast-json-patch): they travel inside it.
+    expect(names).not.toContain('yaml');
+    expect(stagedPackages()).toContain(`cdk8s@${(JSON.parse(readFileSync(join(ROOT, 'node_modules', 'cdk8s', 'package.json'), 'utf8')) as { version: string }).version}`);
+  });
+
+  it('is copied, with no link leading out of the stage (a package\'s own .bin links stay relative)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kac-stage-'));
+    try {
+      stage(dir);
+      expect(lstatSync(join(dir, 'node_modules')).isDirectory()).toBe(true);
+      expect(lstatSync(join(dir, 'node_modules', 'cdk8s')).isDirectory()).toBe(true);
+      const links = readdirSync(join(dir, 'node_modules'), { withFileTypes: true, recursive: true })
+        .filter((entry) => entry.isSymbolicLink())
+        .map((entry) => join(entry.parentPath, entry.name));
+      expect(links.filter((link) => !resolve(dirname(link), readlinkSync(link)).startsWith(`${dir}/`))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -3,7 +3,9 @@
  * expression reads is one the operator exports; the parameters reach the expressions; a bad parameter is refused naming
  * it, the value and the rule. (promtool proves the rules themselves: test/integration/alert-rules.test.ts.)
  */
-import { ALERT_DEFAULTS, ALERT_NAMES, DOCS_URL, alertRules, resolveAlertParameters, seconds } from '../../../src/observability/alerts';
+import { alertRules } from '../../../src/observability/alerts';
+import { ALERT_DEFAULTS, DOCS_URL, resolveAlertParameters, seconds } from '../../../src/observability/alert-parameters';
+import { ALERT_NAMES } from '../../../src/observability/alert-rule';
 import { exportedNames, metricsOf } from './exported';
 
 const rulesOf = (file: ReturnType<typeof alertRules>) => file.groups.flatMap((g) => g.rules);

@@ -239,6 +239,10 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(secret?.metadata.labels).toEqual({ 'c5c3.io/keystoneapplicationcredential-name': 'app', 'c5c3.io/keystoneapplicationcredential-namespace': NS });
     const data = w.decoded();
     expect(Object.keys(data).sort()).toEqual(['application_credential_id', 'application_credential_secret', 'clouds.yaml']);
+    // The reference's document, byte for byte as every release delivered it: the auth URL, the id, the secret, the region.
+    expect(data['clouds.yaml']).toBe(
+      `clouds:\n  openstack:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      application_credential_id: ${data.application_credential_id}\n      application_credential_secret: ${data.application_credential_secret}\n    region_name: RegionOne\n    identity_api_version: 3\n`,
+    );
     expect(w.keystone.authenticates(data.application_credential_id, data.application_credential_secret)).toBe(true);
     expect(w.connections[0]).toEqual({ authUrl: 'http://127.0.0.1:5000/v3', userId: 'u-1', password: 'user-password', passwordGeneration: 1, projectId: 'p-1' });
     expect(outcome.requeueAfterMs).toBe(3_600_000); // wakes at nextRotation

@@ -18,6 +18,7 @@ import { until } from './runtime/until';
 const SECRETS = '/api/v1/secrets';
 const CP = '/apis/c5c3.io/v1alpha1/controlplanes';
 const IDENTITIES = '/apis/c5c3.io/v1alpha1/keystoneclusteridentities';
+const ORDERS = '/apis/c5c3.io/v1alpha1/keystoneapplicationcredentials';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const secret = (namespace: string, name: string, value: string, metadata: Record<string, unknown> = {}) => ({ metadata: { name, namespace, ...metadata }, data: { v: b64(value) } });
 const controlPlane = {
@@ -40,10 +41,11 @@ describe('the operator\'s Secret caches', () => {
     cacheSecrets(manager);
     manager.cache(Kinds.ControlPlane);
     manager.cache(Kinds.KeystoneClusterIdentity);
+    manager.cache(Kinds.KeystoneApplicationCredential);
     manager.start();
     running.push(manager);
     await manager.waitForCacheSync();
-    await until(() => server.openWatches === 6);
+    await until(() => server.openWatches === 7);
     return { manager, port: new PlaneCluster(manager.cluster) };
   }
 
@@ -97,6 +99,20 @@ describe('the operator\'s Secret caches', () => {
     server.remove(SECRETS, 'openstack', 'admin');
     await until(() => manager.cluster.get(MetadataKinds.Secret, 'openstack', 'admin') === undefined);
     expect(await port.getSecret(admin)).toBeUndefined();
+  });
+
+  it('reads whole the Secret an order names to adopt a credential from (issue 49), only until the order holds one', async () => {
+    const server = new FakeApiServer();
+    const adopting = { apiVersion: 'c5c3.io/v1alpha1', kind: 'KeystoneApplicationCredential', metadata: { name: 'app', namespace: 'tenant' }, spec: { adopt: { credentialID: 'c'.repeat(32), secretRef: { name: 'legacy' } } } };
+    server.seed(ORDERS, adopting);
+    server.seed(SECRETS, secret('tenant', 'legacy', 'hand-made-secret'));
+    server.seed(SECRETS, secret('tenant', 'other', 'not-read'));
+    const { manager, port } = await start(server);
+    expect((await port.readSecret({ namespace: 'tenant', name: 'legacy' }))?.data.v).toBe('hand-made-secret');
+    expect((await port.readSecret({ namespace: 'tenant', name: 'other' }))?.data).toEqual({});
+    server.seed(ORDERS, { ...adopting, status: { credentialGeneration: 1 } });
+    await until(() => (manager.cluster.get(Kinds.KeystoneApplicationCredential, 'tenant', 'app') as { status?: unknown } | undefined)?.status !== undefined);
+    expect((await port.readSecret({ namespace: 'tenant', name: 'legacy' }))?.data).toEqual({});
   });
 
   it('lists the Secrets of a label selection whole', async () => {
