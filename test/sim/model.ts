@@ -5,34 +5,10 @@
  * run reports. A schedule is plain JSON: a failing one is printed as a test case that replays it (./replay.ts).
  */
 import type fc from 'fast-check';
+import type { Setup } from './setup';
 import type { SimWorld } from './sim-world';
 
-/** The installation a schedule starts from. */
-export interface Setup {
-  /** Seeds everything random in the run: `Math.random`, uids, Keystone's ids. */
-  readonly seed: number;
-  /** The orders that exist when the operator first starts. */
-  readonly orders: readonly OrderSetup[];
-  /** Replicas of the operator (one leads, the others stand by). */
-  readonly replicas: 1 | 2;
-  /** Roll the workloads that opted in (the consumer handoff). */
-  readonly consumerHandoff: boolean;
-  /** The operator's Secret access. */
-  readonly secretAccess: 'cluster-wide' | 'namespaced';
-  /** The ControlPlane's admin: a password, or an application credential of the admin with an expiry (issue 42). */
-  readonly admin: 'password' | 'application-credential';
-  /** tenant-b lives on a registered target cluster. */
-  readonly targetCluster: boolean;
-}
-
-/** An order of a tenant. */
-export interface OrderSetup {
-  readonly tenant: 'tenant-a' | 'tenant-b';
-  readonly name: string;
-  /** Go durations; the interval `0s` turns the schedule off. */
-  readonly interval: string;
-  readonly gracePeriod: string;
-}
+export type { OrderSetup, Setup } from './setup';
 
 /** One thing that happens: an event kind's name and its parameters (JSON). */
 export interface EventInstance {

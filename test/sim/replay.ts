@@ -46,6 +46,8 @@ export interface SearchResult {
   readonly virtualMs: number;
   readonly wallMs: number;
   readonly failure?: { readonly schedule: Schedule; readonly violations: readonly Violation[]; readonly replay: string };
+  /** The wall-time limit ended the search before every schedule ran. */
+  readonly interrupted?: boolean;
 }
 
 export interface SearchOptions {
@@ -57,6 +59,11 @@ export interface SearchOptions {
   readonly shrink?: boolean;
   /** The invariants to hold. @default every one of the registry */
   readonly invariants?: readonly Invariant[];
+  /**
+   * Stop drawing schedules after this much wall time (a machine too loaded to run the budget in time still finishes,
+   * and says how many it ran: `interrupted`). @default none
+   */
+  readonly wallLimitMs?: number;
   /** Called after each schedule (progress). */
   readonly onSchedule?: (index: number, result: RunResult, schedule: Schedule) => void;
 }
@@ -82,9 +89,14 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     }
     return result.violations.length === 0;
   });
-  const details = await fc.check(property, { seed: options.seed, numRuns: options.schedules, endOnFailure: options.shrink === false });
+  const details = await fc.check(property, {
+    seed: options.seed,
+    numRuns: options.schedules,
+    endOnFailure: options.shrink === false,
+    ...(options.wallLimitMs !== undefined ? { interruptAfterTimeLimit: options.wallLimitMs, markInterruptAsFailure: false } : {}),
+  });
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
-  if (!details.failed || !details.counterexample) return { schedules, virtualMs, wallMs };
+  if (!details.failed || !details.counterexample) return { schedules, virtualMs, wallMs, ...(details.interrupted ? { interrupted: true } : {}) };
   const schedule = details.counterexample[0];
   // The last failing run fast-check made is the shrunk schedule's own (it ends on its smallest failure).
   const violations = last?.schedule === schedule ? last.violations : (await runSchedule(schedule, { stopAtFirst: true, ...(options.invariants ? { invariants: options.invariants } : {}) })).violations;

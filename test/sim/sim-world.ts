@@ -8,7 +8,7 @@
  */
 import { KUBECONFIG_SECRET_KEY } from '../../src/api/target-cluster';
 import type { Obj } from '../unit/kube/fake-api-server';
-import type { Setup } from './model';
+import type { Setup } from './setup';
 import { UP, type Dependency, type Fault } from './network';
 import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, type OrderSpec, type Tenant } from './objects';
 import { OPERATOR_NAMESPACE } from './process';
