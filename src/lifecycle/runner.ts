@@ -205,8 +205,8 @@ async function deliveryOf(
   status: KeystoneApplicationCredentialStatus,
 ): Promise<DeliveryObservation> {
   if (!delivered) return { state: 'absent' };
-  if (!delivered.owned) return { state: 'foreign' };
   const credentialId = delivered.data.application_credential_id ?? '';
+  if (!delivered.owned) return { state: 'foreign', ...(credentialId !== '' ? { credentialId } : {}) };
   const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
   const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
   const intact = secret !== undefined && carries(ports, delivered, credentialId, secret);
