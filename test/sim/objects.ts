@@ -3,7 +3,7 @@
  * tenants' namespaces with their KeystoneProject, KeystoneUser and KeystoneRoleAssignment, and the orders. Secrets are
  * written with `data` (base64), as the API server stores them.
  */
-import { API_VERSION } from '../../src/api';
+import { API_VERSION, REVOKE_PREVIOUS_ANNOTATION, type AdoptSpec, type DeletionPolicy, type SecretTemplate } from '../../src/api';
 import { Kinds } from '../../src/kube/kinds';
 import { WorkloadKinds } from '../../src/operator/handoff/workloads';
 import { collectionOf } from '../unit/kube/fake-api-server';
@@ -83,11 +83,28 @@ export interface OrderSpec {
   readonly credentialGeneration: number;
 }
 
-export const order = (ns: string, name: string, spec: OrderSpec) => ({
+/** The issue-49 fields of an order's spec the simulation sets (./events/delivery.ts); absent: the order names none. */
+export interface DeliveryOptions {
+  readonly deletionPolicy?: DeletionPolicy;
+  readonly secretTemplate?: SecretTemplate;
+  readonly adopt?: AdoptSpec;
+}
+
+/** The spec keys of {@link DeliveryOptions}: kept when a tenant changes the rest of the spec. */
+export const DELIVERY_OPTION_KEYS = ['deletionPolicy', 'secretTemplate', 'adopt'] as const;
+
+/** Whether an order uses an option of issue 49: a delivery option in its spec, or the revoke-previous annotation. */
+export function usesDeliveryOptions(object: { readonly metadata: Record<string, unknown>; readonly spec?: unknown }): boolean {
+  const spec = (object.spec ?? {}) as Record<string, unknown>;
+  const annotations = (object.metadata.annotations ?? {}) as Record<string, unknown>;
+  return DELIVERY_OPTION_KEYS.some((key) => spec[key] !== undefined) || annotations[REVOKE_PREVIOUS_ANNOTATION] !== undefined;
+}
+
+export const order = (ns: string, name: string, spec: OrderSpec, options: DeliveryOptions = {}) => ({
   apiVersion: API_VERSION,
   kind: 'KeystoneApplicationCredential',
   metadata: { name, namespace: ns },
-  spec: { ...ref, userRef: { name: IDENTITY.user }, projectRef: { name: IDENTITY.project }, credentialGeneration: spec.credentialGeneration, rotation: { interval: spec.interval, gracePeriod: spec.gracePeriod } },
+  spec: { ...ref, userRef: { name: IDENTITY.user }, projectRef: { name: IDENTITY.project }, credentialGeneration: spec.credentialGeneration, rotation: { interval: spec.interval, gracePeriod: spec.gracePeriod }, ...options },
 });
 
 /** The workload consuming an order's delivered Secret, opted in for the consumer handoff (src/handoff/annotations.ts). */

@@ -10,7 +10,7 @@ import { KUBECONFIG_SECRET_KEY } from '../../src/api/target-cluster';
 import type { Obj } from '../unit/kube/fake-api-server';
 import type { Setup } from './setup';
 import { UP, type Dependency, type Fault } from './network';
-import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, type OrderSpec, type Tenant } from './objects';
+import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, DELIVERY_OPTION_KEYS, type DeliveryOptions, type OrderSpec, type Tenant } from './objects';
 import { OPERATOR_NAMESPACE } from './process';
 import { World } from './world';
 
@@ -53,6 +53,13 @@ export class SimWorld extends World {
   readonly statusHistory = new Map<string, unknown[]>();
   /** The credentials another installation minted under the orders' names: never the orders'. */
   readonly foreign = new Set<string>();
+  /**
+   * The adoptions the schedule ordered (issue 49, `spec.adopt`), by order `tenant/name`: the credential named, and
+   * whether the order can prove it its own (a hand-made credential of its user, its secret given) or must refuse it.
+   */
+  readonly adoptions = new Map<string, { readonly id: string; readonly valid: boolean; readonly at: number }>();
+  /** When a tenant deleted each order's delivered Secret, by order `tenant/name` (the last time). */
+  readonly tenantDeletedSecret = new Map<string, number>();
   /** The tenants whose Secrets the operator may not read (namespaced Secret access: their Role is missing). */
   readonly secretsRefused = new Set<string>();
   /** The upgrade from 0.1.0 happened (it happens once). */
@@ -111,11 +118,19 @@ export class SimWorld extends World {
     return data && Object.fromEntries(Object.entries(data).map(([k, v]) => [k, unbase64(v)]));
   }
 
-  /** Creates or changes an order as the tenant would (`kubectl apply`), and with the handoff on, its consumer's Deployment. */
-  putOrder(ref: OrderRef, spec: OrderSpec): void {
+  /**
+   * Creates or changes an order as the tenant would (`kubectl apply`), and with the handoff on, its consumer's
+   * Deployment. The order keeps the delivery options (issue 49) it has unless `options` names them (`null` drops one).
+   */
+  putOrder(ref: OrderRef, spec: OrderSpec, options: { readonly [K in keyof DeliveryOptions]?: DeliveryOptions[K] | null } = {}): void {
     const server = this.serverOf(ref.tenant);
     const existing = this.order(ref);
-    const object = order(ref.tenant, ref.name, spec);
+    const had = (existing?.spec ?? {}) as Record<string, unknown>;
+    const kept = Object.fromEntries(DELIVERY_OPTION_KEYS.flatMap((key) => {
+      const value = key in options ? options[key] : had[key];
+      return value === undefined || value === null ? [] : [[key, value]];
+    })) as DeliveryOptions;
+    const object = order(ref.tenant, ref.name, spec, kept);
     server.seed(PATHS.orders, existing ? { ...existing, spec: object.spec } : object, 'kubectl');
     if (this.setup.consumerHandoff && !server.object(PATHS.deployments, ref.tenant, `${ref.name}-consumer`)) server.seed(PATHS.deployments, consumerDeployment(ref.tenant, ref.name), 'kubectl');
   }

@@ -22,7 +22,10 @@ export const tenantEdit: EventKind<TenantEdit> = {
     const name = `${e.name}-credentials`;
     const secret = server.object(PATHS.secrets, e.tenant, name);
     if (!secret) return;
-    if (e.edit === 'delete') return server.remove(PATHS.secrets, e.tenant, name);
+    if (e.edit === 'delete') {
+      world.tenantDeletedSecret.set(`${e.tenant}/${e.name}`, world.time.now());
+      return server.remove(PATHS.secrets, e.tenant, name);
+    }
     const data = { ...(secret.data as Record<string, string>) };
     if (e.edit === 'key') data['clouds.yaml'] = base64('clouds: {}\n');
     else if (e.edit === 'swap-keys') [data.application_credential_id, data.application_credential_secret] = [data.application_credential_secret, data.application_credential_id];

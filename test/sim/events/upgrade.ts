@@ -9,7 +9,7 @@ import { backingPath, childPrefix, credentialName, resolveSpec } from '../../../
 import { expiryFor } from '../../../src/lifecycle/rotation';
 import { childLabels } from '../../../src/plane/naming';
 import type { EventKind } from '../model';
-import { base64, CP, PATHS, TARGET_CLUSTER } from '../objects';
+import { base64, CP, PATHS, TARGET_CLUSTER, usesDeliveryOptions } from '../objects';
 import type { SimWorld, OrderRef } from '../sim-world';
 import { orderRefArb } from './orders';
 
@@ -29,6 +29,8 @@ export const upgrade: EventKind<Upgrade> = {
   apply: (world, e) => {
     // Once: after it the installation runs this release (a second "upgrade" would be a downgrade first).
     if (world.upgraded) return;
+    // 0.1.0 knew none of issue 49's options: an installation whose orders use one runs this release already.
+    if (world.orders().some((o) => usesDeliveryOptions(o.object))) return;
     world.upgraded = true;
     for (const p of world.running) p.kill();
     for (const o of world.orders()) asFormerRelease(world, o, e.successor?.tenant === o.tenant && e.successor.name === o.name);

@@ -4,9 +4,8 @@
  * its delivered Secret carries; and, the spec's "the backup comes
  * first", whenever the operator writes a delivered Secret with a credential, the backup holds that credential already.
  */
-import { backingPath } from '../../../src/api';
 import type { Invariant } from '../model';
-import { CP, PATHS, unbase64 } from '../objects';
+import { PATHS, unbase64 } from '../objects';
 import { ledgerOf, type KnownOrder } from './ledger';
 
 const OPERATOR = 'keystone-appcred-operator';
@@ -17,8 +16,7 @@ export const backupHoldsDelivered: Invariant = {
   watch(world, report) {
     const ledger = ledgerOf(world);
     // The order's own path; after the upgrade from 0.1.0 and until the order's migration, the path 0.1.0 wrote.
-    const backedUp = (order: KnownOrder) =>
-      world.openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id ?? world.openBao.document(backingPath(CP.namespace, order.prefix))?.application_credential_id;
+    const backedUp = (order: KnownOrder) => ledger.backedUp(order);
     world.hooks.line.push((line) => {
       if (line.msg !== 'reconcile' || line.controller !== 'KeystoneApplicationCredential' || (line.result !== 'success' && line.result !== 'requeue') || line.reason !== 'Reconciled') return;
       const order = ledger.orders.get(String(line.key));

@@ -5,6 +5,7 @@
  * generation's sweep (nor its order's teardown).
  */
 import type { Invariant } from '../model';
+import { revoking } from './delivery';
 import { ledgerOf } from './ledger';
 
 /** How late a sweep may come after its deadline: the pass that the order's wake-up starts, with room for a probe. */
@@ -16,7 +17,7 @@ export const held: Invariant = {
   watch(world, report) {
     const ledger = ledgerOf(world);
     world.hooks.credentialDeleted.push((credential) => {
-      const owner = ledger.orderOf(credential.name);
+      const owner = ledger.orderOf(credential);
       if (!owner || ledger.foreign.has(credential.id)) return;
       const { order } = owner;
       const now = world.time.now();
@@ -28,6 +29,8 @@ export const held: Invariant = {
       const holder = ledger.heldNow(credential.id);
       if (holder) return report(`${order.key}: generation ${owner.generation} (${credential.name}) deleted while ${holder} holds it`);
       const last = ledger.lastCarried.get(credential.id);
+      // Revoke now (issue 49) skips the grace period on purpose: revoke-after-successor judges that deletion.
+      if (revoking(world, order, owner.generation)) return;
       if (last !== undefined && now < last + order.graceMs - 1000) {
         report(`${order.key}: generation ${owner.generation} deleted ${Math.round((now - last) / 1000)} s after the delivered Secret stopped carrying it, inside its grace period of ${order.graceMs / 1000} s (a consumer may still hold it)`);
       }

@@ -6,10 +6,11 @@
 import type { Invariant } from '../model';
 import { backupHoldsDelivered } from './backup';
 import { atMostTwo, foreignUntouched, held, swept } from './credentials';
+import { adoptionMintsNothing, retainKeepsDelivered, revokeAfterSuccessor, revokeFiresOnce, secretOneGeneration } from './delivery';
 import { outageRate, recovery } from './dependencies';
 import { adminExpiryKept, reasonSeries } from './observability';
 import { restartFree } from './restart';
 import { refusedCostsNothing } from './secret-access';
 import { noSecretLeaks } from './secrets';
 
-export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks];
+export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks, retainKeepsDelivered, revokeAfterSuccessor, secretOneGeneration, revokeFiresOnce, adoptionMintsNothing];

@@ -1,11 +1,12 @@
 /**
  * What the invariants know of a run, kept as it happens: every order that ever existed (its credential name prefix, its
- * uid, where it lives, its grace period), which order each credential in Keystone belongs to (minted by the operator
- * or by 0.1.0 for it, or another installation's), and what each delivered Secret carries and since when (a pair
- * Keystone authenticates; a tenant's edit that no credential matches carries nothing).
+ * uid, where it lives, its grace period, its deletion policy), which order each credential in Keystone belongs to
+ * (minted by the operator or by 0.1.0 for it, adopted by it, or another installation's), what each delivered Secret
+ * carries and since when (a pair Keystone authenticates; a tenant's edit that no credential matches carries nothing),
+ * and what an order deleted under `deletionPolicy: Retain` left (issue 49): no order's any more.
  */
-import { childPrefix, generationOf, resolveSpec } from '../../../src/api';
-import { PATHS, TARGET_CLUSTER, unbase64 } from '../objects';
+import { backingPath, childPrefix, DeletionPolicy, generationOf, resolveSpec } from '../../../src/api';
+import { CP, PATHS, TARGET_CLUSTER, unbase64 } from '../objects';
 import type { SimWorld } from '../sim-world';
 import type { ApiChange } from '../world';
 
@@ -22,6 +23,8 @@ export interface KnownOrder {
   gone: boolean;
   /** Being deleted (deletionTimestamp set), since. */
   deletingSince?: number;
+  /** Its `spec.deletionPolicy` is Retain (as it was when its deletion began, once it began). */
+  retain: boolean;
 }
 
 /** What a delivered Secret carries now. */
@@ -45,6 +48,15 @@ export class Ledger {
   readonly lastCarried = new Map<string, number>();
   /** What each order's delivered Secret carries now, by order key. */
   readonly carrying = new Map<string, Carried>();
+  /**
+   * The credentials orders deleted under `deletionPolicy: Retain` left in Keystone (what their delivered Secret carried
+   * when they were gone), with the order key and its uid: no order's since (a new order of the same name is another).
+   */
+  readonly retained = new Map<string, { readonly key: string; readonly uid: string }>();
+  /** The generation each adopted credential had in its order's status, by id. */
+  private readonly adoptedGeneration = new Map<string, number>();
+  /** The first credential each order's status recorded, by `tenant/name/uid`. */
+  private readonly firstRecorded = new Map<string, string>();
 
   /** Credentials another installation minted under the orders' names: never the orders'. */
   get foreign(): ReadonlySet<string> {
@@ -55,24 +67,49 @@ export class Ledger {
     world.hooks.change.push((change) => this.changed(change));
   }
 
-  /** The order a credential's name belongs to (by its prefix), and its generation. */
-  orderOf(credentialName: string): { order: KnownOrder; generation: number } | undefined {
+  /** The order a credential belongs to (an adoption's, else by its name's prefix), and its generation. */
+  orderOf(credential: { readonly id: string; readonly name: string }): { order: KnownOrder; generation: number } | undefined {
+    const adopted = this.adopter(credential.id);
+    if (adopted) return adopted;
     for (const order of this.orders.values()) {
-      const generation = generationOf(order.prefix, credentialName);
+      const generation = generationOf(order.prefix, credential.name);
       if (generation !== undefined) return { order, generation };
     }
     return undefined;
   }
 
-  /** The credentials Keystone holds that are the order's (not another installation's), with their generations. */
+  /**
+   * The credentials Keystone holds that are the order's, with their generations: minted under its names or adopted by
+   * it; not another installation's, nor one a Retain deletion left.
+   */
   credentialsOf(order: KnownOrder): { id: string; generation: number }[] {
     const out: { id: string; generation: number }[] = [];
     for (const c of this.world.keystone.credentials.values()) {
-      if (this.foreign.has(c.id)) continue;
-      const generation = generationOf(order.prefix, c.name);
+      if (this.foreign.has(c.id) || this.retained.has(c.id)) continue;
+      const generation = this.adopter(c.id)?.order === order ? this.adopter(c.id)?.generation : generationOf(order.prefix, c.name);
       if (generation !== undefined) out.push({ id: c.id, generation });
     }
     return out;
+  }
+
+  /** The first credential the order's status recorded as delivered, if it recorded one. */
+  firstDelivered(order: KnownOrder): string | undefined {
+    return this.firstRecorded.get(`${order.key}/${order.uid}`);
+  }
+
+  /** The order that adopted a credential (a valid `spec.adopt` of the schedule), and the generation it took it as. */
+  private adopter(id: string): { order: KnownOrder; generation: number } | undefined {
+    for (const [key, adoption] of this.world.adoptions) {
+      const order = this.orders.get(key);
+      if (adoption.valid && adoption.id === id && order) return { order, generation: this.adoptedGeneration.get(id) ?? 1 };
+    }
+    return undefined;
+  }
+
+  /** The credential the order's backup holds: at its own path, or (after the upgrade, until its migration) 0.1.0's. */
+  backedUp(order: KnownOrder): string | undefined {
+    const { openBao } = this.world;
+    return openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id ?? openBao.document(backingPath(CP.namespace, order.prefix))?.application_credential_id;
   }
 
   /** Whether the credential is held now: by a delivered Secret (with its secret), or by a backup document in OpenBao. */
@@ -89,13 +126,22 @@ export class Ledger {
       const name = change.object.metadata.name;
       const key = `${ns}/${name}`;
       const prefix = childPrefix({ ...(change.cluster === 'target' ? { cluster: TARGET_CLUSTER } : {}), namespace: ns, name });
-      const spec = change.object.spec as { rotation?: { interval?: string; gracePeriod?: string } } | undefined;
-      const known = this.orders.get(key) ?? { key, tenant: ns, name, prefix, uid: '', graceMs: 0, gone: false };
+      const spec = resolveSpec((change.object.spec ?? {}) as Parameters<typeof resolveSpec>[0]);
+      const known = this.orders.get(key) ?? { key, tenant: ns, name, prefix, uid: '', graceMs: 0, gone: false, retain: false };
       known.uid = change.object.metadata.uid ?? known.uid;
-      known.graceMs = resolveSpec(spec ?? {}).gracePeriod.milliseconds;
+      known.graceMs = spec.gracePeriod.milliseconds;
       known.gone = change.type === 'DELETED';
+      if (known.deletingSince === undefined) known.retain = spec.deletionPolicy === DeletionPolicy.Retain;
       if (change.object.metadata.deletionTimestamp && known.deletingSince === undefined) known.deletingSince = now;
       if (!change.object.metadata.deletionTimestamp && change.type !== 'DELETED') known.deletingSince = undefined;
+      const carried = this.carrying.get(key);
+      if (known.gone && known.retain && carried) this.retained.set(carried.id, { key, uid: known.uid });
+      const status = change.object.status as { credentialID?: string; credentialGeneration?: number; previousCredentialID?: string; previousCredentialGeneration?: number } | undefined;
+      const first = `${key}/${known.uid}`;
+      if (status?.credentialID !== undefined && !this.firstRecorded.has(first)) this.firstRecorded.set(first, status.credentialID);
+      const adoption = this.world.adoptions.get(key);
+      if (adoption && status?.credentialID === adoption.id && status.credentialGeneration !== undefined) this.adoptedGeneration.set(adoption.id, status.credentialGeneration);
+      if (adoption && status?.previousCredentialID === adoption.id && status.previousCredentialGeneration !== undefined) this.adoptedGeneration.set(adoption.id, status.previousCredentialGeneration);
       this.orders.set(key, known);
       return;
     }
