@@ -11,9 +11,9 @@ import { scheduleArb } from './generate';
 import fc from 'fast-check';
 
 const SEED = Number(process.env.KAC_SIM_SEED ?? 46_0001);
-const SCHEDULES = Number(process.env.KAC_SIM_SCHEDULES ?? 40);
+const SCHEDULES = Number(process.env.KAC_SIM_SCHEDULES ?? 80);
 /** Past this, no new schedule starts (a loaded machine runs fewer, and says so): under the test's own timeout. */
-const WALL_LIMIT_MS = Number(process.env.KAC_SIM_WALL_LIMIT_MS ?? 600_000);
+const WALL_LIMIT_MS = Number(process.env.KAC_SIM_WALL_LIMIT_MS ?? 240_000);
 
 describe('the simulation', () => {
   it(`${SCHEDULES} schedules from seed ${SEED}: every invariant holds after every step`, async () => {
