@@ -75,8 +75,12 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   let virtualMs = 0;
   let last: { schedule: Schedule; violations: readonly Violation[] } | undefined;
   let shrinking = false;
+  // The run under way when the time limit ends the check: it still holds the process's clock until it has closed.
+  let running: Promise<unknown> = Promise.resolve();
   const property = fc.asyncProperty(scheduleArb({ maxSteps: options.maxSteps ?? 12 }), async (schedule) => {
-    const result = await runSchedule(schedule, { stopAtFirst: true, ...(options.invariants ? { invariants: options.invariants } : {}) });
+    const run = runSchedule(schedule, { stopAtFirst: true, ...(options.invariants ? { invariants: options.invariants } : {}) });
+    running = run.catch(() => undefined);
+    const result = await run;
     // Until the first failure: the schedules drawn; after it, fast-check's smaller tries, which count for nothing.
     if (!shrinking) {
       schedules++;
@@ -95,6 +99,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     endOnFailure: options.shrink === false,
     ...(options.wallLimitMs !== undefined ? { interruptAfterTimeLimit: options.wallLimitMs, markInterruptAsFailure: false } : {}),
   });
+  await running;
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (!details.failed || !details.counterexample) return { schedules, virtualMs, wallMs, ...(details.interrupted ? { interrupted: true } : {}) };
   const schedule = details.counterexample[0];

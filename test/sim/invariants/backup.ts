@@ -21,7 +21,9 @@ export const backupHoldsDelivered: Invariant = {
       if (line.msg !== 'reconcile' || line.controller !== 'KeystoneApplicationCredential' || (line.result !== 'success' && line.result !== 'requeue') || line.reason !== 'Reconciled') return;
       const order = ledger.orders.get(String(line.key));
       const carried = order && ledger.carrying.get(order.key);
-      if (!order || !carried || order.deletingSince !== undefined || order.gone) return;
+      // A tenant whose Secrets the operator may not write (the namespaced mode, its Role taken away) keeps the Secret it had:
+      // the backup, written first, may lead it until the Role is back (refused-costs-nothing judges those passes).
+      if (!order || !carried || order.deletingSince !== undefined || order.gone || world.secretsRefused.has(order.tenant)) return;
       const held = backedUp(order);
       if (held !== carried.id) report(`${order.key}: a pass succeeded and its backup holds ${held ?? 'nothing'} while the delivered Secret carries ${carried.id}`);
     });
