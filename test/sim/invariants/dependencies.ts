@@ -117,13 +117,17 @@ export const outageRate: Invariant = {
             // An object that starts failing in the window learns to wait in its first passes: the one due, and the one or
             // two its own status write wakes (an event is a reason to look again). Two passes more for each.
             const entering = [...failing].filter((key) => Date.parse(String(failed.find((l) => failingKeyOf(l) === key)?.time)) >= from).length;
+            // So does a waiter that acts in the window (its rotation fell due: a park, a mint): its writes wake it as a new
+            // failure's do. Two passes more for each.
+            const acting = new Set(world.lines.filter((l) => l.msg === 'action' && l.outcome === 'done' && Date.parse(String(l.time)) >= from && Date.parse(String(l.time)) < to).map((l) => `${String(l.kind)}/${keyOf(l)}`));
+            const woken = [...failing].filter((key) => acting.has(key)).length;
             // The informers' periodic resync hands every object to its controller once: a pass of each waiter more.
             const resync = world.resyncedBetween(from, to - 1);
             // Each dependency they wait on has its probe, and a probe's pass reaches every dependency its waiter needs.
             const probes = Math.max(1, new Set(failed.filter((l) => Date.parse(String(l.time)) < to).flatMap((l) => String(l.waitsOn ?? '').split(', ').filter(Boolean))).size);
-            const allowed = failing.size * (resync ? 2 : 1) + 2 * entering + PROBE_PASSES * probes;
+            const allowed = failing.size * (resync ? 2 : 1) + 2 * (entering + woken) + PROBE_PASSES * probes;
             if (calls > allowed) {
-              report(`${span.dependency} ${span.fault.mode}: ${calls} passes reached it in the minute from ${new Date(from).toISOString()}, with ${failing.size} objects failing, ${entering} of them new, waiting on ${probes} dependencies (allowed: ${allowed}: one of each, two more of a new one, and each probe's ${PROBE_PASSES})`);
+              report(`${span.dependency} ${span.fault.mode}: ${calls} passes reached it in the minute from ${new Date(from).toISOString()}, with ${failing.size} objects failing, ${entering} of them new, ${woken} acting, waiting on ${probes} dependencies (allowed: ${allowed}: one of each, two more of a new one or one that acted, and each probe's ${PROBE_PASSES})`);
               break;
             }
           }
