@@ -156,6 +156,12 @@ const status = object('KeystoneApplicationCredentialStatus.', {
   secretKeys: array('The delivered Secret\'s data keys, once it carries the current credential.', string({ description: 'A data key.', maxLength: 253 }), {
     maxItems: 32,
   }),
+  backupPath: string({
+    description:
+      'Not in the reference: the OpenBao path (its mount first) the backup lives at alone, recorded once the path keystone-appcred 0.1.0 wrote holds nothing of the order\'s. Absent without a backup.',
+    minLength: 0,
+    maxLength: 1024,
+  }),
   lastRevokeRequest: string({
     description: 'Not in the reference: the value of the c5c3.io/revoke-previous annotation the order last acted on; a different value rotates at once and deletes the superseded credential as soon as its successor is delivered and backed up.',
     minLength: 0,

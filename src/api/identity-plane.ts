@@ -139,8 +139,9 @@ export interface ControlPlaneStatus {
   readonly keystoneVersion?: string;
   /**
    * Not identity-plane.md's (issue 42): when the admin credential, an application credential, expires in Keystone
-   * (RFC 3339). Absent for a password cloud or a credential without an expiry; kept after it expired while the login
-   * fails, so the refusal says why.
+   * (RFC 3339). Absent for a password cloud or a credential without an expiry. Only a login Keystone answered changes
+   * it: kept while Keystone does not answer (a blip neither drops its gauge series nor resets its alert: issue 46), and
+   * after it expired while the login is refused, so the refusal says why.
    */
   readonly adminCredentialExpiresAt?: string;
 }

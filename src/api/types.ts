@@ -156,6 +156,13 @@ export interface KeystoneApplicationCredentialStatus {
   /** The delivered Secret's data keys, once it carries the current credential. */
   readonly secretKeys?: readonly string[];
   /**
+   * Not the reference's (issue 46): the OpenBao path (its mount first) the order's backup lives at alone, recorded once the
+   * backup has been looked at there and at the path keystone-appcred 0.1.0 wrote, and holds nothing of the order's at
+   * the latter (src/lifecycle/migration.ts). A process that meets the order takes its backup's migration as done while
+   * this names the order's own path: a restart reads OpenBao for no converged order. Absent without a backup.
+   */
+  readonly backupPath?: string;
+  /**
    * Not the reference's (issue 49): the value of the `c5c3.io/revoke-previous` annotation (on Pulumi, the `revokePrevious`
    * input) the order last acted on; a different value is a new request.
    */

@@ -5,6 +5,11 @@
  *
  * KV v2 splits a path in two: `<mount>/data/<path>` holds the versions, `<mount>/metadata/<path>` the key itself.
  * Removing deletes the metadata, which removes every version, so a torn-down order leaves nothing behind.
+ *
+ * A backup with an owner claims its path with its first document: KV v2's check-and-set (`options.cas`) writes it only
+ * over the version this port last saw there (0: none), so of two writers that both found the path empty (two Pulumi
+ * creates given the same explicit `backup.path`) exactly one wins, and the other's write is refused before its owner
+ * is written anywhere (issue 46). Then the path's metadata names the owner.
  */
 import type { BackupPort, SecretData } from '../lifecycle/ports';
 
@@ -60,6 +65,8 @@ export class OpenBaoBackup implements BackupPort {
   private readonly timeoutMs: number;
   /** The path's metadata names this backup's owner already (read or written by this instance). */
   private claimed = false;
+  /** The document's version this instance last saw (0: none), for the claim's check-and-set. */
+  private version?: number;
 
   constructor(private readonly options: OpenBaoBackupOptions) {
     let url: URL;
@@ -82,8 +89,12 @@ export class OpenBaoBackup implements BackupPort {
   /** The document as stored, or `undefined` when the path holds none (never written, or removed). */
   async readDocument(): Promise<Record<string, string> | undefined> {
     const response = await this.send('GET', 'data', undefined, [404]);
-    if (response.status === 404) return undefined;
-    const body = (await response.json()) as { data?: { data?: unknown } };
+    if (response.status === 404) {
+      this.version = 0;
+      return undefined;
+    }
+    const body = (await response.json()) as { data?: { data?: unknown; metadata?: { version?: unknown } } };
+    this.version = typeof body.data?.metadata?.version === 'number' ? body.data.metadata.version : undefined;
     const data = body.data?.data;
     if (data === null || data === undefined || typeof data !== 'object') return undefined;
     const out: Record<string, string> = {};
@@ -107,15 +118,20 @@ export class OpenBaoBackup implements BackupPort {
   }
 
   /**
-   * Writes a new version of the document: the three keys. With an owner, the path's metadata names it first (once per
-   * instance), so a document is never there without its owner.
+   * Writes a new version of the document: the three keys. With an owner whose path's metadata does not name it yet (as
+   * this instance read or wrote it), the write claims the path: the document only over the version last seen there (a
+   * read first when this instance has read nothing), refused with OpenBao's 400 when another writer came first, and
+   * then the owner in the metadata (once per instance).
    */
   async write(data: SecretData): Promise<void> {
-    if (this.options.owner !== undefined && !this.claimed) {
-      await this.send('POST', 'metadata', { custom_metadata: { owner: this.options.owner } });
-      this.claimed = true;
-    }
-    await this.send('POST', 'data', { data: { ...data } });
+    const claiming = this.options.owner !== undefined && !this.claimed;
+    if (claiming && this.version === undefined) await this.readDocument();
+    const response = await this.send('POST', 'data', { ...(claiming ? { options: { cas: this.version ?? 0 } } : {}), data: { ...data } });
+    const written = ((await response.json().catch(() => ({}))) as { data?: { version?: unknown } }).data?.version;
+    this.version = typeof written === 'number' ? written : undefined;
+    if (!claiming) return;
+    await this.send('POST', 'metadata', { custom_metadata: { owner: this.options.owner } });
+    this.claimed = true;
   }
 
   /** Removes the document with every version; a path that holds none is fine. */

@@ -35,6 +35,13 @@ export interface CredentialPortOptions {
   readonly maxAgeMs?: number;
   /** Observe Keystone as it is now: never reuse an earlier list (Pulumi's `read`). @default false */
   readonly fresh?: boolean;
+  /**
+   * Called each time Keystone itself answered a call of the port: a list it sent or joined (not one the known
+   * credentials served), a create, a delete, a check of a delivered id, whether they succeeded or Keystone refused
+   * them; not when Keystone did not answer (no connection, no reply in time, 5xx, 429). What tells the operator's
+   * dependency waits that Keystone answers again (src/operator/runtime/dependencies.ts). @default none
+   */
+  readonly onAnswer?: () => void;
 }
 
 /**
@@ -58,10 +65,23 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
     known.forget();
     throw error;
   };
+  /** `call`, whose reply (or refusal) is Keystone's answer when `asked()` says a request was sent. */
+  const answered = async <T>(call: Promise<T>, asked: () => boolean = () => true): Promise<T> => {
+    try {
+      const reply = await call;
+      if (asked()) options.onAnswer?.();
+      return reply;
+    } catch (error) {
+      if (isKeystoneError(error) && !error.retryable) options.onAnswer?.();
+      throw error;
+    }
+  };
   return {
     async list(adopted): Promise<KeystoneCredential[]> {
       const out: KeystoneCredential[] = [];
-      for (const c of await known.list({ fresh: options.fresh === true })) {
+      let requested = false;
+      const listed = await answered(known.list({ fresh: options.fresh === true, requested: () => (requested = true) }), () => requested);
+      for (const c of listed) {
         const generation = adopted?.get(c.id) ?? generationOf(prefix, c.name);
         if (generation === undefined) continue;
         const mark = markOf(c.description);
@@ -70,16 +90,14 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
       return out;
     },
     async create(request) {
-      const c = await credentials
-        .create({
+      const c = await answered(credentials.create({
           name: request.name,
           description: describeCredential(description, request.mark),
           secret: request.secret,
           ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}),
           ...(request.roles !== undefined ? { roles: request.roles } : {}),
           ...(request.accessRules !== undefined ? { accessRules: request.accessRules } : {}),
-        })
-        .catch(unsure);
+        })).catch(unsure);
       known.created(c);
       return { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), privileges: privilegesOf(c, request.mark) };
     },
@@ -87,11 +105,11 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
       return (await session.token()).roles;
     },
     async delete(id) {
-      await credentials.delete(id).catch(unsure);
+      await answered(credentials.delete(id)).catch(unsure);
       known.deleted(id);
     },
     async describe(id) {
-      const c = await credentials.get(id);
+      const c = await answered(credentials.get(id));
       if (c === undefined) return undefined;
       // Made elsewhere (by hand, to adopt it: issue 49), after the session's last list perhaps: the view learns of it, so
       // the passes it serves list it by id as the adopted generation.
@@ -110,7 +128,7 @@ export function credentialPort(session: KeystoneSession, prefix: string, options
     },
     async verify(id, secret) {
       try {
-        const issued = await issueToken(session.transport, { method: 'application-credential', id, secret });
+        const issued = await answered(issueToken(session.transport, { method: 'application-credential', id, secret }));
         return issued.applicationCredential?.id === id;
       } catch (error) {
         if (isKeystoneError(error, 'unauthorized', 'not-found')) return false;

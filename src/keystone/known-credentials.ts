@@ -72,10 +72,12 @@ export class KnownCredentials {
 
   /**
    * The user's credentials: the view while it is younger than `maxAgeMs`; else a list not sent yet or on its way in
-   * this epoch (`fresh`: only one not sent yet); else a new list.
+   * this epoch (`fresh`: only one not sent yet); else a new list. `requested` is called when the reply comes from
+   * Keystone (a list of its own or one it joined), not from the view.
    */
-  async list(options: { readonly fresh?: boolean } = {}): Promise<ApplicationCredential[]> {
+  async list(options: { readonly fresh?: boolean; readonly requested?: () => void } = {}): Promise<ApplicationCredential[]> {
     if (!options.fresh && this.view && this.now() - this.view.listedAt < this.maxAgeMs) return [...this.view.byId.values()];
+    options.requested?.();
     for (const p of this.pending) if (p.epoch === this.epoch && (!p.sent || !options.fresh)) return p.reply;
     return this.send();
   }

@@ -11,7 +11,7 @@
  * (ownership.ts, applied when the pass observes).
  */
 import { ConditionType, ReadyReason, setCondition, type AdmissionReason, type KeystoneApplicationCredentialStatus } from '../api';
-import { migration } from './migration';
+import { migration, recordMigration } from './migration';
 import type { Failure, LifecycleOrder, Observations, Plan } from './model';
 import { Step } from './step';
 import { teardown } from './teardown';
@@ -22,7 +22,7 @@ type Status = KeystoneApplicationCredentialStatus;
 export function decide(order: LifecycleOrder, observations: Observations, now: Date): Plan {
   const observed = observedStatus(order);
   if (order.deleting) return teardown(observed, observations, order.spec.deletionPolicy);
-  if (observations.admission) return movedBackup(frozen(observed, observations.admission.reason, observations.admission.message, now), observations);
+  if (observations.admission) return movedBackup(frozen(observed, observations.admission.reason, observations.admission.message, now), observations, order.backupPath);
   return new Step(order, observations, now, observed).plan();
 }
 
@@ -44,19 +44,19 @@ function observedStatus(order: LifecycleOrder): Status {
 
 /**
  * A frozen order's backup still moves to its own path after an upgrade (migration.ts): the same document in OpenBao,
- * no Keystone call, nothing the consumer sees; everything else of the order stays as it is.
+ * no Keystone call, nothing the consumer sees (the status records the move); everything else of the order stays as it is.
  */
-function movedBackup(plan: Plan, world: Observations): Plan {
+function movedBackup(plan: Plan, world: Observations, path: string | undefined): Plan {
   const live = plan.status.credentialGeneration;
   const deliveredParked = world.generations.some((r) => r.generation === live && r.parked);
-  const { actions } = migration({
+  const { actions, done } = migration({
     status: plan.status,
     deliveredParked,
     ...(world.backup ? { backup: world.backup } : {}),
     ...(world.formerBackup ? { former: world.formerBackup } : {}),
     deliverable: world.undeliverable === undefined,
   });
-  return actions.length === 0 ? plan : { ...plan, actions: [...plan.actions, ...actions] };
+  return { ...plan, status: recordMigration(plan.status, path, done), actions: [...plan.actions, ...actions] };
 }
 
 /**

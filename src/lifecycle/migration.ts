@@ -14,6 +14,14 @@
  *
  * Teardown removes the former path's document too when it is the order's own, so an order deleted after the upgrade
  * leaves both paths empty. These rules are pure; the runner and the drivers only read the two paths and run the actions.
+ *
+ * A face that meets its orders again and again (the operator, at every start) records that the migration is done
+ * (`status.backupPath`, issue 46): the pass that looked at both paths and leaves the own one holding the delivered
+ * document and the former one nothing of the order's records the own path, and a process that meets the order with
+ * that record reads neither path for it. The record is only ever a reason to look at less: a status that lost it (a
+ * lost write, a restore without status) or names another path (a restored order has a new uid, so a new own path) looks
+ * at both paths again, and the migration deletes nothing but the former path's document of the order's own, and that
+ * only once the own path holds the delivered document.
  */
 import type { KeystoneApplicationCredentialStatus } from '../api';
 import type { Action, BackupObservation } from './model';
@@ -67,6 +75,11 @@ export interface MigrationInput {
 export interface Migration {
   readonly actions: readonly Action[];
   readonly former: FormerBackup;
+  /**
+   * Done once the actions ran: both paths were looked at, the own one holds the delivered document and the former one
+   * holds nothing of the order's (empty, removed, or another's, left alone).
+   */
+  readonly done: boolean;
 }
 
 const WHY_WRITE = 'the own backup path does not hold the delivered document';
@@ -83,7 +96,7 @@ export function migration(input: MigrationInput): Migration {
   const backup = input.backup;
   const id = input.status.credentialID;
   const generation = input.status.credentialGeneration;
-  if (backup === undefined || backup.error !== undefined || id === undefined || generation === undefined) return { actions: [], former };
+  if (backup === undefined || backup.error !== undefined || id === undefined || generation === undefined) return { actions: [], former, done: false };
   const actions: Action[] = [];
   let holds = backup.credentialId === id || input.writesBackup === true;
   if (!holds && input.deliveredParked && input.deliverable !== false) {
@@ -91,7 +104,15 @@ export function migration(input: MigrationInput): Migration {
     holds = true;
   }
   if (holds && former.state === 'own') actions.push({ type: 'remove-former-backup', credentialId: former.credentialId, why: WHY_REMOVE });
-  return { actions, former };
+  return { actions, former, done: holds && input.former !== undefined && former.state !== 'unknown' };
+}
+
+/**
+ * The status with the migration's record: `status.backupPath` is `path` (the own path, when the face records one) once
+ * the migration is done, and stays as recorded otherwise (see the module comment).
+ */
+export function recordMigration(status: Status, path: string | undefined, done: boolean): Status {
+  return path !== undefined && done && status.backupPath !== path ? { ...status, backupPath: path } : status;
 }
 
 /**

@@ -26,6 +26,11 @@ export interface LifecycleOrder {
   /** The delivered Secret's name, reported as `status.secretName`; absent for a face that delivers no Secret. */
   readonly secretName?: string;
   /**
+   * The path of the order's own backup, recorded as `status.backupPath` once the backup lives there alone
+   * (migration.ts); absent for a face that records no migration (its own state says it: Pulumi's owner id).
+   */
+  readonly backupPath?: string;
+  /**
    * A request to revoke now (issue 49): the `c5c3.io/revoke-previous` annotation's value, the Pulumi input
    * `revokePrevious`. Pending while it differs from `status.lastRevokeRequest` (rotation.ts, `revokePending`).
    */

@@ -9,7 +9,7 @@
 import type { KeystoneApplicationCredentialStatus, Privileges } from '../api';
 import { adopt } from './adoption';
 import { decide, decideFailure } from './decide';
-import { formerBackup, migration, accountedIds, type FormerBackup } from './migration';
+import { formerBackup, migration, accountedIds, recordMigration, type FormerBackup } from './migration';
 import type { Action, BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, HeldCredential, HeldPrivileges, LifecycleOrder, Observations, Plan } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
 import type { BackupPort, KeystoneCredential, Ports, SecretData } from './ports';
@@ -93,9 +93,9 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
   const backedUp = backupRead && 'credentialId' in backupRead ? backupRead.credentialId : undefined;
   let sorted: { own: KeystoneCredential[]; foreign: ForeignCredential[] } = { own: [], foreign: [] };
   try {
-    sorted = await sortByOwner(ports, order, 'credentials' in keystone ? keystone.credentials : [], records, delivered, backedUp);
+    sorted = await sortByOwner(ports, order, 'credentials' in keystone ? keystone.credentials : [], records, backedUp);
   } catch (error) {
-    // Keystone could not check the delivered Secret's id: what is the order's is not known for sure this pass.
+    // Keystone could not check an unmarked credential: what is the order's is not known for sure this pass.
     if (!(error instanceof VerifyError)) throw error;
     keystone = { error: error.message };
   }
@@ -132,23 +132,21 @@ function readBackup(port: BackupPort | undefined): Promise<BackupObservation> | 
 
 /**
  * The listed credentials the order minted and the foreign ones (ownership.ts), with the evidence gathered: the ids the
- * status records and the backup (at the order's own path) holds, which only the order writes; the id the delivered
- * Secret names only as {@link deliveredRecord} verifies it (a tenant may edit the Secret); and a parked secret's proof
- * only for a credential that carries a proof and is settled by neither owner nor record.
+ * status records and the backup (at the order's own path) holds, which only the order writes; an unmarked credential
+ * as {@link verifiedRecords} proves it (never the delivered Secret's id as such: a tenant may edit the Secret); and a
+ * parked secret's proof only for a credential that carries a proof and is settled by neither owner nor record.
  */
 async function sortByOwner(
   ports: Pick<Ports, 'secrets' | 'keystone'>,
   order: Pick<LifecycleOrder, 'status' | 'owner'>,
   listed: readonly KeystoneCredential[],
   records: ReadonlyMap<number, GenerationRecord>,
-  delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
   backedUp: string | undefined,
 ): Promise<{ own: KeystoneCredential[]; foreign: ForeignCredential[] }> {
   // A parked record's adopted id (issue 49, adoption.ts) is the order's record too: only the order writes its parked records.
   const adopted = [...records.values()].map((r) => r.adopted);
   const recorded = new Set([order.status.credentialID, order.status.previousCredentialID, backedUp, ...adopted].filter((id): id is string => id !== undefined && id !== ''));
-  const hinted = await deliveredRecord(ports, recorded, listed, records, delivered);
-  if (hinted !== undefined) recorded.add(hinted);
+  for (const id of await verifiedRecords(ports, recorded, listed, records)) recorded.add(id);
   const base = { ...(order.owner !== undefined ? { owner: order.owner } : {}), recorded };
   const proofs = new Map<number, string>();
   for (const g of new Set(listed.filter((c) => needsProof(base, c) && records.get(c.generation)?.parked).map((c) => c.generation))) {
@@ -158,44 +156,43 @@ async function sortByOwner(
   return sortCredentials(listed, { ...base, proofs });
 }
 
-/** Keystone could not say whether a delivered Secret's id and secret belong together (not a plain refusal). */
+/** Keystone could not say whether an unmarked credential was minted with the order's parked secret (not a plain refusal). */
 class VerifyError extends Error {
-  constructor(cause: unknown) {
-    super(`checking the delivered Secret's credential: ${reason(cause)}`);
+  constructor(credential: KeystoneCredential, cause: unknown) {
+    super(`checking whether credential ${credential.id} (generation ${credential.generation}, without marks) was minted with the order's parked secret: ${reason(cause)}`);
     this.name = 'VerifyError';
   }
 }
 
 /**
- * The id the delivered Secret names, when it counts as the order's record. The Secret lives in the tenant's namespace,
- * so its id is a hint, never proof by itself: a tenant who may edit it can write any id there (another installation's
- * credential under the same names included) and leave the secret as it is. It counts only where Keystone itself proves
- * the pair: the id names a listed credential that carries no mark (minted before marks existed: a marked one is judged
- * by its marks alone), that no record settles already, the Secret's secret is one of the order's parked secrets, and
- * Keystone authenticates that id with that secret, so the credential was created with the order's secret, which no
- * tenant can do with a restricted credential. Otherwise the id is not the order's, and the repair reports it.
+ * The unmarked listed credentials that count as the order's records: each carries no mark (minted before marks existed,
+ * by keystone-appcred 0.1.0: a marked one is judged by its marks alone), no record settles it already, its generation
+ * has a parked secret, and Keystone authenticates it with that secret, so it was created with the order's secret,
+ * which nobody else holds (a restricted credential cannot read it, a tenant who edits the delivered Secret cannot make
+ * Keystone take it). What this proves: 0.1.0's successor, minted and parked but not switched to when the upgrade came,
+ * is the order's to switch to (issue 46), and so is a delivered credential whose status a restore lost. An unmarked
+ * credential Keystone does not authenticate with the parked secret is somebody else's; one without a parked secret is
+ * left to its records alone. Keystone is asked once per such credential and pass (none once the status records it).
  */
-async function deliveredRecord(
+async function verifiedRecords(
   ports: Pick<Ports, 'secrets' | 'keystone'>,
   recorded: ReadonlySet<string>,
   listed: readonly KeystoneCredential[],
   records: ReadonlyMap<number, GenerationRecord>,
-  delivered: Awaited<ReturnType<Ports['delivery']['read']>>,
-): Promise<string | undefined> {
-  const id = delivered?.owned ? delivered.data.application_credential_id : undefined;
-  const carried = delivered?.data.application_credential_secret;
+): Promise<string[]> {
   const verify = ports.keystone.verify?.bind(ports.keystone);
-  if (!id || !carried || !verify || recorded.has(id)) return undefined;
-  const credential = listed.find((c) => c.id === id);
-  if (!credential || credential.mark.owner !== undefined || credential.mark.proof !== undefined) return undefined;
-  for (const r of records.values()) {
-    if (!r.parked || (await ports.secrets.read(r.generation)) !== carried) continue;
-    const proven = await verify(id, carried).catch((error: unknown) => {
-      throw new VerifyError(error);
+  if (!verify) return [];
+  const proven: string[] = [];
+  for (const c of listed) {
+    if (recorded.has(c.id) || c.mark.owner !== undefined || c.mark.proof !== undefined || !records.get(c.generation)?.parked) continue;
+    const secret = await ports.secrets.read(c.generation);
+    if (secret === undefined) continue;
+    const minted = await verify(c.id, secret).catch((error: unknown) => {
+      throw new VerifyError(c, error);
     });
-    return proven ? id : undefined;
+    if (minted) proven.push(c.id);
   }
-  return undefined;
+  return proven;
 }
 
 /**
@@ -261,16 +258,18 @@ function recordedGeneration(status: KeystoneApplicationCredentialStatus, credent
  * The backup of an order the cache settles (settled.ts) on a process's first sight of it, after an upgrade above all:
  * the own path and the path keystone-appcred 0.1.0 wrote are read, and the migration's actions run (migration.ts): the
  * own path gets the delivered document when it lacks it, the order's document leaves the former path. OpenBao only,
- * never Keystone, never the API server. Undefined when a path cannot be read: the order then takes the full pass, which
- * reports it (BackupNotSynced). An action that fails throws an {@link ActionError}.
+ * never Keystone, never the API server: `status` is the order's with the migration's record, for the face to write
+ * when it differs. A path that cannot be read throws an {@link ObservationError} (the face waits for OpenBao: a settled
+ * order has no reason to ask Keystone anything); an action that fails throws an {@link ActionError}.
  */
 export async function settleBackup(
-  order: Pick<LifecycleOrder, 'status'>,
+  order: Pick<LifecycleOrder, 'status' | 'backupPath'>,
   ports: Pick<Ports, 'backup' | 'formerBackup' | 'secrets' | 'render'>,
   options: Pick<RunOptions, 'onAction'> = {},
-): Promise<{ readonly former: FormerBackup; readonly actions: number } | undefined> {
+): Promise<{ readonly former: FormerBackup; readonly actions: number; readonly status: KeystoneApplicationCredentialStatus }> {
   const [backup, former] = await Promise.all([readBackup(ports.backup), readBackup(ports.formerBackup)]);
-  if (backup?.error !== undefined || former?.error !== undefined) return undefined;
+  const unread = [backup?.error && `backup: ${backup.error}`, former?.error && `the backup path keystone-appcred 0.1.0 wrote: ${former.error}`].filter(Boolean);
+  if (unread.length > 0) throw new ObservationError(`the backup's migration could not look at both paths: ${unread.join('; ')}`, order.status);
   const live = order.status.credentialGeneration;
   const deliveredParked = live !== undefined && (await ports.secrets.list()).some((p) => p.generation === live && p.parked);
   const planned = migration({ status: order.status, deliveredParked, ...(backup ? { backup } : {}), ...(former ? { former } : {}) });
@@ -287,7 +286,7 @@ export async function settleBackup(
     }
   }
   const after = planned.actions.some((a) => a.type === 'remove-former-backup') ? { state: 'empty' as const } : planned.former;
-  return { former: after, actions: planned.actions.length };
+  return { former: after, actions: planned.actions.length, status: recordMigration(order.status, order.backupPath, planned.done) };
 }
 
 /**

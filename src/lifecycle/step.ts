@@ -4,7 +4,7 @@
 import { alternateCredentialName, credentialName, formatTime, type KeystoneApplicationCredentialStatus } from '../api';
 import { report } from './conditions';
 import type { Action, Failure, GenerationRecord, LifecycleOrder, Observations, Plan } from './model';
-import { migration } from './migration';
+import { migration, recordMigration } from './migration';
 import { shownCredentialId } from './ownership';
 import { carriedGenerations, rebuild } from './recorded';
 import * as rotation from './rotation';
@@ -310,12 +310,13 @@ export class Step {
   /**
    * After an upgrade from 0.1.0 (migration.ts): the own path gets the delivered document when nothing above wrote it
    * (a gated order), and the order's document leaves the path 0.1.0 wrote once the own path holds it. OpenBao only.
+   * Once that is done, the status records it (`backupPath`).
    */
   private migrate(): void {
     if (this.world.backup === undefined) return;
     const live = this.status.credentialGeneration;
     const writes = this.backedUp !== undefined && this.backedUp === live;
-    const { actions } = migration({
+    const { actions, done } = migration({
       status: this.status,
       deliveredParked: live !== undefined && this.records.get(live)?.parked === true,
       backup: this.world.backup,
@@ -328,6 +329,8 @@ export class Step {
     // The own path is written by the rules above whenever they run; the migration adds it only where they did not.
     const backupWritten = this.actions.some((a) => a.type === 'backup');
     this.actions.push(...actions.filter((a) => !(a.type === 'backup' && backupWritten)));
+    const recorded = recordMigration(this.status, this.order.backupPath, done).backupPath;
+    if (recorded !== undefined) this.status.backupPath = recorded;
   }
 
   /**

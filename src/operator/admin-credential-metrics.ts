@@ -15,7 +15,7 @@ export const ADMIN_CREDENTIAL_EXPIRY_METRIC = 'keystone_appcred_admin_credential
 export function adminCredentialMetrics(registry: Registry, source: { readonly controlPlanes: () => readonly ControlPlane[]; readonly leading: () => boolean }): void {
   new Gauge({
     name: ADMIN_CREDENTIAL_EXPIRY_METRIC,
-    help: "When a ControlPlane's admin application credential expires in Keystone (status.adminCredentialExpiresAt), Unix seconds; absent for a password or a credential without an expiry",
+    help: "When a ControlPlane's admin application credential expires in Keystone (status.adminCredentialExpiresAt), Unix seconds; absent for a password or a credential without an expiry; kept while Keystone does not answer the admin login",
     labelNames: ['namespace', 'name'],
     registers: [registry],
     collect() {

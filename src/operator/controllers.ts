@@ -235,7 +235,12 @@ export function registerControllers(manager: Manager, options: ControllerOptions
           // process meets the order for the first time (settled by the cache) and has recorded nothing yet.
           if (!outcome.skipped || outcome.settled) metrics.observed(k.namespace, k.name, outcome.status, name);
           if ((!outcome.skipped && !outcome.status) || gone()) metrics.forget(k.namespace, k.name, name);
-          return { ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}), reason: outcome.skipped ? 'Unchanged' : 'Reconciled' };
+          return {
+            ...(outcome.requeueAfterMs !== undefined ? { requeueAfter: outcome.requeueAfterMs } : {}),
+            reason: outcome.skipped ? 'Unchanged' : 'Reconciled',
+            // What the pass reached and was answered by wakes the orders waiting on it (runtime/dependencies.ts).
+            ...(outcome.answered ? { answered: outcome.answered } : {}),
+          };
         } catch (error) {
           // A failed pass: the series follow the status it recorded (or would have, had its write failed too), so an
           // alert reads what the order says while every pass fails (BackupNotSynced while OpenBao refuses, CredentialError

@@ -56,7 +56,10 @@ export function decideControlPlane(controlPlane: ControlPlane, observed: Control
   };
 }
 
-/** The admin verdict; `expiresAt` the admin application credential's expiry to record, `steady` when only the clock wakes it. */
+/**
+ * The admin verdict; `expiresAt` the admin application credential's expiry to record (absent: none is recorded),
+ * `steady` when only the clock wakes it.
+ */
 interface AdminVerdict {
   readonly verdict: Verdict;
   readonly version?: string;
@@ -67,11 +70,19 @@ interface AdminVerdict {
 
 const WARNING = Duration.parse(ADMIN_CREDENTIAL_EXPIRY_WARNING);
 
+/**
+ * Only a login Keystone answered changes the recorded expiry: a success records the credential's (or none), a refusal
+ * keeps it only when it has passed (the message says the credential expired) and drops it before then (the credential
+ * the Secret holds now is not the one recorded, or was revoked). Everything that says nothing about the credential
+ * keeps it (issue 46): Keystone not answering, a login not attempted, a Secret that cannot be read or is refused. A
+ * Keystone blip then neither drops the expiry's gauge series nor resets the alert on it.
+ */
 function adminVerdict(observed: ControlPlaneObservations, recorded: string | undefined, now: Date): AdminVerdict {
+  const kept = recorded !== undefined ? { expiresAt: recorded } : {};
   const { credential, login } = observed;
-  if (observed.secretsRefused !== undefined) return { verdict: { status: 'False', reason: AdminCredentialReason.SecretAccessNotGranted, message: observed.secretsRefused } };
-  if (!credential.ok) return { verdict: { status: 'False', reason: credential.reason, message: credential.message } };
-  if (!login) return { verdict: { status: 'False', reason: AdminCredentialReason.KeystoneUnreachable, message: 'the admin login was not attempted' }, requeueAfter: UNREACHABLE_RECHECK_MS };
+  if (observed.secretsRefused !== undefined) return { verdict: { status: 'False', reason: AdminCredentialReason.SecretAccessNotGranted, message: observed.secretsRefused }, ...kept };
+  if (!credential.ok) return { verdict: { status: 'False', reason: credential.reason, message: credential.message }, ...kept };
+  if (!login) return { verdict: { status: 'False', reason: AdminCredentialReason.KeystoneUnreachable, message: 'the admin login was not attempted' }, requeueAfter: UNREACHABLE_RECHECK_MS, ...kept };
   if (login.ok) {
     const authenticated = `authenticated to Keystone ${login.version} at ${credential.connection.authUrl} as the admin`;
     const used = login.applicationCredential;
@@ -79,7 +90,7 @@ function adminVerdict(observed: ControlPlaneObservations, recorded: string | und
     return { ...applicationCredentialVerdict(`${authenticated} application credential ${used.name} (${used.id})`, used.expiresAt, now), version: login.version };
   }
   if (UNREACHABLE.has(login.kind)) {
-    return { verdict: { status: 'False', reason: AdminCredentialReason.KeystoneUnreachable, message: login.message }, requeueAfter: UNREACHABLE_RECHECK_MS };
+    return { verdict: { status: 'False', reason: AdminCredentialReason.KeystoneUnreachable, message: login.message }, requeueAfter: UNREACHABLE_RECHECK_MS, ...kept };
   }
   // An admin application credential that expired is refused like a wrong secret: the recorded expiry says why.
   const expired = recorded !== undefined && Date.parse(recorded) <= now.getTime() ? recorded : undefined;

@@ -16,7 +16,7 @@ import { foreignHolder, sharedPathMessage, type OwnedBackup } from './backup-pat
 import type { OpenKeystone } from './keystone';
 import { leftoverNote } from './leftover';
 import { deliveryNotice, documentOf, fieldsOf, namesScope, shapesOf } from './delivery-inputs';
-import { outputsOf, privilegesOf, statusOf, stripUndefined, type AdoptSettings, type ProviderInputs, type ProviderOutputs } from './state';
+import { outputsOf, ownerOfLegacyState, privilegesOf, statusOf, stripUndefined, type AdoptSettings, type ProviderInputs, type ProviderOutputs } from './state';
 import type { BackupSettings } from './settings';
 
 /** What a run needs of the provider's surroundings. */
@@ -57,7 +57,8 @@ export function backupOf(ctx: Pick<RunContext, 'env' | 'backup'>, inputs: Pick<P
  * The backup port a run hands the lifecycle, when `backup.path` is explicit (the default path names the owner): refused
  * up front when the document there belongs to another owner (backup-path.ts) — a create or an update fails before
  * anything happens, a destroy leaves that document alone and says so — and every read of it checks the owner again,
- * so a document another resource wrote since is never taken for this one's record.
+ * so a document another resource wrote since is never taken for this one's record. A write another resource's claim
+ * refused (two creates that both found the path empty: src/backup/openbao.ts) fails saying whose the path is now.
  */
 async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; target: BackupTarget }, owner: string | undefined, recorded: ReadonlySet<string>, deleting: boolean): Promise<OwnedBackup | undefined> {
   const { port, target } = backup;
@@ -75,7 +76,15 @@ async function guardedBackup(ctx: RunContext, backup: { port: OwnedBackup; targe
       if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
       return port.read();
     },
-    write: (data) => port.write(data),
+    write: async (data) => {
+      try {
+        await port.write(data);
+      } catch (error) {
+        const now = await port.readOwner?.().catch(() => undefined);
+        if (now !== undefined && now !== owner) throw new Error(sharedPathMessage(target, { owner: now }, owner));
+        throw error;
+      }
+    },
     remove: () => port.remove(),
   };
 }
@@ -157,8 +166,9 @@ function rolesGate(inputs: Pick<ProviderInputs, 'roles'>, port: Ports['keystone'
 export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete', id: string, olds: Partial<ProviderOutputs>, inputs: ProviderInputs): Promise<ProviderOutputs> {
   const deleting = verb === 'delete';
   // The state's owner; a create's was drawn by check (recorded by the engine before this call); a state written before
-  // owners existed gets one at its first update.
-  const owner = olds.owner ?? inputs.owner ?? (deleting ? undefined : randomUUID());
+  // owners existed (0.1.0) gets one at its first update, derived from the state, so that a killed run's writes under
+  // it are the next run's own (state.ts).
+  const owner = olds.owner ?? inputs.owner ?? ownerOfLegacyState(olds) ?? (deleting ? undefined : randomUUID());
   const connection = resolveConnection(inputs.connection, ctx.env);
   // The backup first: an explicit path another owner's document holds is refused before anything happens.
   const recorded = new Set([olds.credentialId, olds.previousCredentialId, olds.successorCredentialId].filter((id): id is string => id !== undefined));
@@ -192,8 +202,9 @@ export async function run(ctx: RunContext, verb: 'create' | 'update' | 'delete',
   const minted = new Map<number, string>();
   if (olds.successorGeneration !== undefined && olds.successorCredentialId !== undefined) minted.set(olds.successorGeneration, olds.successorCredentialId);
   // A state keystone-appcred 0.1.0 wrote has no owner id, and its backup is at the default path without one: this run
-  // writes the owner's path and removes the 0.1.0 document once it is proven this resource's (src/lifecycle/migration.ts).
-  const migrating = !deleting && olds.owner === undefined && olds.credentialId !== undefined && inputs.backup !== undefined && inputs.backup.path === undefined;
+  // writes the owner's path and removes the 0.1.0 document once it is proven this resource's (src/lifecycle/migration.ts);
+  // a destroy removes both (the owner's path may hold what a killed run wrote).
+  const migrating = olds.owner === undefined && olds.credentialId !== undefined && inputs.backup !== undefined && inputs.backup.path === undefined;
   const gate = deleting ? undefined : rolesGate(inputs, keystone.port, connection);
   /** What each generation's credential carries, as this run observed or minted it (issue 42). */
   const privileges = new Map<number, HeldPrivileges>();

@@ -9,6 +9,7 @@
  * second one. Only what is true in the world is recorded: a failed run records its new inputs only when it switched
  * the delivered credential under them.
  */
+import { createHash } from 'node:crypto';
 import type { AccessRule, DeletionPolicy, KeystoneApplicationCredentialStatus, SecretFormat } from '../api';
 import type { HeldPrivileges, Observations } from '../lifecycle';
 import type { BackupSettings, ConnectionSettings } from './settings';
@@ -127,6 +128,28 @@ export interface ProviderOutputs extends StatusOutputs, SuccessorOutputs {
   readonly secretTemplate?: PulumiSecretTemplate;
   readonly deletionPolicy?: DeletionPolicy;
   readonly revokePrevious?: string;
+}
+
+/** Separates the owner id's input from any other use of a secret's digest (the proof's: src/lifecycle/ownership.ts). */
+const OWNER_CONTEXT = 'keystone-appcred pulumi owner of a state without one v1\n';
+
+/**
+ * The owner id of a state that names none (keystone-appcred 0.1.0 wrote it: owners came with 0.2.0), for the run that
+ * gives it one: derived from the state itself, not drawn, so that every run over that state has the same owner until a
+ * state naming it is saved. A run killed after it wrote something under the owner (the backup at the owner's path, a
+ * successor marked with it) and before Pulumi saved its outputs leaves nothing the next run does not take for its own
+ * (issue 46): the next run, from the same state, writes the same path and owns the same marks. It is a one-way digest
+ * of the delivered generation's secret, which only this state holds, in the form of an RFC 9562 UUID (version 8), so
+ * no other stack can arrive at it and it tells nothing of the secret. Undefined for a state without that secret (no
+ * credential was delivered: nothing to migrate, and the run draws one).
+ */
+export function ownerOfLegacyState(state: Pick<Partial<ProviderOutputs>, 'owner' | 'credentialSecret'>): string | undefined {
+  if (state.owner !== undefined || state.credentialSecret === undefined) return undefined;
+  const bytes = createHash('sha256').update(OWNER_CONTEXT).update(state.credentialSecret).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x80;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** Outputs Pulumi must store encrypted. */

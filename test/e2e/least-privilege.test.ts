@@ -4,7 +4,8 @@
  * construct's RBAC, the real API server and the real Keystone, the ControlPlane's admin an application credential:
  * - the identity plane end to end with an admin application credential instead of the admin password (project, user,
  *   role assignments in Keystone as ordered), its approaching expiry reported (`AdminCredentialReady=True/
- *   AdminCredentialExpiring`, `status.adminCredentialExpiresAt`, the metric), and its rotation by hand;
+ *   AdminCredentialExpiring`, `status.adminCredentialExpiresAt`, the metric), kept through a Keystone blip (issue 46:
+ *   the field, its gauge series), and its rotation by hand;
  * - an order with `spec.roles` carries exactly those roles (Keystone's GET, a token from it); one without, every role;
  * - a role not allowed in the namespace → `RoleNotAllowed`, one not assigned → `RoleNotAssigned`, each naming it, and
  *   nothing in Keystone;
@@ -17,8 +18,9 @@ import { join } from 'node:path';
 import { ApplicationCredentials, KeystoneSession, authenticateApplicationCredential, type ApplicationCredential } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order, type Probe } from '../support/credential-fixtures';
+import { startCutProxy } from '../support/cut-proxy';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, kubectl, type KubeObject } from '../support/kubectl';
+import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { installCrds, metricsText, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
@@ -144,6 +146,39 @@ describe('the identity plane with an admin application credential', () => {
     expect(Number(metric.split(' ').pop())).toBe(expiresAt / 1000);
     const events = await kubectl(['get', 'events', '-n', CP_NS, '--field-selector', 'reason=AdminCredentialExpiring', '-o', 'jsonpath={.items[*].type}']);
     expect(events.stdout).toContain('Warning');
+  });
+
+  it('a Keystone blip keeps the recorded expiry and its gauge series (issue 46): KeystoneUnreachable while it lasts, the same expiry throughout', async () => {
+    // A second ControlPlane of the same admin Secret whose Keystone goes through a proxy this test cuts.
+    const cut = await startCutProxy(env.authUrl);
+    const blip = { ...controlPlane(), metadata: { name: 'cp-blip', namespace: CP_NS }, spec: { ...(controlPlane().spec as Record<string, unknown>), services: { keystone: { external: { authURL: cut.url } } }, namespaceAssignments: [] } };
+    const gauge = async () => (await metricsText(operator)).split('\n').find((l) => l.startsWith(`keystone_appcred_admin_credential_expiry_timestamp_seconds{namespace="${CP_NS}",name="cp-blip"}`));
+    /** cp-blip once its AdminCredentialReady has `reason`. */
+    const blipWith = (reason: string) =>
+      eventually(async () => {
+        const cp = await getJson<Order>('controlplanes.c5c3.io', 'cp-blip', { namespace: CP_NS });
+        return condition(cp, 'AdminCredentialReady')?.reason === reason && cp;
+      }, 60_000);
+    const poke = () => kubectlOk(['annotate', 'controlplanes.c5c3.io', 'cp-blip', '-n', CP_NS, `example.com/poke=${Date.now()}`, '--overwrite']);
+    try {
+      await applyOk(blip, { fieldManager: 'kac-test' });
+      const recorded = (await blipWith('AdminCredentialExpiring')).status?.adminCredentialExpiresAt as string;
+      const series = await eventually(gauge, 30_000);
+      cut.down = true;
+      await poke(); // the pass that logs in now (a changed ControlPlane is logged in with at once)
+      const down = await blipWith('KeystoneUnreachable');
+      expect(down.status?.adminCredentialExpiresAt).toBe(recorded);
+      expect(await gauge()).toBe(series);
+      cut.down = false;
+      await poke();
+      const back = await blipWith('AdminCredentialExpiring');
+      expect(back.status?.adminCredentialExpiresAt).toBe(recorded);
+      expect(await gauge()).toBe(series);
+      expect(cut.calls.some((c) => c.outcome === 'reset')).toBe(true);
+    } finally {
+      await kubectl(['delete', 'controlplanes.c5c3.io', 'cp-blip', '-n', CP_NS, '--wait=false']);
+      await cut.close();
+    }
   });
 
   it('users, projects and role assignments are made in Keystone with it', async () => {

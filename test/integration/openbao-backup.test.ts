@@ -75,6 +75,36 @@ describe('OpenBaoBackup', () => {
     expect(await theirs.readOwner()).toBeUndefined();
   });
 
+  it('two owners that both saw the path empty and both write (two creates of one explicit path): the first write claims it, the second is refused, the first\'s document and owner stand (issue 46, finding 8)', async () => {
+    const shared = `${path}-raced`;
+    const a = new OpenBaoBackup({ address, token, mount, path: shared, owner: 'owner-a' });
+    const b = new OpenBaoBackup({ address, token, mount, path: shared, owner: 'owner-b' });
+    // Both check: nothing there, no owner
+    for (const racer of [a, b]) {
+      expect(await racer.readOwner()).toBeUndefined();
+      expect(await racer.read()).toBeUndefined();
+    }
+    await a.write(doc('c-a'));
+    const refused = (await b.write(doc('c-b')).catch((e: unknown) => e)) as Error;
+    expect(refused).toBeInstanceOf(Error);
+    expect(refused.message).toContain(shared);
+    expect(await new OpenBaoBackup({ address, token, mount, path: shared }).read()).toBe('c-a');
+    expect(await b.readOwner()).toBe('owner-a');
+    // The winner goes on writing its path; a document written before owners (none in the metadata) it had read is its to
+    // overwrite, and names it from then on.
+    await a.write(doc('c-a2'));
+    expect(await a.read()).toBe('c-a2');
+    await a.remove();
+    const legacy = new OpenBaoBackup({ address, token, mount, path: shared });
+    await legacy.write(doc('c-0'));
+    const upgraded = new OpenBaoBackup({ address, token, mount, path: shared, owner: 'owner-c' });
+    expect(await upgraded.readOwner()).toBeUndefined();
+    expect(await upgraded.read()).toBe('c-0');
+    await upgraded.write(doc('c-1'));
+    expect(await upgraded.readOwner()).toBe('owner-c');
+    await upgraded.remove();
+  });
+
   it('fails with the path and status, never the token', async () => {
     const denied = new OpenBaoBackup({ address, token: 'not-a-token', mount, path });
     const error = (await denied.write(doc('x')).catch((e: unknown) => e)) as Error;

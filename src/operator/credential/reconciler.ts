@@ -41,10 +41,11 @@ export interface CredentialReconcilerDeps {
   /** The backup at a backing path; absent: no backup is configured and delivery does not wait for one. */
   readonly backup?: (path: string) => BackupPort;
   /**
-   * Keystone as the ordered user; `fresh`: the pass follows a change the user made and lists anew.
+   * Keystone as the ordered user; `fresh`: the pass follows a change the user made and lists anew; `onAnswer`: to be
+   * called each time Keystone itself answered a call of the port (src/keystone/credential-port.ts).
    * @default the project's Keystone client (`credentialPort` on a session of `sessions`)
    */
-  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean }) => CredentialPort;
+  readonly keystone?: (connection: UserConnection, prefix: string, options: { readonly fresh: boolean; readonly onAnswer?: () => void }) => CredentialPort;
   /**
    * The sessions the ordered users log in through: one token per (Keystone, user, project, password generation), shared
    * by every pass of that user's orders until shortly before it expires. @default sessions of the reconciler's own
@@ -70,7 +71,8 @@ export interface CredentialReconcilerDeps {
  * that write failed too), so the metrics follow what the order says whether the pass succeeded or not, and the
  * dependencies that did not answer it (`waitsOn`: Keystone at the order's endpoint unreachable or answering 5xx,
  * OpenBao refusing or down, the order's API server answering 5xx), so the work queue waits on them
- * (src/operator/runtime/dependencies.ts) instead of backing the order off on its own.
+ * (src/operator/runtime/dependencies.ts) instead of backing the order off on its own, and those it reached and that
+ * answered it (`answered`), whose waiters are woken.
  */
 export class CredentialPassError extends Error {
   override readonly name = 'CredentialPassError';
@@ -80,6 +82,8 @@ export class CredentialPassError extends Error {
     readonly status: KeystoneApplicationCredentialStatus | undefined,
     /** The dependencies that did not answer, named for people (`Keystone <auth URL>`, `OpenBao`, `the API server …`). */
     readonly waitsOn: readonly string[],
+    /** The dependencies the pass reached and that answered every call it made of them. */
+    readonly answered: readonly string[] = [],
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
@@ -104,6 +108,18 @@ export interface CredentialOutcome {
   readonly skipped?: boolean;
   /** Skipped on this process's first sight of the order, as settled by the cache (the status is the recorded one). */
   readonly settled?: boolean;
+  /**
+   * The dependencies the pass reached and that answered every call it made of them (Keystone only for a request it
+   * sent, not a list the known credentials served): what wakes the orders waiting on them. None for a pass that
+   * reached none (skipped, gated, frozen).
+   */
+  readonly answered?: readonly string[];
+}
+
+/** What a pass's calls found of its dependencies: those that did not answer, and those that did. */
+interface Reached {
+  readonly unanswered: Set<string>;
+  readonly answered: Set<string>;
 }
 
 const KIND = 'KeystoneApplicationCredential';
@@ -128,8 +144,8 @@ export class CredentialReconciler {
   private readonly justActed = new Set<string>();
   /**
    * Orders whose backup this process has looked at on both paths, its own and the one keystone-appcred 0.1.0 wrote
-   * (src/lifecycle/migration.ts): the first pass over an order after a start reads both, in OpenBao only, and moves the
-   * document; later passes read the own path alone (a teardown reads both again).
+   * (src/lifecycle/migration.ts): a foreign document at the latter is reported once per process. Both paths are read
+   * until the order's status records the migration done (`backupPath`); then the own path alone (a teardown reads both).
    */
   private readonly backupLooked = new Set<string>();
   private readonly clock: () => Date;
@@ -146,20 +162,23 @@ export class CredentialReconciler {
    * names, or backs off.
    */
   async reconcile(key: { readonly namespace: string; readonly name: string }, site: OrderSite = {}): Promise<CredentialOutcome> {
-    const unanswered = new Set<string>();
+    const reached: Reached = { unanswered: new Set(), answered: new Set() };
+    // A dependency that failed one call of the pass did not answer it, whatever it answered before.
+    const answered = () => [...reached.answered].filter((d) => !reached.unanswered.has(d));
     try {
-      return await this.pass(key, site, unanswered);
+      const outcome = await this.pass(key, site, reached);
+      return { ...outcome, ...(reached.answered.size > 0 ? { answered: answered() } : {}) };
     } catch (error) {
-      throw new CredentialPassError(error, statusOfFailure(error), [...unanswered]);
+      throw new CredentialPassError(error, statusOfFailure(error), [...reached.unanswered], answered());
     }
   }
 
-  /** One pass; `unanswered` collects the dependencies that did not answer it. */
-  private async pass(key: { readonly namespace: string; readonly name: string }, site: OrderSite, unanswered: Set<string>): Promise<CredentialOutcome> {
+  /** One pass; `reached` collects the dependencies that did not answer it, and those that did. */
+  private async pass(key: { readonly namespace: string; readonly name: string }, site: OrderSite, reached: Reached): Promise<CredentialOutcome> {
     const where = site.cluster || undefined;
     // The writes of the pass, each noted when its API server did not answer (the children's on the management cluster).
-    const cluster = noting(this.deps.cluster, unanswered, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
-    const orders = site.orders ? noting(site.orders, unanswered, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
+    const cluster = noting(this.deps.cluster, reached, apiServerDependency(undefined), unansweredByApiServer, API_WRITES);
+    const orders = site.orders ? noting(site.orders, reached, apiServerDependency(where), unansweredByApiServer, API_WRITES) : cluster;
     const id = convergedId(key, where);
     const order = await orders.get(KIND, key);
     if (!order) {
@@ -237,19 +256,25 @@ export class CredentialReconciler {
     // delivered Secret, the backup.
     const about = `managed by keystone-appcred for KeystoneApplicationCredential ${key.namespace}/${key.name}${where ? ` on cluster ${where}` : ''}`;
     const connection = verdict.releasable ? undefined : verdict.connection;
-    const asUser = connection ? noting(this.keystoneOf(connection, prefix, fresh, about), unanswered, keystoneDependency(connection.authUrl), unansweredByKeystone) : undefined;
+    // Keystone's answers are the port's to tell: a list its known credentials served did not reach Keystone.
+    const keystoneAt = connection ? keystoneDependency(connection.authUrl) : '';
+    const onAnswer = () => reached.answered.add(keystoneAt);
+    const asUser = connection ? noting(this.keystoneOf(connection, prefix, fresh, about, onAnswer), { unanswered: reached.unanswered }, keystoneAt, unansweredByKeystone) : undefined;
     const keystone = verdict.releasable ? abandoned() : asUser ? asUser : unreachable(verdict.unreachable ?? 'Keystone is not reachable');
     const before = order.status ?? {};
     // The order's uid is its owner id: every credential it mints carries it, and its backup path names it, so another
     // cluster ordering the same names for the same Keystone user never has its credentials or its backup taken
     // (src/lifecycle/ownership.ts).
     const owner = order.metadata.uid;
-    // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order, and at teardown.
-    // Every call either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
+    // The path 0.1.0 backed up to (the spec's, without the uid): looked at once per process and order until the status
+    // records the backup's migration done at the own path (src/lifecycle/migration.ts), and at teardown. Every call
+    // either port makes that OpenBao does not answer makes the order wait on OpenBao (dependencies.ts).
     const backupOf = this.deps.backup;
-    const backupAt = backupOf ? (path: string) => noting(backupOf(path), unanswered, OPENBAO_DEPENDENCY, () => true) : undefined;
-    const ownBackup = backupAt?.(backingPath(cpKey.namespace, prefix, owner));
-    const formerBackup = backupAt && owner && (deleting || !this.backupLooked.has(id)) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
+    const backupAt = backupOf ? (path: string) => noting(backupOf(path), reached, OPENBAO_DEPENDENCY, () => true) : undefined;
+    const ownPath = backupAt && owner ? backingPath(cpKey.namespace, prefix, owner) : undefined;
+    const ownBackup = backupAt?.(ownPath ?? backingPath(cpKey.namespace, prefix, owner));
+    const migrated = ownPath !== undefined && before.backupPath === ownPath;
+    const formerBackup = backupAt && owner && (deleting || !migrated) ? backupAt(backingPath(cpKey.namespace, prefix)) : undefined;
     // Issue 49: the template's keys, labels and annotations, and a revoke request (delivery-options.ts).
     const shapes = templatePorts(order, templateFields({ ...(controlPlane ? { controlPlane } : {}), ...(user ? { user } : {}), ...(project ? { project } : {}), ...(verdict.document ? { document: verdict.document } : {}) }));
     const revokeRequest = revokeRequestOfOrder(order);
@@ -261,6 +286,7 @@ export class CredentialReconciler {
       status: before,
       deleting,
       secretName: secretName(order.metadata.name),
+      ...(ownPath !== undefined ? { backupPath: ownPath } : {}),
       secretKeys: shapes.secretKeys,
       ...(revokeRequest !== undefined ? { revokeRequest } : {}),
     };
@@ -288,12 +314,18 @@ export class CredentialReconciler {
     // and takes the full pass).
     if (vouchable && !wrote && !deleting && fingerprint !== undefined) {
       const verdict = settled(lifecycleOrder, await observeCached(cachedPorts, before), now);
-      // On a first sight the backup is looked at too, in OpenBao only: after an upgrade, this moves it to the own path.
-      const moved = verdict.settled && firstSight && ownBackup ? await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, id, where) : true;
-      if (verdict.settled && moved) {
+      if (verdict.settled) {
         const wakeAt = verdict.wakeAt?.getTime();
+        const requeue = wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {};
+        // On a first sight the backup is looked at too, in OpenBao only, unless the status records its migration done:
+        // after an upgrade, this moves it to the own path, and the status records that once (one write).
+        if (firstSight && ownBackup && !migrated) {
+          const writeStatus = (status: KeystoneApplicationCredentialStatus) => orders.writeStatus(KIND, key, status);
+          const recorded = await this.settleBackup(order, lifecycleOrder, { ...cachedPorts, backup: ownBackup, ...(formerBackup ? { formerBackup } : {}) }, writeStatus, id, where);
+          if (recorded) return { settled: true, status: recorded, ...requeue };
+        }
         this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
-        return { skipped: true, settled: true, status: before, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {}) };
+        return { skipped: true, settled: true, status: before, ...requeue };
       }
     }
 
@@ -355,28 +387,42 @@ export class CredentialReconciler {
 
   /**
    * The backup of an order the cache settles, on this process's first sight of it (src/lifecycle/runner.ts
-   * `settleBackup`): false when a path cannot be read, and the order takes the full pass.
+   * `settleBackup`): the status it records with `writeStatus` when the migration's record changed it (undefined when
+   * nothing was written); the pass that write wakes is vouched for by the cache. A path that cannot be read, or a write
+   * that fails, fails the pass (it waits on what did not answer) and leaves the order met for the first time, so that
+   * its retry is settled by the cache again: a settled order never goes to Keystone because OpenBao (or the API server)
+   * does not answer (issue 46).
    */
   private async settleBackup(
     order: KeystoneApplicationCredential,
-    lifecycleOrder: { readonly status: KeystoneApplicationCredentialStatus },
+    lifecycleOrder: Parameters<typeof settleBackup>[0],
     ports: Parameters<typeof settleBackup>[1],
+    writeStatus: (status: KeystoneApplicationCredentialStatus) => Promise<void>,
     id: string,
     where: string | undefined,
-  ): Promise<boolean> {
-    const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) });
-    if (moved === undefined) return false;
-    if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
-    return true;
+  ): Promise<KeystoneApplicationCredentialStatus | undefined> {
+    try {
+      const moved = await settleBackup(lifecycleOrder, ports, { onAction: (e) => this.deps.onAction?.(order, e, where) });
+      if (ports.formerBackup) await this.formerLooked(order, moved.former, id, where);
+      if (moved.status === lifecycleOrder.status) return undefined;
+      await writeStatus(moved.status);
+      this.deps.onStatus?.(order, moved.status, where);
+      this.justActed.add(id);
+      return moved.status;
+    } catch (error) {
+      this.seen.delete(id);
+      throw error;
+    }
   }
 
   /**
-   * The path 0.1.0 wrote was looked at: not again in this process (but at teardown). A document there the order
-   * cannot account for is left alone and reported, once per process, with a Warning Event naming the path's credential.
+   * The path 0.1.0 wrote was looked at. A document there the order cannot account for is left alone and reported, once
+   * per process, with a Warning Event naming the path's credential.
    */
   private async formerLooked(order: KeystoneApplicationCredential, former: FormerBackup | undefined, id: string, where: string | undefined): Promise<void> {
+    const reported = this.backupLooked.has(id);
     this.backupLooked.add(id);
-    if (former?.state !== 'foreign') return;
+    if (reported || former?.state !== 'foreign') return;
     const note =
       `the backup path keystone-appcred 0.1.0 wrote for this order (without its uid) holds credential ${former.credentialId}, which this order does not record: ` +
       'left alone (another installation sharing this OpenBao may have written it); remove it with bao kv metadata delete once you know whose it is';
@@ -397,15 +443,15 @@ export class CredentialReconciler {
    * Keystone as the ordered user, through the user's shared session (its token and its known credentials outlive the
    * pass; `fresh`: the pass lists anew).
    */
-  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean, description: string): CredentialPort {
-    if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh });
+  private keystoneOf(connection: UserConnection, prefix: string, fresh: boolean, description: string, onAnswer: () => void): CredentialPort {
+    if (this.deps.keystone) return this.deps.keystone(connection, prefix, { fresh, onAnswer });
     const session = this.sessions.session({
       authUrl: connection.authUrl,
       ...(connection.caBundle ? { caBundle: connection.caBundle } : {}),
       auth: { method: 'password', user: { id: connection.userId }, password: connection.password, project: { id: connection.projectId } },
       ...(connection.passwordGeneration !== undefined ? { generation: connection.passwordGeneration } : {}),
     });
-    return credentialPort(session, prefix, { description, ...(fresh ? { fresh } : {}) });
+    return credentialPort(session, prefix, { description, onAnswer, ...(fresh ? { fresh } : {}) });
   }
 
   /**
@@ -452,10 +498,11 @@ function convergedId(key: { readonly namespace: string; readonly name: string },
 const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecret', 'applySecret', 'deleteSecret', 'writeStatus', 'addFinalizer', 'removeFinalizer']);
 
 /**
- * `port` with every failed call that `counts` noted in `unanswered` as `dependency` (the error is thrown on as it was):
- * every method, or only `methods` (each an async call).
+ * `port` with every failed call that `counts` noted in `reached.unanswered` as `dependency` (the error is thrown on as it
+ * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
+ * there: every method, or only `methods` (each an async call).
  */
-function noting<T extends object>(port: T, unanswered: Set<string>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
+function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
   return new Proxy(port, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
@@ -463,9 +510,11 @@ function noting<T extends object>(port: T, unanswered: Set<string>, dependency: 
       if (methods && !methods.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
         try {
-          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const reply = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          reached.answered?.add(dependency);
+          return reply;
         } catch (error) {
-          if (counts(error)) unanswered.add(dependency);
+          (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
           throw error;
         }
       };

@@ -51,12 +51,14 @@ export class KeyedBackoff {
     return delay;
   }
 
-  /** Counts a failure of `key` and returns the longest delay: the key waits for something else to wake it sooner. */
-  longest(key: string, now = Date.now()): number {
-    const count = this.failures.get(key)?.count ?? 0;
-    const delay = longestDelay(this.options);
-    this.failures.set(key, { count: count + 1, retryAt: now + delay });
-    return delay;
+  /**
+   * The longest delay, for a key that waits for something else to wake it sooner (a dependency that did not answer:
+   * ./dependencies.ts). Not counted as a failure of the key's own, and it schedules no retry the next one keeps: once
+   * the dependency answers, a failure of the key's own is retried after the delay its own failures have reached (the
+   * base delay after none), not after what remains of the wait's cap (issue 46).
+   */
+  longest(): number {
+    return longestDelay(this.options);
   }
 
   /** Consecutive failures of `key` so far (each burst counted once). */

@@ -3,14 +3,14 @@
  * (through mappers) into its work queue, and `concurrency` workers call `reconcile` for one key at a time each. A
  * reconcile that returns normally is forgotten by the backoff and, with `requeueAfter`, comes back then; one that
  * throws comes back after the key's next backoff delay, or, when its error names a dependency that did not answer,
- * when that dependency answers again (./dependencies.ts). Every outcome is one JSON log line and a metric sample.
+ * when that dependency answers again: when a pass (a result's or an error's `answered`) reached it (./dependencies.ts). Every outcome is one JSON log line and a metric sample.
  */
 import { performance } from 'node:perf_hooks';
 import { isConflict } from '../../kube/errors';
 import { parseKey, type KubeObject, type ObjectKey, type ResourceKind } from '../../kube/object';
 import type { BackoffOptions } from './backoff';
 import { MANAGEMENT, parseClusterKey, type ClusterScope } from './clusters';
-import { dependenciesOf, type DependencyWaits } from './dependencies';
+import { answeredOf, dependenciesOf, type DependencyWaits } from './dependencies';
 import { errorMessage, type Logger } from './log';
 import type { MapFunction, Mapper } from './mapper';
 import type { OperatorMetrics, ReconcileOutcome } from './metrics';
@@ -34,6 +34,12 @@ export interface Result {
   readonly requeueAfter?: number;
   /** A short reason for the log line (e.g. the Ready condition's reason). Never a secret. */
   readonly reason?: string;
+  /**
+   * The dependencies the pass reached and that answered it, named as a failed pass's `waitsOn` names them: every object
+   * waiting on one of them is woken (./dependencies.ts). A pass that did not reach a dependency names none.
+   * @default none
+   */
+  readonly answered?: readonly string[];
 }
 
 /** Reconciles one object; throws to be retried with backoff (a 409 conflict is retried too, and logged as such). */
@@ -164,10 +170,13 @@ export class Controller {
     const started = performance.now();
     let outcome: ReconcileOutcome;
     const fields: Record<string, string | number | undefined> = { controller: this.name, ...(cluster !== MANAGEMENT ? { cluster } : {}), key };
+    // This controller's object: another controller's pass on an object of the same name neither answers nor ends its wait.
+    const waiter = { controller: this.name, key: queued };
     try {
       const result = (await this.spec.reconcile({ key, namespace, name, cluster })) ?? {};
       this.queue.forget(queued);
-      this.deps.waits?.answered(queued);
+      this.deps.waits?.release(waiter);
+      this.deps.waits?.answered(result.answered ?? []);
       const after = result.requeueAfter;
       if (after !== undefined && Number.isFinite(after) && after >= 0) {
         this.queue.addAfter(queued, after);
@@ -184,12 +193,14 @@ export class Controller {
       let retryInMs: number;
       if (waitsOn.length > 0) {
         // A dependency did not answer: the key waits on it, woken when it answers (its probe is one waiter's pass).
-        this.deps.waits?.wait(queued, waitsOn, (k) => this.enqueue(k));
+        this.deps.waits?.wait(waiter, waitsOn, () => this.enqueue(queued));
         retryInMs = this.queue.addAfterLongest(queued);
       } else {
-        this.deps.waits?.release(queued);
+        this.deps.waits?.release(waiter);
         retryInMs = this.queue.addRateLimited(queued);
       }
+      // What the failed pass reached and was answered by answers for the objects waiting on it.
+      this.deps.waits?.answered(answeredOf(error));
       fields.retries = this.queue.retries(queued);
       fields.retryInMs = retryInMs;
       if (waitsOn.length > 0) fields.waitsOn = waitsOn.join(', ');

@@ -105,10 +105,11 @@ export class WorkQueue {
 
   /**
    * Queues `key` after the backoff's longest delay (it failed, waiting on a dependency whose probe wakes it as soon as
-   * the dependency answers: ./dependencies.ts); returns the delay. A retry already due sooner stays.
+   * the dependency answers: ./dependencies.ts); returns the delay. A retry already due sooner stays. The wait is not a
+   * failure of the key's own: its backoff neither counts it nor keeps its delay (./backoff.ts).
    */
   addAfterLongest(key: string): number {
-    const delay = this.backoff.longest(key);
+    const delay = this.backoff.longest();
     this.addAfter(key, delay);
     return delay;
   }

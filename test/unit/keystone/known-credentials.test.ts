@@ -44,7 +44,7 @@ function setup(listDelayMs = 30) {
     });
   const session = new KeystoneSession({ authUrl: AUTH_URL, fetch: fake.fetch, auth: { method: 'password', user: { id: 'u1' }, password: 'pw', project: { id: 'p1' } } });
   const lists = () => fake.calls('GET', /application_credentials$/).length;
-  const port = (prefix: string, options: { listWindowMs?: number; fresh?: boolean } = {}) => {
+  const port = (prefix: string, options: { listWindowMs?: number; fresh?: boolean; onAnswer?: () => void } = {}) => {
     knownCredentials(session, { now: () => clock, ...(options.listWindowMs !== undefined ? { listWindowMs: options.listWindowMs } : {}) }); // the first caller sets the options
     const full = credentialPort(session, prefix, options);
     // The observation's shape: generation and id (the marks have a test of their own below).
@@ -190,5 +190,22 @@ describe('credentialPort observation', () => {
     expect(s.sent[0]).toMatchObject({ roles: [{ name: 'reader' }], access_rules: [rule] });
     expect(created.privileges).toEqual({ roles: ['reader'], subset: true, accessRules: [rule] });
     expect((await s.port('a', { fresh: true }).full.list())[0]?.privileges).toEqual({ roles: ['reader'], subset: true, accessRules: [rule] });
+  });
+  test('tells each answer Keystone gave (issue 46): a list it sent, a create, a refusal; not a list the view served, nor a 503', async () => {
+    const s = setup();
+    s.held.push({ id: 'a1', name: 'a-credential-v1' });
+    let answers = 0;
+    const a = s.port('a', { onAnswer: () => answers++ });
+    await a.list();
+    expect(answers).toBe(1);
+    await a.list(); // the view
+    expect(answers).toBe(1);
+    await a.full.create({ name: 'a-credential-v2', secret: 's2', mark: {} });
+    expect(answers).toBe(2);
+    s.failNextCreate();
+    await expect(a.full.create({ name: 'a-credential-v3', secret: 's3', mark: {} })).rejects.toThrow(/503/);
+    expect(answers).toBe(2);
+    await expect(a.full.create({ name: 'a-credential-v2', secret: 's2', mark: {} })).rejects.toThrow(/409/);
+    expect(answers).toBe(3);
   });
 });

@@ -2,7 +2,7 @@
  * The backup's move from the path keystone-appcred 0.1.0 wrote (src/lifecycle/migration.ts): pure rules, and what
  * decide and teardown make of them.
  */
-import { accountedIds, formerBackup, formerTeardown, migration } from '../../../src/lifecycle/migration';
+import { accountedIds, formerBackup, formerTeardown, migration, recordMigration } from '../../../src/lifecycle/migration';
 import { teardown } from '../../../src/lifecycle/teardown';
 
 const status = { credentialGeneration: 2, credentialID: 'id-2', previousCredentialGeneration: 1, previousCredentialID: 'id-1' };
@@ -41,10 +41,32 @@ describe('migration', () => {
 
   it('leaves a foreign document and reports it; does nothing without a delivered credential; nothing without a former path looked at but the own write', () => {
     const foreign = migration({ status, deliveredParked: true, backup: { credentialId: 'id-2' }, former: { credentialId: 'someone-else' } });
-    expect(foreign).toEqual({ actions: [], former: { state: 'foreign', credentialId: 'someone-else' } });
+    expect(foreign).toEqual({ actions: [], former: { state: 'foreign', credentialId: 'someone-else' }, done: true });
     expect(migration({ status: {}, deliveredParked: true, backup: {}, former: { credentialId: 'x' } }).actions).toEqual([]);
     expect(migration({ status, deliveredParked: true, backup: {} }).actions.map((a) => a.type)).toEqual(['backup']);
     expect(migration({ status, deliveredParked: true, backup: { credentialId: 'id-2' } }).actions).toEqual([]);
+  });
+});
+
+describe('the migration\'s record (issue 46, finding 1)', () => {
+  const path = 'openstack/keystone/cp/app-1234abcd-applicationcredential/uid-1/service-accounts/application-credential';
+  it('is done once both paths were looked at, the own one holds the delivered document and the former one nothing of the order\'s', () => {
+    const done = (input: Omit<Parameters<typeof migration>[0], 'status'>) => migration({ status, ...input }).done;
+    expect(done({ deliveredParked: true, backup: {}, former: {} })).toBe(true); // written now, nothing at the former path
+    expect(done({ deliveredParked: true, backup: { credentialId: 'id-2' }, former: { credentialId: 'id-1' } })).toBe(true); // removed now
+    expect(done({ deliveredParked: true, backup: { credentialId: 'id-2' }, former: { credentialId: 'another' } })).toBe(true); // left alone, reported
+    expect(done({ deliveredParked: true, backup: { credentialId: 'id-2' } })).toBe(false); // the former path not looked at
+    expect(done({ deliveredParked: true, backup: { credentialId: 'id-2' }, former: { error: 'OpenBao GET: 503' } })).toBe(false);
+    expect(done({ deliveredParked: true, backup: { error: 'OpenBao GET: 503' }, former: {} })).toBe(false);
+    expect(done({ deliveredParked: false, backup: {}, former: {} })).toBe(false); // no document to write
+    expect(migration({ status: {}, deliveredParked: true, backup: {}, former: {} }).done).toBe(false); // nothing delivered yet
+  });
+
+  it('records the own path once done, and keeps what the status recorded otherwise', () => {
+    expect(recordMigration(status, path, true)).toEqual({ ...status, backupPath: path });
+    const recorded = { ...status, backupPath: 'openstack/keystone/cp/app-1234abcd-applicationcredential/uid-0/service-accounts/application-credential' };
+    expect(recordMigration(recorded, path, false)).toBe(recorded);
+    expect(recordMigration(status, undefined, true)).toBe(status); // a face that records nothing (Pulumi)
   });
 });
 

@@ -285,7 +285,7 @@ describe('the delivered Secret is a hint (issue 39): a tenant may edit it', () =
     expect(a.delivery.data?.application_credential_id).toBe(a.status.credentialID);
   });
 
-  it('an unmarked credential of somebody else (an installation on an earlier build) written into the Secret is not counted either: Keystone does not authenticate it with the order\'s secret', async () => {
+  it('an unmarked credential of somebody else (an installation on an earlier build) written into the Secret is not counted either: the Secret is no evidence, and no parked secret of its generation proves it', async () => {
     const now = new Date('2026-12-01T00:00:00Z');
     const user = new FakeUser();
     const a = installation(user, () => now, 'uid-a');
@@ -319,23 +319,71 @@ describe('the delivered Secret is a hint (issue 39): a tenant may edit it', () =
     expect(restored.works()).toBe(true);
   });
 
-  it('when Keystone cannot check the pair, nothing is counted, minted or deleted this pass; the Secret is still repaired', async () => {
+  it('when Keystone cannot check an unmarked credential of a parked generation, nothing is counted, minted or deleted this pass; the Secret is still repaired', async () => {
     const now = new Date('2026-12-01T00:00:00Z');
     const user = new FakeUser();
     const a = installation(user, () => now, 'uid-a');
     await a.pass();
     const live = user.credentials.get(a.status.credentialID as string);
     if (live) live.description = 'managed by keystone-appcred';
+    await a.secrets.park(2); // as a crash of an earlier build after its park left it
     user.credentials.set('old-build', { id: 'old-build', name: credentialName(PREFIX, 2), secret: 'their-secret', description: 'managed by keystone-appcred' });
     forge(a, 'old-build');
     a.keystone.fault = (call) => {
       if (call === 'verify') throw new Error('503 Service Unavailable');
     };
     const writes = a.keystone.writes.length;
-    await expect(a.pass()).rejects.toThrow("Keystone: checking the delivered Secret's credential: 503 Service Unavailable");
+    await expect(a.pass()).rejects.toThrow("Keystone: checking whether credential old-build (generation 2, without marks) was minted with the order's parked secret: 503 Service Unavailable");
     expect(a.keystone.writes.length).toBe(writes);
     expect(a.delivery.data?.application_credential_id).toBe(live?.id);
     expect(condition({ status: a.status, actions: [] }, 'CredentialReady')).toMatchObject({ status: 'False', reason: 'CredentialError' });
   });
 });
 
+
+describe("0.1.0's successor, minted and parked but not switched at the upgrade (issue 46, finding 3)", () => {
+  /** An order as 0.1.0 left it: generation 1 delivered, generation 2 minted with its parked secret, neither marked. */
+  async function upgraded() {
+    let now = new Date('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const user = new FakeUser();
+    const a = installation(user, clock, 'uid-a');
+    await a.pass();
+    const live = user.credentials.get(a.status.credentialID as string);
+    if (live) live.description = 'managed by keystone-appcred'; // 0.1.0 minted without marks
+    // 0.1.0's rotation: generation 2 parked and minted, its backup refused, so never switched to.
+    await a.secrets.park(2);
+    const secret = (await a.secrets.read(2)) as string;
+    user.credentials.set('v2-of-0.1.0', { id: 'v2-of-0.1.0', name: credentialName(PREFIX, 2), secret, description: 'managed by keystone-appcred' });
+    now = new Date(now.getTime() + 60_000);
+    return { a, user, live, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
+  }
+
+  it('is the order\'s own: Keystone authenticates it with the parked secret of its generation, so it is switched to, never minted again, never reported foreign', async () => {
+    const { a, user, live } = await upgraded();
+    const creates = a.keystone.writes.filter((w) => w.startsWith('create ')).length;
+    const result = await a.pass();
+    expect(result.foreign).toEqual([]);
+    expect(result.status.credentialGeneration).toBe(2);
+    expect(result.status.credentialID).toBe('v2-of-0.1.0');
+    expect(result.status.previousCredentialID).toBe(live?.id);
+    expect(a.keystone.writes.filter((w) => w.startsWith('create ')).length).toBe(creates);
+    expect(condition({ status: result.status, actions: [] }, 'CredentialReady')).toMatchObject({ status: 'True', reason: 'CredentialMinted' });
+    expect(a.works()).toBe(true);
+    expect(user.credentials.size).toBe(2);
+  });
+
+  it('an unmarked credential of a parked generation that Keystone does not authenticate with that secret stays foreign; one Keystone cannot check holds the pass', async () => {
+    const { a, user } = await upgraded();
+    (user.credentials.get('v2-of-0.1.0') as { secret: string }).secret = 'another installation minted it';
+    const result = await a.pass();
+    expect(result.foreign.map((f) => f.id)).toEqual(['v2-of-0.1.0']);
+    expect(user.credentials.has('v2-of-0.1.0')).toBe(true);
+    a.keystone.fault = (call) => {
+      if (call === 'verify') throw new Error('503 Service Unavailable');
+    };
+    const writes = a.keystone.writes.length;
+    await expect(a.pass()).rejects.toThrow("Keystone: checking whether credential v2-of-0.1.0 (generation 2, without marks) was minted with the order's parked secret: 503 Service Unavailable");
+    expect(a.keystone.writes.length).toBe(writes);
+  });
+});

@@ -38,7 +38,7 @@ function world(options: { readonly user?: FakeUser; readonly backups?: Map<strin
     keystone: (connection, _prefix, options) => {
       connections.push(connection);
       fresh.push(options.fresh);
-      return keystone;
+      return answering(keystone, options.onAnswer);
     },
     clock,
     event: (order, e) => cluster.event(order, e),
@@ -122,6 +122,26 @@ function world(options: { readonly user?: FakeUser; readonly backups?: Map<strin
     travel: (ms: number) => (now = new Date(now.getTime() + ms)),
     reason: (type: string) => get().status?.conditions?.find((c) => c.type === type)?.reason,
   };
+}
+
+/** The fake Keystone port telling each answer, as the real one does (src/keystone/credential-port.ts): a reply or a refusal. */
+function answering(port: FakeKeystone, onAnswer: (() => void) | undefined): FakeKeystone {
+  return new Proxy(port, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function' || !['list', 'create', 'delete', 'verify'].includes(String(property))) return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        try {
+          const reply: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          onAnswer?.();
+          return reply;
+        } catch (error) {
+          if (!(error as { retryable?: boolean }).retryable) onAnswer?.();
+          throw error;
+        }
+      };
+    },
+  });
 }
 
 describe('KeystoneApplicationCredential reconciler', () => {
@@ -739,6 +759,10 @@ describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (
     const id = w.get().status?.credentialID as string;
     backups.delete(own(w));
     backups.set(former(w.prefix), formerHolds ?? id);
+    // 0.1.0's status: no record of a migration (issue 46)
+    const status = { ...w.get().status };
+    delete status.backupPath;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), status });
     const calls: string[] = [];
     w.keystone.fault = (call) => void calls.push(call);
     w.cluster.clear();
@@ -757,14 +781,19 @@ describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (
     return { w, id, backups, calls, restarted: restart(), restart };
   }
 
-  it('the first pass after the restart moves the backup to the own path and removes the one 0.1.0 wrote: settled, 0 Keystone calls, 0 API writes', async () => {
+  it('the first pass after the restart moves the backup to the own path and removes the one 0.1.0 wrote: settled, 0 Keystone calls, 1 API write (the record)', async () => {
     const { w, id, backups, calls, restarted } = await upgraded();
     const first = await restarted.reconcile({ namespace: NS, name: 'app' });
-    expect(first).toMatchObject({ skipped: true, settled: true });
+    expect(first).toMatchObject({ settled: true });
     expect(backups.get(own(w))).toBe(id);
     expect(backups.has(former(w.prefix))).toBe(false);
     expect(calls).toEqual([]);
-    expect(w.cluster.writes).toEqual([]);
+    expect(w.cluster.writes.map((x) => x.verb)).toEqual(['patchStatus']);
+    expect(w.get().status?.backupPath).toBe(own(w));
+    // The pass that write wakes is vouched for by the cache: no Keystone call, no write.
+    expect(await restarted.reconcile({ namespace: NS, name: 'app' })).toMatchObject({ skipped: true, settled: true });
+    expect(calls).toEqual([]);
+    expect(w.cluster.writes).toHaveLength(1);
     // Later passes of the same process look at the own path only; a document put back at the former path stays.
     backups.set(former(w.prefix), id);
     await restarted.reconcile({ namespace: NS, name: 'app' });
@@ -780,7 +809,7 @@ describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (
     const warnings = w.cluster.events.filter((e) => e.reason === 'ForeignBackup');
     expect(warnings).toHaveLength(1);
     expect(warnings[0].note).toContain('another-installations-credential');
-    expect(w.cluster.writes.map((x) => x.verb)).toEqual(['event']);
+    expect(w.cluster.writes.map((x) => x.verb)).toEqual(['event', 'patchStatus']);
     await restarted.reconcile({ namespace: NS, name: 'app' });
     expect(w.cluster.events.filter((e) => e.reason === 'ForeignBackup')).toHaveLength(1);
   });
@@ -817,6 +846,109 @@ describe('KeystoneApplicationCredential reconciler after an upgrade from 0.1.0 (
     expect(backups.get(own(w))).toBe(id);
     expect(backups.has(former(w.prefix))).toBe(false);
     expect(calls.filter((c) => c !== 'list')).toEqual([]);
+  });
+});
+
+describe('a restart after the backup\'s migration (issue 46, finding 1): recorded, so OpenBao is not read and its outage sends no settled order to Keystone', () => {
+  const own = (w: ReturnType<typeof world>) => `openstack/keystone/${CP_NS}/${w.prefix}/${w.get().metadata.uid}/service-accounts/application-credential`;
+  /** A converged order, and a restart of the operator whose OpenBao counts its calls and refuses them while `refusing`. */
+  async function converged() {
+    const backups = new Map<string, string>();
+    const w = world({ backups });
+    w.assignment();
+    await w.converge();
+    const keystone: string[] = [];
+    w.keystone.fault = (call) => void keystone.push(call);
+    const openBao: string[] = [];
+    let refusing = false;
+    const restart = () =>
+      new CredentialReconciler({
+        cluster: new PlaneCluster(w.cluster, new EventRecorder(w.cluster)),
+        keystone: () => w.keystone,
+        clock: () => new Date(T0.getTime() + 60_000),
+        event: (order, e) => w.cluster.event(order, e),
+        backup: (path: string) => {
+          const call = async <T>(verb: string, then: () => T): Promise<T> => {
+            openBao.push(`${verb} ${path}`);
+            if (refusing) throw Object.assign(new Error(`OpenBao ${verb} /v1/${path}: 503: sealed`), { status: 503 });
+            return then();
+          };
+          return {
+            read: () => call('GET', () => backups.get(path)),
+            write: (data) => call('POST', () => void backups.set(path, data.application_credential_id)),
+            remove: () => call('DELETE', () => void backups.delete(path)),
+          };
+        },
+      });
+    w.cluster.clear();
+    return { w, backups, keystone, openBao, restart, refuse: (on: boolean) => (refusing = on) };
+  }
+  const pass = (r: CredentialReconciler) =>
+    r.reconcile({ namespace: NS, name: 'app' }).then(
+      (outcome) => outcome,
+      (error: unknown) => error as CredentialPassError,
+    );
+
+  it('the status records the path the backup lives at alone; a restart then reads OpenBao for nothing and writes nothing', async () => {
+    const { w, keystone, openBao, restart } = await converged();
+    expect(w.get().status?.backupPath).toBe(own(w));
+    expect(await pass(restart())).toMatchObject({ skipped: true, settled: true });
+    expect(openBao).toEqual([]);
+    expect(keystone).toEqual([]);
+    expect(w.cluster.writes).toEqual([]);
+  });
+
+  it('a new order whose first passes are gated records the migration with its first delivery, reading the path 0.1.0 wrote until then', async () => {
+    const backups = new Map<string, string>();
+    const w = world({ backups });
+    await w.reconciler.reconcile({ namespace: NS, name: 'app' }); // no role on the project yet: nothing delivered, nothing recorded
+    expect(w.get().status?.backupPath).toBeUndefined();
+    w.assignment();
+    await w.converge();
+    expect(w.get().status?.backupPath).toBe(own(w));
+  });
+
+  it('a restart while OpenBao answers 503: a settled order costs Keystone nothing, with its migration recorded or not', async () => {
+    const { w, keystone, openBao, restart, refuse } = await converged();
+    refuse(true);
+    expect(await pass(restart())).toMatchObject({ skipped: true, settled: true });
+    expect([keystone, openBao]).toEqual([[], []]);
+    // A status that lost the record (a lost write, an order of 0.2.0): the migration waits on OpenBao, Keystone is not asked.
+    const lost = { ...w.get().status };
+    delete lost.backupPath;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), status: lost });
+    w.cluster.clear();
+    const restarted = restart();
+    const failed = await pass(restarted);
+    expect(failed).toBeInstanceOf(CredentialPassError);
+    expect((failed as CredentialPassError).waitsOn).toEqual(['OpenBao']);
+    expect(keystone).toEqual([]);
+    expect(w.cluster.writes).toEqual([]);
+    // OpenBao answers again: the retry (its probe) migrates and records, still without Keystone, with one status write.
+    refuse(false);
+    expect(await pass(restarted)).toMatchObject({ settled: true });
+    expect(keystone).toEqual([]);
+    expect(w.get().status?.backupPath).toBe(own(w));
+    expect(w.cluster.writes.map((x) => x.verb)).toEqual(['patchStatus']);
+  });
+
+  it('a restored cluster (the order re-created with a new uid, its status with the old record): the migration runs again and deletes nothing the Secret carries', async () => {
+    const { w, backups, keystone, restart } = await converged();
+    const before = w.get();
+    const id = before.status?.credentialID as string;
+    const oldPath = own(w);
+    w.cluster.drop(Kinds.KeystoneApplicationCredential, NS, 'app');
+    const metadata = { ...before.metadata };
+    delete metadata.uid;
+    delete metadata.resourceVersion;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...before, metadata } as KeystoneApplicationCredential);
+    w.cluster.clear();
+    expect(own(w)).not.toBe(oldPath);
+    await pass(restart());
+    expect(backups.get(own(w))).toBe(id);
+    expect(w.get().status?.backupPath).toBe(own(w));
+    expect(keystone.filter((c) => c === 'delete')).toEqual([]);
+    expect(w.get().status?.credentialID).toBe(id);
   });
 });
 
@@ -878,5 +1010,24 @@ describe('a failed pass says what the order says, and what did not answer', () =
       throw new KeystoneError({ kind: 'unauthorized', method: 'POST', path: '/v3/auth/tokens', status: 401 });
     };
     expect((await failure(w)).waitsOn).toEqual([]);
+  });
+
+  it('a pass names what it reached and was answered by, and only that (issue 46, finding 2): a gated pass not Keystone, a skipped one nothing, one OpenBao refused not OpenBao', async () => {
+    const backups = new Backups();
+    const w = world({ backups });
+    // No role on the project: gated, Keystone not reached (its backup read and its status write were answered)
+    const gated = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect([...(gated.answered ?? [])].sort()).toEqual(['OpenBao', 'the API server']);
+    w.assignment();
+    const first = await w.reconciler.reconcile({ namespace: NS, name: 'app' });
+    expect([...(first.answered ?? [])].sort()).toEqual(['Keystone http://127.0.0.1:5000/v3', 'OpenBao', 'the API server']);
+    await w.converge();
+    // A skipped pass (nothing changed) reaches nothing
+    expect((await w.reconciler.reconcile({ namespace: NS, name: 'app' })).answered).toBeUndefined();
+    backups.refusing = true;
+    w.cluster.put(Kinds.KeystoneApplicationCredential, { ...w.get(), spec: { ...w.get().spec, credentialGeneration: 2 } });
+    const refused = await failure(w);
+    expect(refused.waitsOn).toEqual(['OpenBao']);
+    expect([...refused.answered].sort()).toEqual(['Keystone http://127.0.0.1:5000/v3', 'the API server']);
   });
 });

@@ -214,6 +214,30 @@ describe('AdminCredentialReady', () => {
       expect(cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt).toBeUndefined();
     });
 
+    it('a Keystone blip keeps the recorded expiry (issue 46, finding 4): no answer, a 5xx, a login not attempted, the Secret unreadable', async () => {
+      const { cluster, keystone, deps } = appCredSetup(byId(), at(30 * DAY));
+      await reconcileControlPlane(key, deps);
+      const expiry = () => cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt;
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      keystone.unreachable = true;
+      await reconcileControlPlane(key, { ...deps, clock: () => at(DAY) });
+      expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'KeystoneUnreachable' });
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      keystone.unreachable = false;
+      keystone.failNext('verify', keystoneError('server', 503));
+      await reconcileControlPlane(key, { ...deps, clock: () => at(DAY + 1000) });
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: {} });
+      await reconcileControlPlane(key, { ...deps, clock: () => at(DAY + 2000) });
+      expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'WaitingForCloudsYaml' });
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      // Keystone answers again: Ready, the same expiry, no write for it
+      cluster.putSecret({ metadata: { name: 'admin-cloud', namespace: CP_NS }, data: { 'clouds.yaml': byId() } });
+      await reconcileControlPlane(key, { ...deps, clock: () => at(DAY + 3000) });
+      expect(admin(cluster)).toMatchObject({ status: 'True', reason: 'AdminCredentialReady' });
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+    });
+
     it('a steady pass writes nothing: the messages carry times, never a countdown', async () => {
       const { cluster, deps } = appCredSetup(byId(), at(3 * DAY));
       await reconcileControlPlane(key, deps);

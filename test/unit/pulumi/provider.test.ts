@@ -17,7 +17,7 @@ interface FakeBao {
   readonly owners: Map<string, string>;
 }
 
-function setup(options: { readonly user?: FakeUser; readonly backupFails?: () => boolean; readonly bao?: FakeBao } = {}) {
+function setup(options: { readonly user?: FakeUser; readonly backupFails?: () => boolean; readonly afterWrite?: (path: string) => void; readonly bao?: FakeBao } = {}) {
   let now = T0;
   const clock = () => now;
   const keystone = new FakeKeystone(PREFIX, clock, options.user);
@@ -38,6 +38,7 @@ function setup(options: { readonly user?: FakeUser; readonly backupFails?: () =>
         if (options.backupFails?.()) throw new Error('OpenBao PUT: no reply: connection refused');
         if (settings.owner !== undefined) owners.set(settings.path, settings.owner);
         backed.set(settings.path, data.application_credential_id);
+        options.afterWrite?.(settings.path);
       },
       remove: async () => {
         backed.delete(settings.path);
@@ -582,8 +583,8 @@ describe('worldOf', () => {
 describe('a stack keystone-appcred 0.1.0 created (no owner id; its backup at the path without one)', () => {
   const formerPath = `keystone/pulumi/${PREFIX}/service-accounts/application-credential`;
   /** A state as 0.1.0 left it: the current one without the owner id, its backup at the path without one. */
-  async function fromOneZero(formerHolds?: string) {
-    const s = setup({ backupFails: () => false });
+  async function fromOneZero(formerHolds?: string, afterWrite?: (path: string) => void) {
+    const s = setup({ backupFails: () => false, ...(afterWrite ? { afterWrite } : {}) });
     const { id, outs } = await s.provider.create(inputs({ backup: {} }));
     const { owner, ...state } = outs;
     s.backed.clear();
@@ -613,6 +614,41 @@ describe('a stack keystone-appcred 0.1.0 created (no owner id; its backup at the
     expect(backed.get(formerPath)).toBe('another-stacks-credential');
     expect(backed.get(`keystone/pulumi/${PREFIX}/${outs.owner}/service-accounts/application-credential`)).toBe(outs.credentialId);
     expect(warnings.some((w) => w.includes('another-stacks-credential') && w.includes('left alone'))).toBe(true);
+  });
+
+  it('an update killed right after the migration wrote the owner path (before any state was saved): the next update has the same owner, so that path is tracked, and destroy leaves nothing (issue 46, finding 7)', async () => {
+    let killed: string | undefined;
+    let armed = false;
+    const { provider, travel, backed, keystone, id, state } = await fromOneZero(undefined, (path) => {
+      if (!armed || killed !== undefined || path === formerPath) return;
+      killed = path;
+      throw new Error('SIGKILL'); // the process dies here: nothing the run knew reaches the state
+    });
+    armed = true;
+    travel(H);
+    await expect(provider.update(id, state, inputs({ backup: {} }))).rejects.toThrow('SIGKILL');
+    expect(killed).toMatch(new RegExp(`^keystone/pulumi/${PREFIX}/[0-9a-f-]{36}/service-accounts/application-credential$`));
+    // The next up runs from the state 0.1.0 left, as Pulumi kept it.
+    const { outs } = await provider.update(id, state, inputs({ backup: {} }));
+    expect(`keystone/pulumi/${PREFIX}/${outs.owner as string}/service-accounts/application-credential`).toBe(killed);
+    expect([...backed.keys()]).toEqual([killed]);
+    // The killed run's successor carries the same owner: the state's own (its secret was lost with the run: replaced);
+    // every credential in Keystone is one the state tracks.
+    expect([...keystone.credentials.keys()].sort()).toEqual([outs.credentialId, outs.previousCredentialId].sort());
+    await provider.delete(id, outs);
+    expect(backed.size).toBe(0);
+    expect(keystone.credentials.size).toBe(0);
+  });
+
+  it('the owner of a state 0.1.0 wrote is its own, not guessable: a digest of its delivered secret, never that secret', async () => {
+    const { provider, travel, id, state } = await fromOneZero();
+    travel(H);
+    const a = (await provider.update(id, state, inputs({ backup: {} }))).outs.owner as string;
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(a).not.toContain(state.credentialSecret as string);
+    const other = await fromOneZero();
+    other.travel(H);
+    expect((await other.provider.update(other.id, other.state, inputs({ backup: {} }))).outs.owner).not.toBe(a);
   });
 
   it('destroy without an up between removes the 0.1.0 document (the state names no owner: its path is the one without)', async () => {

@@ -27,13 +27,17 @@ describe('backoff', () => {
     expect(b.retries('a')).toBe(2);
   });
 
-  it('longest: the cap, with its jitter, counted', () => {
+  it('longest: the cap, with its jitter, neither counted nor kept: a failure of the key\'s own after a wait gets its own delay (issue 46)', () => {
     const b = new KeyedBackoff({ baseMs: 10, maxMs: 500, jitter: 0.5, random: () => 0.5 });
     expect(longestDelay({ maxMs: 500, jitter: 0.5, random: () => 0.5 })).toBe(625);
-    expect(b.longest('a', 0)).toBe(625);
-    expect(b.retries('a')).toBe(1);
-    // a failure before that retry is due keeps it
-    expect(b.next('a', 100)).toBe(525);
+    expect(b.longest()).toBe(625);
+    expect(b.retries('a')).toBe(0);
+    // the dependency answered and the key failed for a reason of its own: the base delay, not the rest of the cap
+    expect(b.next('a', 100)).toBe(13);
+    // own failures before the wait keep their step
+    b.next('a', 200);
+    b.longest();
+    expect([b.retries('a'), b.next('a', 300)]).toEqual([2, 50]);
   });
 });
 
