@@ -8,7 +8,7 @@ import { INVARIANTS } from './invariants';
 import type { Invariant } from './model';
 
 /** The findings whose fix this branch holds. */
-export const FIXED: ReadonlySet<string> = new Set<string>([]);
+export const FIXED: ReadonlySet<string> = new Set<string>(['46.1', '46.2', '46.3', '46.4', '46.5']);
 
 /** The invariants each finding breaks while it is not fixed. */
 const BREAKS: Readonly<Record<string, readonly string[]>> = {

@@ -48,6 +48,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
       await advance(step.wait * 1000);
       if (options.stopAtFirst && violations.length > 0) break;
       world.eventTimes.push(world.time.now());
+      world.eventKinds.push(step.event.kind);
       await eventKind(step.event).apply(world, step.event);
       await world.time.settle();
       await check();

@@ -45,8 +45,9 @@ export class SimWorld extends World {
   readonly consumers = new Map<string, Held>();
   /** When each process start happened (the restarts), with the orders' state just before. */
   readonly restarts: { readonly at: number; readonly process: string }[] = [];
-  /** When each of the schedule's events happened (the runner notes them). */
+  /** When each of the schedule's events happened (the runner notes them), and its kind (same index). */
   readonly eventTimes: number[] = [];
+  readonly eventKinds: string[] = [];
   /** The spans in which a tenant's namespace was not assigned by the ControlPlane (its orders frozen). */
   readonly frozenLog: { readonly tenant: string; readonly from: number; to?: number }[] = [];
   /** Every status each order had, in order, by `tenant/name` (what a restore from an older backup brings back). */

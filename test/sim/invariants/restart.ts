@@ -4,7 +4,9 @@
  * instant are noted: Ready, their generation observed, the delivered Secret carrying the recorded credential, the
  * backup at their own path holding it, Keystone holding nothing else of theirs but the superseded one in its grace, and
  * nothing due within the window. Until the window ends (a minute, or the next event), the leader makes no OpenBao
- * request on their backup paths and no Keystone request as their user (when every order of that user converged).
+ * request on their backup paths and no Keystone request as their user (when every order of that user converged). A
+ * takeover within 30 s of a change other than a process event (a consent, an order's spec) is not judged: its first
+ * passes react to that change (a ControlPlane change gives every order of it a full pass).
  */
 import { backingPath } from '../../../src/api';
 import type { Invariant } from '../model';
@@ -13,6 +15,8 @@ import type { SimWorld } from '../sim-world';
 import { ledgerOf, type KnownOrder } from './ledger';
 
 const WINDOW_MS = 60_000;
+/** The events that start or stop processes: what a takeover follows, not a change the orders react to. */
+const PROCESS_EVENTS = new Set(['restart', 'failover', 'crash-after', 'upgrade']);
 
 interface Snapshot {
   readonly process: string;
@@ -57,6 +61,9 @@ export const restartFree: Invariant = {
     world.hooks.line.push((line) => {
       if (line.msg !== 'became the leader') return;
       const at = world.time.now();
+      // A change in the half minute before the takeover (the ControlPlane's consent, an order's spec) is what the new
+      // leader's first passes react to: the restart's cost is not told apart from that change's.
+      if (world.eventTimes.some((t, i) => t >= at - 30_000 && t <= at && !PROCESS_EVENTS.has(world.eventKinds[i] ?? ''))) return;
       const live = [...ledger.orders.values()].filter((o) => !o.gone);
       const orders = live.filter((o) => converged(world, o, at));
       const users = new Map<string, string>();
