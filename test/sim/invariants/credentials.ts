@@ -31,8 +31,9 @@ export const held: Invariant = {
       const last = ledger.lastCarried.get(credential.id);
       // Revoke now (issue 49) skips the grace period on purpose: revoke-after-successor judges that deletion.
       if (revoking(world, order, owner.generation)) return;
-      if (last !== undefined && now < last + order.graceMs - 1000) {
-        report(`${order.key}: generation ${owner.generation} deleted ${Math.round((now - last) / 1000)} s after the delivered Secret stopped carrying it, inside its grace period of ${order.graceMs / 1000} s (a consumer may still hold it)`);
+      const grace = last === undefined ? order.graceMs : Math.min(...ledger.gracesAt(order, last));
+      if (last !== undefined && now < last + grace - 1000) {
+        report(`${order.key}: generation ${owner.generation} deleted ${Math.round((now - last) / 1000)} s after the delivered Secret stopped carrying it, inside its grace period of ${grace / 1000} s (a consumer may still hold it)`);
       }
     });
     return {};
@@ -98,7 +99,8 @@ export const swept: Invariant = {
           if (delivered === undefined) continue;
           for (const c of own) {
             if (c.id === carried.id || c.generation > delivered) continue;
-            const deadline = Math.max(ledger.lastCarried.get(c.id) ?? 0, carried.since) + order.graceMs + SWEEP_SLACK_MS;
+            const switched = Math.max(ledger.lastCarried.get(c.id) ?? 0, carried.since);
+            const deadline = switched + Math.max(...ledger.gracesAt(order, switched)) + SWEEP_SLACK_MS;
             // A sweep needs Keystone and the API server, a consenting namespace and a leader: any fault since before the
             // deadline, a frozen namespace or a restart excuses the delay.
             if (now <= deadline || world.faultedBetween(deadline - SWEEP_SLACK_MS, now) || world.frozenBetween(order.tenant, deadline - SWEEP_SLACK_MS, now) || world.restartedBetween(deadline - SWEEP_SLACK_MS, now)) continue;

@@ -18,7 +18,9 @@ export interface KnownOrder {
   readonly name: string;
   readonly prefix: string;
   uid: string;
+  /** Its grace period now, and each it had since it was first seen (when it took effect). */
   graceMs: number;
+  readonly graces: { readonly at: number; readonly ms: number }[];
   /** Gone from its API server (its teardown released it). */
   gone: boolean;
   /** Being deleted (deletionTimestamp set), since. */
@@ -92,6 +94,16 @@ export class Ledger {
     return out;
   }
 
+  /**
+   * The grace periods a switch at `at` may have given the superseded credential: those in force in the ten seconds up
+   * to it (a pass decides on the spec its cache showed; the status records the deadline it computed, and a grace period
+   * changed later does not move it).
+   */
+  gracesAt(order: KnownOrder, at: number): number[] {
+    const inForce = (t: number) => [...order.graces].reverse().find((g) => g.at <= t)?.ms ?? order.graces[0]?.ms ?? order.graceMs;
+    return [inForce(at - 10_000), ...order.graces.filter((g) => g.at > at - 10_000 && g.at <= at).map((g) => g.ms)].concat(inForce(at));
+  }
+
   /** The first credential the order's status recorded as delivered, if it recorded one. */
   firstDelivered(order: KnownOrder): string | undefined {
     return this.firstRecorded.get(`${order.key}/${order.uid}`);
@@ -127,9 +139,10 @@ export class Ledger {
       const key = `${ns}/${name}`;
       const prefix = childPrefix({ ...(change.cluster === 'target' ? { cluster: TARGET_CLUSTER } : {}), namespace: ns, name });
       const spec = resolveSpec((change.object.spec ?? {}) as Parameters<typeof resolveSpec>[0]);
-      const known = this.orders.get(key) ?? { key, tenant: ns, name, prefix, uid: '', graceMs: 0, gone: false, retain: false };
+      const known = this.orders.get(key) ?? { key, tenant: ns, name, prefix, uid: '', graceMs: 0, graces: [], gone: false, retain: false };
       known.uid = change.object.metadata.uid ?? known.uid;
       known.graceMs = spec.gracePeriod.milliseconds;
+      if (known.graces[known.graces.length - 1]?.ms !== known.graceMs) known.graces.push({ at: now, ms: known.graceMs });
       known.gone = change.type === 'DELETED';
       if (known.deletingSince === undefined) known.retain = spec.deletionPolicy === DeletionPolicy.Retain;
       if (change.object.metadata.deletionTimestamp && known.deletingSince === undefined) known.deletingSince = now;
