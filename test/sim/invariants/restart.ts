@@ -2,7 +2,7 @@
  * Converged orders cost 0 Keystone and 0 OpenBao calls at a restart, whatever is down (docs/upgrading.md: "No Keystone
  * call"). When a process becomes the leader (after a restart, a failover, an upgrade), the orders converged at that
  * instant are noted: Ready, their generation observed, the delivered Secret carrying the recorded credential, the
- * backup at their own path holding it, Keystone holding nothing else of theirs but the superseded one in its grace, and
+ * backup at their own path holding it (after the upgrade from 0.1.0, its migration recorded: `status.backupPath`), Keystone holding nothing else of theirs but the superseded one in its grace, and
  * nothing due within the window. Until the window ends (a minute, or the next event), the leader makes no OpenBao
  * request on their backup paths and no Keystone request as their user (when every order of that user converged). A
  * takeover within 30 s of a change other than a process event (a consent, an order's spec) is not judged: its first
@@ -27,6 +27,7 @@ interface Snapshot {
 }
 
 type Status = {
+  backupPath?: string;
   credentialID?: string;
   previousCredentialID?: string;
   previousCredentialDeleteAt?: string;
@@ -46,6 +47,9 @@ export function converged(world: SimWorld, order: KnownOrder, at: number): boole
   const carried = ledger.carrying.get(order.key);
   if (!carried || carried.id !== status.credentialID) return false;
   if (world.openBao.document(backingPath(CP.namespace, order.prefix, order.uid))?.application_credential_id !== carried.id) return false;
+  // After the upgrade from 0.1.0, its move from the path 0.1.0 wrote recorded as done (issue 46, finding 1): until then
+  // a takeover looks there once. (An order this release created records it in its own passes.)
+  if (world.upgraded && status.backupPath === undefined) return false;
   const due = (time: string | undefined) => time !== undefined && Date.parse(time) <= at + WINDOW_MS;
   if (due(status.nextRotation) || (status.previousCredentialID !== undefined && due(status.previousCredentialDeleteAt))) return false;
   const recorded = new Set([status.credentialID, status.previousCredentialID]);
