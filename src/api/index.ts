@@ -18,3 +18,4 @@ export * from './secret-access';
 export * from './secret-template';
 export * from './adoption';
 export * from './deletion-policy';
+export * from './events';

@@ -1,7 +1,10 @@
 export * from './conditions';
 export * from './decide';
+export { carry } from './execute';
+export { ActionError, NotConvergedError, ObservationError, statusOfFailure, type FailedPass } from './failures';
 export * from './migration';
 export * from './model';
+export { delivered, observe, observeCached } from './observe';
 export * from './ownership';
 export * from './privileges';
 export * from './ports';

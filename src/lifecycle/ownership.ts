@@ -14,7 +14,7 @@
  * - **record**: its id is one the order recorded (the status's `credentialID` or `previousCredentialID`, the backup at
  *   the order's own path), which only the order writes: credentials minted before credentials carried marks stay their
  *   orders' own, and so does what a restored status names. An unmarked credential no record names counts as one when
- *   Keystone authenticates it with the order's parked secret of its generation (runner.ts, `verifiedRecords`): 0.1.0's
+ *   Keystone authenticates it with the order's parked secret of its generation (observe.ts, `verifiedRecords`): 0.1.0's
  *   successor minted and parked but not switched to at the upgrade, a delivered credential whose status a restore lost.
  *   The delivered Secret, which a tenant may edit, is never evidence by itself.
  *

@@ -336,7 +336,7 @@ export class Step {
   /**
    * The id the delivered Secret names when it is none of the order's credentials (neither a generation it holds in
    * Keystone nor one its status records): somebody else wrote it (a tenant may edit the Secret). It was never counted
-   * (runner.ts), and the write that repairs the Secret reports it.
+   * (observe.ts), and the write that repairs the Secret reports it.
    */
   private unowned(): string | undefined {
     const delivery = this.world.delivery;

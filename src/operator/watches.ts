@@ -8,13 +8,13 @@ import { secretName, type ControlPlane, type KeystoneApplicationCredential, type
 import type { ClusterReader } from '../kube/cluster';
 import { Kinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject, type ObjectKey, type ResourceKind } from '../kube/object';
-import { controlPlaneKey, type OrderObject } from '../plane/consent';
 import { dependents, secretDependents, type CachedObjects } from '../plane/dependents';
 import type { ObjectKind } from '../plane/ports';
 import { identityOf } from './cluster-identity';
 import { MANAGEMENT, type ClusterObjectKey } from './runtime/clusters';
 import type { Manager } from './runtime/manager';
 import type { MapContext } from './runtime/mapper';
+import { controlPlaneKey, type OrderObject } from '../plane/naming';
 
 /** The kinds the controllers reconcile, by the plane's kind name. */
 export const KINDS: Readonly<Record<ObjectKind, ResourceKind<KubeObject>>> = {

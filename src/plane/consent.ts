@@ -13,29 +13,6 @@ import type { SecretAccess } from './ports';
 /** The longest cluster name a label value carries. */
 export const CLUSTER_NAME_MAX_LENGTH = 63;
 
-/** What every order has: metadata and a `controlPlaneRef` whose namespace may be left out. */
-export interface OrderObject {
-  readonly metadata: ObjectMeta;
-  readonly spec: { readonly controlPlaneRef: { readonly name: string; readonly namespace?: string } };
-}
-
-/** Where an order lives; `cluster` is empty or absent for the management cluster. */
-export function locationOf(order: OrderObject, cluster?: string): OrderLocation {
-  return { namespace: order.metadata.namespace ?? '', name: order.metadata.name, ...(cluster ? { cluster } : {}) };
-}
-
-/** The ControlPlane an order references: `controlPlaneRef.namespace` means the order's own namespace when left out. */
-export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
-  return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
-}
-
-/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
-export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
-  const x = controlPlaneKey(a);
-  const y = controlPlaneKey(b);
-  return x.namespace === y.namespace && x.name === y.name;
-}
-
 /** The `namespaceAssignments` entry for the namespace on the cluster (absent targetClusterRef = the management cluster). */
 export function namespaceAssignment(controlPlane: ControlPlane, location: OrderLocation): NamespaceAssignment | undefined {
   return (controlPlane.spec.namespaceAssignments ?? []).find(
@@ -140,15 +117,40 @@ export function needsFinalizer(consent: Consent, meta: ObjectMeta, finalizer: st
 }
 
 /**
- * How a teardown may proceed under this consent. Deleting an order tears down what it created whatever the consent
+ * How a teardown may proceed under a consent. Deleting an order tears down what it created whatever the consent
  * (deletion is the owner's own act, as for a KeystoneApplicationCredential), but it needs the admin credential:
  * - `release`: the ControlPlane is gone, so nothing is left to reach Keystone with: release without Keystone;
  * - `wait`: the admin credential is not ready: the finalizer holds;
  * - `proceed`: Keystone is reachable as the admin.
  */
-export function teardownPath(consent: Consent): { readonly path: 'release' } | { readonly path: 'wait'; readonly wait: AdminWait } | { readonly path: 'proceed'; readonly controlPlane: ControlPlane } {
+export type TeardownPath = { readonly path: 'release' } | { readonly path: 'wait'; readonly wait: AdminWait } | { readonly path: 'proceed'; readonly controlPlane: ControlPlane };
+
+/** How a teardown may proceed under this consent ({@link TeardownPath}). */
+export function teardownPath(consent: Consent): TeardownPath {
   const controlPlane = consent.controlPlane;
   if (!controlPlane) return { path: 'release' };
   if (consent.wait) return { path: 'wait', wait: consent.wait };
   return { path: 'proceed', controlPlane };
+}
+
+/** What an order's consent decides, in one verdict: the consent, whether its finalizer is due, how a teardown proceeds. */
+export interface ConsentVerdict {
+  readonly consent: Consent;
+  /** The teardown finalizer is to be installed now ({@link needsFinalizer}). */
+  readonly finalizerDue: boolean;
+  readonly teardown: TeardownPath;
+}
+
+/**
+ * The consent of an order at `location` ({@link consentOf}) with what follows from it for the order's `finalizer`
+ * ({@link needsFinalizer}) and its teardown ({@link teardownPath}): a driver's gates ask the consent once.
+ */
+export function consentVerdict(
+  location: OrderLocation,
+  key: { readonly namespace: string; readonly name: string },
+  controlPlane: ControlPlane | undefined,
+  order: { readonly meta: ObjectMeta; readonly finalizer: string; readonly access?: SecretAccess },
+): ConsentVerdict {
+  const consent = consentOf(location, key, controlPlane, order.access);
+  return { consent, finalizerDue: needsFinalizer(consent, order.meta, order.finalizer), teardown: teardownPath(consent) };
 }

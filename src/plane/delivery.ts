@@ -67,6 +67,16 @@ export function userCloudOf(controlPlane: ControlPlane, username: string, cluste
   };
 }
 
+/**
+ * Where an order on `cluster` is delivered, in one answer: the cloud its documents point at ({@link userCloudOf}, for
+ * `username`), or why nothing can be delivered there ({@link notPublished}).
+ */
+export function deliveryTarget(controlPlane: ControlPlane, username: string, cluster?: string): { readonly cloud?: UserCloud; readonly notPublished?: NotPublished } {
+  const cloud = userCloudOf(controlPlane, username, cluster);
+  const unpublished = notPublished(controlPlane, cluster);
+  return { ...(cloud ? { cloud } : {}), ...(unpublished ? { notPublished: unpublished } : {}) };
+}
+
 /** The delivered keys for a password. */
 export function userSecretData(cloud: UserCloud, password: string): Record<string, string> {
   return {

@@ -5,8 +5,7 @@
  */
 import { GROUP, secretName, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import { adminSecretNames } from './admin-credential';
-import { controlPlaneKey, type OrderObject } from './consent';
-import { labelKeys, type OrderKind } from './naming';
+import { controlPlaneKey, labelKeys, type OrderKind, type OrderObject } from './naming';
 import type { ObjectKind, SecretObject } from './ports';
 
 /** An object to reconcile. */

@@ -1,36 +1,22 @@
 /**
- * A KeystoneApplicationCredential's gates, in one step: what its pass reads of the identity plane
- * ({@link credentialReads}), and, from what it read, the order's verdict ({@link credentialGates}): its consent
+ * A KeystoneApplicationCredential's gates, in one step: from what its pass read of the identity plane
+ * (credential-reads.ts), the order's verdict ({@link credentialGates}): its consent
  * (spec, Consent), its admission (frozen: ControlPlaneNotFound, NamespaceNotAssigned, ClusterNameTooLong,
  * SecretAccessNotGranted, WaitingForAdminCredential), its gate (the schedule pauses: WaitingForCABundle, the user, the
  * project, the role on the project), whether it can be delivered where it lives (KeystoneNotPublished), whether its
  * finalizer is due, how its teardown proceeds, the connection its pass reaches Keystone with as the ordered user, and
  * where its document points. Pure, built from the rules the plane's own kinds use (consent.ts, references.ts,
- * delivery.ts, naming.ts), so a driver reads: read → gates → ports → lifecycle → announce.
+ * delivery.ts, naming.ts), each asked once, so a driver reads: read → gates → ports → lifecycle → announce.
  */
-import {
-  CredentialReason,
-  PlaneDefaults,
-  TEARDOWN_FINALIZER,
-  childPrefix,
-  type ControlPlane,
-  type KeystoneApplicationCredential,
-  type KeystoneProject,
-  type KeystoneRoleAssignment,
-  type KeystoneUser,
-  type OrderLocation,
-} from '../api';
+import { CredentialReason, PlaneDefaults, TEARDOWN_FINALIZER, type ControlPlane, type KeystoneApplicationCredential, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import type { Admission, Gate, Undeliverable } from '../lifecycle/model';
 import { rolesNotHeld } from '../lifecycle/privileges';
-import { consentOf, controlPlaneKey, locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
-import { notPublished, userCloudOf } from './delivery';
-import { PASSWORD_KEY, childLabels, passwordSecretName } from './naming';
-import type { SecretObject } from './ports';
-import { assignmentSelector, checkProject, checkUser, rolesOnProject } from './references';
+import { consentOf, consentVerdict, type Consent } from './consent';
+import { deliveryTarget, notPublished, type NotPublished } from './delivery';
+import { PASSWORD_KEY, controlPlaneKey, locationOf } from './naming';
+import type { SecretAccess, SecretObject } from './ports';
+import { userOnProject } from './references';
 import { AdminCredentialReason } from './reasons';
-import type { SecretAccess } from './ports';
-
-type Key = { readonly namespace: string; readonly name: string };
 
 /** The objects a KeystoneApplicationCredential references, as the cache holds them. */
 export interface CredentialReferences {
@@ -62,53 +48,6 @@ export interface CredentialAdmission {
   readonly gate?: Gate;
   /** An admitted order whose document cannot be delivered where it lives (KeystoneNotPublished). */
   readonly undeliverable?: Undeliverable;
-}
-
-/** What a pass of the order reads, and where: the objects on the order's cluster and on the management cluster. */
-export interface CredentialReads {
-  readonly location: OrderLocation;
-  /** The prefix of the order's children and credential names. */
-  readonly prefix: string;
-  /** The ControlPlane (management cluster). */
-  readonly controlPlane: Key;
-  /** The KeystoneUser and KeystoneProject (the order's cluster). */
-  readonly user: Key;
-  readonly project: Key;
-  /** The KeystoneRoleAssignments of the user and project (the order's namespace, by these labels). */
-  readonly assignments: { readonly namespace: string; readonly labels: Record<string, string> };
-  /** The order's children in the ControlPlane's namespace (by these labels). */
-  readonly children: { readonly namespace: string; readonly labels: Record<string, string> };
-  /** The delivered Secret (the order's cluster). */
-  readonly delivered: Key;
-  /** The parked password of the user's current generation (management cluster), once the user is read. */
-  password(user: KeystoneUser | undefined): Key | undefined;
-  /** The CA bundle Secret the ControlPlane references (management cluster), once it is read. */
-  caBundle(controlPlane: ControlPlane | undefined): Key | undefined;
-}
-
-/** Where each thing a pass of `order` on `cluster` (absent: the management cluster) reads lives. */
-export function credentialReads(order: KeystoneApplicationCredential, cluster?: string): CredentialReads {
-  const location = locationOf(order, cluster);
-  const cp = controlPlaneKey(order);
-  const namespace = order.metadata.namespace as string;
-  return {
-    location,
-    prefix: childPrefix(location),
-    controlPlane: cp,
-    user: { namespace, name: order.spec.userRef.name },
-    project: { namespace, name: order.spec.projectRef.name },
-    assignments: { namespace, labels: assignmentSelector(order.spec.userRef.name, order.spec.projectRef.name) },
-    children: { namespace: cp.namespace, labels: childLabels('KeystoneApplicationCredential', location) },
-    delivered: { namespace, name: `${order.metadata.name}-credentials` },
-    password: (user) => {
-      const generation = user?.status?.passwordGeneration;
-      return user && generation !== undefined ? { namespace: cp.namespace, name: passwordSecretName(locationOf(user, cluster), generation) } : undefined;
-    },
-    caBundle: (controlPlane) => {
-      const ref = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
-      return ref ? { namespace: cp.namespace, name: ref.name } : undefined;
-    },
-  };
 }
 
 /** What a pass read, for {@link credentialGates}. */
@@ -165,19 +104,24 @@ export interface CredentialGates extends CredentialAdmission {
  */
 export function credentialGates(order: KeystoneApplicationCredential, world: CredentialWorld, options: { readonly cluster?: string; readonly deleting: boolean }): CredentialGates {
   const { cluster, deleting } = options;
-  const consent = consentOf(locationOf(order, cluster), controlPlaneKey(order), world.controlPlane, world.secretAccess);
+  const cpKey = controlPlaneKey(order);
+  const { consent, finalizerDue, teardown } = consentVerdict(locationOf(order, cluster), cpKey, world.controlPlane, {
+    meta: order.metadata,
+    finalizer: TEARDOWN_FINALIZER,
+    ...(world.secretAccess ? { access: world.secretAccess } : {}),
+  });
+  const { controlPlane, user, project } = world;
+  const target = controlPlane ? deliveryTarget(controlPlane, '', cluster) : undefined;
   const password = world.passwordSecret?.data[PASSWORD_KEY];
   const refs = { ...world, userPasswordAvailable: password !== undefined && password !== '', ...(cluster ? { cluster } : {}) };
-  const { admission, gate: referenceGate, undeliverable } = admissionOf(consent, order, refs);
-  const caRef = world.controlPlane?.spec.services.keystone.external.caBundleSecretRef;
+  const { admission, gate: referenceGate, undeliverable } = admissionOf(consent, order, refs, target?.notPublished);
+  const caRef = controlPlane?.spec.services.keystone.external.caBundleSecretRef;
   const caBundle = caRef ? world.caSecret?.data[caRef.key || PlaneDefaults.caBundleKey] : undefined;
-  const cpKey = controlPlaneKey(order);
   const gate =
     referenceGate ??
     (caRef && !caBundle
       ? { reason: CredentialReason.WaitingForCABundle, message: `CA bundle Secret ${cpKey.namespace}/${caRef.name} (key ${caRef.key || PlaneDefaults.caBundleKey}) is not available` }
       : undefined);
-  const { controlPlane, user, project } = world;
   const passwordGeneration = user?.status?.passwordGeneration;
   const connection: UserConnection | undefined =
     controlPlane && user?.status?.userID && project?.status?.projectID && password
@@ -193,14 +137,14 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
   // A frozen or gated order never reaches Keystone; a deleted one does, as long as the user's password and the
   // ControlPlane are there to authenticate with.
   const reachable = deleting || (!gate && !admission) ? connection : undefined;
-  const cloud = controlPlane && userCloudOf(controlPlane, '', cluster);
+  const cloud = target?.cloud;
   return {
     consent,
     ...(admission ? { admission } : {}),
     ...(gate ? { gate } : {}),
     ...(undeliverable ? { undeliverable } : {}),
-    finalizerDue: needsFinalizer(consent, order.metadata, TEARDOWN_FINALIZER),
-    releasable: deleting && teardownPath(consent).path === 'release',
+    finalizerDue,
+    releasable: deleting && teardown.path === 'release',
     ...(reachable ? { connection: reachable } : { unreachable: gate?.message ?? admission?.message ?? 'the user, the project or the password is not available yet' }),
     ...(cloud ? { document: { authUrl: cloud.authUrl, regionName: cloud.regionName, interface: cloud.interface } } : {}),
   };
@@ -208,12 +152,13 @@ export function credentialGates(order: KeystoneApplicationCredential, world: Cre
 
 /** Computes the order's admission, then (when admitted) its gate, in the spec's order. */
 export function credentialAdmission(order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
-  return admissionOf(consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess), order, refs);
+  const consent = consentOf(locationOf(order, refs.cluster), controlPlaneKey(order), refs.controlPlane, refs.secretAccess);
+  return admissionOf(consent, order, refs, refs.controlPlane ? notPublished(refs.controlPlane, refs.cluster) : undefined);
 }
 
-function admissionOf(consent: Consent, order: KeystoneApplicationCredential, refs: CredentialReferences): CredentialAdmission {
+/** The admission, then the gate, given the consent and whether the order's cluster is published (`unpublished`). */
+function admissionOf(consent: Consent, order: KeystoneApplicationCredential, refs: CredentialReferences, unpublished: NotPublished | undefined): CredentialAdmission {
   if (consent.state === 'refused') return { admission: { reason: consent.reason, message: consent.message } };
-  const unpublished = notPublished(consent.controlPlane, refs.cluster);
   const undeliverable = unpublished ? { undeliverable: unpublished } : {};
   if (consent.wait?.reason === AdminCredentialReason.WaitingForCABundle) {
     return { gate: { reason: CredentialReason.WaitingForCABundle, message: consent.wait.message }, ...undeliverable };
@@ -223,25 +168,24 @@ function admissionOf(consent: Consent, order: KeystoneApplicationCredential, ref
   return { ...(gate ? { gate } : {}), ...undeliverable };
 }
 
+/** The user, its password, the project and the role on the project, in the spec's order; then the role subset. */
 function gateOf(order: KeystoneApplicationCredential, refs: CredentialReferences, allowedRoles: readonly string[]): Gate | undefined {
-  const user = checkUser(order, order.spec.userRef.name, refs.user);
-  if (user) return { reason: CredentialReason[user.reason], message: user.message };
+  const found = userOnProject(order, { user: order.spec.userRef.name, project: order.spec.projectRef.name }, refs);
+  if (found.user) return { reason: CredentialReason[found.user.reason], message: found.user.message };
   if (refs.userPasswordAvailable === false) {
     return {
       reason: CredentialReason.WaitingForUser,
       message: `the password of KeystoneUser ${order.spec.userRef.name} generation ${refs.user?.status?.passwordGeneration} is not available`,
     };
   }
-  const project = checkProject(order, order.spec.projectRef.name, refs.project);
-  if (project) return { reason: CredentialReason[project.reason], message: project.message };
-  const assigned = rolesOnProject(order, refs.user as KeystoneUser, refs.project as KeystoneProject, refs.assignments);
-  if (assigned.length === 0) {
+  if (found.project) return { reason: CredentialReason[found.project.reason], message: found.project.message };
+  if (found.assigned.length === 0) {
     return {
       reason: CredentialReason.NoRoleOnProject,
       message: `no KeystoneRoleAssignment in namespace ${order.metadata.namespace} has assigned user ${order.spec.userRef.name} a role on project ${order.spec.projectRef.name}`,
     };
   }
-  return roleSubsetGate(order, allowedRoles, assigned.map((a) => a.spec.role));
+  return roleSubsetGate(order, allowedRoles, found.assigned.map((a) => a.spec.role));
 }
 
 /**

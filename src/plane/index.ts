@@ -7,6 +7,7 @@ export * from './consent';
 export * from './holds';
 export * from './references';
 export * from './gates';
+export * from './credential-reads';
 export * from './admin-credential';
 export * from './cluster-identity';
 export * from './order-status';

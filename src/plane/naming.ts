@@ -1,9 +1,10 @@
 /**
  * Names the identity plane fixes (identity-plane.md, Shared behaviour): the teardown finalizer of each order kind, the
  * per-order prefix and the three labels of children in the ControlPlane's namespace, the delivered Secret, and the
- * marker that records in Keystone which order created a user or project.
+ * marker that records in Keystone which order created a user or project; and where an order lives and which
+ * ControlPlane it references.
  */
-import { Labels as CredentialLabels, TEARDOWN_FINALIZER, orderHash, secretName, type OrderLocation } from '../api';
+import { Labels as CredentialLabels, TEARDOWN_FINALIZER, orderHash, secretName, type ObjectMeta, type OrderLocation } from '../api';
 
 /** The order kinds: the three of the identity plane and the KeystoneApplicationCredential. */
 export type OrderKind = 'KeystoneProject' | 'KeystoneUser' | 'KeystoneRoleAssignment' | 'KeystoneApplicationCredential';
@@ -88,4 +89,20 @@ export function ownedDescription(kind: OrderKind, location: OrderLocation, uid: 
 export function carriesMarker(uid: string, fields: { readonly description?: string; readonly tags?: readonly string[] }): boolean {
   const marker = ownerMarker(uid);
   return (fields.tags ?? []).some((t) => t.toLowerCase() === marker.toLowerCase()) || (fields.description ?? '').includes(`(${marker})`);
+}
+
+/** What every order has: metadata and a `controlPlaneRef` whose namespace may be left out. */
+export interface OrderObject {
+  readonly metadata: ObjectMeta;
+  readonly spec: { readonly controlPlaneRef: { readonly name: string; readonly namespace?: string } };
+}
+
+/** Where an order lives; `cluster` is empty or absent for the management cluster. */
+export function locationOf(order: OrderObject, cluster?: string): OrderLocation {
+  return { namespace: order.metadata.namespace ?? '', name: order.metadata.name, ...(cluster ? { cluster } : {}) };
+}
+
+/** The ControlPlane an order references: `controlPlaneRef.namespace` means the order's own namespace when left out. */
+export function controlPlaneKey(order: OrderObject): { readonly namespace: string; readonly name: string } {
+  return { name: order.spec.controlPlaneRef.name, namespace: order.spec.controlPlaneRef.namespace || (order.metadata.namespace ?? '') };
 }

@@ -5,15 +5,14 @@
  */
 import { PlaneConditionType, type KeystoneProject, type KeystoneProjectStatus } from '../api';
 import { PlaneDefaults } from '../api';
-import { type Consent, needsFinalizer, teardownPath } from './consent';
+import { needsFinalizer, teardownPath, type Consent } from './consent';
 import type { Hold } from './holds';
-import { carriesMarker, ownerMarker, ownedDescription, teardownFinalizer } from './naming';
+import { carriesMarker, locationOf, ownerMarker, ownedDescription, teardownFinalizer } from './naming';
 import { allFalse, observed, override } from './order-status';
 import { RECHECK_MS, type FinalizerAction, type PlanePlan } from './plan';
 import type { KeystoneRecord } from './ports';
 import { report } from './conditions';
 import { ProjectReason } from './reasons';
-import { locationOf } from './consent';
 
 /** An action of a KeystoneProject. */
 export type ProjectAction =

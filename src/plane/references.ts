@@ -5,10 +5,17 @@
  */
 import { PlaneConditionType, type Condition, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneUser } from '../api';
 import { conditionOf } from './conditions';
-import { sameControlPlane, type OrderObject } from './consent';
+import { controlPlaneKey, type OrderObject } from './naming';
 import { HoldReason } from './reasons';
 
 const HOLDS: readonly string[] = Object.values(HoldReason);
+
+/** Whether two orders reference the same ControlPlane (each ref resolved against its own order's namespace). */
+export function sameControlPlane(a: OrderObject, b: OrderObject): boolean {
+  const x = controlPlaneKey(a);
+  const y = controlPlaneKey(b);
+  return x.namespace === y.namespace && x.name === y.name;
+}
 
 /** A refusal of a reference: the reason names the kind of refusal, the message the object. */
 export interface Refusal<R extends string = string> {
@@ -60,6 +67,32 @@ export function checkProject(
     return { reason: 'WaitingForProject', message: notYet('KeystoneProject', name, project.status?.conditions, PlaneConditionType.ProjectReady) };
   }
   return undefined;
+}
+
+/** What the references of an order that uses a user on a project say, each checked once ({@link userOnProject}). */
+export interface UserOnProject {
+  /** Why the user cannot be used ({@link checkUser}); undefined when it can. */
+  readonly user?: Refusal<'UserNotFound' | 'ControlPlaneMismatch' | 'WaitingForUser'>;
+  /** Why the project cannot be used ({@link checkProject}); undefined when it can. */
+  readonly project?: Refusal<'ProjectNotFound' | 'ControlPlaneMismatch' | 'WaitingForProject'>;
+  /** The role assignments that gave the user a role on the project ({@link rolesOnProject}); none while either is refused. */
+  readonly assigned: readonly KeystoneRoleAssignment[];
+}
+
+/**
+ * The user and the project an order names (`names`), checked against what the cache holds, and, when both can be used,
+ * the role assignments of the namespace that gave the user a role on the project: one call for a driver's gates, which
+ * decide in what order the refusals count.
+ */
+export function userOnProject(
+  order: OrderObject,
+  names: { readonly user: string; readonly project: string },
+  found: { readonly user?: KeystoneUser; readonly project?: KeystoneProject; readonly assignments: readonly KeystoneRoleAssignment[] },
+): UserOnProject {
+  const user = checkUser(order, names.user, found.user);
+  const project = checkProject(order, names.project, found.project);
+  const assigned = !user && !project ? rolesOnProject(order, found.user as KeystoneUser, found.project as KeystoneProject, found.assignments) : [];
+  return { ...(user ? { user } : {}), ...(project ? { project } : {}), assigned };
 }
 
 /**

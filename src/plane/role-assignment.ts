@@ -10,14 +10,14 @@
  */
 import { PlaneConditionType, type KeystoneProject, type KeystoneRoleAssignment, type KeystoneRoleAssignmentStatus, type KeystoneUser } from '../api';
 import { report, type Verdict } from './conditions';
-import { needsFinalizer, sameControlPlane, teardownPath, type Consent } from './consent';
+import { needsFinalizer, teardownPath, type Consent } from './consent';
 import type { Hold } from './holds';
 import { teardownFinalizer } from './naming';
 import { allFalse, observed, override } from './order-status';
 import { RECHECK_MS, type FinalizerAction, type PlanePlan } from './plan';
 import type { RoleGrant } from './ports';
 import { AssignmentReason } from './reasons';
-import { checkProject, checkUser } from './references';
+import { checkProject, checkUser, sameControlPlane } from './references';
 
 /** An action of a KeystoneRoleAssignment. */
 export type AssignmentAction =

@@ -11,10 +11,10 @@
  */
 import { DeliveryReason, PlaneConditionType, PlaneDefaults, formatTime, type KeystoneUser, type KeystoneUserStatus } from '../api';
 import { report, type Verdict } from './conditions';
-import { locationOf, needsFinalizer, teardownPath, type Consent } from './consent';
+import { needsFinalizer, teardownPath, type Consent } from './consent';
 import { notPublished } from './delivery';
 import type { Hold } from './holds';
-import { carriesMarker, deliveredSecretName, ownedDescription, ownerMarker, teardownFinalizer, USER_SECRET_KEYS } from './naming';
+import { carriesMarker, deliveredSecretName, ownedDescription, ownerMarker, teardownFinalizer, USER_SECRET_KEYS, locationOf } from './naming';
 import { allFalse, observed, override } from './order-status';
 import { RECHECK_MS, type FinalizerAction, type PlanePlan } from './plan';
 import type { KeystoneRecord } from './ports';

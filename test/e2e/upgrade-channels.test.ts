@@ -12,13 +12,15 @@
  * 2. This release applied the same way, as docs/upgrading.md says (the CRDs first, then the rest; or the kustomize
  *    base), then the new operator started beside the old one and the old one stopped (SIGTERM, the Lease handed over).
  * 3. Asserted, for 30 seconds of the new release: nothing minted, deleted or changed (Keystone, statuses, delivered
- *    Secrets), no Keystone call and no API write by the new operator, the probe never failed; then the orders deleted
+ *    Secrets), no Keystone call by the new operator and one API write per order, the status field 0.2.0 never wrote
+ *    (`status.backupPath`, the record of its backup's migration), the probe never failed; then the orders deleted
  *    under the new release leave nothing in Keystone.
  *
  * The upgrade from 0.1.0, with a target cluster, a foreign installation and the Pulumi face, stays
  * test/e2e/upgrade.test.ts. Prints each channel's timeline.
  */
 import { join, resolve } from 'node:path';
+import { childPrefix } from '../../src/api';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
@@ -33,6 +35,7 @@ const SYSTEM = 'keystone-appcred-system';
 const SA = 'keystone-appcred-operator';
 const BAO_ENV = { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string };
 const TIMINGS = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
+const ORDERS = ['graced', 'steady'] as const;
 
 /** How a channel applies a release's tree. */
 const CHANNELS = {
@@ -79,7 +82,17 @@ describe.each(Object.keys(CHANNELS) as (keyof typeof CHANNELS)[])('the upgrade f
     await waitReady(op);
     return op;
   };
-  const snapshot = async () => JSON.stringify({ keystone: await fx.userCredentials(''), orders: await Promise.all(['graced', 'steady'].map(async (n) => [(await fx.order(n)).status, await fx.delivered(n)])) });
+  // Everything the upgrade must leave as it was: Keystone, the delivered Secrets, the statuses but for the one field
+  // 0.2.0 never wrote, `status.backupPath` (the record of the backup's migration, issue 46: each order's first pass
+  // under this release reads its two OpenBao paths once and records it, docs/install/upgrading.md).
+  const snapshot = async () => JSON.stringify({
+    keystone: await fx.userCredentials(''),
+    orders: await Promise.all(ORDERS.map(async (n) => {
+      const status: Record<string, unknown> = { ...(await fx.order(n)).status };
+      delete status.backupPath;
+      return [status, await fx.delivered(n)];
+    })),
+  });
 
   afterAll(async () => {
     await probe?.stop();
@@ -111,7 +124,7 @@ describe.each(Object.keys(CHANNELS) as (keyof typeof CHANNELS)[])('the upgrade f
     timeline.push(`${channel}: 0.2.0 installed, orders delivered in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   });
 
-  it(`upgrades by this release's ${channel}: nothing minted, deleted or changed; no call, no write; the probe never fails`, async () => {
+  it(`upgrades by this release's ${channel}: nothing minted, deleted or changed; no Keystone call; one write per order, its status.backupPath; the probe never fails`, async () => {
     before = await snapshot();
     const t0 = Date.now();
     await apply(REPO);
@@ -125,7 +138,13 @@ describe.each(Object.keys(CHANNELS) as (keyof typeof CHANNELS)[])('the upgrade f
     const written = metrics.split('\n').filter((l) => l.startsWith('keystone_appcred_api_writes_total{')).join(', ');
     timeline.push(`${channel}: ${figures.calls} Keystone calls, ${figures.writes} API writes in 30 s (${written}); probe ${probe.attempts} attempts, ${probe.failures.length} failures`);
     expect(await snapshot()).toBe(before);
-    expect(figures).toEqual({ calls: 0, writes: 0 });
+    // The record, once per order, at its own path: its only write.
+    for (const name of ORDERS) {
+      const order = await fx.order(name);
+      expect([name, order.status?.backupPath]).toEqual([name, `openstack/keystone/${CP_NS}/${childPrefix({ namespace: NS, name })}/${order.metadata.uid}/service-accounts/application-credential`]);
+    }
+    expect(figures).toEqual({ calls: 0, writes: ORDERS.length });
+    expect(metricSum(metrics, 'keystone_appcred_api_writes_total', { kind: 'KeystoneApplicationCredential', verb: 'patchStatus' })).toBe(ORDERS.length);
     expect(metricSum(metrics, 'keystone_appcred_reconcile_total')).toBeGreaterThan(0);
     expect(probe.failures).toEqual([]);
   });

@@ -1,11 +1,12 @@
 /**
  * Every block the reference generator writes, by the name a page's markers give it (tools/docs/markdown.ts), and what
  * each is made from: the command line's definitions, the metrics registries, the RBAC rule tables, the CRDs the
- * constructs synthesize and the condition reasons.
+ * constructs synthesize, the condition reasons and the Event reasons.
  */
 import { operatorSettings, subcommandOptions, subcommands } from './cli';
 import { conditionsTable, troubleshootingIndex } from './conditions';
 import { crdKinds, crdReference } from './crds';
+import { eventsTable } from './events';
 import { metrics } from './metrics';
 import { pulumiInputs, pulumiOutputs } from './pulumi';
 import { clusterWideRules, namespacedRules, targetClusterRules } from './rbac';
@@ -26,5 +27,6 @@ export async function blocks(): Promise<Map<string, string>> {
     ['pulumi-outputs', pulumiOutputs()],
     ['conditions', conditionsTable()],
     ['troubleshoot-index', troubleshootingIndex()],
+    ['events', eventsTable()],
   ]);
 }

@@ -7,15 +7,18 @@
  */
 import {
   DEFAULT_ADOPT_SECRET_KEY,
+  EventReason,
   PlaneDefaults,
   REVOKE_PREVIOUS_ANNOTATION,
   SECRET_KEYS,
   revokeRequestOf,
+  eventOf,
   secretName,
   type ControlPlane,
   type KeystoneApplicationCredential,
   type KeystoneProject,
   type KeystoneUser,
+  type ReasonedEvent,
   type TemplateFields,
 } from '../../api';
 import type { Ports } from '../../lifecycle/ports';
@@ -24,14 +27,11 @@ import { templateData, templateMetadata } from '../../lifecycle/secret-template'
 import { deliveredSecretName } from '../../plane/naming';
 import type { ClusterPort } from '../../plane/ports';
 
-/** An Event about an order (never a secret in `note`); `logged`: also printed in the operator's log. */
-export interface CredentialEvent {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly action: string;
-  readonly note: string;
-  readonly logged?: boolean;
-}
+/**
+ * An Event about an order, of the table of every Event reason (src/api/events.ts; never a secret in `note`); `logged`:
+ * also printed in the operator's log.
+ */
+export type CredentialEvent = ReasonedEvent & { readonly logged?: boolean };
 
 /** What the template's fields are read from. */
 export interface TemplateSources {
@@ -126,16 +126,16 @@ export function deliveryOptionEvent(order: KeystoneApplicationCredential, e: Act
       `kubectl delete secret -n ${namespace} ${secretName(order.metadata.name)}${context.cluster ? ` --context ${context.cluster}` : ''}`,
       ...(backup ? [`bao kv metadata delete -mount=${backup.slice(0, backup.indexOf('/'))} ${backup.slice(backup.indexOf('/') + 1)}`] : []),
     ];
-    return { type: 'Normal', reason: 'Retained', action: 'Teardown', note: `deletionPolicy Retain: left ${left}; remove them later with: ${commands.join('; ')}`, logged: true };
+    return { ...eventOf(EventReason.Retained, `deletionPolicy Retain: left ${left}; remove them later with: ${commands.join('; ')}`), logged: true };
   }
   if (a.type === 'delete' && a.why.startsWith('revoke requested')) {
     const note =
       `deleted generation ${a.generation} (application credential ${a.id}) at once, its grace period of ${order.spec.rotation?.gracePeriod ?? '24h'} skipped: ` +
       `${a.why.replace(/: grace period skipped$/, '')} by the ${REVOKE_PREVIOUS_ANNOTATION} annotation; the Secret and the backup carried its successor first`;
-    return { type: 'Warning', reason: 'GraceSkipped', action: 'Revoke', note, logged: true };
+    return { ...eventOf(EventReason.GraceSkipped, note), logged: true };
   }
   if (a.type === 'adopt') {
-    return { type: 'Normal', reason: 'Adopted', action: 'Adopt', note: `adopted application credential ${a.credentialId} as generation ${a.generation} instead of minting; the next rotation supersedes it`, logged: true };
+    return { ...eventOf(EventReason.Adopted, `adopted application credential ${a.credentialId} as generation ${a.generation} instead of minting; the next rotation supersedes it`), logged: true };
   }
   return undefined;
 }

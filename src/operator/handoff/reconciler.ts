@@ -7,7 +7,7 @@
  * The warnings given are remembered in memory (one per workload and generation, see src/handoff `warningKey`); after a
  * restart an overdue workload is warned about once more. The rolls need no memory: the pod template records the generation.
  */
-import type { KeystoneApplicationCredential } from '../../api';
+import { EventReason, eventOf, type KeystoneApplicationCredential, type ReasonedEvent } from '../../api';
 import type { ClusterReader, EventSpec } from '../../kube/cluster';
 import { Kinds } from '../../kube/kinds';
 import { objectKey } from '../../kube/object';
@@ -15,12 +15,12 @@ import { decide, deliveredOf, TEMPLATE_GENERATIONS, type Overdue, type Roll, typ
 import { errorMessage, silentLogger, type Logger } from '../runtime/log';
 import type { HandoffMetrics } from './metrics';
 
-/** The Event reasons of the handoff (on the order). */
+/** The Event reasons of the handoff (on the order), from the table of every Event reason (src/api/events.ts). */
 export const HandoffReason = {
   /** Normal: a workload's pod template now carries the delivered generation. */
-  Rolled: 'WorkloadRolled',
+  Rolled: EventReason.WorkloadRolled,
   /** Warning: a workload has not finished its rollout a safety margin before the superseded credential is deleted. */
-  Overdue: 'RolloutOverdue',
+  Overdue: EventReason.RolloutOverdue,
 } as const;
 
 /** What the driver runs with. */
@@ -119,7 +119,7 @@ export class HandoffReconciler {
     return { rolled, warned: plan.warnings.length, ...(wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) } : {}) };
   }
 
-  private async emit(order: KeystoneApplicationCredential, event: EventSpec): Promise<void> {
+  private async emit(order: KeystoneApplicationCredential, event: ReasonedEvent): Promise<void> {
     await this.deps.event(order, event).catch((error: unknown) => this.logger.warn('recording an event failed', { reason: event.reason, error: errorMessage(error) }));
   }
 }
@@ -130,23 +130,13 @@ function workloadId(w: { readonly kind: string; readonly namespace: string; read
 }
 
 /** The Event of a rolled workload. */
-function rolledEvent(roll: Roll): EventSpec {
+function rolledEvent(roll: Roll): ReasonedEvent {
   const from = roll.from !== undefined ? ` from generation ${roll.from}` : '';
   const reloader = roll.reloader ? `; its annotation ${roll.reloader} makes Stakater Reloader roll it as well on the Secret's change: drop one of the two` : '';
-  return {
-    type: 'Normal',
-    reason: HandoffReason.Rolled,
-    action: 'Handoff',
-    note: `rolled ${roll.workload.kind} ${roll.workload.name}${from} to generation ${roll.generation} of Secret ${roll.secretName} (pod-template annotation ${TEMPLATE_GENERATIONS})${reloader}`,
-  };
+  return eventOf(HandoffReason.Rolled, `rolled ${roll.workload.kind} ${roll.workload.name}${from} to generation ${roll.generation} of Secret ${roll.secretName} (pod-template annotation ${TEMPLATE_GENERATIONS})${reloader}`);
 }
 
 /** The Warning of an overdue workload. */
-function overdueEvent(overdue: Overdue): EventSpec {
-  return {
-    type: 'Warning',
-    reason: HandoffReason.Overdue,
-    action: 'Handoff',
-    note: `${overdue.workload.kind} ${overdue.workload.name} has not finished its rollout to generation ${overdue.generation}: ${overdue.why}; generation ${overdue.previousGeneration} is deleted in Keystone at ${overdue.deleteAt.toISOString()}`,
-  };
+function overdueEvent(overdue: Overdue): ReasonedEvent {
+  return eventOf(HandoffReason.Overdue, `${overdue.workload.kind} ${overdue.workload.name} has not finished its rollout to generation ${overdue.generation}: ${overdue.why}; generation ${overdue.previousGeneration} is deleted in Keystone at ${overdue.deleteAt.toISOString()}`);
 }

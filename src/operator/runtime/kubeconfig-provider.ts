@@ -10,22 +10,22 @@
  * at 0; the other clusters carry on, and an unreachable one is retried by its informers until it answers.
  */
 import { createHash } from 'node:crypto';
+import { EventReason, eventOf, type ReasonedEvent } from '../../api/events';
 import { KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_SELECTOR } from '../../api/target-cluster';
 import type { KubeApi } from '../../kube/api';
-import type { EventSpec } from '../../kube/cluster';
 import { Kinds, type Secret } from '../../kube/kinds';
 import { Informer, listWatchOf } from './informer';
 import { errorMessage } from './log';
 import type { Manager } from './manager';
 
-/** The Event reasons on a registration Secret. */
+/** The Event reasons on a registration Secret, from the table of every Event reason (src/api/events.ts). */
 export const RegistrationReason = {
   /** The cluster's API server answered: its orders are served. */
-  ClusterConnected: 'ClusterConnected',
+  ClusterConnected: EventReason.ClusterConnected,
   /** The cluster's API server does not answer (its orders wait; the others carry on). */
-  ClusterUnreachable: 'ClusterUnreachable',
+  ClusterUnreachable: EventReason.ClusterUnreachable,
   /** The kubeconfig is missing, does not parse, or names no usable cluster. */
-  KubeconfigInvalid: 'KubeconfigInvalid',
+  KubeconfigInvalid: EventReason.KubeconfigInvalid,
 } as const;
 
 export interface KubeconfigProviderOptions {
@@ -99,7 +99,7 @@ export class KubeconfigProvider {
       this.manager.metrics.targetCluster(name, false);
       registration.connected = false;
       void this.manager.disengage(name); // a kubeconfig changed into an unusable one no longer serves the old connection
-      void this.event(secret, { type: 'Warning', reason: RegistrationReason.KubeconfigInvalid, action: 'Register', note: message });
+      void this.event(secret, eventOf(RegistrationReason.KubeconfigInvalid, message));
       return;
     }
     log.info(known ? 'target cluster reconnecting: its kubeconfig changed' : 'target cluster registered', { cluster: name, secret: where, server: api.transport.server });
@@ -117,15 +117,10 @@ export class KubeconfigProvider {
     const where = `${this.options.namespace}/${name}`;
     if (connected) {
       this.manager.logger.info('target cluster connected', { cluster: name, secret: where, server });
-      void this.event(registration.secret, { type: 'Normal', reason: RegistrationReason.ClusterConnected, action: 'Connect', note: `the API server ${server} of cluster ${name} answers${was === false ? ' again' : ''}` });
+      void this.event(registration.secret, eventOf(RegistrationReason.ClusterConnected, `the API server ${server} of cluster ${name} answers${was === false ? ' again' : ''}`));
     } else {
       this.manager.logger.warn('target cluster unreachable', { cluster: name, secret: where, server, error });
-      void this.event(registration.secret, {
-        type: 'Warning',
-        reason: RegistrationReason.ClusterUnreachable,
-        action: 'Connect',
-        note: `the API server ${server} of cluster ${name} does not answer (${error ?? 'unknown error'}); its orders wait, the other clusters carry on`,
-      });
+      void this.event(registration.secret, eventOf(RegistrationReason.ClusterUnreachable, `the API server ${server} of cluster ${name} does not answer (${error ?? 'unknown error'}); its orders wait, the other clusters carry on`));
     }
   }
 
@@ -137,7 +132,7 @@ export class KubeconfigProvider {
   }
 
   /** An Event on a registration Secret, recorded by the leader only (a standby would repeat it); best effort. */
-  private async event(secret: Secret, spec: EventSpec): Promise<void> {
+  private async event(secret: Secret, spec: ReasonedEvent): Promise<void> {
     if (!this.manager.isLeader) return;
     const regarding = { apiVersion: 'v1', kind: 'Secret', metadata: { ...secret.metadata, namespace: secret.metadata.namespace ?? this.options.namespace } };
     await this.manager.cluster.event(regarding, spec).catch((error: unknown) => this.manager.logger.warn('recording an event failed', { secret: secret.metadata.name, reason: spec.reason, error: errorMessage(error) }));

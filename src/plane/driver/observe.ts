@@ -4,7 +4,8 @@
  */
 import { ClusterIdentityDefaults, type ControlPlane } from '../../api';
 import { adminConnectionOf, adminSecretNames } from '../admin-credential';
-import { consentOf, controlPlaneKey, locationOf, type Consent, type OrderObject } from '../consent';
+import { consentOf, type Consent } from '../consent';
+import { controlPlaneKey, locationOf, type OrderObject } from '../naming';
 import type { Holders } from '../holds';
 import type { ClusterPort, KeystoneAdmin, OrderSite, PlaneDeps } from '../ports';
 import type { SecretAccess } from '../ports';

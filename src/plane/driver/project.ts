@@ -3,9 +3,9 @@
  * actions through the ports.
  */
 import { PlaneDefaults, type KeystoneProject } from '../../api';
-import { controlPlaneKey, teardownPath } from '../consent';
+import { teardownPath } from '../consent';
 import { holdOnProject } from '../holds';
-import { teardownFinalizer } from '../naming';
+import { teardownFinalizer, controlPlaneKey } from '../naming';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps } from '../ports';
 import { decideProject, projectNameOf, type ProjectAction, type ProjectObservations } from '../project';

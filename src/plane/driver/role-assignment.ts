@@ -3,9 +3,9 @@
  * namespace's other assignments, the role and the grant in Keystone, and runs `decideAssignment`'s actions.
  */
 import type { KeystoneRoleAssignment } from '../../api';
-import { controlPlaneKey, teardownPath } from '../consent';
+import { teardownPath } from '../consent';
 import { holdOnAssignment } from '../holds';
-import { teardownFinalizer } from '../naming';
+import { teardownFinalizer, controlPlaneKey } from '../naming';
 import { assignmentSelector } from '../references';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps } from '../ports';

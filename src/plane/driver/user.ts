@@ -7,10 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PlaneDefaults, type ControlPlane, type KeystoneUser } from '../../api';
-import { controlPlaneKey, locationOf, teardownPath } from '../consent';
+import { teardownPath } from '../consent';
 import { ownedBy, userCloudOf, userSecretData, userSecretManifest } from '../delivery';
 import { holdOnUser } from '../holds';
-import { childLabels, deliveredSecretName, PASSWORD_KEY, passwordGenerationOf, passwordSecretName, teardownFinalizer, USER_SECRET_KEYS } from '../naming';
+import { childLabels, deliveredSecretName, PASSWORD_KEY, passwordGenerationOf, passwordSecretName, teardownFinalizer, USER_SECRET_KEYS, controlPlaneKey, locationOf } from '../naming';
 import { messageOf } from '../order-status';
 import type { KeystoneAdmin, ObjectKey, OrderSite, PlaneDeps, SecretObject } from '../ports';
 import { planeSettled } from '../settled';

@@ -32,12 +32,6 @@ const GENERATED: readonly { readonly prefix: string; readonly why: string }[] = 
   { prefix: 'constructs/imports/', why: '`cdk8s import` of the prometheus-operator CRDs (the command in the file\'s header)' },
 ];
 
-/**
- * Over 400 lines for now, by name: issue 47's part B splits them once the issue-46 fixes to both have landed. When it
- * has, this list is emptied (the test fails for an entry that is no longer over the limit, so it cannot linger).
- */
-const AWAITING_SPLIT: readonly string[] = ['src/lifecycle/runner.ts', 'src/operator/credential/reconciler.ts'];
-
 interface Cruise {
   readonly modules: readonly { readonly source: string; readonly dependencies: readonly { readonly module: string; readonly resolved: string; readonly couldNotResolve: boolean }[] }[];
   readonly summary: { readonly violations: readonly { readonly rule: { readonly name: string }; readonly from: string; readonly cycle?: readonly ({ readonly name: string } | string)[] }[] };
@@ -104,10 +98,8 @@ describe('the source files', () => {
     for (const g of GENERATED) expect([g.prefix, tracked.some((path) => path.startsWith(g.prefix))]).toEqual([g.prefix, true]);
   });
 
-  it(`are at most ${MAX_LINES} lines each, hand-written ones (but those awaiting their split)`, () => {
+  it(`are at most ${MAX_LINES} lines each, every hand-written one`, () => {
     const over = handWritten.map((path) => ({ path, lines: lineCount(path) })).filter((f) => f.lines > MAX_LINES);
-    expect(over.filter((f) => !AWAITING_SPLIT.includes(f.path)).map((f) => `${f.path}: ${f.lines} lines`)).toEqual([]);
-    // An exemption ends with the split: one no longer over the limit (or gone) is a stale entry.
-    expect(AWAITING_SPLIT.filter((path) => !over.some((f) => f.path === path))).toEqual([]);
+    expect(over.map((f) => `${f.path}: ${f.lines} lines`)).toEqual([]);
   });
 });

@@ -1,0 +1,111 @@
+/**
+ * The dependencies one credential pass reached (docs/concepts/passes.md, Wake-ups): each port the pass calls is wrapped
+ * ({@link noting}) so that a call OpenBao, Keystone or an API server did not answer names that dependency in
+ * `unanswered` (the work queue waits on it: src/operator/runtime/dependencies.ts), and a call it answered names it in
+ * `answered` (its waiters are woken).
+ */
+import { KubeApiError } from '../../kube/errors';
+import type { BackupPort, CredentialPort } from '../../lifecycle/ports';
+import type { ClusterPort } from '../../plane/ports';
+
+/** OpenBao, as a failed pass names it: one dependency for every order (one login, one policy). */
+export const OPENBAO_DEPENDENCY = 'OpenBao';
+
+/** Keystone at an auth URL, as a failed pass names it: every order of the ControlPlanes with that URL shares it. */
+export const keystoneDependency = (authUrl: string): string => `Keystone ${authUrl.replace(/\/+$/, '')}`;
+
+/** An API server, as a failed pass names it. */
+export const apiServerDependency = (cluster: string | undefined): string => (cluster ? `the API server of cluster ${cluster}` : 'the API server');
+
+/** What a pass's calls found of its dependencies: those that did not answer, and those that did. */
+export interface Reached {
+  readonly unanswered: Set<string>;
+  readonly answered: Set<string>;
+}
+
+/**
+ * The dependencies one pass reached, and the pass's ports with their calls noted ({@link noting}): an API server's
+ * writes (its reads come from the caches), every call of Keystone's and OpenBao's.
+ */
+export class PassReach implements Reached {
+  readonly unanswered = new Set<string>();
+  readonly answered = new Set<string>();
+
+  /** The port of a cluster (`cluster`: its name; undefined: the management cluster), its writes noted. */
+  apiServer(port: ClusterPort, cluster?: string): ClusterPort {
+    return noting(port, this, apiServerDependency(cluster), unansweredByApiServer, API_WRITES);
+  }
+
+  /**
+   * Keystone at `authUrl` as `connect` makes its port, given what to call each time Keystone itself answered a call
+   * (a list its known credentials served did not reach it); a call Keystone did not answer is noted.
+   */
+  keystone(authUrl: string, connect: (onAnswer: () => void) => CredentialPort): CredentialPort {
+    const at = keystoneDependency(authUrl);
+    return noting(
+      connect(() => this.answered.add(at)),
+      { unanswered: this.unanswered },
+      at,
+      unansweredByKeystone,
+    );
+  }
+
+  /** OpenBao's port at a backing path: every call that failed did not answer. */
+  openBao(port: BackupPort): BackupPort {
+    return noting(port, this, OPENBAO_DEPENDENCY, () => true);
+  }
+
+  /** The dependencies that answered every call the pass made of them (one that failed a call did not answer it). */
+  answeredAll(): string[] {
+    return [...this.answered].filter((d) => !this.unanswered.has(d));
+  }
+}
+
+/** The cluster port's calls that reach the API server (its reads come from the caches). */
+export const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'createSecret', 'applySecret', 'deleteSecret', 'writeStatus', 'addFinalizer', 'removeFinalizer']);
+
+/**
+ * `port` with every failed call that `counts` noted in `reached.unanswered` as `dependency` (the error is thrown on as it
+ * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
+ * there: every method, or only `methods` (each an async call); the other methods are the port's own, bound to it. Built
+ * once per pass, its methods the port's (own and its prototypes'), so a read the caches answer passes straight through.
+ */
+export function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
+  const noted = async (method: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
+    try {
+      const reply = await method.apply(port, args);
+      reached.answered?.add(dependency);
+      return reply;
+    } catch (error) {
+      (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
+      throw error;
+    }
+  };
+  const wrapped: Record<PropertyKey, unknown> = {};
+  for (const name of methodsOf(port)) {
+    const method = Reflect.get(port, name) as (...args: unknown[]) => Promise<unknown>;
+    wrapped[name] = methods && !methods.has(name) ? method.bind(port) : (...args: unknown[]) => noted(method, args);
+  }
+  return wrapped as T;
+}
+
+/** The names of an object's methods, its own and its prototypes' (not Object's). */
+function methodsOf(port: object): Set<PropertyKey> {
+  const names = new Set<PropertyKey>();
+  for (let o: object | null = port; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+    for (const name of Reflect.ownKeys(o)) {
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(o, name)?.value === 'function') names.add(name);
+    }
+  }
+  return names;
+}
+
+/** Keystone did not answer (no connection, no reply in time, 5xx or 429): an outage, not a refusal of this order's. */
+export function unansweredByKeystone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === true;
+}
+
+/** An API server did not answer a write: no HTTP answer at all, a 5xx or a 429. A refusal (4xx) is the order's own. */
+export function unansweredByApiServer(error: unknown): boolean {
+  return !(error instanceof KubeApiError) || error.status >= 500 || error.status === 429;
+}
