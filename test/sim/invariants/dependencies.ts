@@ -55,7 +55,7 @@ const failingKeyOf = (line: LogLine) => `${String(line.controller)}/${keyOf(line
 
 export const recovery: Invariant = {
   name: 'waiters-recover-in-60s',
-  description: 'an order waiting on a dependency completes ≤ 60 s (virtual) after it answers again',
+  description: 'an order waiting on a dependency completes ≤ 60 s (virtual) after it answers again (or fails for a reason of its own)',
   watch(world, report) {
     const pending: { dependency: Dependency; at: number; keys: Set<string> }[] = [];
     const ended = endedFaults(world);
@@ -80,7 +80,9 @@ export const recovery: Invariant = {
           for (const key of p.keys) {
             const [, ns, name] = key.split('/');
             if (!world.order({ tenant: ns as 'tenant-a', name })) continue;
-            if (!after.some((l) => keyOf(l) === key && (l.result === 'success' || l.result === 'requeue'))) {
+            // Recovered: a pass that succeeded, or one that failed for a reason of the order's own (an adoption refused),
+            // waiting on nothing any more.
+            if (!after.some((l) => keyOf(l) === key && (l.result === 'success' || l.result === 'requeue' || (l.result === 'error' && l.waitsOn === undefined)))) {
               const lines = after.filter((l) => keyOf(l) === key);
               const failed = lines.map((l) => `${String(l.error ?? '').slice(0, 80)}, retried in ${String(l.retryInMs)} ms`).join('; ');
               report(`${key.slice(1)} waited on ${DEPENDENCY_NAMES[p.dependency]}, which answered again at ${new Date(p.at).toISOString()}, and had no successful pass in the minute after (${lines.length} failed${failed ? `: ${failed}` : ''})`);
