@@ -71,10 +71,12 @@ export const restartFree: Invariant = {
       const live = [...ledger.orders.values()].filter((o) => !o.gone);
       const orders = live.filter((o) => converged(world, o, at));
       const users = new Map<string, string>();
+      // An adoption proves the credential it names by logging in with it (issue 49): as that credential's user.
+      const proving = new Set([...world.adoptions.values()].map((a) => world.keystone.credentials.get(a.id)?.userId));
       for (const tenant of new Set(live.map((o) => o.tenant))) {
         const all = live.filter((o) => o.tenant === tenant);
         const id = world.keystone.userNamed(`${tenant}-${IDENTITY.user}`);
-        if (id && all.every((o) => orders.includes(o))) users.set(id, tenant);
+        if (id && !proving.has(id) && all.every((o) => orders.includes(o))) users.set(id, tenant);
       }
       pending.push({ process: line.process, at, orders, users });
     });
