@@ -5,8 +5,9 @@
  * backup at their own path holding it (after the upgrade from 0.1.0, its migration recorded: `status.backupPath`), Keystone holding nothing else of theirs but the superseded one in its grace, and
  * nothing due within the window. Until the window ends (a minute, or the next event), the leader makes no OpenBao
  * request on their backup paths and no Keystone request as their user (when every order of that user converged). A
- * takeover within 30 s of a change other than a process event (a consent, an order's spec) is not judged: its first
- * passes react to that change (a ControlPlane change gives every order of it a full pass).
+ * takeover within 30 s of a change other than a process event (a consent, an order's spec), or after one made while
+ * its API server was down, is not judged: its first passes react to that change (a ControlPlane change gives every
+ * order of it a full pass).
  */
 import { backingPath } from '../../../src/api';
 import type { Invariant } from '../model';
@@ -65,9 +66,11 @@ export const restartFree: Invariant = {
     world.hooks.line.push((line) => {
       if (line.msg !== 'became the leader') return;
       const at = world.time.now();
-      // A change in the half minute before the takeover (the ControlPlane's consent, an order's spec) is what the new
-      // leader's first passes react to: the restart's cost is not told apart from that change's.
-      if (world.eventTimes.some((t, i) => t >= at - 30_000 && t <= at && !PROCESS_EVENTS.has(world.eventKinds[i] ?? ''))) return;
+      // A change in the half minute before the takeover (the ControlPlane's consent, an order's spec), or one the
+      // operator could not see until now (its API server was down since), is what the new leader's first passes react
+      // to: the restart's cost is not told apart from that change's.
+      const unseen = (t: number) => t >= at - 30_000 || world.faultedBetween(t, at, ['api', 'target']);
+      if (world.eventTimes.some((t, i) => t <= at && unseen(t) && !PROCESS_EVENTS.has(world.eventKinds[i] ?? ''))) return;
       const live = [...ledger.orders.values()].filter((o) => !o.gone);
       const orders = live.filter((o) => converged(world, o, at));
       const users = new Map<string, string>();
