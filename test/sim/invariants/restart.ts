@@ -16,8 +16,11 @@ import type { SimWorld } from '../sim-world';
 import { ledgerOf, type KnownOrder } from './ledger';
 
 const WINDOW_MS = 60_000;
-/** The events that start or stop processes: what a takeover follows, not a change the orders react to. */
-const PROCESS_EVENTS = new Set(['restart', 'failover', 'crash-after', 'upgrade']);
+/**
+ * The events that start or stop processes or take a dependency away: what a takeover follows and must cope with
+ * ("whatever is down"), not a change the orders react to.
+ */
+const NOT_A_CHANGE = new Set(['restart', 'failover', 'crash-after', 'upgrade', 'outage', 'watch']);
 
 interface Snapshot {
   readonly process: string;
@@ -70,7 +73,7 @@ export const restartFree: Invariant = {
       // operator could not see until now (its API server was down since), is what the new leader's first passes react
       // to: the restart's cost is not told apart from that change's.
       const unseen = (t: number) => t >= at - 30_000 || world.faultedBetween(t, at, ['api', 'target']);
-      if (world.eventTimes.some((t, i) => t <= at && unseen(t) && !PROCESS_EVENTS.has(world.eventKinds[i] ?? ''))) return;
+      if (world.eventTimes.some((t, i) => t <= at && unseen(t) && !NOT_A_CHANGE.has(world.eventKinds[i] ?? ''))) return;
       const live = [...ledger.orders.values()].filter((o) => !o.gone);
       const orders = live.filter((o) => converged(world, o, at));
       const users = new Map<string, string>();
