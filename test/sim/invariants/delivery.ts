@@ -197,7 +197,7 @@ export const adoptionMintsNothing: Invariant = {
                 ? `delivered ${ledger.firstDelivered(order) ?? 'a credential'} first, not the one it adopts (${adoption.id})`
                 : undefined
             : minted.length > 0 || status.credentialGeneration !== undefined
-              ? `its adoption of ${adoption.id} is refused and it minted (generations ${minted.map((c) => c.generation).join(', ') || 'none in Keystone'}, status generation ${status.credentialGeneration ?? 'none'})`
+              ? `its adoption of ${adoption.id} must be refused, and it minted or adopted (generations ${minted.map((c) => c.generation).join(', ') || 'none in Keystone'}, status generation ${status.credentialGeneration ?? 'none'})`
               : undefined;
           if (message === undefined) continue;
           reported.add(key);
