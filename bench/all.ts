@@ -22,6 +22,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   metrics: ['1000', '5000'],
   'least-privilege': ['5', '4'],
   outage: ['20', '1', '1', '4'],
+  raise: ['100', '12', '1', '30'],
 };
 
 function main(): void {

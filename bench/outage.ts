@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   stopOnSignals(stops);
   try {
-    const { env } = await startCluster(work, bcryptRounds, false, stops);
+    const { env } = await startCluster(work, { bcryptRounds }, stops);
     // OpenBao through a recording proxy, the operator with a token of its own policy (the root token cannot be denied).
     const bao = await startRecordingProxy(env.bao.addr);
     stops.push(async () => void bao.close());

@@ -14,6 +14,7 @@ export { AlertRules, Dashboard, MonitorKind, OperatorMonitor, type AlertRulesPro
 export { Operator } from './operator/operator';
 export {
   ImagePullPolicy,
+  KeystonePacing,
   LogLevel,
   OpenBaoAuth,
   type OpenBaoKubernetesAuthOptions,

@@ -11,8 +11,9 @@
  *
  * What it shows: when each order rotates next, how old its delivered credential is and when it expires in Keystone, the
  * orders by condition, failures by reason and rotations; Keystone's requests by result, the time waited for the
- * per-endpoint limit and the requests in flight; reconcile durations and results, work queue depth and workers, API
- * writes, the leader and the memory against its limit; the orders per cluster and each target cluster's connection.
+ * per-endpoint limit, the requests in flight against the paced limit and the capacity measured; reconcile durations and
+ * results, work queue depth and workers, API writes, the leader and the memory against its limit; the orders per
+ * cluster and each target cluster's connection.
  */
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -140,9 +141,11 @@ export function buildDashboard(): dashboard.Dashboard {
       ]),
     )
     .withPanel(
-      graph('Keystone requests in flight', 'Requests in flight per endpoint now, and the most at once since the start (never above --keystone-in-flight).', 'short', [
+      graph('Keystone requests in flight', 'Requests in flight per endpoint now, the most at once since the start (never above --keystone-in-flight), the limit allowed now (the paced limit, or --keystone-in-flight with --keystone-pacing fixed), and the Keystone workers free for the operator as the adaptive pacing measured them.', 'short', [
         ['sum by (endpoint) (keystone_appcred_keystone_in_flight)', 'in flight {{endpoint}}'],
         ['max by (endpoint) (keystone_appcred_keystone_in_flight_peak)', 'peak {{endpoint}}'],
+        ['max by (endpoint) (keystone_appcred_keystone_in_flight_limit)', 'limit {{endpoint}}'],
+        ['max by (endpoint) (keystone_appcred_keystone_capacity)', 'capacity measured {{endpoint}}'],
       ]),
     )
     .withRow(row('Operator'))

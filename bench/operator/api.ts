@@ -72,14 +72,15 @@ export async function untilReady(kind: string, selector: string, count: number, 
 /**
  * {@link untilReady} through a watch: one list, then the API server's events, so that waiting for a convergence costs
  * the API server (on the cores the operator's writes need) one list and a stream, not a list of every order of the
- * batch every 100 ms. A watch that ends early is opened again from a fresh list.
+ * batch every 100 ms. A watch that ends early is opened again from a fresh list. Ready means Ready at `generation` or
+ * later (a raise waits for the raised one).
  */
-export async function untilReadyWatched(selector: string, count: number, timeoutMs: number): Promise<void> {
+export async function untilReadyWatched(selector: string, count: number, timeoutMs: number, generation = 1): Promise<void> {
   const kind = 'keystoneapplicationcredentials';
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const list = JSON.parse(await ok('GET', `${path(kind, NS)}?labelSelector=${encodeURIComponent(selector)}`)) as { metadata: { resourceVersion: string }; items: Order[] };
-    const readyNames = new Set(list.items.filter((o) => ready(o)).map((o) => o.metadata.name));
+    const readyNames = new Set(list.items.filter((o) => ready(o, generation)).map((o) => o.metadata.name));
     if (readyNames.size >= count) return;
     const done = await new Promise<boolean>((resolveWatch, rejectWatch) => {
       const server = new URL(`${path(kind, NS)}?watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}&labelSelector=${encodeURIComponent(selector)}&timeoutSeconds=${Math.max(1, Math.ceil((deadline - Date.now()) / 1000))}`, process.env.KAC_KUBE_SERVER as string);
@@ -95,7 +96,7 @@ export async function untilReadyWatched(selector: string, count: number, timeout
             const event = JSON.parse(line) as { type: string; object: Order };
             if (event.type === 'ERROR') return void req.destroy();
             if (event.type === 'BOOKMARK') continue;
-            if (event.type !== 'DELETED' && ready(event.object)) readyNames.add(event.object.metadata.name);
+            if (event.type !== 'DELETED' && ready(event.object, generation)) readyNames.add(event.object.metadata.name);
             else readyNames.delete(event.object.metadata.name);
             if (readyNames.size >= count) {
               req.destroy();

@@ -31,26 +31,36 @@ export interface Cluster {
   readonly keystone: LocalKeystone;
 }
 
+/** What the cluster is started with. */
+export interface ClusterOptions {
+  /** Keystone's bcrypt cost. */
+  readonly bcryptRounds: number;
+  /** Keystone's server processes (src/testbed/keystone: one unless a bench of how Keystone shares its workers asks). @default 1 */
+  readonly keystoneProcesses?: number;
+  /** etcd's quota in bytes (hundreds of MB of unrelated Secrets, tens of thousands of orders). @default the test quota, 1 GiB */
+  readonly etcdQuotaBytes?: number;
+}
+
 /**
- * Starts the components in `work` (Keystone at `bcryptRounds`; etcd's quota raised for `unrelatedSecrets`), each one's
- * stop pushed on `stops` as it is up, and makes the objects every part needs.
+ * Starts the components in `work`, each one's stop pushed on `stops` as it is up, and makes the objects every part
+ * needs.
  */
-export async function startCluster(work: string, bcryptRounds: number, unrelatedSecrets: boolean, stops: (() => Promise<void>)[]): Promise<Cluster> {
+export async function startCluster(work: string, options: ClusterOptions, stops: (() => Promise<void>)[]): Promise<Cluster> {
+  const { bcryptRounds } = options;
   const started = Date.now();
   // KAC_BENCH_KEYSTONE_CPU=0: Keystone alone on CPU 0, everything else (this script, the API server, etcd, OpenBao,
   // the operator) on the other CPUs, so that neither arm of a comparison takes Keystone's core from it.
   const keystoneCpu = process.env.KAC_BENCH_KEYSTONE_CPU;
   const others = keystoneCpu === undefined ? undefined : Array.from({ length: availableParallelism() }, (_, i) => i).filter((i) => String(i) !== keystoneCpu).join(',');
   if (others) execFileSync('taskset', ['-a', '-p', '-c', others, String(process.pid)], { stdio: 'ignore' });
-  const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds });
+  const keystone = await startLocalKeystone({ dir: join(work, 'keystone'), bcryptRounds, processes: options.keystoneProcesses ?? 1 });
   stops.push(keystone.stop);
   if (keystoneCpu !== undefined) {
     const group = execFileSync('pgrep', ['-g', String(keystone.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
     for (const pid of group) execFileSync('taskset', ['-a', '-p', '-c', keystoneCpu, pid], { stdio: 'ignore' });
     process.stderr.write(`[bench] Keystone (${group.length} processes) on CPU ${keystoneCpu}; everything else on ${others}\n`);
   }
-  // The unrelated Secrets are hundreds of MB, made and deleted once per cell: more than etcd's test quota of 1 GiB.
-  if (unrelatedSecrets) process.env.KAC_KUBE_ETCD_QUOTA_BYTES ??= String(4 * 2 ** 30);
+  if (options.etcdQuotaBytes !== undefined) process.env.KAC_KUBE_ETCD_QUOTA_BYTES ??= String(options.etcdQuotaBytes);
   const kube = await startKube(join(work, 'kube'));
   stops.push(kube.stop);
   Object.assign(process.env, kube.env);

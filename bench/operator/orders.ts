@@ -4,6 +4,7 @@
  */
 import type { KubeObject } from '../../test/support/kubectl';
 import { API, CP_REF, NS, createAll, ok, untilReady } from './api';
+import type { Run } from './run';
 
 /**
  * Orders per Keystone user. A pass lists the user's credentials, and Keystone's list costs about 3 ms per credential
@@ -45,6 +46,24 @@ export async function ensureUsers(to: number, made: Set<string>): Promise<void> 
 
 /** The user of the i-th order. */
 export const userOf = (i: number) => `u${Math.floor(i / PER_USER)}`;
+
+/**
+ * Creates orders `o<n>` until `size` exist, their users made as they need them, and waits until each batch is Ready:
+ * batches of 500, or of a twentieth of the size for a large one (each batch waits for its last orders, so fewer
+ * batches keep the operator busier); how long each took on stderr. The batch label is `f<first order's number>`.
+ */
+export async function topUp(run: Run, size: number): Promise<void> {
+  const most = Math.max(500, Math.ceil(size / 20));
+  while (run.total < size) {
+    const batch = Math.min(most, size - run.total);
+    await ensureUsers(run.total + batch, run.users);
+    const t0 = Date.now();
+    await createAll(Array.from({ length: batch }, (_, k) => order(`o${run.total + k}`, userOf(run.total + k), `f${run.total}`)));
+    await untilReady('keystoneapplicationcredentials', `bench/batch=f${run.total}`, batch, 3_600_000, 1000);
+    process.stderr.write(`[bench] ${batch} more orders converged in ${Date.now() - t0} ms (total ${run.total + batch})\n`);
+    run.total += batch;
+  }
+}
 
 /** The password the operator delivered for a KeystoneUser (never printed). */
 export async function passwordOf(name: string): Promise<string> {

@@ -19,6 +19,13 @@ export function metricSum(text: string, name: string): number {
   return sum;
 }
 
+/** The sum of a metric's samples whose labels include `label` (e.g. `kind="KeystoneApplicationCredential"`). */
+export function metricSumWith(text: string, name: string, label: string): number {
+  let sum = 0;
+  for (const m of text.matchAll(/^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\} (\S+)$/gm)) if (m[1] === name && m[2]?.split(',').includes(label)) sum += Number(m[3]);
+  return sum;
+}
+
 /** utime + stime of a process, in clock ticks. */
 export function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -48,11 +55,27 @@ export function rssMiB(pid: number): number {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
-/** The RSS in its kernel parts: anonymous memory (heap, malloc, stacks) and file pages (the node binary's code touched). */
+/**
+ * The RSS in its kernel parts: anonymous memory (heap, malloc, stacks), file pages (the code of the files mapped, the
+ * `node` binary's above all) and shared memory; and the file pages by file, the largest first (from smaps).
+ */
 export function rssParts(pid: number): string {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB, RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB`;
+  const files = [...fileRss(pid)].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([file, k]) => `${file.split('/').pop()} ${(k / 1024).toFixed(1)}`);
+  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB, RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB (${files.join(', ')}), RssShmem ${(kb('RssShmem') / 1024).toFixed(0)} MiB`;
+}
+
+/** The resident kB of each file mapped into a process (smaps: the Rss of its mappings, by path). */
+export function fileRss(pid: number): Map<string, number> {
+  const byFile = new Map<string, number>();
+  let file: string | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (mapping) file = mapping[1]?.startsWith('/') ? mapping[1] : undefined;
+    else if (file && line.startsWith('Rss:')) byFile.set(file, (byFile.get(file) ?? 0) + Number(/(\d+)/.exec(line)?.[1] ?? 0));
+  }
+  return byFile;
 }
 
 /** Waits until the proxy has seen no Keystone call and the operator's queues are empty for `quietMs`. */

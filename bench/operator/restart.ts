@@ -1,12 +1,29 @@
 /**
  * 4. A restart with every order converged, and 5. a failover to a standby with warm caches (the leader killed with
- * SIGKILL): the Keystone calls at the proxy and the new process's API writes until quiet; goal 0 and 0.
+ * SIGKILL): the Keystone calls at the proxy and the new process's API writes until quiet; goal 0 and 0. The restart's
+ * time from the new process's spawn until it has passed every order once with nothing left queued; goal ≤ 60 s.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricsText, waitReady, type OperatorProcess } from '../../test/support/operator';
 import { launch } from './launch';
-import { metricSum, quiet } from './process';
+import { metricSum, metricSumWith, quiet } from './process';
 import type { Run } from './run';
+
+/** The restart's goal: converged within a minute of the spawn, whatever the number of orders. */
+const RESTART_GOAL_MS = 60_000;
+
+/**
+ * Milliseconds from `op`'s spawn until it has reconciled `orders` orders once (any result) with no key queued or
+ * being reconciled, its metrics polled every 250 ms.
+ */
+async function convergedAfter(op: OperatorProcess, orders: number, timeoutMs = 1_800_000): Promise<number> {
+  for (const deadline = Date.now() + timeoutMs; ; await sleep(250)) {
+    const text = await metricsText(op).catch(() => '');
+    const passed = metricSumWith(text, 'keystone_appcred_reconcile_total', 'kind="KeystoneApplicationCredential"');
+    if (passed >= orders && metricSum(text, 'keystone_appcred_workqueue_depth') === 0 && metricSum(text, 'keystone_appcred_active_workers') === 0) return Date.now() - op.spawnedAt;
+    if (Date.now() > deadline) throw new Error(`the restarted operator passed ${passed} of ${orders} orders in ${timeoutMs} ms`);
+  }
+}
 
 /** Stops the operator running now and starts a new one: its first pass over every order, until quiet; one row. */
 export async function restart(run: Run): Promise<void> {
@@ -16,13 +33,15 @@ export async function restart(run: Run): Promise<void> {
   await run.op.server.stop(10_000);
   const mark = proxy.calls.length;
   run.op = await launch(env, 'bench-restarted', false);
-  await waitReady(run.op);
+  const readyMs = await waitReady(run.op, 600_000);
+  const convergedMs = await convergedAfter(run.op, run.total);
   await sleep(2_000);
   await quiet(run.op, proxy);
   const calls = proxy.since(mark).length;
   const writes = metricSum(await metricsText(run.op), 'keystone_appcred_api_writes_total');
   const reconciles = metricSum(await metricsText(run.op), 'keystone_appcred_reconcile_total');
   figures.push({ figure: `restart with ${run.total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${reconciles} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
+  figures.push({ figure: `restart with ${run.total} converged orders: from the spawn until every order was passed once, nothing queued`, value: `${(convergedMs / 1000).toFixed(1)} s (ready after ${(readyMs / 1000).toFixed(1)} s)`, goal: `≤ ${RESTART_GOAL_MS / 1000} s`, met: convergedMs <= RESTART_GOAL_MS });
   process.stderr.write(`[bench] restart with ${run.total} orders: ${calls} Keystone calls, ${writes} API writes, ${reconciles} reconciles\n`);
   await run.op.server.stop(10_000);
 }

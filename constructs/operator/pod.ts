@@ -74,6 +74,8 @@ export function podSpec(p: Resolved, leaseName: string, selector: StringMap): Po
           { name: OperatorEnv.logLevel, value: p.logLevel },
           { name: OperatorEnv.keystoneRate, value: String(p.keystoneRequestsPerSecond) },
           { name: OperatorEnv.keystoneInFlight, value: String(p.keystoneRequestsInFlight) },
+          { name: OperatorEnv.keystonePacing, value: p.keystonePacing },
+          { name: OperatorEnv.keystoneSpareWorkers, value: String(p.keystoneSpareWorkers) },
           { name: OperatorEnv.workers, value: String(p.workers) },
           // The memory limit in bytes, exported as keystone_appcred_memory_limit_bytes: the heap alert compares the
           // process's resident memory with it. Divisor spelled out for the same reason as fieldRef's apiVersion.

@@ -3,7 +3,7 @@
  * and the value).
  */
 import { Construct } from 'constructs';
-import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds } from '../../src/api/operator-env';
+import { DEFAULT_WORKERS, KEYSTONE_PACINGS, KeystoneLimitDefaults, MAX_WORKERS, ReconciledKinds, type KeystonePacing as EnginePacing } from '../../src/api/operator-env';
 import { SecretAccessMode, namespaceViolation, secretNameViolation } from '../../src/api/secret-access';
 import type { SecretReference } from '../orders/keystone-cluster-identity';
 import { SecretAccess, secretAccessMode } from '../secret-access';
@@ -78,6 +78,19 @@ export enum LogLevel {
   /** Failures only. */
   ERROR = 'error',
 }
+
+/**
+ * How the operator holds its requests in flight to one Keystone endpoint (`KAC_KEYSTONE_PACING`; docs/operate/fleet.md); the members' values are the engine's `KeystonePacing` (src/api/operator-env.ts).
+ */
+export enum KeystonePacing {
+  /** To the workers Keystone has free, as its latency tells, less `keystoneSpareWorkers`; at most `keystoneRequestsInFlight`. */
+  ADAPTIVE = 'adaptive',
+  /** To `keystoneRequestsInFlight`. */
+  FIXED = 'fixed',
+}
+
+// The enum is the engine's set of pacings under jsii's naming, checked when this file compiles.
+const ENGINE_PACING: { readonly [pacing in KeystonePacing]: EnginePacing } = { [KeystonePacing.ADAPTIVE]: 'adaptive', [KeystonePacing.FIXED]: 'fixed' };
 
 /** Where the operator backs credentials up. */
 export interface OpenBaoSettings {
@@ -163,10 +176,25 @@ export interface OperatorProps {
   readonly keystoneRequestsPerSecond?: number;
   /**
    * Requests the operator has in flight to one Keystone endpoint at once; 0: no limit. Each password login and each
-   * credential create costs Keystone a bcrypt computation, so this bounds the Keystone workers a burst keeps busy.
+   * credential create costs Keystone a bcrypt computation, so this bounds the Keystone workers a burst keeps busy;
+   * with adaptive pacing it is the most the pacing allows.
    * @default 8
    */
   readonly keystoneRequestsInFlight?: number;
+  /**
+   * How the requests in flight to one Keystone endpoint are held: `ADAPTIVE` measures from Keystone's latency how many
+   * workers it has free for the operator and keeps `keystoneSpareWorkers` of them free for Keystone's other users (one
+   * request at a time on a Keystone of one worker), so a mass rotation never makes them wait; `FIXED` holds them to
+   * `keystoneRequestsInFlight`.
+   * @default KeystonePacing.ADAPTIVE
+   */
+  readonly keystonePacing?: KeystonePacing;
+  /**
+   * Adaptive pacing: the Keystone workers left free for its other users below the capacity the operator measured; at
+   * least one request stays in flight whatever it measures. 0 or more.
+   * @default 1
+   */
+  readonly keystoneSpareWorkers?: number;
   /**
    * How the operator is granted Secrets (issue 34; docs/install/namespaced.md, docs/reference/rbac.md). `CLUSTER_WIDE`: the
    * ClusterRole grants Secrets in every namespace. `NAMESPACED`: no cluster-scoped rule on Secrets at all; a Role and
@@ -228,6 +256,8 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
     consumerHandoff: false,
     keystoneRequestsPerSecond: KeystoneLimitDefaults.requestsPerSecond,
     keystoneRequestsInFlight: KeystoneLimitDefaults.inFlight,
+    keystonePacing: KeystonePacing.ADAPTIVE,
+    keystoneSpareWorkers: KeystoneLimitDefaults.spareWorkers,
     secretNamespaces: [],
     sourceSecrets: [],
     ...stripUndefined(props),
@@ -255,6 +285,8 @@ export function resolve(scope: Construct, props: OperatorProps): Resolved {
   }
   if (!(Number.isFinite(p.keystoneRequestsPerSecond) && p.keystoneRequestsPerSecond >= 0)) fail('keystoneRequestsPerSecond', p.keystoneRequestsPerSecond, 'must be a number of requests per second, 0 or more (0: no limit)');
   if (!Number.isInteger(p.keystoneRequestsInFlight) || p.keystoneRequestsInFlight < 0) fail('keystoneRequestsInFlight', p.keystoneRequestsInFlight, 'must be a whole number of requests, 0 or more (0: no limit)');
+  if (ENGINE_PACING[p.keystonePacing] === undefined) fail('keystonePacing', p.keystonePacing, `must be one of ${KEYSTONE_PACINGS.join(', ')}`);
+  if (!Number.isInteger(p.keystoneSpareWorkers) || p.keystoneSpareWorkers < 0) fail('keystoneSpareWorkers', p.keystoneSpareWorkers, 'must be a whole number of Keystone workers, 0 or more');
   const workerRule = `must be a whole number of workers from 1 to ${MAX_WORKERS}`;
   const badWorkers = (n: unknown) => !Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_WORKERS;
   if (badWorkers(p.workers)) fail('workers', p.workers, workerRule);

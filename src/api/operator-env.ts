@@ -33,8 +33,12 @@ export const OperatorEnv = {
   consumerHandoff: 'KAC_CONSUMER_HANDOFF',
   /** Requests per second to one Keystone endpoint (0: no limit). */
   keystoneRate: 'KAC_KEYSTONE_RATE',
-  /** Requests in flight to one Keystone endpoint (0: no limit). */
+  /** Requests in flight to one Keystone endpoint (0: no limit); with adaptive pacing, the ceiling. */
   keystoneInFlight: 'KAC_KEYSTONE_IN_FLIGHT',
+  /** `adaptive` or `fixed`: how the requests in flight to one Keystone endpoint are held. */
+  keystonePacing: 'KAC_KEYSTONE_PACING',
+  /** Adaptive pacing: the Keystone workers left free for its other users below the capacity measured. */
+  keystoneSpareWorkers: 'KAC_KEYSTONE_SPARE_WORKERS',
   /** Workers of every controller: how many objects of one kind are reconciled at once. */
   workers: 'KAC_WORKERS',
   /** Workers of single kinds, overriding `KAC_WORKERS`: `Kind=N` pairs, comma-separated. */
@@ -48,14 +52,28 @@ export const OperatorEnv = {
 } as const;
 
 /**
+ * How the requests in flight to one Keystone endpoint are held (src/keystone/pacing.ts): `adaptive`, to the workers
+ * Keystone has free for the operator as its latency tells, less the spare ones, at most the configured number; `fixed`,
+ * to the configured number.
+ */
+export type KeystonePacing = 'adaptive' | 'fixed';
+
+/** The pacings, for validation and help texts. */
+export const KEYSTONE_PACINGS: readonly KeystonePacing[] = ['adaptive', 'fixed'];
+
+/**
  * The defaults of the limit per Keystone endpoint (flags, environment and construct props alike). A password login and
- * a credential create each cost Keystone a bcrypt computation (about 250 ms of one core at its default cost 12), so 8
- * in flight keep 8 Keystone workers busy and no more, and 20 per second leaves room for the cheap calls (lists, token
- * validations) around them; a small Keystone is not swamped by a burst, a big one is raised with the flags.
+ * a credential create each cost Keystone a bcrypt computation (about 280 ms of one core at its default cost 12), so
+ * requests that queue at Keystone make everyone else wait: adaptive pacing holds the operator's requests in flight to
+ * what Keystone has free, one worker left spare for its other users (on a Keystone of one worker: one request at a
+ * time). 8 in flight is the ceiling, and 20 per second leaves room for the cheap calls (lists, token validations)
+ * around the bcrypt ones; a big Keystone that other users never crowd is raised with the flags.
  */
 export const KeystoneLimitDefaults = {
   requestsPerSecond: 20,
   inFlight: 8,
+  pacing: 'adaptive' as KeystonePacing,
+  spareWorkers: 1,
 } as const;
 
 /** The kinds the operator runs a controller for, by kind name: the kinds `KAC_WORKERS_PER_KIND` may name. */

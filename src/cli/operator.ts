@@ -32,7 +32,7 @@ export function registerControllers(manager: Manager, config: OperatorConfig, id
   registerKindControllers(manager, {
     ...(config.openBao ? { openBao: config.openBao } : {}),
     consumerHandoff: config.consumerHandoff,
-    keystone: { requestsPerSecond: config.keystoneRate, inFlight: config.keystoneInFlight },
+    keystone: { requestsPerSecond: config.keystoneRate, inFlight: config.keystoneInFlight, pacing: config.keystonePacing, spareWorkers: config.keystoneSpareWorkers },
     secretAccess: { mode: config.secretAccess, operator: config.rbacName, ...(identity?.username ? { username: identity.username } : {}) },
     ...options,
   });

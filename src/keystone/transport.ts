@@ -7,6 +7,7 @@ import { withDeadline } from '../http/deadline';
 import { leasePool, type PoolLease } from './dispatchers';
 import { KeystoneError, kindOfStatus, redact } from './errors';
 import { MAX_RETRY_AFTER_MS, retryAfterMs, type EndpointLimit, type KeystoneLimits } from './limits';
+import { routeOf, type ExchangeOutcome } from './pacing';
 import { isRecord } from './reply';
 
 /** The subset of `fetch` the client uses; inject one in unit tests. */
@@ -141,7 +142,7 @@ export class KeystoneTransport {
           return [reply, await reply.text()] as const;
         });
       try {
-        [response, text] = await (this.limit ? this.limit.schedule(exchange) : exchange());
+        [response, text] = await (this.limit ? this.limit.schedule(exchange, { route: routeOf(request.method, path), outcome: outcomeOf }) : exchange());
       } catch (error) {
         const failure = this.failure(request.method, where, error, sensitive);
         this.limit?.ended(failure.kind);
@@ -199,6 +200,17 @@ export class KeystoneTransport {
       cause: error,
     });
   }
+}
+
+/**
+ * How an exchange ended, for the endpoint's pacing: a 2xx reply is answered (its latency counts); a timeout, a 429 or
+ * a 503 says Keystone is overloaded; anything else (a refusal, a transport error) says nothing about its queue.
+ */
+function outcomeOf(settled: { value: readonly [Response, string] } | { error: unknown }): ExchangeOutcome {
+  if ('error' in settled) return isRecord(settled.error) && (settled.error.name === 'TimeoutError' || settled.error.name === 'AbortError') ? 'overloaded' : 'other';
+  const status = settled.value[0].status;
+  if (status >= 200 && status < 300) return 'answered';
+  return status === 429 || status === 503 ? 'overloaded' : 'other';
 }
 
 /** Keystone's `{"error": {"message": …}}`, or a short excerpt of a non-JSON reply. */

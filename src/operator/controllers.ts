@@ -16,7 +16,7 @@ import { Kinds, MetadataKinds, type Secret } from '../kube/kinds';
 import { objectKey, type KubeObject } from '../kube/object';
 import { KINDS, objectDependents, secretAccessDependents, secretDependentKeys } from './watches';
 import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
-import { KeystoneLimitDefaults } from '../api/operator-env';
+import { KeystoneLimitDefaults, type KeystonePacing } from '../api/operator-env';
 import { KeystoneLimits, KeystoneSessions, type FetchLike } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
@@ -50,8 +50,8 @@ export interface ControllerOptions {
   readonly clock?: () => Date;
   /** Roll the workloads that opted in when their delivered Secret switches (./handoff). @default false */
   readonly consumerHandoff?: boolean;
-  /** The client-side limit per Keystone endpoint (0: none). @default KeystoneLimitDefaults */
-  readonly keystone?: { readonly requestsPerSecond: number; readonly inFlight: number };
+  /** The client-side limit and pacing per Keystone endpoint (0: none). @default KeystoneLimitDefaults */
+  readonly keystone?: { readonly requestsPerSecond: number; readonly inFlight: number; readonly pacing?: KeystonePacing; readonly spareWorkers?: number };
   /**
    * How the operator is granted Secrets (issue 34, docs/install/namespaced.md): `cluster-wide` caches them across the
    * cluster; `namespaced` only in the namespaces the ControlPlanes and identities name (src/api/secret-access.ts), where

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Duration } from '../../api/duration';
-import { DEFAULT_WORKERS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, ReconciledKinds, type ReconciledKind } from '../../api/operator-env';
+import { DEFAULT_WORKERS, KEYSTONE_PACINGS, KeystoneLimitDefaults, MAX_WORKERS, OperatorEnv, ReconciledKinds, type KeystonePacing, type ReconciledKind } from '../../api/operator-env';
 import { SECRET_ACCESS_MODES, SecretAccessMode } from '../../api/secret-access';
 import { LOG_LEVELS, type LogLevel } from './log';
 
@@ -50,6 +50,9 @@ export interface OperatorConfig {
   /** The client-side limit per Keystone endpoint (0: none). */
   readonly keystoneRate: number;
   readonly keystoneInFlight: number;
+  /** How the requests in flight are held (src/keystone/pacing.ts), and the workers adaptive pacing leaves spare. */
+  readonly keystonePacing: KeystonePacing;
+  readonly keystoneSpareWorkers: number;
   /** How often the heap trimmer looks for a passed burst (src/operator/runtime/heap.ts); 0: never. */
   readonly heapTrimIntervalMs: number;
   /** The container's memory limit in bytes, exported for the heap alert; absent: the cgroup's, if any. */
@@ -96,7 +99,15 @@ export const SETTINGS: readonly Setting[] = [
   },
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', default: '20s', description: 'on SIGTERM, how long reconciles in flight may take before exit; the Lease is released only when they finished' },
   { key: 'keystoneRate', flag: '--keystone-rate <per-second>', env: OPERATOR_ENV.keystoneRate, default: String(KeystoneLimitDefaults.requestsPerSecond), description: 'requests per second to one Keystone endpoint, logins included, however many workers run (0: no limit); a 429 or 503 with Retry-After pauses the endpoint' },
-  { key: 'keystoneInFlight', flag: '--keystone-in-flight <count>', env: OPERATOR_ENV.keystoneInFlight, default: String(KeystoneLimitDefaults.inFlight), description: 'requests in flight to one Keystone endpoint at once (0: no limit)' },
+  { key: 'keystoneInFlight', flag: '--keystone-in-flight <count>', env: OPERATOR_ENV.keystoneInFlight, default: String(KeystoneLimitDefaults.inFlight), description: 'requests in flight to one Keystone endpoint at once (0: no limit); with adaptive pacing, the most it allows' },
+  {
+    key: 'keystonePacing',
+    flag: '--keystone-pacing <pacing>',
+    env: OPERATOR_ENV.keystonePacing,
+    default: KeystoneLimitDefaults.pacing,
+    description: 'adaptive: hold the requests in flight to one Keystone endpoint to the workers it has free, as its latency tells, less --keystone-spare-workers, so its other users never wait behind a mass rotation; fixed: to --keystone-in-flight',
+  },
+  { key: 'keystoneSpareWorkers', flag: '--keystone-spare-workers <count>', env: OPERATOR_ENV.keystoneSpareWorkers, default: String(KeystoneLimitDefaults.spareWorkers), description: 'adaptive pacing: Keystone workers left free for its other users below the capacity measured (at least one request stays in flight)' },
   { key: 'workers', flag: '--workers <n>', env: OPERATOR_ENV.workers, default: String(DEFAULT_WORKERS), description: `objects of one kind reconciled at once, per kind (1 to ${MAX_WORKERS}); one object never by two workers` },
   { key: 'workersPerKind', flag: '--workers-per-kind <kind=n,...>', env: OPERATOR_ENV.workersPerKind, description: 'workers of single kinds, overriding --workers, e.g. KeystoneApplicationCredential=8,ControlPlane=1' },
   { key: 'openbaoAddress', flag: '--openbao-address <url>', env: OPERATOR_ENV.openBaoAddress, description: 'OpenBao\'s address, for backups' },
@@ -191,6 +202,8 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv, defaults: { 
     consumerHandoff: flags.consumerHandoff === true || toggle(read('consumerHandoff') as { value: string; from: string }, fail),
     keystoneRate: count('keystoneRate', 'must be a number of requests per second, 0 or more (0: no limit)', false),
     keystoneInFlight: count('keystoneInFlight', 'must be a whole number of requests, 0 or more (0: no limit)', true),
+    keystonePacing: keystonePacing(read('keystonePacing') as Got, fail),
+    keystoneSpareWorkers: count('keystoneSpareWorkers', 'must be a whole number of Keystone workers, 0 or more', true),
     secretAccess: secretAccessMode(read('secretAccess') as Got, fail),
     rbacName: name('rbacName'),
   };
@@ -219,6 +232,10 @@ function toggle(got: { value: string; from: string }, fail: (got: { value: strin
 }
 
 type Got = { value: string; from: string };
+
+function keystonePacing(got: Got, fail: (got: Got, rule: string) => never): KeystonePacing {
+  return (KEYSTONE_PACINGS as readonly string[]).includes(got.value) ? (got.value as KeystonePacing) : fail(got, `must be one of ${KEYSTONE_PACINGS.join(', ')}`);
+}
 
 function secretAccessMode(got: Got, fail: (got: Got, rule: string) => never): SecretAccessMode {
   return (SECRET_ACCESS_MODES as readonly string[]).includes(got.value) ? (got.value as SecretAccessMode) : fail(got, `must be one of ${SECRET_ACCESS_MODES.join(', ')}`);

@@ -17,6 +17,8 @@
  * | `keystone_appcred_keystone_wait_seconds` | endpoint | histogram of the time Keystone requests waited for the limit (`--keystone-rate`, `--keystone-in-flight`) |
  * | `keystone_appcred_keystone_in_flight` | endpoint | Keystone requests in flight now |
  * | `keystone_appcred_keystone_in_flight_peak` | endpoint | the most Keystone requests in flight at once since the start |
+ * | `keystone_appcred_keystone_in_flight_limit` | endpoint | the requests in flight allowed now: the paced limit (`--keystone-pacing adaptive`) or `--keystone-in-flight` |
+ * | `keystone_appcred_keystone_capacity` | endpoint | adaptive pacing: Keystone's free workers as the operator measured them (absent with fixed pacing) |
  * | `keystone_appcred_keystone_requests_total` | endpoint, result | Keystone requests by result: `success`, or the failure's kind (`transport`, `timeout`, `server`, `unauthorized`, `forbidden`, `not-found`, `conflict`, `bad-request`) |
  * | `keystone_appcred_memory_limit_bytes` | | the container's memory limit (`--memory-limit`), for the heap alert; absent when unknown |
  * | `keystone_appcred_heap_trims_total` | | memory-reducing collections after a burst (`--heap-trim-interval`) |
@@ -34,6 +36,10 @@ export interface KeystoneEndpointLoad {
   readonly endpoint: string;
   readonly inFlight: number;
   readonly peakInFlight: number;
+  /** The requests in flight allowed now (0: no limit). */
+  readonly limit: number;
+  /** Adaptive pacing: Keystone's free workers as measured; undefined with fixed pacing. */
+  readonly capacity: number | undefined;
 }
 
 /** How a reconcile ended. */
@@ -122,6 +128,26 @@ export class OperatorMetrics {
       collect() {
         this.reset();
         for (const e of endpoints()) this.set({ endpoint: e.endpoint }, e.peakInFlight);
+      },
+    });
+    new Gauge({
+      name: 'keystone_appcred_keystone_in_flight_limit',
+      help: 'The Keystone requests in flight allowed now, by endpoint: the paced limit (--keystone-pacing adaptive) or --keystone-in-flight (0: no limit).',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const e of endpoints()) this.set({ endpoint: e.endpoint }, e.limit);
+      },
+    });
+    new Gauge({
+      name: 'keystone_appcred_keystone_capacity',
+      help: 'Adaptive pacing: the Keystone workers free for this operator as it measured them from their latency, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const e of endpoints()) if (e.capacity !== undefined) this.set({ endpoint: e.endpoint }, e.capacity);
       },
     });
     this.targets = new Gauge({

@@ -1,5 +1,6 @@
 /**
- * The throwaway Keystone's files: its WSGI server script (a listen backlog of 128, one process, one thread), its
+ * The throwaway Keystone's files: its WSGI server script (a listen backlog of 128, one thread per process, one process
+ * unless a bench asks for more; SIGUSR1 sets the bcrypt cost of new hashes from the file `bcrypt-rounds`), its
  * `keystone.conf` (SQLite in WAL mode, the dogpile memory cache, Fernet keys, the bcrypt cost), its environment, and
  * the passwords it is bootstrapped with.
  */
@@ -12,6 +13,7 @@ export const PYTHON = '/usr/bin/python3';
 export const SERVER_SCRIPT = `# Written by keystone-appcred's testbed (src/testbed/keystone/). A throwaway Keystone; never use in production.
 import json
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -66,6 +68,19 @@ def watch_parent(parent):
             os._exit(0)
 
 
+def set_bcrypt_rounds(signum, frame):
+    # A bench sets up at a low cost and measures at the real one: the cost of hashes made from now on (Keystone reads
+    # it at each hash; the hashes already made keep theirs).
+    try:
+        with open(os.path.join(os.path.dirname(plan['config']), 'bcrypt-rounds')) as f:
+            rounds = int(f.read().strip())
+        from keystone.conf import CONF
+        CONF.set_override('password_hash_rounds', rounds, group='identity')
+        print('KAC bcrypt rounds %d in %d' % (rounds, os.getpid()), flush=True)
+    except Exception:
+        traceback.print_exc()
+
+
 def main():
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
     config = ['--config-file', plan['config']]
@@ -99,10 +114,19 @@ def main():
     print('KAC setup finished after %d ms' % ((time.monotonic() - started) * 1000), flush=True)
 
     os.environ['OS_KEYSTONE_CONFIG_FILES'] = plan['config']
+    signal.signal(signal.SIGUSR1, set_bcrypt_rounds)
+    # The listening socket first, then the worker processes (each its own application: its own database connections
+    # and memory cache, so never correct for tests that delete credentials; a bench of how Keystone shares its
+    # workers may ask for them), each accepting from the one socket as uWSGI's processes do.
+    server = Server(('127.0.0.1', plan['port']), simple_server.WSGIRequestHandler)
+    main_pid = os.getpid()
+    for _ in range(plan.get('processes', 1) - 1):
+        if os.fork() == 0:
+            threading.Thread(target=watch_parent, args=(main_pid,), daemon=True).start()
+            break
     from keystone.server.wsgi import initialize_public_application
-    app = initialize_public_application()
-    server = simple_server.make_server('127.0.0.1', plan['port'], app, server_class=Server)
-    print('KAC keystone listening on %s' % url, flush=True)
+    server.set_app(initialize_public_application())
+    print('KAC keystone listening on %s (process %d)' % (url, os.getpid()), flush=True)
     server.serve_forever()
 
 

@@ -5,8 +5,9 @@
  * SQLite in WAL mode (without it, writes fail sporadically with "database is locked"), an in-process dogpile memory cache
  * (without it every authenticated request runs hundreds of SQL queries), Fernet token/receipt/credential keys, and bcrypt
  * at a configurable, low cost (the cost hashes user passwords AND application-credential secrets). It is served by the
- * stdlib `wsgiref` server — one process, one thread (SQLite and the per-process cache are only correct that way) — with a
- * listen backlog of 128 instead of wsgiref's 5, which drops SYNs under bursts of parallel logins.
+ * stdlib `wsgiref` server — one process, one thread (SQLite and the per-process cache are only correct that way; a bench
+ * may ask for more processes) — with a listen backlog of 128 instead of wsgiref's 5, which drops SYNs under bursts of
+ * parallel logins.
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,13 @@ export interface LocalKeystoneOptions {
   readonly install?: boolean;
   /** Milliseconds to wait for setup and start until `GET /v3` answers 200. @default 120000 */
   readonly startTimeoutMs?: number;
+  /**
+   * Server processes, each one thread, accepting from one socket as uWSGI's workers do: for benches of how Keystone
+   * shares its workers only. Each has its own memory cache, so a credential deleted through one may still authenticate
+   * through another for the cache's lifetime, and the tests never ask for more than one.
+   * @default 1
+   */
+  readonly processes?: number;
 }
 
 /** A running local Keystone. */
@@ -45,8 +53,10 @@ export interface LocalKeystone {
   readonly adminProject: 'admin';
   /** Domain (by name) of the admin user and project. */
   readonly domain: 'Default';
-  /** bcrypt cost the instance hashes passwords and secrets with. */
+  /** bcrypt cost the instance hashed passwords and secrets with when it started ({@link LocalKeystone.setBcryptRounds} changes it). */
   readonly bcryptRounds: number;
+  /** Server processes (each one thread). */
+  readonly processes: number;
   /** Process id of the server (also its process group id). */
   readonly pid: number;
   /** Setup and server log (stdout and stderr, including the access log); inside `dir`, so `stop()` removes it. */
@@ -55,6 +65,13 @@ export interface LocalKeystone {
   readonly setupMs: number;
   /** Milliseconds from the end of setup until `GET /v3` answered 200 (the server's cold start). */
   readonly startMs: number;
+  /** The process ids of the server processes (the first is {@link LocalKeystone.pid}). */
+  serverPids(): number[];
+  /**
+   * Sets the bcrypt cost of the hashes made from now on, in every server process (the hashes made before keep theirs):
+   * a bench sets up at a low cost and measures at the real one. Resolves once every process said so in its log.
+   */
+  setBcryptRounds(rounds: number): Promise<void>;
   /** Stops the server (its whole process group) and removes `dir`. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -105,9 +122,9 @@ function delay(ms: number): Promise<void> {
  */
 export async function startLocalKeystone(options: LocalKeystoneOptions): Promise<LocalKeystone> {
   const bcryptRounds = options.bcryptRounds ?? 4;
-  if (!Number.isInteger(bcryptRounds) || bcryptRounds < 4 || bcryptRounds > 31) {
-    throw new Error(`local keystone: bcryptRounds (${bcryptRounds}) must be an integer from 4 to 31`);
-  }
+  if (!validRounds(bcryptRounds)) throw new Error(`local keystone: bcryptRounds (${bcryptRounds}) must be an integer from 4 to 31`);
+  const processes = options.processes ?? 1;
+  if (!Number.isInteger(processes) || processes < 1 || processes > 64) throw new Error(`local keystone: processes (${processes}) must be an integer from 1 to 64`);
   const log = options.log ?? ((): void => undefined);
   const adminPassword = passwords.generate();
   await ensureKeystoneInstalled(options.install ?? false, options.log);
@@ -130,6 +147,7 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
       password: adminPassword,
       url: authUrl,
       port,
+      processes,
     };
 
     const logFile = join(dir, 'keystone-server.log');
@@ -167,8 +185,13 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
       removeDir();
     };
 
+    // Every process listening, not just the first to answer.
+    const listening = () => (readFileSafe(logFile).match(/KAC keystone listening on /g) ?? []).length;
     try {
       await waitUntilServing(authUrl, options.startTimeoutMs ?? 120_000, () => exited);
+      for (const deadline = Date.now() + (options.startTimeoutMs ?? 120_000); listening() < processes; await delay(100)) {
+        if (Date.now() > deadline) throw new Error(`local keystone: ${listening()} of ${processes} server processes listening`);
+      }
     } catch (error) {
       const logTail = tail(readFileSafe(logFile), 30);
       await stop();
@@ -186,16 +209,32 @@ export async function startLocalKeystone(options: LocalKeystoneOptions): Promise
       adminProject: 'admin',
       domain: 'Default',
       bcryptRounds,
+      processes,
       pid,
       logFile,
       setupMs,
       startMs,
+      serverPids: () => [...readFileSafe(logFile).matchAll(/KAC keystone listening on \S+ \(process (\d+)\)/g)].map((m) => Number(m[1])),
+      setBcryptRounds: async (rounds: number) => {
+        if (!validRounds(rounds)) throw new Error(`local keystone: bcryptRounds (${rounds}) must be an integer from 4 to 31`);
+        const said = () => (readFileSafe(logFile).match(new RegExp(`KAC bcrypt rounds ${rounds} in `, 'g')) ?? []).length;
+        const before = said();
+        writeFileSync(join(dir, 'bcrypt-rounds'), String(rounds));
+        killGroup(pid, 'SIGUSR1');
+        for (const deadline = Date.now() + 10_000; said() < before + processes; await delay(50)) {
+          if (Date.now() > deadline) throw new Error(`local keystone: ${said() - before} of ${processes} server processes took bcrypt cost ${rounds}`);
+        }
+      },
       stop,
     };
   } catch (error) {
     removeDir();
     throw error;
   }
+}
+
+function validRounds(rounds: number): boolean {
+  return Number.isInteger(rounds) && rounds >= 4 && rounds <= 31;
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {

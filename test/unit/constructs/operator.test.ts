@@ -1,5 +1,5 @@
 import { Testing } from 'cdk8s';
-import { ImagePullPolicy, Operator, type OperatorProps } from '../../../constructs/operator';
+import { ImagePullPolicy, KeystonePacing, Operator, type OperatorProps } from '../../../constructs/operator';
 import { CLUSTER_RULES, HANDOFF_RULES } from '../../../constructs/operator-rbac';
 import { DEFAULT_WORKERS } from '../../../src/api/operator-env';
 import { resolveConfig } from '../../../src/operator/runtime/config';
@@ -124,9 +124,18 @@ describe('Operator', () => {
     const env = container.env as Json[];
     expect(env).toContainEqual({ name: 'KAC_KEYSTONE_RATE', value: '20' });
     expect(env).toContainEqual({ name: 'KAC_KEYSTONE_IN_FLIGHT', value: '8' });
-    const raised = synth({ keystoneRequestsPerSecond: 100, keystoneRequestsInFlight: 32 });
+    expect(env).toContainEqual({ name: 'KAC_KEYSTONE_PACING', value: 'adaptive' });
+    expect(env).toContainEqual({ name: 'KAC_KEYSTONE_SPARE_WORKERS', value: '1' });
+    const raised = synth({ keystoneRequestsPerSecond: 100, keystoneRequestsInFlight: 32, keystonePacing: KeystonePacing.FIXED, keystoneSpareWorkers: 2 });
     const raisedEnv = (((find(raised, 'Deployment')[0].spec as Json).template as Json).spec as Json).containers as Json[];
-    expect(raisedEnv[0].env as Json[]).toEqual(expect.arrayContaining([{ name: 'KAC_KEYSTONE_RATE', value: '100' }, { name: 'KAC_KEYSTONE_IN_FLIGHT', value: '32' }]));
+    expect(raisedEnv[0].env as Json[]).toEqual(
+      expect.arrayContaining([
+        { name: 'KAC_KEYSTONE_RATE', value: '100' },
+        { name: 'KAC_KEYSTONE_IN_FLIGHT', value: '32' },
+        { name: 'KAC_KEYSTONE_PACING', value: 'fixed' },
+        { name: 'KAC_KEYSTONE_SPARE_WORKERS', value: '2' },
+      ]),
+    );
   });
 
   it('passes the OpenBao settings as environment', () => {
@@ -178,6 +187,8 @@ describe('Operator', () => {
     [{ openBao: { address: 'http://bao', auth: { method: 'kubernetes', role: '' } } }, 'openBao.auth.role ("")'],
     [{ keystoneRequestsPerSecond: -1 }, 'keystoneRequestsPerSecond (-1) must be a number of requests per second, 0 or more'],
     [{ keystoneRequestsInFlight: 2.5 }, 'keystoneRequestsInFlight (2.5) must be a whole number of requests, 0 or more'],
+    [{ keystonePacing: 'aimd' as never }, 'keystonePacing ("aimd") must be one of adaptive, fixed'],
+    [{ keystoneSpareWorkers: -1 }, 'keystoneSpareWorkers (-1) must be a whole number of Keystone workers, 0 or more'],
     [{ imagePullPolicy: 'Sometimes' as never }, 'imagePullPolicy ("Sometimes") must be one of Always, IfNotPresent, Never'],
   ] as [Partial<OperatorProps>, string][])('rejects %j early, naming the prop and value', (props, message) => {
     expect(() => synth(props)).toThrow(message);

@@ -87,9 +87,59 @@ describe('KeystoneLimits', () => {
     expect(limits.of('http://other:5000/v3')).not.toBe(limits.of(AUTH_URL));
   });
 
+  test('adaptive pacing: against a Keystone of 4 workers, 8 clients settle at 3 in flight (one worker spare) once they measured the 4', async () => {
+    // A Keystone of `workers` workers: a request waits for a free one, then takes 100 ms.
+    const workers = 4;
+    let busy = 0;
+    const waiting: (() => void)[] = [];
+    const clientInFlight = { now: 0, late: 0 };
+    const fake = new FakeKeystone().on('POST', /^\/v3\/users\/[0-9a-f]{32}\/application_credentials$/, async () => {
+      if (busy >= workers) await new Promise<void>((resolve) => waiting.push(resolve));
+      else busy++;
+      await sleep(100);
+      const next = waiting.shift();
+      if (next) next();
+      else busy--;
+      return json(201, {});
+    });
+    const limits = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 8, pacing: 'adaptive', spareWorkers: 1 });
+    const limit = limits.of(AUTH_URL);
+    const clients = Array.from({ length: 8 }, () => new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits }));
+    let sent = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (sent < 90) {
+          const late = ++sent > 60;
+          await client.send({ method: 'POST', path: `users/${'ab'.repeat(16)}/application_credentials`, body: {} });
+          if (late) clientInFlight.late = Math.max(clientInFlight.late, limit.inFlight + 1);
+        }
+      }),
+    );
+    // 4 measured (less on a machine busy enough to slow the fake's timers: never more), one of them left spare
+    expect(limit.capacity).toBeLessThanOrEqual(4);
+    expect(limit.limit).toBe(Math.max(1, (limit.capacity ?? 0) - 1));
+    expect(clientInFlight.late).toBeLessThanOrEqual(3);
+  });
+
+  test('adaptive pacing: a 503 with Retry-After lowers the limit at once; the fixed pacing keeps the configured number', async () => {
+    const fake = new FakeKeystone()
+      .on('GET', /^\/v3\/x$/, () => json(200, {}), 4)
+      .on('GET', /^\/v3\/x$/, () => json(503, { error: { code: 503, message: 'busy' } }, { 'retry-after': '0' }), 1)
+      .on('GET', /^\/v3\/x$/, () => json(200, {}));
+    const adaptive = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 8, pacing: 'adaptive' });
+    const client = new KeystoneTransport({ authUrl: AUTH_URL, fetch: fake.fetch, limits: adaptive });
+    await Promise.all(Array.from({ length: 4 }, () => client.send({ method: 'GET', path: 'x' })));
+    expect(adaptive.of(AUTH_URL).limit).toBe(2);
+    await client.send({ method: 'GET', path: 'x' });
+    expect(adaptive.of(AUTH_URL).limit).toBe(1);
+    const fixed = new KeystoneLimits({ requestsPerSecond: 0, inFlight: 8 });
+    expect([fixed.of(AUTH_URL).limit, fixed.of(AUTH_URL).capacity]).toEqual([8, undefined]);
+  });
+
   test('refuses a negative limit', () => {
     expect(() => new KeystoneLimits({ requestsPerSecond: -1, inFlight: 1 })).toThrow('must be 0 (no limit) or positive');
     expect(() => new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1.5 })).toThrow('in flight a whole number');
+    expect(() => new KeystoneLimits({ requestsPerSecond: 1, inFlight: 1, pacing: 'adaptive', spareWorkers: -1 })).toThrow('Keystone spare workers (-1) must be a whole number, 0 or more');
   });
 });
 

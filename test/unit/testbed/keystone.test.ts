@@ -16,6 +16,17 @@ describe('startLocalKeystone options', () => {
       rmSync(parent, { recursive: true, force: true });
     }
   });
+
+  test.each([0, 65, 1.5])('rejects processes %p before touching anything', async (processes) => {
+    const parent = mkdtempSync(join(tmpdir(), 'kac-testbed-'));
+    try {
+      const dir = join(parent, 'keystone');
+      await expect(startLocalKeystone({ dir, processes })).rejects.toThrow(`local keystone: processes (${processes}) must be an integer from 1 to 64`);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the testbed admin password', () => {

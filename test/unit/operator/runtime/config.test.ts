@@ -34,6 +34,8 @@ describe('operator configuration', () => {
       consumerHandoff: false,
       keystoneRate: 20,
       keystoneInFlight: 8,
+      keystonePacing: 'adaptive',
+      keystoneSpareWorkers: 1,
       secretAccess: 'cluster-wide',
       rbacName: 'keystone-appcred-operator',
     });
@@ -60,6 +62,13 @@ describe('operator configuration', () => {
     expect(resolveConfig({ keystoneRate: '0', keystoneInFlight: '0' }, {}, defaults)).toMatchObject({ keystoneRate: 0, keystoneInFlight: 0 });
     expect(() => resolveConfig({ keystoneRate: '-1' }, {}, defaults)).toThrow('--keystone-rate (-1) must be a number of requests per second, 0 or more (0: no limit)');
     expect(() => resolveConfig({}, { KAC_KEYSTONE_IN_FLIGHT: '2.5' }, defaults)).toThrow('KAC_KEYSTONE_IN_FLIGHT (2.5) must be a whole number of requests, 0 or more (0: no limit)');
+  });
+
+  it('reads the Keystone pacing and its spare workers from flags or the environment, and refuses anything else', () => {
+    expect(resolveConfig({ keystonePacing: 'fixed' }, { KAC_KEYSTONE_SPARE_WORKERS: '2' }, defaults)).toMatchObject({ keystonePacing: 'fixed', keystoneSpareWorkers: 2 });
+    expect(resolveConfig({ keystoneSpareWorkers: '0' }, { KAC_KEYSTONE_PACING: 'adaptive' }, defaults)).toMatchObject({ keystonePacing: 'adaptive', keystoneSpareWorkers: 0 });
+    expect(() => resolveConfig({ keystonePacing: 'aimd' }, {}, defaults)).toThrow('--keystone-pacing (aimd) must be one of adaptive, fixed');
+    expect(() => resolveConfig({}, { KAC_KEYSTONE_SPARE_WORKERS: '1.5' }, defaults)).toThrow('KAC_KEYSTONE_SPARE_WORKERS (1.5) must be a whole number of Keystone workers, 0 or more');
   });
 
   it('reads the memory limit in bytes (the downward API) or as a quantity, and refuses what is not one', () => {
