@@ -60,10 +60,12 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), ...(c.privileges ? { privileges: c.privileges } : {}) } });
   }
-  // The delivered generation's secret is lost only when the store itself says so: a listing may lag behind a park made a
-  // moment ago (an adoption parks last, right before the pass that its writes wake), and a lost secret rotates at once.
-  const live = status.credentialGeneration === undefined ? undefined : records.get(status.credentialGeneration);
-  if (live?.credential && !live.parked && (await ports.secrets.read(live.generation)) !== undefined) records.set(live.generation, { ...live, parked: true });
+  // A generation's secret is lost only when the store itself says so: a listing may lag behind a park made a moment ago
+  // (an adoption parks last, right before the pass its writes wake; a pass on a cache behind its own switch), and a lost
+  // secret rotates the delivered generation at once, or deletes a successor and mints it again.
+  for (const record of [...records.values()]) {
+    if (record.credential && !record.parked && (await ports.secrets.read(record.generation)) !== undefined) records.set(record.generation, { ...record, parked: true });
+  }
   const delivery = await deliveryOf(ports, delivered, records, status);
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
