@@ -9,12 +9,9 @@
  *     proxy in this file that, while "down", resets every connection it receives (the client sees ECONNRESET / socket
  *     hang up) and records the attempt. The cut lands right as Keystone answers the successor's create, and that reply
  *     is lost too: Keystone holds a credential the operator never heard of.
- * (b) the shared kube-apiserver (test/support/kube.ts) is restarted: SIGTERM, then the same binary with the same
- *     arguments, environment and working directory (same port, certificates and etcd), right after Keystone answered the
- *     successor's create. We hold the cluster lock, so no other file that installs CRDs or an operator is using it (files
- *     without the lock, such as environment.test.ts, would see a ~10 s outage). The Jest parent's handle of the old
- *     process cannot stop the new one, so a watchdog stops it when etcd stops (the global teardown) or the Jest parent
- *     exits. The operator reaches the API server through a TCP proxy here that counts its connection attempts.
+ * (b) the file's kube-apiserver is restarted (test/support/apiserver-restart.ts: SIGTERM, then the same binary with the
+ *     same arguments, environment and working directory), right after Keystone answered the successor's create. The
+ *     operator reaches the API server through a TCP proxy here that counts its connection attempts.
  * (c) OpenBao goes away for 60 s: the shared `bao server -dev` keeps its in-memory data (a restart would lose it), and
  *     the operator reaches it only through the same kind of resetting HTTP proxy as Keystone, cut right as Keystone
  *     answers the successor's create (so the backup write of the switch fails).
@@ -28,15 +25,15 @@
  * its secret-v<N>, the delivered secret is the parked one), and the time to converge is printed. At the end no minted
  * secret or password appears in any operator log line, Event or status read.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { alive, apiserverOfThisRun, apiserverReady, startApiserverAgain, stopProcess } from '../support/apiserver-restart';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { startCutProxy, type Call, type CutProxy } from '../support/cut-proxy';
 import { uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, kubeRequest, kubectl, kubectlOk } from '../support/kubectl';
+import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
 import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
 import { scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
@@ -100,97 +97,6 @@ async function startTcpProxy(upstreamPort: number): Promise<TcpProxy> {
         server.close(() => resolve());
       }),
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Restarting the shared kube-apiserver.
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  argv: string[];
-  env: Record<string, string>;
-  cwd: string;
-}
-
-function processes(match: (argv: string[]) => boolean): Proc[] {
-  const out: Proc[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      if (!match(argv)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue;
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const env = Object.fromEntries(
-        readFileSync(`/proc/${entry}/environ`, 'utf8')
-          .split('\0')
-          .filter((kv) => kv.includes('='))
-          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      );
-      out.push({ pid: Number(entry), ppid, argv, env, cwd: readlinkSync(`/proc/${entry}/cwd`) });
-    } catch {
-      // gone meanwhile, or not ours
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** The kube-apiserver of this run (by its port) and its etcd. */
-function apiserverOfThisRun(): { apiserver: Proc; etcdPid: number } {
-  const port = new URL(process.env.KAC_KUBE_SERVER as string).port;
-  const [apiserver] = processes((a) => a[0]?.endsWith('kube-apiserver') === true && a.includes(`--secure-port=${port}`));
-  if (!apiserver) throw new Error(`no kube-apiserver with --secure-port=${port}`);
-  const etcdUrl = apiserver.argv.find((a) => a.startsWith('--etcd-servers='))?.split('=')[1] as string;
-  const [etcd] = processes((a) => a[0]?.endsWith('etcd') === true && a.includes(`--listen-client-urls=${etcdUrl}`));
-  if (!etcd) throw new Error(`no etcd at ${etcdUrl}`);
-  return { apiserver, etcdPid: etcd.pid };
-}
-
-/**
- * SIGTERM and wait until it is gone; SIGKILL after 10 s. (The test API server stops taking requests at once on SIGTERM,
- * then took 20 s to exit in a trial run: the rest is its own cleanup, which a restart need not wait for.)
- */
-async function stopProcess(pid: number): Promise<void> {
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 10_000;
-  while (alive(pid)) {
-    if (Date.now() > deadline) process.kill(pid, 'SIGKILL');
-    await sleep(50);
-  }
-}
-
-/**
- * Starts the kube-apiserver again exactly as it ran, logging where it logged, with a watchdog that stops it when etcd
- * stops (the global teardown stops etcd last) or when the Jest process that started the original exits.
- */
-function startApiserverAgain(original: Proc, etcdPid: number): number {
-  const logFile = join(process.env.KAC_KUBE_DIR as string, 'kube-apiserver.log');
-  const fd = openSync(existsSync(logFile) ? logFile : '/dev/null', 'a');
-  const child = spawn(original.argv[0], original.argv.slice(1), { cwd: original.cwd, env: original.env, stdio: ['ignore', fd, fd], detached: true });
-  closeSync(fd);
-  child.unref();
-  const pid = child.pid as number;
-  const watchdog = `while kill -0 ${original.ppid} 2>/dev/null && kill -0 ${etcdPid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill ${pid} 2>/dev/null; sleep 10; kill -9 ${pid} 2>/dev/null`;
-  spawn('/bin/sh', ['-c', watchdog], { detached: true, stdio: 'ignore' }).unref();
-  return pid;
-}
-
-async function apiserverReady(): Promise<boolean> {
-  try {
-    return (await kubeRequest('GET', '/readyz', { timeoutMs: 2_000 })).status === 200;
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

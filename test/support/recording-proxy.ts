@@ -3,7 +3,7 @@
  * and recorded as `METHOD /path`, so a test counts exactly the calls the code under test made, also from child
  * processes (the Pulumi provider), without sharing a log with other test files.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
@@ -15,6 +15,8 @@ export interface RecordedCall {
   readonly at?: number;
   /** For a password login (`POST /v3/auth/tokens`): the user's id or name from the body (never the password). */
   readonly login?: string;
+  /** The proxy was {@link RecordingProxy.down}: the connection was reset, nothing reached the upstream. */
+  readonly reset?: boolean;
 }
 
 export interface RecordingProxy {
@@ -28,6 +30,11 @@ export interface RecordingProxy {
   readonly spans: { readonly start: number; end?: number }[];
   /** Calls since `mark` (an index into `calls`). */
   since(mark: number): RecordedCall[];
+  /**
+   * A network outage of the upstream while it keeps running: every request that arrives while this is true has its
+   * connection reset (the client sees ECONNRESET / socket hang up) and is recorded with `reset`.
+   */
+  down: boolean;
   /**
    * Fault injection: called for each request before it is forwarded; a status returned is answered instead (with a
    * Keystone-shaped error body) and the request never reaches the upstream.
@@ -87,12 +94,36 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
   let inFlight = 0;
   let peak = 0;
   const server: Server = createServer((req, res) => {
-    const call: { method: string; path: string; status?: number; at: number; login?: string } = { method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() };
+    const call: { method: string; path: string; status?: number; at: number; login?: string; reset?: boolean } = { method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() };
     calls.push(call);
-    inFlight++;
-    peak = Math.max(peak, inFlight);
     const span: { start: number; end?: number } = { start: performance.now() };
     spans.push(span);
+    if (call.method === 'POST' && call.path.split('?')[0].endsWith('/auth/tokens')) {
+      // A login's body is read whole to note whose login it is (also when it is reset or answered by a fault), then
+      // forwarded as it came.
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const who = loginOf(body.toString('utf8'));
+        if (who !== undefined) call.login = who;
+        handle(req, res, call, span, body);
+      });
+      return;
+    }
+    handle(req, res, call, span);
+  });
+
+  /** Resets, answers a fault or forwards one request (`body`: already read, else piped from `req`). */
+  function handle(req: IncomingMessage, res: ServerResponse, call: { status?: number; reset?: boolean } & RecordedCall, span: { start: number; end?: number }, body?: Buffer): void {
+    if (proxy.down) {
+      call.reset = true;
+      span.end = performance.now();
+      req.socket.resetAndDestroy();
+      return;
+    }
+    inFlight++;
+    peak = Math.max(peak, inFlight);
     res.on('close', () => {
       inFlight--;
       span.end = performance.now();
@@ -130,20 +161,9 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(String(error));
     });
-    if (call.method === 'POST' && call.path.split('?')[0].endsWith('/auth/tokens')) {
-      // A login's body is read whole to note whose login it is, then forwarded as it came.
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const who = loginOf(body.toString('utf8'));
-        if (who !== undefined) call.login = who;
-        forward.end(body);
-      });
-      return;
-    }
-    req.pipe(forward);
-  });
+    if (body) forward.end(body);
+    else req.pipe(forward);
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   proxy = {
@@ -151,6 +171,7 @@ export async function startRecordingProxy(upstreamUrl: string): Promise<Recordin
     calls,
     spans,
     since: (mark) => calls.slice(mark),
+    down: false,
     get inFlight() {
       return inFlight;
     },
