@@ -8,13 +8,13 @@ import { performance } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { KubeApi } from '../kube/api';
 import { connect } from '../kube/client-node';
-import { registerControllers as registerKindControllers } from '../operator/controllers';
+import { registerControllers as registerKindControllers, type ControllerOptions } from '../operator/controllers';
 import { reportHandoffOff } from '../operator/handoff/off';
 import { describeConfig, resolveConfig, SETTINGS, type Flags, type OperatorConfig } from '../operator/runtime/config';
 import { serve } from '../operator/runtime/http';
-import { jsonLogger, errorMessage } from '../operator/runtime/log';
+import { jsonLogger, errorMessage, type Logger } from '../operator/runtime/log';
 import { KubeconfigProvider } from '../operator/runtime/kubeconfig-provider';
-import { Manager } from '../operator/runtime/manager';
+import { Manager, type ManagerOptions } from '../operator/runtime/manager';
 import { HeapTrimmer } from '../operator/runtime/heap';
 import { OperatorMetrics } from '../operator/runtime/metrics';
 import { connectChecked, EXIT_CONFIGURATION, StartupError, type Started } from './operator-start';
@@ -28,13 +28,32 @@ export const FIELD_MANAGER = 'keystone-appcred-operator';
  * KeystoneRoleAssignment, KeystoneApplicationCredential), and the consumer handoff's with `--consumer-handoff`, see
  * src/operator/controllers.ts.
  */
-export function registerControllers(manager: Manager, config: OperatorConfig, identity?: { readonly username?: string }): void {
+export function registerControllers(manager: Manager, config: OperatorConfig, identity?: { readonly username?: string }, options: Pick<ControllerOptions, 'fetch'> = {}): void {
   registerKindControllers(manager, {
     ...(config.openBao ? { openBao: config.openBao } : {}),
     consumerHandoff: config.consumerHandoff,
     keystone: { requestsPerSecond: config.keystoneRate, inFlight: config.keystoneInFlight, pacing: config.keystonePacing, spareWorkers: config.keystoneSpareWorkers },
     secretAccess: { mode: config.secretAccess, operator: config.rbacName, ...(identity?.username ? { username: identity.username } : {}) },
+    ...options,
   });
+}
+
+/** The manager's options of a configuration (the simulation, test/sim/, runs its operators with them too). */
+export function managerOptions(config: OperatorConfig, parts: { readonly logger: Logger; readonly metrics: OperatorMetrics }): ManagerOptions {
+  return {
+    identity: config.identity,
+    namespace: config.namespace,
+    leaseName: config.leaseName,
+    leaderElect: config.leaderElect,
+    leaseDurationMs: config.leaseDurationMs,
+    renewDeadlineMs: config.renewDeadlineMs,
+    retryPeriodMs: config.retryPeriodMs,
+    resyncPeriodMs: config.resyncPeriodMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    workers: config.workers,
+    workersPerKind: config.workersPerKind,
+    ...parts,
+  };
 }
 
 /**
@@ -66,21 +85,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
   const memoryLimit = config.memoryLimitBytes ?? cgroupMemoryLimit();
   if (memoryLimit !== undefined) metrics.memoryLimit(memoryLimit);
   const api = new KubeApi(connection.transport, FIELD_MANAGER);
-  const manager = new Manager(api, {
-    identity: config.identity,
-    namespace: config.namespace,
-    leaseName: config.leaseName,
-    leaderElect: config.leaderElect,
-    leaseDurationMs: config.leaseDurationMs,
-    renewDeadlineMs: config.renewDeadlineMs,
-    retryPeriodMs: config.retryPeriodMs,
-    resyncPeriodMs: config.resyncPeriodMs,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
-    workers: config.workers,
-    workersPerKind: config.workersPerKind,
-    logger,
-    metrics,
-  });
+  const manager = new Manager(api, managerOptions(config, { logger, metrics }));
   registerControllers(manager, config, identity);
   // Target clusters: the kubeconfig Secrets in the operator's namespace (docs/configure/target-clusters.md).
   const provider = new KubeconfigProvider(manager, api, {

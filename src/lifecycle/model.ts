@@ -106,8 +106,11 @@ export interface ForeignCredential {
 /** The delivered Secret (or the face's equivalent). */
 export type DeliveryObservation =
   | { readonly state: 'absent' }
-  /** A Secret of the delivered name the order does not own: never taken over. */
-  | { readonly state: 'foreign' }
+  /**
+   * A Secret of the delivered name the order does not own: never taken over. `credentialId`: the id it names, which
+   * only the teardown reads (a Secret an earlier pass of a Retain teardown released reads as foreign: teardown.ts).
+   */
+  | { readonly state: 'foreign'; readonly credentialId?: string }
   /** The order's Secret, carrying the credential `credentialId`; `intact` when all three keys hold what the order wrote. */
   | { readonly state: 'delivered'; readonly credentialId: string; readonly intact: boolean };
 

@@ -60,6 +60,12 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
     const existing = records.get(c.generation) ?? { generation: c.generation, parked: false };
     records.set(c.generation, { ...existing, credential: { id: c.id, ...(c.expiresAt ? { expiresAt: c.expiresAt } : {}), ...(c.privileges ? { privileges: c.privileges } : {}) } });
   }
+  // A generation's secret is lost only when the store itself says so: a listing may lag behind a park made a moment ago
+  // (an adoption parks last, right before the pass its writes wake; a pass on a cache behind its own switch), and a lost
+  // secret rotates the delivered generation at once, or deletes a successor and mints it again.
+  for (const record of [...records.values()]) {
+    if (record.credential && !record.parked && (await ports.secrets.read(record.generation)) !== undefined) records.set(record.generation, { ...record, parked: true });
+  }
   const delivery = await deliveryOf(ports, delivered, records, status);
   return {
     generations: [...records.values()].sort((a, b) => a.generation - b.generation),
@@ -158,8 +164,8 @@ async function deliveryOf(
   status: KeystoneApplicationCredentialStatus,
 ): Promise<DeliveryObservation> {
   if (!delivered) return { state: 'absent' };
-  if (!delivered.owned) return { state: 'foreign' };
   const credentialId = delivered.data.application_credential_id ?? '';
+  if (!delivered.owned) return { state: 'foreign', ...(credentialId !== '' ? { credentialId } : {}) };
   const generation = [...records.values()].find((r) => r.credential?.id === credentialId)?.generation ?? recordedGeneration(status, credentialId);
   const secret = generation !== undefined && records.get(generation)?.parked ? await ports.secrets.read(generation) : undefined;
   const intact = secret !== undefined && carries(ports, delivered, credentialId, secret);

@@ -32,8 +32,9 @@ export function carriedGenerations(world: Observations, records: ReadonlyMap<num
  *
  * - Missing or behind: the Secret (or the backup, which is written first) carries a generation above the recorded
  *   one, so the switch to it happened. It becomes the delivered generation; the generation it superseded (the next
- *   carried one, else the recorded one while Keystone still holds it) runs a grace period from now, because when the
- *   switch happened is not known and a consumer may not have re-read the Secret yet.
+ *   carried one, else the highest below it that Keystone still holds: the recorded one, or, when the status is older
+ *   than that, the one whose grace period it lost) runs a grace period from now, because when the switch happened is
+ *   not known and a consumer may not have re-read the Secret yet.
  * - Ahead: the Secret or the backup still carries a generation below the recorded one that no grace period covers
  *   (restored from an older copy, say), or Keystone still holds a lower generation with no grace period recorded (the
  *   sweep forgets a generation only after deleting it, so this is a superseded one whose grace period was lost).
@@ -58,7 +59,10 @@ export function rebuild(status: Status, world: Observations, records: ReadonlyMa
     if (delivered.expiresAt) out.credentialExpiresAt = formatTime(delivered.expiresAt);
     else delete out.credentialExpiresAt;
     out.lastRotation = formatTime(now);
-    const superseded = switched[1] ?? (records.get(live)?.credential ? live : undefined);
+    // The generation the Secret carried before: the next carried one, else the highest below it Keystone still holds
+    // (a status restored from further back names one Keystone no longer holds, while the one in its grace period is there).
+    const below = [...records.values()].filter((r) => r.credential !== undefined && r.generation < highest).map((r) => r.generation);
+    const superseded = switched[1] ?? (below.length > 0 ? Math.max(...below) : undefined);
     const record = superseded === undefined ? undefined : records.get(superseded);
     if (record?.credential) {
       const keep = status.previousCredentialGeneration === superseded && status.previousCredentialDeleteAt !== undefined;

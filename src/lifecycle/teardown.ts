@@ -18,7 +18,7 @@ export function teardown(status: KeystoneApplicationCredentialStatus, world: Obs
   const own = world.generations.flatMap((r) => (r.credential ? [r.credential.id] : []));
   const former = formerTeardown(status, world.formerBackup, own);
   if (former.hold) return { status, actions: [] };
-  const kept = policy === DeletionPolicy.Retain ? retained(world) : undefined;
+  const { record: kept, released } = policy === DeletionPolicy.Retain ? retained(world) : { released: false };
   const keptBackup = kept !== undefined && world.backup?.credentialId === kept.credential?.id;
   const actions: Action[] = [];
   for (const record of world.generations) {
@@ -27,7 +27,7 @@ export function teardown(status: KeystoneApplicationCredentialStatus, world: Obs
   if (world.backup !== undefined && !keptBackup) actions.push({ type: 'remove-backup', why: 'teardown' });
   actions.push(...former.actions);
   // The Secret is applied once more without its owner reference, with the document of the parked secret: before it goes.
-  if (kept?.credential) actions.push({ type: 'retain', generation: kept.generation, id: kept.credential.id, backup: keptBackup, why: 'deletionPolicy Retain' });
+  if (kept?.credential && !released) actions.push({ type: 'retain', generation: kept.generation, id: kept.credential.id, backup: keptBackup, why: 'deletionPolicy Retain' });
   for (const record of world.generations) {
     if (record.parked || record.failure !== undefined) actions.push({ type: 'discard', generation: record.generation, why: 'teardown' });
   }
@@ -43,9 +43,15 @@ export function teardown(status: KeystoneApplicationCredentialStatus, world: Obs
  * carries), a successor never delivered, the parked secrets. With no delivered Secret of the order's (none yet, a
  * foreign one) there is nothing a consumer holds, and nothing is kept; nor when the delivered credential's parked secret
  * is lost (the Secret cannot be applied once more without its owner reference: the garbage collector takes it).
+ *
+ * A teardown runs more than one pass (one woken by its own writes from a cache that still shows the order, one after a
+ * crash): the Secret an earlier pass released (`released`) reads as foreign then, its parked secret discarded, and it
+ * is the order's still when the order's own backup, which only the order writes, holds the credential it names. What
+ * that pass kept stays kept; nothing is applied again.
  */
-function retained(world: Observations): GenerationRecord | undefined {
+function retained(world: Observations): { readonly record?: GenerationRecord; readonly released: boolean } {
   const delivery = world.delivery;
-  if (delivery.state !== 'delivered') return undefined;
-  return world.generations.find((r) => r.credential?.id === delivery.credentialId && r.parked);
+  if (delivery.state === 'delivered') return { record: world.generations.find((r) => r.credential?.id === delivery.credentialId && r.parked), released: false };
+  if (delivery.state !== 'foreign' || delivery.credentialId === undefined || world.backup?.credentialId !== delivery.credentialId) return { released: false };
+  return { record: world.generations.find((r) => r.credential?.id === delivery.credentialId), released: true };
 }

@@ -17,7 +17,7 @@ import { objectKey, type KubeObject } from '../kube/object';
 import { KINDS, objectDependents, secretAccessDependents, secretDependentKeys } from './watches';
 import { ConvergedPasses, reconcileAssignment, reconcileControlPlane, reconcileProject, reconcileUser, type PassResult } from '../plane/driver';
 import { KeystoneLimitDefaults, type KeystonePacing } from '../api/operator-env';
-import { KeystoneLimits, KeystoneSessions } from '../keystone';
+import { KeystoneLimits, KeystoneSessions, type FetchLike } from '../keystone';
 import { keystoneAdmins } from '../plane/keystone-admin';
 import { requeueOn, TARGET_CLUSTER_RECHECK_MS } from '../plane/plan';
 import { GRANTED, grantHintOf, pendingPlace, secretPlacesOf, type PlacedObject } from '../plane/secret-access';
@@ -60,6 +60,11 @@ export interface ControllerOptions {
    * @default { mode: 'cluster-wide' }
    */
   readonly secretAccess?: { readonly mode: SecretAccessMode; readonly operator?: string; readonly username?: string };
+  /**
+   * The HTTP client of every Keystone and OpenBao request: one per process, so a simulated process (test/sim/) reaches
+   * its simulated Keystone and OpenBao, and none after it is killed. @default the global fetch
+   */
+  readonly fetch?: FetchLike;
 }
 
 /**
@@ -87,7 +92,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     onResult: (endpoint, result) => manager.metrics.keystoneRequested(endpoint, result),
   });
   manager.metrics.keystoneLoad(() => limits.all());
-  const sessions = new KeystoneSessions({ limits });
+  const sessions = new KeystoneSessions({ limits, ...(options.fetch ? { fetch: options.fetch } : {}) });
   // The memo of converged passes forgets the plane objects that are gone from the caches (once a minute): the
   // management cluster's ControlPlanes and orders, and the orders of every engaged target cluster.
   const planeKinds = [Kinds.ControlPlane, Kinds.KeystoneProject, Kinds.KeystoneUser, Kinds.KeystoneRoleAssignment] as const;
@@ -96,7 +101,7 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     ...manager.targetClusters().flatMap((name) => planeKinds.slice(1).flatMap((kind) => manager.clusterNamed(name)?.list<KubeObject>(kind).map((o) => o.metadata.uid) ?? [])),
   ];
   const plane: PlaneDeps = { cluster, keystone: keystoneAdmins({ sessions }), clock, memo: new ConvergedPasses({ live }) };
-  const openBao = options.openBao ? new OpenBao(openBaoOf(options.openBao)) : undefined;
+  const openBao = options.openBao ? new OpenBao({ ...openBaoOf(options.openBao), ...(options.fetch ? { fetch: options.fetch } : {}) }) : undefined;
   const metrics = new CredentialMetrics(manager.metrics.registry);
   adminCredentialMetrics(manager.metrics.registry, { controlPlanes: () => manager.cluster.list<ControlPlane>(Kinds.ControlPlane), leading: () => manager.isLeader });
 

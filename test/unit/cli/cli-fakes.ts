@@ -6,16 +6,16 @@ import { Command, CommanderError } from 'commander';
 import type { Condition } from '../../../src/api';
 import type { ClusterConnection, Connector } from '../../../src/cli/status';
 import type { Transport } from '../../../src/kube/transport';
-import { FakeApiServer } from '../kube/fake-api-server';
+import { Kinds } from '../../../src/kube/kinds';
+import { FakeApiServer, collectionOf } from '../kube/fake-api-server';
 
-export const GROUP_PATH = '/apis/c5c3.io/v1alpha1';
 /** The collection path of each kind, as the fake server keys it. */
 export const PATHS = {
-  ControlPlane: `${GROUP_PATH}/controlplanes`,
-  KeystoneProject: `${GROUP_PATH}/keystoneprojects`,
-  KeystoneUser: `${GROUP_PATH}/keystoneusers`,
-  KeystoneRoleAssignment: `${GROUP_PATH}/keystoneroleassignments`,
-  KeystoneApplicationCredential: `${GROUP_PATH}/keystoneapplicationcredentials`,
+  ControlPlane: collectionOf(Kinds.ControlPlane),
+  KeystoneProject: collectionOf(Kinds.KeystoneProject),
+  KeystoneUser: collectionOf(Kinds.KeystoneUser),
+  KeystoneRoleAssignment: collectionOf(Kinds.KeystoneRoleAssignment),
+  KeystoneApplicationCredential: collectionOf(Kinds.KeystoneApplicationCredential),
 } as const;
 
 /** A connector over `transport` whose context namespace is `namespace`. */

@@ -54,6 +54,13 @@ describe('a stale status (a write that lost a conflict, or a crash after an acti
     expect(plan.status).toMatchObject({ credentialGeneration: 2, previousCredentialGeneration: 1, previousCredentialDeleteAt: '2027-01-01T01:00:00Z' }); // now + grace
   });
 
+  it('status two generations behind (restored from an older backup): the generation in its grace period keeps it, nothing is swept as a stray', () => {
+    const now = plus(T0, hours(1));
+    const plan = decide(order(liveStatus(1, T0, plus(T0, hours(744)), plus(T0, hours(720)))), { generations: [held(2), held(3)], delivery: delivering(3) }, now);
+    expect(deleted(plan)).toEqual([]);
+    expect(plan.status).toMatchObject({ credentialGeneration: 3, previousCredentialGeneration: 2, previousCredentialID: 'cred-2', previousCredentialDeleteAt: '2026-12-02T01:00:00Z' }); // now + grace
+  });
+
   it('status ahead of the Secret (an older copy restored): the carried generation is kept for a grace period while the Secret is repaired', () => {
     const now = plus(T0, hours(1));
     const plan = decide(order(liveStatus(2, T0)), { generations: [held(1), held(2)], delivery: delivering(1) }, now);

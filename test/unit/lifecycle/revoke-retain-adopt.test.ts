@@ -93,6 +93,18 @@ describe('deletionPolicy Retain', () => {
     expect(kinds(decide(retaining(grace), world([lost], deliveredAs('cred-2')), T0))).toEqual(['delete:2', 'withdraw', 'release']);
   });
 
+  // Found by the simulation (test/sim/cases.test.ts, "an order deleted under Retain ..."): the pass its own writes woke,
+  // from a cache that still showed the order, found the Secret released and the parked secrets discarded, and deleted
+  // the retained credential and its backup.
+  it('a later pass of the teardown (woken by its own writes, or after a crash) keeps what the first kept', () => {
+    const released = { delivery: { state: 'foreign' as const, credentialId: 'cred-2' }, backup: { credentialId: 'cred-2' } };
+    expect(kinds(decide(retaining(grace), world([{ generation: 2, parked: false, credential: { id: 'cred-2' } }], released), T0))).toEqual(['release']);
+    // A crash between the release of the Secret and the discard of the parked secrets: discarded now, nothing applied again.
+    expect(kinds(decide(retaining(grace), world([held(1, EXP1), held(2, EXP1)], released), T0))).toEqual(['delete:1', 'discard:1', 'discard:2', 'release']);
+    // A foreign Secret naming the credential while the backup holds another is no release of the order's.
+    expect(kinds(decide(retaining(grace), world([held(2, EXP1)], { delivery: { state: 'foreign', credentialId: 'cred-2' }, backup: { credentialId: 'cred-1' } }), T0))).toEqual(['delete:2', 'remove-backup', 'discard:2', 'release']);
+  });
+
   it('Delete, the default, is the reference teardown as before', () => {
     const plan = decide(order(grace, {}, { deleting: true }), world([held(1, EXP1), held(2, EXP1)], { ...deliveredAs('cred-2'), backup: { credentialId: 'cred-2' } }), T0);
     expect(kinds(plan)).toEqual(['delete:1', 'delete:2', 'remove-backup', 'discard:1', 'discard:2', 'withdraw', 'release']);

@@ -6,25 +6,14 @@ import { resolveSpec, type KeystoneApplicationCredentialStatus } from '../../../
 import { reconcile, type LifecycleOrder, type Ports } from '../../../src/lifecycle';
 import { MemoryDelivery, MemorySecretStore } from '../../../src/local';
 import { FakeKeystone } from '../../support/fake-keystone';
+import { seeded } from '../../support/random';
 
 const PREFIX = 'sim-0000beef-applicationcredential';
-
-/** A seeded PRNG, so a failing run can be replayed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Crash extends Error {}
 
 function world(seed: number, initialCrashRate: number) {
-  const random = prng(seed);
+  const random = seeded(seed);
   let crashRate = initialCrashRate;
   let now = new Date('2026-12-01T00:00:00Z');
   const clock = () => now;

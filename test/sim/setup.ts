@@ -1,0 +1,31 @@
+/**
+ * The installation a simulated schedule starts from (./model.ts): its orders and how the operator and the ControlPlane
+ * are set up.
+ */
+
+/** The installation a schedule starts from. */
+export interface Setup {
+  /** Seeds everything random in the run: `Math.random`, uids, Keystone's ids. */
+  readonly seed: number;
+  /** The orders that exist when the operator first starts. */
+  readonly orders: readonly OrderSetup[];
+  /** Replicas of the operator (one leads, the others stand by). */
+  readonly replicas: 1 | 2;
+  /** Roll the workloads that opted in (the consumer handoff). */
+  readonly consumerHandoff: boolean;
+  /** The operator's Secret access. */
+  readonly secretAccess: 'cluster-wide' | 'namespaced';
+  /** The ControlPlane's admin: a password, or an application credential of the admin with an expiry (issue 42). */
+  readonly admin: 'password' | 'application-credential';
+  /** tenant-b lives on a registered target cluster. */
+  readonly targetCluster: boolean;
+}
+
+/** An order of a tenant. */
+export interface OrderSetup {
+  readonly tenant: 'tenant-a' | 'tenant-b';
+  readonly name: string;
+  /** Go durations; the interval `0s` turns the schedule off. */
+  readonly interval: string;
+  readonly gracePeriod: string;
+}
