@@ -165,7 +165,10 @@ export interface Observations {
    * parked secret and the recorded id, and neither rotates, sweeps nor deletes anything.
    */
   readonly keystoneError?: string;
-  /** The backup; absent when none is configured. */
+  /**
+   * The backup; absent when none is configured, or not read because nothing this pass decides asks for it (an order
+   * that cannot act, whose migration its status records: migration.ts, `backupIdleWhileStopped`).
+   */
   readonly backup?: BackupObservation;
   /**
    * The path keystone-appcred 0.1.0 backed up to (the spec's, without the owner segment), when the face looks at it this
