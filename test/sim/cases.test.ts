@@ -222,16 +222,16 @@ describe('found by the simulation beyond the nine, fixed', () => {
       ],
     });
   }, CASE_TIMEOUT_MS);
-});
 
-describe('found by the simulation beyond the nine, not fixed yet (it.failing until a fix lands)', () => {
   // npm run soak -- --schedules 150 --seed 777 (schedule 118, shrunk); it broke:
   //   adoption-mints-nothing: tenant-a/app-1: its adoption of 586d19bd… is refused and it minted (generations none in
   //   Keystone, status generation 1)
-  // After the upgrade from 0.1.0 the orders' credentials carry no owner mark, and src/lifecycle/adoption.ts refuses
-  // "minted by another order" only by that mark: an order adopts another order's credential (its id and the secret from
-  // that order's delivered Secret, in the same namespace), and two orders then rotate and sweep the same credential.
-  it.failing("seed 1059590276: after the upgrade from 0.1.0, an order cannot adopt another order's (unmarked) credential", async () => {
+  // After the upgrade from 0.1.0 the orders' credentials carry no owner mark, and src/lifecycle/adoption.ts refused
+  // "minted by another order" only by that mark: an order adopted another order's credential (its id and the secret from
+  // that order's delivered Secret, in the same namespace), and two orders then rotated and swept the same credential.
+  // Fixed in src/lifecycle/adoption.ts: a credential whose name is an order's credential name (src/api/naming.ts,
+  // isCredentialName) is refused too.
+  it("seed 1059590276: after the upgrade from 0.1.0, an order cannot adopt another order's (unmarked) credential", async () => {
     await expectClean({
       setup: { seed: 1059590276, orders: [{ tenant: 'tenant-b', name: 'app-2', interval: '1h', gracePeriod: '2m' }, { tenant: 'tenant-a', name: 'app-2', interval: '20m', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-1', interval: '20m', gracePeriod: '2m' }], replicas: 2, consumerHandoff: true, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: false },
       steps: [
@@ -240,5 +240,4 @@ describe('found by the simulation beyond the nine, not fixed yet (it.failing unt
       ],
     });
   }, CASE_TIMEOUT_MS);
-
 });
