@@ -25,7 +25,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
-import { metricSum, metricsText, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { metricSum, metricsText, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION, openBaoTokenEnv } from '../support/operator';
 
 jest.setTimeout(600_000);
 
@@ -33,8 +33,6 @@ const REPO = resolve(__dirname, '..', '..');
 const PREVIOUS = process.env.KAC_RELEASE_0_2_0_DIR as string;
 const SYSTEM = 'keystone-appcred-system';
 const SA = 'keystone-appcred-operator';
-const BAO_ENV = { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string };
-const TIMINGS = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
 const ORDERS = ['graced', 'steady'] as const;
 
 /** How a channel applies a release's tree. */
@@ -77,7 +75,7 @@ describe.each(Object.keys(CHANNELS) as (keyof typeof CHANNELS)[])('the upgrade f
   };
   const start = async (name: string, command: readonly string[] | undefined) => {
     const kubeconfig = await serviceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: SA }, join(workDir, `${name}.kubeconfig`));
-    const op = await startOperator({ name, kubeconfig, namespace: SYSTEM, logDir: workDir, args: TIMINGS, env: BAO_ENV, ...(command ? { command, cwd: PREVIOUS } : {}) });
+    const op = await startOperator({ name, kubeconfig, namespace: SYSTEM, logDir: workDir, args: QUICK_ELECTION, env: openBaoTokenEnv(), ...(command ? { command, cwd: PREVIOUS } : {}) });
     running.push(op);
     await waitReady(op);
     return op;
