@@ -41,7 +41,7 @@ const converged = (status: Status) => (status.conditions ?? []).length > 0 && (s
 const inputs = new WeakMap<SimWorld, { cp: number; orders: Map<string, number> }>();
 
 function inputsOf(world: SimWorld) {
-  let known = inputs.get(world);
+  const known = inputs.get(world);
   if (known) return known;
   const created = { cp: 0, orders: new Map<string, number>() };
   inputs.set(world, created);
