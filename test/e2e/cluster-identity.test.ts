@@ -12,7 +12,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, createServiceUser, keystoneTestEnv, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
 import { Projects, Users } from '../../src/keystone';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(180_000);
@@ -21,7 +21,6 @@ const OP_NS = 'kac-e2e-cid-op';
 const CP_NS = 'kac-e2e-cid-cp';
 const SRC_NS = 'kac-e2e-cid-src';
 const IDENTITY = { namespace: OP_NS, binding: 'kac-e2e-cid-operator' };
-const TIMING = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
 const API = 'c5c3.io/v1alpha1';
 const NAME = uniqueName('kac-e2e-cid').slice(0, 40);
 const MIRROR = `keystone-creds-${NAME}`;
@@ -102,7 +101,7 @@ beforeAll(async () => {
   const kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'cluster-identity.kubeconfig'));
   for (const ns of [CP_NS, SRC_NS]) await kubectl(['create', 'namespace', ns]);
   await applyOk([source(), identity({ list: [CP_NS] }), controlPlane]);
-  op = await startOperator({ name: 'cid-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: TIMING });
+  op = await startOperator({ name: 'cid-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: QUICK_ELECTION });
   await waitReady(op);
 }, LOCKED_SETUP_MS);
 

@@ -23,7 +23,7 @@ import { condition, credentialFixtures } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
 import { afterAction, killAt, logOffset } from '../support/kill-point';
 import { applyOk, eventually, getJson, kubectl, type KubeObject } from '../support/kubectl';
-import { installCrds, manifestObjects, metricsText, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, manifestObjects, metricsText, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import type { Server } from '../support/proc';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
@@ -138,7 +138,7 @@ async function swept(): Promise<void> {
 }
 
 async function launch(name: string, kubeconfig: string, namespace: string, args: readonly string[] = []): Promise<OperatorProcess> {
-  const op = await startOperator({ name, kubeconfig, namespace, logDir: workDir, args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', ...args] });
+  const op = await startOperator({ name, kubeconfig, namespace, logDir: workDir, args: [...QUICK_ELECTION, ...args] });
   operators.push(op);
   await waitReady(op);
   return op;

@@ -25,7 +25,7 @@ import { GROUP, condition, credentialFixtures, type Order } from '../support/cre
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
-import { declareControlPlane, installCrds, metricsText, namespacedOperatorRbac, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { declareControlPlane, installCrds, metricsText, namespacedOperatorRbac, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -56,7 +56,7 @@ const launch = async (name: string, baoAddress = process.env.KAC_BAO_ADDR as str
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--secret-access', 'namespaced', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
+    args: ['--secret-access', 'namespaced', ...QUICK_ELECTION],
     env: operatorEnv(baoAddress),
   });
   await waitReady(operator);

@@ -25,7 +25,7 @@ import { condition, credentialFixtures, GROUP, type Order } from '../support/cre
 import { uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubeconfigFor, kubectl, kubectlOk, kubeRequest, type KubeObject } from '../support/kubectl';
 import { run } from '../support/package';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION, openBaoTokenEnv } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(300_000);
@@ -68,8 +68,8 @@ const launch = async (name: string) => {
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
-    env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+    args: QUICK_ELECTION,
+    env: openBaoTokenEnv(),
   });
   await waitReady(operator);
 };

@@ -29,7 +29,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, exists, getJson, kubeconfigFor, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { metricSum, metricsText, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { metricSum, metricsText, releaseLeftovers, serviceAccountKubeconfig, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 
 jest.setTimeout(300_000);
 
@@ -44,7 +44,6 @@ const CP_NS = 'kac-helm-cp';
 const USER = uniqueName('helm');
 const fx = credentialFixtures({ namespace: NS, cpNamespace: CP_NS, userName: USER, projectName: uniqueName('helm') });
 const [projectOrder, userOrder, roleAssignment] = fx.identityOrders();
-const TIMINGS = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
 
 let unlock: (() => void) | undefined;
 let workDir = '';
@@ -101,7 +100,7 @@ async function startFromDeployment(pod: string): Promise<OperatorProcess> {
   const deployment = await getJson<Deployment>('deployment', NAME, { namespace: SYSTEM });
   expect(deployment.spec.template.spec.containers[0].command).toEqual([...OPERATOR_COMMAND]);
   const kubeconfig = await serviceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: deployment.spec.template.spec.serviceAccountName }, join(workDir, `${pod}.kubeconfig`));
-  const op = await startOperator({ name: pod, kubeconfig, namespace: SYSTEM, logDir: workDir, args: TIMINGS, env: await containerEnv(deployment, pod) });
+  const op = await startOperator({ name: pod, kubeconfig, namespace: SYSTEM, logDir: workDir, args: QUICK_ELECTION, env: await containerEnv(deployment, pod) });
   operators.push(op);
   await waitReady(op);
   return op;

@@ -24,18 +24,7 @@ import { ownerMarker } from '../../src/plane/naming';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeList, type KubeObject } from '../support/kubectl';
-import {
-  installCrds,
-  metricSum,
-  metricsText,
-  operatorLog,
-  operatorKubeconfig,
-  removeOperatorRbac,
-  rssMiB,
-  startOperator,
-  waitReady,
-  type OperatorProcess,
-} from '../support/operator';
+import { installCrds, metricSum, metricsText, operatorLog, operatorKubeconfig, removeOperatorRbac, rssMiB, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { isWrite, startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 import { synthesizeManifests } from '../support/synth';
 
@@ -46,7 +35,6 @@ const CP_NS = 'kac-e2e-plane-cp';
 const T1 = 'kac-e2e-plane-t1';
 const T2 = 'kac-e2e-plane-t2';
 const IDENTITY = { namespace: OP_NS, binding: 'kac-e2e-plane-operator' };
-const TIMING = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
 const API = 'c5c3.io/v1alpha1';
 const R = { user: 'keystoneusers.c5c3.io', project: 'keystoneprojects.c5c3.io', assignment: 'keystoneroleassignments.c5c3.io', cp: 'controlplanes.c5c3.io' };
 const ORDERS = `${R.assignment},${R.user},${R.project}`;
@@ -78,7 +66,7 @@ let current: OperatorProcess;
 const started: OperatorProcess[] = [];
 
 async function operator(name: string, args: readonly string[] = []): Promise<OperatorProcess> {
-  const op = await startOperator({ name, kubeconfig, namespace: OP_NS, logDir: workDir, args: [...TIMING, ...args] });
+  const op = await startOperator({ name, kubeconfig, namespace: OP_NS, logDir: workDir, args: [...QUICK_ELECTION, ...args] });
   started.push(op);
   current = op;
   return op;

@@ -21,7 +21,7 @@ import { condition, credentialFixtures, type Order, type Probe } from '../suppor
 import { startCutProxy } from '../support/cut-proxy';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, metricsText, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, metricsText, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -111,7 +111,7 @@ beforeAll(async () => {
   // The admin is an application credential that expires in 3 days: within the week the operator warns of.
   const { cloudsYaml } = await adminApplicationCredential(3 * DAY);
   await applyOk([fx.adminSecret('keystone-admin', cloudsYaml), controlPlane()], { fieldManager: 'kac-test' });
-  operator = await startOperator({ name: 'lp', kubeconfig, namespace: IDENTITY.namespace, logDir: workDir, args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'] });
+  operator = await startOperator({ name: 'lp', kubeconfig, namespace: IDENTITY.namespace, logDir: workDir, args: QUICK_ELECTION });
   await waitReady(operator);
 }, LOCKED_SETUP_MS);
 

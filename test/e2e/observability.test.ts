@@ -33,7 +33,7 @@ import { Users } from '../../src/keystone';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
 import { fencedBlock } from '../support/markdown';
-import { installCrds, metricsText, operatorKubeconfig, registrationSecret, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, metricsText, operatorKubeconfig, registrationSecret, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { promAlerts, promQuery, promRules, promTargets, reloadPrometheus, type PromAlert } from '../support/prometheus';
 import { freePort } from '../support/proc';
 import { scanForSecrets } from '../support/secret-scan';
@@ -122,7 +122,7 @@ beforeAll(async () => {
     namespace: IDENTITY.namespace,
     logDir: workDir,
     // a limit below what the process holds under tsx (~200 MiB): the memory alert must fire
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', '--memory-limit', '64Mi'],
+    args: [...QUICK_ELECTION, '--memory-limit', '64Mi'],
   });
   await waitReady(operator);
 

@@ -21,7 +21,7 @@ import { Users } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { adminSession, keystoneTestEnv, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { declareControlPlane, httpGet, installCrds, metricSum, metricsText, namespacedOperatorRbac, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { declareControlPlane, httpGet, installCrds, metricSum, metricsText, namespacedOperatorRbac, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(240_000);
@@ -110,7 +110,7 @@ beforeAll(async () => {
   const kubeconfig = await operatorKubeconfig(manifests, IDENTITY, join(workDir, 'secret-access.kubeconfig'), { rbac });
   await applyOk([{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-src', namespace: SRC_NS }, stringData: { 'clouds.yaml': cloudsYaml } } as KubeObject, identity, controlPlane([NS_A])], { fieldManager: 'kac-test' });
   await applyOk([{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: SRC_NS }, stringData: { x: 'y' } } as KubeObject], { fieldManager: 'kac-test' });
-  op = await startOperator({ name: 'sa-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: ['--secret-access', 'namespaced', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'] });
+  op = await startOperator({ name: 'sa-a', kubeconfig, namespace: OP_NS, logDir: workDir, args: ['--secret-access', 'namespaced', ...QUICK_ELECTION] });
   await waitReady(op);
 }, LOCKED_SETUP_MS);
 

@@ -30,7 +30,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubeconfigFor, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION, openBaoTokenEnv } from '../support/operator';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
 
@@ -114,8 +114,8 @@ beforeAll(async () => {
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
-    env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+    args: QUICK_ELECTION,
+    env: openBaoTokenEnv(),
   });
   await waitReady(operator);
   await eventually(async () => (await delivered('svc'))?.password !== undefined, 60_000);

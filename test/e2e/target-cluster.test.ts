@@ -33,22 +33,7 @@ import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubeconfigFor, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
 import { run } from '../support/package';
 import { MIN_SECRET_LENGTH, scanForSecrets } from '../support/secret-scan';
-import {
-  declareControlPlane,
-  installCrds,
-  metricSum,
-  metricsText,
-  namespacedOperatorRbac,
-  operatorKubeconfig,
-  operatorLog,
-  registrationSecret,
-  releaseLeftovers,
-  removeOperatorRbac,
-  startOperator,
-  targetClusterKubeconfig,
-  waitReady,
-  type OperatorProcess,
-} from '../support/operator';
+import { declareControlPlane, installCrds, metricSum, metricsText, namespacedOperatorRbac, operatorKubeconfig, operatorLog, registrationSecret, releaseLeftovers, removeOperatorRbac, startOperator, targetClusterKubeconfig, waitReady, type OperatorProcess, QUICK_ELECTION, openBaoTokenEnv } from '../support/operator';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy';
 import { synthesizeManifests } from '../support/synth';
 import { targetApiServer } from '../support/target-kube';
@@ -143,8 +128,8 @@ const launch = async (name: string) => {
     kubeconfig: join(workDir, 'target-cluster.kubeconfig'),
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--secret-access', 'namespaced', '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'],
-    env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+    args: ['--secret-access', 'namespaced', ...QUICK_ELECTION],
+    env: openBaoTokenEnv(),
   });
   logs.push(operator.server.log);
   await waitReady(operator);

@@ -25,7 +25,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Probe } from '../support/credential-fixtures';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, kubectl, kubectlOk, type Identity } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, openBaoTokenEnv } from '../support/operator';
 import { synthesizeManifests } from '../support/synth';
 
 jest.setTimeout(300_000);
@@ -111,7 +111,7 @@ beforeAll(async () => {
       kubeconfig,
       namespace: who.identity.namespace,
       logDir: workDir,
-      env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+      env: openBaoTokenEnv(),
     });
     await waitReady(who.operator);
   }

@@ -49,7 +49,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubectl, kubectlOk, type Identity } from '../support/kubectl';
-import { metricSum, metricsText, registrationSecret, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, targetServiceAccountKubeconfig, waitReady, type OperatorProcess } from '../support/operator';
+import { metricSum, metricsText, registrationSecret, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, targetServiceAccountKubeconfig, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { buildProject } from '../support/package';
 import { configureStack, runPulumi, runPulumiToHalt } from '../support/pulumi';
 import { exportedResources, unwrapSecrets } from '../support/pulumi-state';
@@ -121,7 +121,6 @@ const installedOperatorKubeconfig = (path: string) => serviceAccountKubeconfig({
 
 /** Both operators reach OpenBao through `baoProxy`, which refuses the parked order's backup while 0.1.0 rotates it. */
 const operatorEnv = () => ({ KAC_OPENBAO_ADDRESS: baoProxy.url, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: BAO.token });
-const electionFlags = ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms'];
 
 /** The ordered users' credentials in Keystone (the parked order's user's alone with `parked`), as the admin sees them: id → name. */
 async function keystoneCredentials(parked = false): Promise<Record<string, string>> {
@@ -240,7 +239,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     const targetKubeconfig = await targetServiceAccountKubeconfig({ namespace: SYSTEM, serviceAccount: SA });
     await applyOk(registrationSecret(EDGE, SYSTEM, targetKubeconfig), { fieldManager: 'kac-test' });
     const kubeconfig = await installedOperatorKubeconfig(join(workDir, 'old.kubeconfig'));
-    oldOperator = await startOperator({ name: 'old', command: [process.execPath, join(PREVIOUS, 'lib/src/cli/main.js'), 'operator'], cwd: PREVIOUS, kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv() });
+    oldOperator = await startOperator({ name: 'old', command: [process.execPath, join(PREVIOUS, 'lib/src/cli/main.js'), 'operator'], cwd: PREVIOUS, kubeconfig, namespace: SYSTEM, logDir: workDir, args: QUICK_ELECTION, env: operatorEnv() });
     await waitReady(oldOperator);
     for (const ns of [NS, FROZEN_NS, CP_NS]) await kubectl(['create', 'namespace', ns]);
     await kubectl(['create', 'namespace', EDGE_NS], { as: 'target' });
@@ -341,7 +340,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
     const parkedMark = parkedProxy.calls.length;
     const mark = proxy.calls.length;
     const startedAt = Date.now();
-    operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: electionFlags, env: operatorEnv() });
+    operator = await startOperator({ name: 'new', kubeconfig, namespace: SYSTEM, logDir: workDir, args: QUICK_ELECTION, env: operatorEnv() });
     await waitReady(operator);
     await eventually(async () => /^keystone_appcred_leader 1$/m.test(await metricsText(operator as OperatorProcess)), 60_000);
     const leaderAt = Date.now();

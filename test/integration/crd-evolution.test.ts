@@ -1,8 +1,10 @@
-// @needs previous-release
+// @needs previous-release release-0.2.0
 /**
- * The CRDs of this release against the previous release's (keystone-appcred 0.1.0, built from commit 8f3fd1c by the
- * `previous-release` component): no change that breaks stored objects or existing manifests (tools/crd-evolution.ts),
- * unless docs/install/upgrading.md names it by its id. A new optional field is no finding.
+ * The CRDs of this release against each earlier release's: 0.2.0 (built from commit fc09924 by the `release-0.2.0`
+ * component), the release before this one, and 0.1.0 (commit 8f3fd1c, the `previous-release` component), whose
+ * stored objects may still be in a cluster upgraded through 0.2.0: no change that breaks stored objects or existing
+ * manifests (tools/crd-evolution.ts), unless docs/install/upgrading.md names it by its id. A new optional field is no
+ * finding.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -13,9 +15,14 @@ import { objectsOf } from '../../tools/release';
 
 const REPO = resolve(__dirname, '..', '..');
 
-describe(`the CRDs against keystone-appcred ${process.env.KAC_PREVIOUS_RELEASE_VERSION ?? '(previous)'}`, () => {
+const RELEASES = [
+  ['0.2.0', process.env.KAC_RELEASE_0_2_0_DIR as string],
+  [process.env.KAC_PREVIOUS_RELEASE_VERSION ?? '0.1.0', process.env.KAC_PREVIOUS_RELEASE_DIR as string],
+] as const;
+
+describe.each(RELEASES)('the CRDs against keystone-appcred %s', (_version, dir) => {
   const previous = objectsOf(
-    execFileSync(process.execPath, [join(process.env.KAC_PREVIOUS_RELEASE_DIR as string, 'lib/src/cli/main.js'), 'manifests', '--image', 'keystone-appcred:previous'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }),
+    execFileSync(process.execPath, [join(dir, 'lib/src/cli/main.js'), 'manifests', '--image', 'keystone-appcred:previous'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }),
   );
   const current = objectsOf(renderManifests({ image: 'keystone-appcred', tag: 'current' }));
   const upgrading = readFileSync(join(REPO, 'docs/install/upgrading.md'), 'utf8');

@@ -26,7 +26,7 @@ import { condition, credentialFixtures, type Probe } from '../support/credential
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
 import { afterAction, afterStatusWrite, killAt, logOffset, type KillPoint } from '../support/kill-point';
 import { applyOk, eventually, getJson, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION, openBaoTokenEnv } from '../support/operator';
 import { scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
 
@@ -56,8 +56,8 @@ const launch = async () => {
     kubeconfig,
     namespace: IDENTITY.namespace,
     logDir: workDir,
-    args: ['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '500ms', '--workers', String(ORDERS.length)],
-    env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+    args: [...QUICK_ELECTION, '--workers', String(ORDERS.length)],
+    env: openBaoTokenEnv(),
   });
   return waitReady(operator);
 };

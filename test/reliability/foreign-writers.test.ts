@@ -30,7 +30,7 @@ import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { uniqueName } from '../support/keystone-fixtures';
 import { applyOk, eventually, getJson, kubeRequest, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
-import { installCrds, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess } from '../support/operator';
+import { installCrds, operatorKubeconfig, operatorLog, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, openBaoTokenEnv } from '../support/operator';
 import { scanForSecrets } from '../support/secret-scan';
 import { synthesizeManifests } from '../support/synth';
 import { selfSigned } from '../support/tls';
@@ -152,7 +152,7 @@ beforeAll(async () => {
     logDir: workDir,
     // debug: the reconcile rates count the skipped (Unchanged) passes too, which log at debug.
     args: ['--log-level', 'debug'],
-    env: { KAC_OPENBAO_ADDRESS: process.env.KAC_BAO_ADDR as string, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: process.env.KAC_BAO_TOKEN as string },
+    env: openBaoTokenEnv(),
   });
   await waitReady(operator);
   await applyOk(fx.credentialOrder('app', { interval: '1h', gracePeriod: '10s' }), { fieldManager: 'kac-test' });
