@@ -3,6 +3,7 @@
  * reproduce a finding of issue 46), replayed on every run. A failing search prints its shrunk schedule in this form.
  */
 import { finding, heldInvariants } from './findings';
+import type { Schedule } from './model';
 import { CASE_TIMEOUT_MS, expectClean } from './replay';
 
 describe('named cases', () => {
@@ -239,5 +240,44 @@ describe('found by the simulation beyond the nine, fixed', () => {
         { wait: 60, event: { kind: 'adopt-order', tenant: 'tenant-a', name: 'app-1', proof: 'another-order', interval: '10m', gracePeriod: '2m' } },
       ],
     });
+  }, CASE_TIMEOUT_MS);
+});
+
+/**
+ * Issue 48: a refused rotation window (RotationWindowRefused) or refused fleet defaults (DefaultsRefused) cost nothing:
+ * the schedule with the refused setting makes exactly the Keystone and OpenBao calls of the same schedule with the same
+ * change of the spec or the ControlPlane that changes nothing (jitter 0).
+ */
+describe('named cases: a refusal creates nothing', () => {
+  /** Keystone and OpenBao calls of a run, with its invariants held. */
+  const callsOf = async (schedule: Schedule) => {
+    let calls: readonly { dependency: string }[] = [];
+    await expectClean(schedule, { arrange: (world) => void (calls = world.network.calls) });
+    return { keystone: calls.filter((c) => c.dependency === 'keystone').length, openBao: calls.filter((c) => c.dependency === 'openbao').length };
+  };
+  const rotating = { ...ONE_ORDER, orders: [...ONE_ORDER.orders, { tenant: 'tenant-b' as const, name: 'app-2', interval: '20m', gracePeriod: '3m' }] };
+  const raiseLater = { wait: 2400, event: { kind: 'raise', tenant: 'tenant-a', name: 'app-1' } };
+
+  // Fails (a defect of issue 48's code the simulation found): the refused order makes the Keystone calls of the other
+  // run, 85, but 78 OpenBao calls against 66: each pass its own status write wakes reads its backup again, since
+  // src/lifecycle/settled.ts counts an order settled only with every condition True, and a refusal keeps
+  // CredentialReady (and Ready) False for good.
+  it.failing('an order whose rotation window is refused makes the calls of the same order without a window', async () => {
+    const order = { kind: 'create-order', tenant: 'tenant-a', name: 'app-1', interval: '10m', gracePeriod: '2m' };
+    const refused = await callsOf({ setup: rotating, steps: [{ wait: 30, event: { ...order, window: 'refused' } }, raiseLater] });
+    // The same change of the spec, with the schedule it had: no jitter.
+    const none = await callsOf({ setup: rotating, steps: [{ wait: 30, event: { ...order, jitterPercent: 0 } }, raiseLater] });
+    expect(refused).toEqual(none);
+    expect(none.keystone).toBeGreaterThan(0);
+  }, CASE_TIMEOUT_MS);
+
+  // Fails as the case above: 113 Keystone calls in both runs, 90 OpenBao calls against 89 (DefaultsRefused keeps
+  // CredentialReady False, so the pass its status write wakes is not settled and reads the backup).
+  it.failing('fleet defaults refused for an order (a default interval under its grace period) make the calls of no defaults', async () => {
+    const order = { wait: 0, event: { kind: 'create-order', tenant: 'tenant-a', name: 'app-3', interval: 'fleet', gracePeriod: '2m' } };
+    const refused = await callsOf({ setup: rotating, steps: [order, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { interval: '1m' } } }, raiseLater] });
+    // The same change of the ControlPlane, with defaults that change nothing: no jitter.
+    const none = await callsOf({ setup: rotating, steps: [order, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { jitterPercent: 0 } } }, raiseLater] });
+    expect(refused).toEqual(none);
   }, CASE_TIMEOUT_MS);
 });

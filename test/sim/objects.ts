@@ -3,7 +3,7 @@
  * tenants' namespaces with their KeystoneProject, KeystoneUser and KeystoneRoleAssignment, and the orders. Secrets are
  * written with `data` (base64), as the API server stores them.
  */
-import { API_VERSION, REVOKE_PREVIOUS_ANNOTATION, type AdoptSpec, type DeletionPolicy, type SecretTemplate } from '../../src/api';
+import { API_VERSION, REVOKE_PREVIOUS_ANNOTATION, type AdoptSpec, type DeletionPolicy, type RotationWindow, type SecretTemplate } from '../../src/api';
 import { Kinds } from '../../src/kube/kinds';
 import { WorkloadKinds } from '../../src/operator/handoff/workloads';
 import { collectionOf } from '../unit/kube/fake-api-server';
@@ -48,8 +48,19 @@ export function adminCloudsYaml(admin: { password: string } | { credentialId: st
 
 export const adminSecret = (cloudsYaml: string) => ({ apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: ADMIN_SECRET, namespace: CP.namespace }, data: { 'clouds.yaml': base64(cloudsYaml) } });
 
-/** The ControlPlane: every tenant namespace assigned (the ones in `target` on the registered target cluster). */
-export function controlPlane(assigned: readonly { namespace: string; target?: boolean }[]) {
+/**
+ * Fleet defaults (issue 48) as the simulation sets them, on the ControlPlane or a namespace assignment: a rotation block
+ * (src/plane/policy.ts).
+ */
+export interface FleetDefaults {
+  readonly rotation: { readonly interval?: string; readonly window?: RotationWindow; readonly jitterPercent?: number };
+}
+
+/**
+ * The ControlPlane: every tenant namespace assigned (the ones in `target` on the registered target cluster), with the
+ * fleet defaults of each assignment and of the ControlPlane (none: the ControlPlane sets none).
+ */
+export function controlPlane(assigned: readonly { namespace: string; target?: boolean; defaults?: FleetDefaults }[], defaults?: FleetDefaults) {
   return {
     apiVersion: API_VERSION,
     kind: 'ControlPlane',
@@ -57,7 +68,13 @@ export function controlPlane(assigned: readonly { namespace: string; target?: bo
     spec: {
       services: { keystone: { external: { authURL: KEYSTONE_URL }, publicEndpoint: KEYSTONE_URL } },
       adminCredential: { cloudCredentialsRef: { secretName: ADMIN_SECRET } },
-      namespaceAssignments: assigned.map((a) => ({ namespace: a.namespace, ...(a.target ? { targetClusterRef: { name: TARGET_CLUSTER } } : {}), allowedRoles: ['member', 'reader'] })),
+      namespaceAssignments: assigned.map((a) => ({
+        namespace: a.namespace,
+        ...(a.target ? { targetClusterRef: { name: TARGET_CLUSTER } } : {}),
+        allowedRoles: ['member', 'reader'],
+        ...(a.defaults ? { applicationCredentialDefaults: a.defaults } : {}),
+      })),
+      ...(defaults ? { applicationCredentialDefaults: defaults } : {}),
     },
   };
 }
@@ -76,11 +93,16 @@ export const roleAssignment = (ns: string, name: string = IDENTITY.assignment, u
   spec: { ...ref, userRef: { name: user }, projectRef: { name: IDENTITY.project }, role: 'member' },
 });
 
-/** What an order asks for. */
+/**
+ * What an order asks for. Without `interval` the order leaves it to the fleet defaults and the CRD's default (the fake
+ * API server writes no schema default); `window` and `jitterPercent` are issue 48's (absent: none).
+ */
 export interface OrderSpec {
-  readonly interval: string;
+  readonly interval?: string;
   readonly gracePeriod: string;
   readonly credentialGeneration: number;
+  readonly window?: RotationWindow;
+  readonly jitterPercent?: number;
 }
 
 /** The issue-49 fields of an order's spec the simulation sets (./events/delivery.ts); absent: the order names none. */
@@ -100,11 +122,19 @@ export function usesDeliveryOptions(object: { readonly metadata: Record<string, 
   return DELIVERY_OPTION_KEYS.some((key) => spec[key] !== undefined) || annotations[REVOKE_PREVIOUS_ANNOTATION] !== undefined;
 }
 
+/** The order's `spec.rotation`: the fields its spec names, and no others. */
+const rotationOf = (spec: OrderSpec) => ({
+  ...(spec.interval !== undefined ? { interval: spec.interval } : {}),
+  gracePeriod: spec.gracePeriod,
+  ...(spec.window !== undefined ? { window: spec.window } : {}),
+  ...(spec.jitterPercent !== undefined ? { jitterPercent: spec.jitterPercent } : {}),
+});
+
 export const order = (ns: string, name: string, spec: OrderSpec, options: DeliveryOptions = {}) => ({
   apiVersion: API_VERSION,
   kind: 'KeystoneApplicationCredential',
   metadata: { name, namespace: ns },
-  spec: { ...ref, userRef: { name: IDENTITY.user }, projectRef: { name: IDENTITY.project }, credentialGeneration: spec.credentialGeneration, rotation: { interval: spec.interval, gracePeriod: spec.gracePeriod }, ...options },
+  spec: { ...ref, userRef: { name: IDENTITY.user }, projectRef: { name: IDENTITY.project }, credentialGeneration: spec.credentialGeneration, rotation: rotationOf(spec), ...options },
 });
 
 /** The workload consuming an order's delivered Secret, opted in for the consumer handoff (src/handoff/annotations.ts). */

@@ -10,7 +10,7 @@ import { runSchedule } from './run';
 import { scheduleArb } from './generate';
 import fc from 'fast-check';
 
-const SEED = Number(process.env.KAC_SIM_SEED ?? 46_0001);
+const SEED = Number(process.env.KAC_SIM_SEED ?? 46_0002);
 const SCHEDULES = Number(process.env.KAC_SIM_SCHEDULES ?? 80);
 /** Past this, no new schedule starts (a loaded machine runs fewer, and says so): under the test's own timeout. */
 const WALL_LIMIT_MS = Number(process.env.KAC_SIM_WALL_LIMIT_MS ?? 240_000);

@@ -5,8 +5,9 @@
  */
 import fc from 'fast-check';
 import type { EventKind, Setup } from '../model';
-import { controlPlane, CP, IDENTITY, PATHS, TENANTS, type Tenant } from '../objects';
+import { controlPlane, CP, IDENTITY, PATHS, TENANTS, type FleetDefaults, type OrderSpec, type Tenant } from '../objects';
 import type { OrderRef } from '../sim-world';
+import { FLEET_INTERVAL, jitterArb, windowNameArb, WINDOWS, type WindowName } from './policy';
 
 /** The names orders take (a small pool, so that events meet the same orders). */
 export const ORDER_NAMES = ['app-1', 'app-2', 'app-3', 'app-4'] as const;
@@ -17,7 +18,11 @@ export const orderRefArb: fc.Arbitrary<OrderRef> = fc.record({ tenant: tenantArb
 /** A rotation schedule: intervals of 10 minutes to an hour (or off), grace periods of 2 to 5 minutes. */
 export const rotationArb = fc.record({ interval: fc.constantFrom('10m', '20m', '1h', '0s'), gracePeriod: fc.constantFrom('2m', '3m', '5m') });
 
-type CreateOrder = { kind: 'create-order'; tenant: Tenant; name: string; interval: string; gracePeriod: string };
+/**
+ * An order's own rotation settings: `interval` `fleet` leaves the interval to the fleet defaults (and the CRD's default),
+ * `window` names one of {@link WINDOWS}, `jitterPercent` 0, 10 or 50 (issue 48; absent: the order names none).
+ */
+type CreateOrder = { kind: 'create-order'; tenant: Tenant; name: string; interval: string; gracePeriod: string; window?: WindowName; jitterPercent?: number };
 type Raise = { kind: 'raise'; tenant: Tenant; name: string };
 type DeleteOrder = { kind: 'delete-order'; tenant: Tenant; name: string };
 type Consent = { kind: 'consent'; tenant: Tenant; assigned: boolean };
@@ -25,12 +30,30 @@ type LikeOrder = { kind: 'identity-like-order'; tenant: Tenant; name: string; as
 
 export const createOrder: EventKind<CreateOrder> = {
   kind: 'create-order',
-  description: 'a tenant creates an order, or changes the rotation of one',
+  description: 'a tenant creates an order, or changes the rotation of one (its interval left to the fleet, a rotation window, jitter)',
   weight: 3,
-  generate: () => fc.record({ kind: fc.constant('create-order' as const), tenant: tenantArb, name: fc.constantFrom(...ORDER_NAMES), interval: rotationArb.map((r) => r.interval), gracePeriod: rotationArb.map((r) => r.gracePeriod) }),
+  generate: () =>
+    fc.record(
+      {
+        kind: fc.constant('create-order' as const),
+        tenant: tenantArb,
+        name: fc.constantFrom(...ORDER_NAMES),
+        interval: fc.oneof({ arbitrary: rotationArb.map((r) => r.interval), weight: 4 }, { arbitrary: fc.constant(FLEET_INTERVAL), weight: 1 }),
+        gracePeriod: rotationArb.map((r) => r.gracePeriod),
+        window: windowNameArb,
+        jitterPercent: jitterArb,
+      },
+      { requiredKeys: ['kind', 'tenant', 'name', 'interval', 'gracePeriod'] },
+    ),
   apply: (world, e) => {
     const generation = (world.order(e)?.spec as { credentialGeneration?: number } | undefined)?.credentialGeneration ?? 1;
-    world.putOrder(e, { interval: e.interval, gracePeriod: e.gracePeriod, credentialGeneration: generation });
+    world.putOrder(e, {
+      ...(e.interval === FLEET_INTERVAL ? {} : { interval: e.interval }),
+      gracePeriod: e.gracePeriod,
+      credentialGeneration: generation,
+      ...(e.window !== undefined ? { window: WINDOWS[e.window] } : {}),
+      ...(e.jitterPercent !== undefined ? { jitterPercent: e.jitterPercent } : {}),
+    });
   },
 };
 
@@ -42,7 +65,7 @@ export const raise: EventKind<Raise> = {
   apply: (world, e) => {
     const object = world.order(e);
     if (!object || object.metadata.deletionTimestamp) return;
-    const spec = object.spec as { credentialGeneration?: number; rotation: { interval: string; gracePeriod: string } };
+    const spec = object.spec as { credentialGeneration?: number; rotation: Omit<OrderSpec, 'credentialGeneration'> };
     world.putOrder(e, { ...spec.rotation, credentialGeneration: (spec.credentialGeneration ?? 1) + 1 });
   },
 };
@@ -62,11 +85,13 @@ export const consent: EventKind<Consent> = {
   generate: () => fc.record({ kind: fc.constant('consent' as const), tenant: tenantArb, assigned: fc.boolean() }),
   apply: (world, e) => {
     const cp = world.management.object(PATHS.controlPlanes, CP.namespace, CP.name);
-    const assignments = ((cp?.spec as { namespaceAssignments?: { namespace: string; targetClusterRef?: unknown }[] } | undefined)?.namespaceAssignments ?? []).map((a) => ({ namespace: a.namespace, target: a.targetClusterRef !== undefined }));
+    const spec = cp?.spec as { namespaceAssignments?: { namespace: string; targetClusterRef?: unknown; applicationCredentialDefaults?: FleetDefaults }[]; applicationCredentialDefaults?: FleetDefaults } | undefined;
+    // The fleet defaults stay as they are (an assignment given back has none: it was written anew).
+    const assignments = (spec?.namespaceAssignments ?? []).map((a) => ({ namespace: a.namespace, target: a.targetClusterRef !== undefined, defaults: a.applicationCredentialDefaults }));
     const others = assignments.filter((a) => a.namespace !== e.tenant);
-    const mine = { namespace: e.tenant, target: e.tenant === 'tenant-b' && world.setup.targetCluster };
+    const mine = assignments.find((a) => a.namespace === e.tenant) ?? { namespace: e.tenant, target: e.tenant === 'tenant-b' && world.setup.targetCluster };
     const next = e.assigned ? [...others, mine].sort((a, b) => a.namespace.localeCompare(b.namespace)) : others;
-    world.management.seed(PATHS.controlPlanes, { ...cp, spec: controlPlane(next).spec }, 'kubectl');
+    world.management.seed(PATHS.controlPlanes, { ...cp, spec: controlPlane(next, spec?.applicationCredentialDefaults).spec }, 'kubectl');
   },
 };
 

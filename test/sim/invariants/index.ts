@@ -9,8 +9,9 @@ import { atMostTwo, foreignUntouched, held, swept } from './credentials';
 import { adoptionMintsNothing, retainKeepsDelivered, revokeAfterSuccessor, revokeFiresOnce, secretOneGeneration } from './delivery';
 import { outageRate, recovery } from './dependencies';
 import { adminExpiryKept, reasonSeries } from './observability';
+import { defaultsResolved, forcedNeverWaits, nextRotationBounded, scheduledOnTime } from './policy';
 import { restartFree } from './restart';
 import { refusedCostsNothing } from './secret-access';
 import { noSecretLeaks } from './secrets';
 
-export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks, retainKeepsDelivered, revokeAfterSuccessor, secretOneGeneration, revokeFiresOnce, adoptionMintsNothing];
+export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks, retainKeepsDelivered, revokeAfterSuccessor, secretOneGeneration, revokeFiresOnce, adoptionMintsNothing, scheduledOnTime, nextRotationBounded, forcedNeverWaits, defaultsResolved];
