@@ -99,6 +99,15 @@ export function alternateCredentialName(prefix: string, generation: number, owne
   return `${credentialName(prefix, generation)}-${createHash('sha256').update(owner).digest('hex').slice(0, 8)}`;
 }
 
+/** What follows `<prefix>-credential-v` in a credential name: the generation, and the alternate name's 8-hex suffix. */
+const GENERATION_TAIL = '([1-9]\\d*)(?:-[0-9a-f]{8})?';
+
+/** The tail alone, as {@link generationOf} matches it. */
+const TAIL = new RegExp(`^${GENERATION_TAIL}$`);
+
+/** A credential name of any order: `<name>-<8 hex>-applicationcredential-credential-v<N>`, or its alternate. */
+const ANY_CREDENTIAL_NAME = new RegExp(`-[0-9a-f]{8}-applicationcredential-credential-v${GENERATION_TAIL}$`);
+
 /**
  * The generation a Keystone credential name of this prefix denotes (its deterministic name, or the alternate one with
  * an 8-hex suffix), or undefined for any other name. A name says which generation a credential would be, never whose
@@ -107,8 +116,17 @@ export function alternateCredentialName(prefix: string, generation: number, owne
 export function generationOf(prefix: string, name: string): number | undefined {
   const head = `${prefix}-credential-v`;
   if (!name.startsWith(head)) return undefined;
-  const match = /^([1-9]\d*)(?:-[0-9a-f]{8})?$/.exec(name.slice(head.length));
+  const match = TAIL.exec(name.slice(head.length));
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Whether a Keystone credential name is an order's credential name ({@link credentialName}, {@link alternateCredentialName}),
+ * whatever the order's prefix: an order of some installation, of any face and any release, minted it. Not whose it is
+ * (src/lifecycle/ownership.ts decides that for the order's own names); what an adoption refuses (src/lifecycle/adoption.ts).
+ */
+export function isCredentialName(name: string): boolean {
+  return ANY_CREDENTIAL_NAME.test(name);
 }
 
 /**

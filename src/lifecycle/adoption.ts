@@ -9,8 +9,11 @@
  * - **the order's user and project**: Keystone shows the credential under the ordered user (a credential of another
  *   user is not found there), scoped to the ordered project;
  * - **restricted**: an unrestricted credential may create and delete application credentials, which no credential this
- *   project delivers may (the reference: "The credential is always restricted"): refused, as one another order minted
- *   (its description names that order's owner: it is that order's to rotate and sweep);
+ *   project delivers may (the reference: "The credential is always restricted"): refused;
+ * - **no order's**: one an order minted is that order's to rotate and sweep, and two orders would rotate and sweep it:
+ *   refused when its description names an owner (every release since 0.2.0 marks what it mints) or when its name is an
+ *   order's credential name (src/api/naming.ts, `isCredentialName`: every release names what it mints so, and 0.1.0's
+ *   credentials carry no mark; Keystone keeps the name a credential was created with, and only its creator chose it);
  * - **deliverable**: the order's template can carry its secret (a hand-made secret may hold what `cloud.conf` cannot).
  *
  * Its roles, access rules and expiry are taken as they are: a credential whose roles or rules are not the spec's is
@@ -19,6 +22,7 @@
  * credential, and written to the backup at the switch, so the proof survives restarts and the loss of the status;
  * the next rotation supersedes the adopted credential and sweeps it after the grace period, as any other.
  */
+import { isCredentialName } from '../api';
 import type { Action, HeldCredential } from './model';
 import type { CredentialScope, DescribedCredential, Ports } from './ports';
 import { TemplateError } from './secret-template';
@@ -48,6 +52,7 @@ export function adoptionRefusal(id: string, facts: AdoptionFacts): string | unde
   if (c.projectId !== facts.scope.projectId) return `application credential ${id} is scoped to project ${c.projectId}, not the ordered project ${facts.scope.projectId}`;
   if (c.unrestricted) return `application credential ${id} is unrestricted (it may create and delete application credentials); only a restricted credential can be adopted`;
   if (c.mark.owner !== undefined) return `application credential ${id} was minted by another order (owner ${c.mark.owner}); that order rotates and sweeps it`;
+  if (isCredentialName(c.name)) return `application credential ${id} was minted by an order (its name ${c.name} is an order's credential name); that order rotates and sweeps it`;
   if (facts.undeliverable !== undefined) return `application credential ${id} cannot be delivered: ${facts.undeliverable}`;
   return undefined;
 }

@@ -110,9 +110,10 @@ export async function execute(ports: Ports, action: Action, parked: ReadonlySet<
 /**
  * The world after an action succeeded, as the action established it: what the next step of the same pass decides on,
  * without observing everything again. Only facts the action itself made true are carried; a pass that starts (after a
- * crash, a failure or a wake-up) observes everything.
+ * crash, a failure or a wake-up) observes everything. `at`: when the action was confirmed (a switch's grace period
+ * runs from then).
  */
-export function carry(world: Observations, action: Action, executed: Executed): Observations {
+export function carry(world: Observations, action: Action, executed: Executed, at: Date): Observations {
   const records = new Map(world.generations.map((r) => [r.generation, r]));
   const g = 'generation' in action ? action.generation : 0;
   const record = records.get(g) ?? { generation: g, parked: false };
@@ -132,7 +133,7 @@ export function carry(world: Observations, action: Action, executed: Executed): 
       backup = { credentialId: action.credentialId };
       break;
     case 'deliver':
-      delivery = { state: 'delivered', credentialId: action.credentialId, intact: true };
+      delivery = { state: 'delivered', credentialId: action.credentialId, intact: true, ...(action.switching ? { switchedAt: at } : {}) };
       break;
     case 'delete':
       records.set(g, { generation: g, parked: record.parked, ...(record.failure !== undefined ? { failure: record.failure } : {}) });

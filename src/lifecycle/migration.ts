@@ -116,6 +116,16 @@ export function recordMigration(status: Status, path: string | undefined, done: 
 }
 
 /**
+ * Whether a pass may leave the order's own backup path unread once it knows the order cannot act (not admitted, or
+ * gated: waiting for its admin credential, its user, its project): such a pass neither switches nor repairs (decide.ts,
+ * step.ts), so only the migration could ask for the backup, and the status records the migration done at that path.
+ * A restart during a Keystone outage then costs a converged order no OpenBao read (issue 46.1). Teardown reads it always.
+ */
+export function backupIdleWhileStopped(order: { readonly status: Status; readonly backupPath?: string; readonly deleting?: boolean }): boolean {
+  return order.deleting !== true && order.backupPath !== undefined && order.status.backupPath === order.backupPath;
+}
+
+/**
  * Teardown's part: the former path's document goes with the order when it is the order's own; while it cannot be read,
  * the teardown waits (`hold`), as it waits for a Keystone it cannot list.
  */

@@ -111,8 +111,12 @@ export type DeliveryObservation =
    * only the teardown reads (a Secret an earlier pass of a Retain teardown released reads as foreign: teardown.ts).
    */
   | { readonly state: 'foreign'; readonly credentialId?: string }
-  /** The order's Secret, carrying the credential `credentialId`; `intact` when all three keys hold what the order wrote. */
-  | { readonly state: 'delivered'; readonly credentialId: string; readonly intact: boolean };
+  /**
+   * The order's Secret, carrying the credential `credentialId`; `intact` when all three keys hold what the order wrote.
+   * `switchedAt`: this pass's write switched the Secret to `credentialId` from the superseded credential, and was
+   * confirmed then (the world the runner carries, execute.ts): the grace period runs from that moment (step.ts).
+   */
+  | { readonly state: 'delivered'; readonly credentialId: string; readonly intact: boolean; readonly switchedAt?: Date };
 
 /** Why the order may not act at all (spec, Consent; Conditions rows "both"). */
 export interface Admission {
@@ -161,7 +165,10 @@ export interface Observations {
    * parked secret and the recorded id, and neither rotates, sweeps nor deletes anything.
    */
   readonly keystoneError?: string;
-  /** The backup; absent when none is configured. */
+  /**
+   * The backup; absent when none is configured, or not read because nothing this pass decides asks for it (an order
+   * that cannot act, whose migration its status records: migration.ts, `backupIdleWhileStopped`).
+   */
   readonly backup?: BackupObservation;
   /**
    * The path keystone-appcred 0.1.0 backed up to (the spec's, without the owner segment), when the face looks at it this
@@ -216,8 +223,10 @@ export type Action =
    * Write the generation's document (its credential `credentialId` and its parked secret) to the delivered Secret.
    * `unowned`: the id the Secret named before this repair, when it is none of the order's credentials (a tenant's edit:
    * it is reported, never recorded, adopted or deleted). A tenant's value: print it only through `shownCredentialId`.
+   * `switching`: the write switches the Secret from the superseded credential, whose grace period runs from when the
+   * write is confirmed (step.ts).
    */
-  | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string; readonly unowned?: string }
+  | { readonly type: 'deliver'; readonly generation: number; readonly credentialId: string; readonly why: string; readonly unowned?: string; readonly switching?: true }
   /**
    * Adopt an existing credential of the ordered user as the generation (issue 49, `spec.adopt`): prove it by its secret
    * (Keystone authenticates the id with it, and it is the user's, on the project, restricted: adoption.ts) and park that

@@ -5,6 +5,7 @@
  * Keystone and the backup ({@link observeCached}, for settled.ts).
  */
 import type { KeystoneApplicationCredentialStatus } from '../api';
+import { backupIdleWhileStopped } from './migration';
 import type { BackupObservation, DeliveryObservation, ForeignCredential, GenerationRecord, LifecycleOrder, Observations } from './model';
 import { needsProof, proofOf, sortCredentials } from './ownership';
 import type { BackupPort, KeystoneCredential, Ports, SecretData } from './ports';
@@ -19,10 +20,16 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
  * repairs what it can without them and says what is wrong); any other failure is thrown. `order.status` maps a
  * delivered credential id to its generation while Keystone cannot be listed. The credentials Keystone lists under the
  * order's names are sorted into the order's own and the foreign ones (ownership.ts): only what the order can prove it
- * minted becomes a generation record.
+ * minted becomes a generation record. The backup is not read for an order that cannot act when its status records the
+ * migration done (migration.ts, `backupIdleWhileStopped`): nothing that pass decides asks for it.
  */
-export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status' | 'owner'> = { status: {} }): Promise<Observations> {
+export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status' | 'owner' | 'backupPath' | 'deleting'> = { status: {} }): Promise<Observations> {
   const status = order.status;
+  const [admissionAsked, gateAsked] = [ports.admission?.(), ports.gate?.()];
+  // An order that cannot act reads its backup only while its migration is not recorded (migration.ts).
+  const backupAsked = backupIdleWhileStopped(order)
+    ? Promise.all([admissionAsked, gateAsked]).then(([admission, gate]) => (admission || gate ? undefined : readBackup(ports.backup)))
+    : readBackup(ports.backup);
   // The parked records first: the credentials they adopted (issue 49) are listed by id, their names being none of the order's.
   const parked = await ports.secrets.list();
   const adopted = new Map(parked.flatMap((p) => (p.adopted !== undefined ? [[p.adopted, p.generation] as const] : [])));
@@ -34,11 +41,11 @@ export async function observe(ports: Ports, order: Pick<LifecycleOrder, 'status'
       (credentials) => ({ credentials }),
       (error: unknown) => ({ error: reason(error) }),
     ),
-    readBackup(ports.backup),
+    backupAsked,
     readBackup(ports.formerBackup),
     ports.delivery.read(),
-    ports.admission?.(),
-    ports.gate?.(),
+    admissionAsked,
+    gateAsked,
     ports.undeliverable?.(),
   ]);
   const records = new Map<number, GenerationRecord>();

@@ -131,7 +131,7 @@ export async function reconcile(order: LifecycleOrder, ports: Ports, options: Ru
       try {
         const executed = await execute(ports, action, parked, { ...(order.owner !== undefined ? { owner: order.owner } : {}), ...privilegesOf(order) });
         if (action.type === 'park') parked.add(action.generation);
-        world = carry(world, action, executed);
+        world = carry(world, action, executed, clock());
         refused ||= executed.outcome === 'refused';
         released ||= action.type === 'release';
         const created = executed.outcome === 'done' ? executed.created : undefined;

@@ -50,6 +50,7 @@ export class Step {
     this.carried = new Set(carriedGenerations(world, this.records));
     // A revoke request is accepted before anything else (rotation.ts, acceptRevoke), so a pass that fails records it too.
     this.status = { ...rotation.acceptRevoke(order, rebuild(observed, world, this.records, order.spec, now)) };
+    this.graceFromSwitch();
   }
 
   plan(): Plan {
@@ -100,6 +101,27 @@ export class Step {
   private get liveCredentialId(): string | undefined {
     if (this.keystoneKnown) return this.records.get(this.live)?.credential?.id;
     return this.status.credentialID;
+  }
+
+  /**
+   * The grace period runs from the switch as consumers see it: from when this pass's write that switched the Secret
+   * from the superseded credential was confirmed (spec, Rotation: "the previous credential stays valid for the grace
+   * period after the switch"; consumers read the successor only once the Secret holds it). The step that decided the
+   * switch counted from its own clock; a write that landed later (a target cluster that answers slowly) moves
+   * previousCredentialDeleteAt later, never earlier. Before anything is swept.
+   */
+  private graceFromSwitch(): void {
+    const delivery = this.world.delivery;
+    if (delivery.state === 'delivered' && delivery.switchedAt !== undefined && delivery.credentialId === this.status.credentialID) this.graceFrom(delivery.switchedAt);
+  }
+
+  /** previousCredentialDeleteAt as a switch at `switchedAt` sets it, when that is later than the recorded one. */
+  private graceFrom(switchedAt: Date): void {
+    const generation = this.status.previousCredentialGeneration;
+    if (generation === undefined) return;
+    const until = rotation.graceDeadline(switchedAt, this.order.spec, this.records.get(generation)?.credential?.expiresAt, rotation.revoked(this.status, generation));
+    const recorded = this.status.previousCredentialDeleteAt;
+    if (recorded === undefined || new Date(recorded) < new Date(until)) this.status.previousCredentialDeleteAt = until;
   }
 
   /**
@@ -232,7 +254,8 @@ export class Step {
 
   /**
    * Step 2 of a rotation, once Keystone holds the successor: the backup takes the new document first, then the delivered
-   * Secret, then the status switches; the superseded credential stays for the grace period.
+   * Secret, then the status switches; the superseded credential stays for the grace period, counted from now and, once
+   * the Secret's write is confirmed, from then ({@link graceFromSwitch}).
    */
   private switchTo(next: GenerationRecord): void {
     const credential = next.credential as { id: string; expiresAt?: Date };
@@ -255,7 +278,8 @@ export class Step {
   /**
    * The backup first, then the Secret (spec, Delivered Secret: "The backup comes first"). A repair of the delivered
    * generation while the backup cannot be read still rewrites the Secret: that document was backed up at its switch,
-   * and its consumers need it now.
+   * and its consumers need it now. A write that replaces the superseded credential in the Secret (a switch, or the
+   * repair of one that crashed half-way) is marked `switching`: the grace period runs from when it is confirmed.
    */
   private writeDocument(generation: number, credentialId: string, why: string, switching: boolean, unowned?: string): void {
     const backup = this.world.backup;
@@ -264,7 +288,9 @@ export class Step {
       this.backedUp = generation;
     }
     if (switching && backup?.error !== undefined) return;
-    this.actions.push({ type: 'deliver', generation, credentialId, why, ...(unowned !== undefined ? { unowned } : {}) });
+    const delivery = this.world.delivery;
+    const handsOver = switching || (delivery.state === 'delivered' && this.status.previousCredentialID !== undefined && delivery.credentialId === this.status.previousCredentialID);
+    this.actions.push({ type: 'deliver', generation, credentialId, why, ...(unowned !== undefined ? { unowned } : {}), ...(handsOver ? { switching: true as const } : {}) });
     this.delivered = generation;
   }
 
@@ -302,12 +328,9 @@ export class Step {
     const why = delivery.state === 'absent' ? 'Secret missing' : unowned !== undefined ? `Secret repaired: it named credential ${shownCredentialId(unowned)}, which is not this order's` : 'Secret repaired';
     if (backupStale || deliveryStale) this.writeDocument(live.generation, id, why, false, unowned);
     // The Secret switches from the superseded credential only now (a switch that crashed half-way, a status rebuilt from
-    // the backup): its grace period runs from this switch, as the Delivered Secret contract has it.
-    if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) {
-      const superseded = this.status.previousCredentialGeneration === undefined ? undefined : this.records.get(this.status.previousCredentialGeneration);
-      const until = rotation.graceDeadline(this.now, this.order.spec, superseded?.credential?.expiresAt, rotation.revoked(this.status, superseded?.generation));
-      if (this.status.previousCredentialDeleteAt === undefined || new Date(this.status.previousCredentialDeleteAt) < new Date(until)) this.status.previousCredentialDeleteAt = until;
-    }
+    // the backup): its grace period runs from this switch, as the Delivered Secret contract has it, and from when the
+    // write is confirmed once it is (graceFromSwitch).
+    if (this.delivered === live.generation && delivery.state === 'delivered' && delivery.credentialId === this.status.previousCredentialID) this.graceFrom(this.now);
   }
 
   /**

@@ -189,32 +189,32 @@ describe('found by the simulation beyond the nine, fixed', () => {
       { invariants: heldInvariants() },
     );
   }, CASE_TIMEOUT_MS);
-});
 
-describe('found by the simulation beyond the nine, not fixed yet (it.failing until a fix lands)', () => {
-  // npm run soak -- --schedules 150 --seed 777 (schedule 118, shrunk); it broke:
-  //   adoption-mints-nothing: tenant-a/app-1: its adoption of 586d19bd… is refused and it minted (generations none in
-  //   Keystone, status generation 1)
-  // After the upgrade from 0.1.0 the orders' credentials carry no owner mark, and src/lifecycle/adoption.ts refuses
-  // "minted by another order" only by that mark: an order adopts another order's credential (its id and the secret from
-  // that order's delivered Secret, in the same namespace), and two orders then rotate and sweep the same credential.
-  it.failing("seed 1059590276: after the upgrade from 0.1.0, an order cannot adopt another order's (unmarked) credential", async () => {
+  // The CI search (seed 460001, before the issue-49 events joined the registry) found it; it broke:
+  //   held-credential-kept: tenant-b/app-1: generation 1 deleted 76 s after the delivered Secret stopped carrying it,
+  //   inside its grace period of 120 s (a consumer may still hold it)
+  // The target cluster answers 45 s late: the switch's Secret write lands at 08:10:47, but previousCredentialDeleteAt was
+  // counted from the step that decided the switch (08:10:02), so the superseded credential was deleted at 08:12:03, 76 s
+  // after consumers could first read its successor. Fixed in src/lifecycle/step.ts: the grace period runs from when the
+  // write that switched was confirmed (the world the runner carries names it, execute.ts).
+  it('seed 291599680: a switch whose Secret write lands late still leaves the superseded credential its whole grace period', async () => {
     await expectClean({
-      setup: { seed: 1059590276, orders: [{ tenant: 'tenant-b', name: 'app-2', interval: '1h', gracePeriod: '2m' }, { tenant: 'tenant-a', name: 'app-2', interval: '20m', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-1', interval: '20m', gracePeriod: '2m' }], replicas: 2, consumerHandoff: true, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: false },
+      setup: { seed: 291599680, orders: [{ tenant: 'tenant-b', name: 'app-1', interval: '0s', gracePeriod: '3m' }, { tenant: 'tenant-b', name: 'app-2', interval: '0s', gracePeriod: '2m' }, { tenant: 'tenant-a', name: 'app-3', interval: '0s', gracePeriod: '2m' }], replicas: 2, consumerHandoff: false, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: true },
       steps: [
-        { wait: 60, event: { kind: 'upgrade' } },
-        { wait: 60, event: { kind: 'adopt-order', tenant: 'tenant-a', name: 'app-1', proof: 'another-order', interval: '10m', gracePeriod: '2m' } },
+        { wait: 60, event: { kind: 'outage', dependency: 'target', fault: 'slow', seconds: 588 } },
+        { wait: 0, event: { kind: 'create-order', tenant: 'tenant-b', name: 'app-1', interval: '10m', gracePeriod: '2m' } },
       ],
-    });
+    }, { invariants: heldInvariants() });
   }, CASE_TIMEOUT_MS);
 
   // npm run soak -- --schedules 100 --seed 4949 (schedule 22, shrunk), with the fixes of 46.1-46.5 merged; it broke:
   //   restart-costs-nothing: tenant-a/app-4 was converged when keystone-appcred-operator-4 took over and cost 2 OpenBao
   //   requests in its first 60 s (and so did each of the other three orders)
   // Keystone is down: the new leader's ControlPlane cannot log in, the orders' gate changes (status NotAllReady), and
-  // each order's pass reads its own backup path in OpenBao (two passes each: the gate's and the one its status write
-  // wakes), though its migration is recorded and nothing can change there.
-  it.failing('seed 1052929859: a restart during a Keystone outage costs converged orders no OpenBao read', async () => {
+  // each order's pass read its own backup path in OpenBao (two passes each: the gate's and the one its status write
+  // wakes), though its migration is recorded and nothing can change there. Fixed in src/lifecycle/observe.ts: an order
+  // that cannot act leaves its backup unread while its status records the migration (migration.ts).
+  it('seed 1052929859: a restart during a Keystone outage costs converged orders no OpenBao read', async () => {
     await expectClean({
       setup: { seed: 1052929859, orders: [{ tenant: 'tenant-a', name: 'app-4', interval: '0s', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-2', interval: '10m', gracePeriod: '5m' }, { tenant: 'tenant-a', name: 'app-2', interval: '10m', gracePeriod: '5m' }, { tenant: 'tenant-b', name: 'app-3', interval: '10m', gracePeriod: '2m' }], replicas: 2, consumerHandoff: true, secretAccess: 'cluster-wide', admin: 'application-credential', targetCluster: true },
       steps: [
@@ -224,20 +224,22 @@ describe('found by the simulation beyond the nine, not fixed yet (it.failing unt
     });
   }, CASE_TIMEOUT_MS);
 
-  // The CI search (seed 460001, before the issue-49 events joined the registry) found it; it broke:
-  //   held-credential-kept: tenant-b/app-1: generation 1 deleted 76 s after the delivered Secret stopped carrying it,
-  //   inside its grace period of 120 s (a consumer may still hold it)
-  // The target cluster answers 45 s late: the switch's Secret write lands at 08:10:47, but previousCredentialDeleteAt is
-  // counted from the step that decided the switch (08:10:02, src/lifecycle/step.ts, graceDeadline(this.now)), so the
-  // superseded credential is deleted at 08:12:03, 76 s after consumers could first read its successor.
-  it.failing('seed 291599680: a switch whose Secret write lands late still leaves the superseded credential its whole grace period', async () => {
+  // npm run soak -- --schedules 150 --seed 777 (schedule 118, shrunk); it broke:
+  //   adoption-mints-nothing: tenant-a/app-1: its adoption of 586d19bd… is refused and it minted (generations none in
+  //   Keystone, status generation 1)
+  // After the upgrade from 0.1.0 the orders' credentials carry no owner mark, and src/lifecycle/adoption.ts refused
+  // "minted by another order" only by that mark: an order adopted another order's credential (its id and the secret from
+  // that order's delivered Secret, in the same namespace), and two orders then rotated and swept the same credential.
+  // Fixed in src/lifecycle/adoption.ts: a credential whose name is an order's credential name (src/api/naming.ts,
+  // isCredentialName) is refused too.
+  it("seed 1059590276: after the upgrade from 0.1.0, an order cannot adopt another order's (unmarked) credential", async () => {
     await expectClean({
-      setup: { seed: 291599680, orders: [{ tenant: 'tenant-b', name: 'app-1', interval: '0s', gracePeriod: '3m' }, { tenant: 'tenant-b', name: 'app-2', interval: '0s', gracePeriod: '2m' }, { tenant: 'tenant-a', name: 'app-3', interval: '0s', gracePeriod: '2m' }], replicas: 2, consumerHandoff: false, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: true },
+      setup: { seed: 1059590276, orders: [{ tenant: 'tenant-b', name: 'app-2', interval: '1h', gracePeriod: '2m' }, { tenant: 'tenant-a', name: 'app-2', interval: '20m', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-1', interval: '20m', gracePeriod: '2m' }], replicas: 2, consumerHandoff: true, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: false },
       steps: [
-        { wait: 60, event: { kind: 'outage', dependency: 'target', fault: 'slow', seconds: 588 } },
-        { wait: 0, event: { kind: 'create-order', tenant: 'tenant-b', name: 'app-1', interval: '10m', gracePeriod: '2m' } },
+        { wait: 60, event: { kind: 'upgrade' } },
+        { wait: 60, event: { kind: 'adopt-order', tenant: 'tenant-a', name: 'app-1', proof: 'another-order', interval: '10m', gracePeriod: '2m' } },
       ],
-    }, { invariants: heldInvariants() });
+    });
   }, CASE_TIMEOUT_MS);
 });
 

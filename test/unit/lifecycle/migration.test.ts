@@ -2,8 +2,12 @@
  * The backup's move from the path keystone-appcred 0.1.0 wrote (src/lifecycle/migration.ts): pure rules, and what
  * decide and teardown make of them.
  */
+import { CredentialReason, resolveSpec, type KeystoneApplicationCredentialStatus } from '../../../src/api';
+import { reconcile, type Ports } from '../../../src/lifecycle';
 import { accountedIds, formerBackup, formerTeardown, migration, recordMigration } from '../../../src/lifecycle/migration';
 import { teardown } from '../../../src/lifecycle/teardown';
+import { MemoryDelivery, MemorySecretStore } from '../../../src/local';
+import { FakeKeystone } from '../../support/fake-keystone';
 
 const status = { credentialGeneration: 2, credentialID: 'id-2', previousCredentialGeneration: 1, previousCredentialID: 'id-1' };
 
@@ -83,5 +87,49 @@ describe('teardown after an upgrade', () => {
     expect(teardown(status, world({ credentialId: 'other' })).actions.map((a) => a.type)).toEqual(['delete', 'delete', 'remove-backup', 'discard', 'withdraw', 'release']);
     expect(teardown(status, world({ error: 'OpenBao GET: 503' })).actions).toEqual([]);
     expect(formerTeardown(status, undefined, [])).toEqual({ actions: [], hold: false, former: { state: 'empty' } });
+  });
+});
+
+describe('a pass of an order that cannot act (issue 46.1, simulation seed 1052929859)', () => {
+  const prefix = 'app-1234abcd-applicationcredential';
+  const path = `openstack/keystone/cp/${prefix}/uid-1/service-accounts/application-credential`;
+  const gate = { reason: CredentialReason.WaitingForCredential, message: 'the ControlPlane cannot log in to Keystone' };
+
+  /** One delivered generation backed up at the own path; the backup counts its reads. */
+  async function converged() {
+    const clock = () => new Date('2026-12-01T00:00:00Z');
+    const keystone = new FakeKeystone(prefix, clock);
+    const secrets = new MemorySecretStore();
+    const delivery = new MemoryDelivery();
+    let backedUp: string | undefined;
+    let reads = 0;
+    const ports: Ports = {
+      keystone,
+      secrets,
+      delivery,
+      backup: { read: async () => (reads++, backedUp), write: async (d) => void (backedUp = d.application_credential_id), remove: async () => void (backedUp = undefined) },
+      render: (id, secret) => ({ 'clouds.yaml': `id=${id}`, application_credential_id: id, application_credential_secret: secret }),
+      writeStatus: async () => undefined,
+      release: async () => undefined,
+      isTerminal: () => false,
+    };
+    const spec = resolveSpec({ rotation: { interval: '0s', gracePeriod: '2m' } });
+    const first = await reconcile({ prefix, spec, status: {}, backupPath: path }, ports, { clock });
+    const status: KeystoneApplicationCredentialStatus = { ...first.status, backupPath: path };
+    return { ports, spec, status, clock, reads: () => reads, reset: () => (reads = 0) };
+  }
+
+  it('reads no backup when gated and its status records the migration; reads it while the record is missing, and when not gated', async () => {
+    const w = await converged();
+    const gated: Ports = { ...w.ports, gate: async () => gate };
+    w.reset();
+    await reconcile({ prefix, spec: w.spec, status: w.status, backupPath: path }, gated, { clock: w.clock });
+    expect(w.reads()).toBe(0);
+    // Without the record the migration may still have work there: the backup is read.
+    await reconcile({ prefix, spec: w.spec, status: { ...w.status, backupPath: undefined }, backupPath: path }, gated, { clock: w.clock });
+    expect(w.reads()).toBe(1);
+    // An order that acts reads it: a switch or a repair writes the backup first.
+    await reconcile({ prefix, spec: w.spec, status: w.status, backupPath: path }, w.ports, { clock: w.clock });
+    expect(w.reads()).toBe(2);
   });
 });

@@ -195,6 +195,9 @@ describe('through the runner', () => {
     ['another project\'s', (k: FakeKeystone) => k.handMade('s', { projectId: 'other' }), { secret: 's' }, 'not the ordered project'],
     ['an unrestricted one', (k: FakeKeystone) => k.handMade('s', { unrestricted: true }), { secret: 's' }, 'is unrestricted'],
     ['one whose Secret is missing', (k: FakeKeystone) => k.handMade('s'), { refused: 'Secret tenant-a/legacy does not exist' }, 'Secret tenant-a/legacy does not exist'],
+    // Simulation seed 1059590276: after the upgrade from 0.1.0, whose credentials carry no mark, another order's.
+    ["another order's from before marks (0.1.0: its name an order's credential name)", (k: FakeKeystone) => k.handMade('s', { name: 'app-2-1234abcd-applicationcredential-credential-v1' }), { secret: 's' }, "is an order's credential name"],
+    ["another order's under its alternate name, unmarked", (k: FakeKeystone) => k.handMade('s', { name: 'app-2-1234abcd-applicationcredential-credential-v3-0badcafe' }), { secret: 's' }, "is an order's credential name"],
   ])('refuses %s: AdoptionRefused, nothing minted in its place', async (_what, make, given, message) => {
     const w = setup(resolveSpec({ adopt: { credentialID: 'id-1' } }));
     make(w.keystone);

@@ -117,3 +117,30 @@ describe('the runner over simulated time', () => {
     expect(w.delivery.data?.application_credential_id).toBe(final.status.credentialID);
   });
 });
+
+describe('the grace period of a switch whose Secret write lands late', () => {
+  // Issue 46, seed 291599680: a target cluster answering 45 s late; the grace period is counted from when the switch's
+  // write was confirmed (spec, Rotation), not from the step that decided it.
+  it('counts from when the write that switched was confirmed: the superseded credential outlives the write by its whole grace period', async () => {
+    const w = world(21, 0);
+    // No schedule, so no Keystone expiry cuts the grace period short: spec.credentialGeneration raised rotates.
+    const spec = (credentialGeneration: number) => resolveSpec({ credentialGeneration, rotation: { interval: '0s', gracePeriod: '20s' } });
+    await reconcile(w.order(spec(1)), w.ports, { clock: w.clock });
+    const first = w.status.credentialID as string;
+    w.advance(61_000);
+    const slow: Ports = { ...w.ports, delivery: { ...w.ports.delivery, write: async (d) => (w.advance(45_000), w.delivery.write(d)) } };
+    const result = await reconcile(w.order(spec(2)), slow, { clock: w.clock });
+    const landed = w.clock().getTime();
+    expect(result.status.credentialGeneration).toBe(2);
+    expect(result.status.previousCredentialID).toBe(first);
+    expect(new Date(result.status.previousCredentialDeleteAt as string).getTime()).toBeGreaterThanOrEqual(landed + 20_000);
+    expect(w.keystone.credentials.has(first)).toBe(true);
+    // It is swept once its grace period, counted from the write, is over.
+    w.advance(19_000);
+    await reconcile(w.order(spec(2)), w.ports, { clock: w.clock });
+    expect(w.keystone.credentials.has(first)).toBe(true);
+    w.advance(2_000);
+    await reconcile(w.order(spec(2)), w.ports, { clock: w.clock });
+    expect(w.keystone.credentials.has(first)).toBe(false);
+  });
+});
