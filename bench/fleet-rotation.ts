@@ -27,7 +27,7 @@
  *   npx tsx bench/fleet-rotation.ts [orders=20000] [raise=orders/20] [--policy-only]
  */
 import { conditions, printTable, type Figure } from './report';
-import { FLEET_JITTER_PERCENT, FLEET_WINDOW, PER_USER, inFleetWindow, massRotation, violationsOf, type MassRotation } from '../test/sim/fleet-rotation';
+import { FLEET_JITTER_PERCENT, FLEET_WINDOW, PER_USER, forcedMint, inFleetWindow, massRotation, violationsOf, type MassRotation } from '../test/sim/fleet-rotation';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -46,7 +46,13 @@ async function main(): Promise<void> {
   const forced = policy.mints.filter((m) => m.why !== 'schedule due');
   const inside = scheduled.filter((m) => inFleetWindow(m.at)).length;
   const margins = [...policy.due].flatMap(([key, { due }]) => (policy.converged.has(key) ? [due - (policy.converged.get(key) ?? 0)] : []));
-  const forcedLatest = Math.max(0, ...forced.map((m) => m.at - (policy.raisedAt ?? m.at)));
+  // A raise mints at once, or (the order in a grace period then) when its grace period ends.
+  const raisedAt = policy.raisedAt ?? 0;
+  const atOnce = [...policy.raised].filter(([, from]) => from === raisedAt).map(([key]) => key);
+  const afterGrace = [...policy.raised].filter(([, from]) => from > raisedAt);
+  const lag = (keys: readonly string[], from: (key: string) => number) => Math.max(0, ...keys.map((key) => (forcedMint(policy, key)?.at ?? Infinity) - from(key)));
+  const atOnceLag = lag(atOnce, () => raisedAt);
+  const afterGraceLag = lag(afterGrace.map(([key]) => key), (key) => policy.raised.get(key) ?? raisedAt);
   const before = [...policy.due].filter(([key, { due }]) => (policy.converged.get(key) ?? Infinity) <= due).length;
   const figures: Figure[] = [
     { figure: 'orders (Keystone users), created in one burst', value: `${orders} (${Math.ceil(orders / PER_USER)}), first credentials in ${minutes(policy.filledAt - policy.createdAt)}` },
@@ -57,7 +63,9 @@ async function main(): Promise<void> {
     { figure: 'Keystone requests in flight at once, peak', value: `${policy.keystone.peakInFlight}`, baseline: `--keystone-in-flight ${policy.inFlightLimit}`, goal: `≤ ${policy.inFlightLimit}`, met: policy.keystone.peakInFlight <= policy.inFlightLimit },
     { figure: 'Keystone requests per second, peak (fill / rotation period)', value: `${policy.keystone.peakPerSecondFill} / ${policy.keystone.peakPerSecondRun}`, baseline: `--keystone-rate ${policy.rateLimit}`, goal: `≤ ${policy.rateLimit}`, met: Math.max(policy.keystone.peakPerSecondFill, policy.keystone.peakPerSecondRun) <= policy.rateLimit },
     { figure: 'orders converged at a new credential before their due time', value: `${before} of ${orders}; least margin ${hours(Math.min(...margins))}`, goal: `${orders}`, met: before === orders },
-    { figure: `forced rotations (${raise} raised at ${policy.raisedAt === undefined ? '-' : iso(policy.raisedAt)}, window closed)`, value: `${forced.length}, the last ${(forcedLatest / 1000).toFixed(1)} s after the raise`, goal: `${raise} within 60 s`, met: forced.length === raise && forcedLatest <= 60_000 },
+    { figure: `forced rotations (${raise} raised at ${policy.raisedAt === undefined ? '-' : iso(raisedAt)}, window closed)`, value: `${forced.length}` },
+    { figure: '… of orders free to rotate: started after the raise, the last', value: `${atOnce.length}, ${seconds(atOnceLag)}`, goal: '≤ 60 s', met: atOnceLag <= 60_000 },
+    { figure: '… of orders in a grace period then: started after it ended, the last', value: `${afterGrace.length}, ${seconds(afterGraceLag)}`, goal: '≤ 60 s', met: afterGraceLag <= 60_000 },
     { figure: 'most credentials one order held at the fake Keystone', value: `${policy.mostCredentials.count}`, goal: '≤ 2', met: policy.mostCredentials.count <= 2 },
     { figure: 'virtual time run (creation to the end)', value: `${hours(policy.endAt - policy.createdAt)}` },
     { figure: 'wall time', value: `${policySeconds.toFixed(0)} s` },
@@ -80,7 +88,7 @@ async function main(): Promise<void> {
   if (violations.length > 0) {
     process.stderr.write(`\nINVARIANTS VIOLATED:\n${violations.join('\n')}\n`);
     process.exitCode = 1;
-  } else process.stderr.write('\nInvariants held: no scheduled rotation outside a window, no order past its due time, every order converged, at most two credentials per order, every raise minted within 60 s.\n');
+  } else process.stderr.write('\nInvariants held: no scheduled rotation outside a window, no order past its due time, every order converged, at most two credentials per order, every raise minted within 60 s (of the end of its grace period, when one ran).\n');
 }
 
 /** The run without policy against the scheduled starts with it: how much of the fleet starts in the same second. */
@@ -112,6 +120,7 @@ function histogram(run: MassRotation, size: number, separator = ', '): string {
 }
 
 const iso = (t: number) => new Date(t).toISOString();
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const minutes = (ms: number) => `${(ms / MINUTE_MS).toFixed(1)} min`;
 const hours = (ms: number) => `${(ms / HOUR_MS).toFixed(1)} h`;
 const percent = (part: number, whole: number) => `${whole === 0 ? '-' : ((100 * part) / whole).toFixed(1)}%`;

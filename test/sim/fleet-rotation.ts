@@ -84,7 +84,11 @@ export interface MassRotation {
   readonly filledAt: number;
   /** When the raise happened (absent: none). */
   readonly raisedAt?: number;
-  readonly raised: ReadonlySet<string>;
+  /**
+   * The raised orders, each with the instant the reference lets its raise mint: the raise, or the end of the grace
+   * period running then ("No rotation starts while a grace period runs, whatever the trigger").
+   */
+  readonly raised: ReadonlyMap<string, number>;
   /** The end of the run (virtual ms). */
   readonly endAt: number;
   /** Each order's due time after the fill (the reference's nextRotation) and its recorded nextRotation, by `tenant/name`. */
@@ -164,6 +168,7 @@ export async function massRotation(options: MassRotationOptions): Promise<MassRo
       while (!done()) {
         if (world.time.now() >= deadline) throw new Error(`${what}: not done after ${withinMs / MINUTE_MS} virtual minutes`);
         await step();
+        if (world.time.now() % (30 * MINUTE_MS) === 0) progress(`${iso(world.time.now())}: waiting for ${what}`);
       }
     };
     await until('the Keystone users Ready', () => world.management.list(PATHS.users).every(ready), 6 * HOUR_MS);
@@ -183,7 +188,7 @@ export async function massRotation(options: MassRotationOptions): Promise<MassRo
     keystone.fillDone();
     phase = 'run';
     const endAt = Math.max(...[...due.values()].map((d) => d.due)) + graceMs + HOUR_MS;
-    const raised = new Set<string>();
+    const raised = new Map<string, number>();
     let raisedAt: number | undefined;
     const raiseCount = options.raise ?? 0;
     if (raiseCount > 0) {
@@ -209,7 +214,9 @@ export async function massRotation(options: MassRotationOptions): Promise<MassRo
           // One above the generation it holds (a scheduled rotation before the raise has minted generation 2 already).
           const generation = (existing?.status as { credentialGeneration?: number } | undefined)?.credentialGeneration ?? 1;
           world.management.seed(PATHS.orders, { ...existing, spec: { ...(existing?.spec as object), credentialGeneration: generation + 1 } }, 'kubectl');
-          raised.add(`${TENANT}/${name}`);
+          const status = (existing?.status ?? {}) as { previousCredentialGeneration?: number; previousCredentialDeleteAt?: string };
+          const graceEnds = status.previousCredentialGeneration !== undefined ? Date.parse(status.previousCredentialDeleteAt ?? '') : NaN;
+          raised.set(`${TENANT}/${name}`, Number.isNaN(graceEnds) ? raisedAt : Math.max(raisedAt, graceEnds));
         }
         progress(`raised ${raiseCount} generations at ${iso(raisedAt)}`);
       }
@@ -255,7 +262,8 @@ export async function massRotation(options: MassRotationOptions): Promise<MassRo
  * The invariants of a mass rotation, as messages (none: all held): no scheduled rotation outside a window (with the
  * policy), no order rotated or converged past its due time (with the policy; without it every order is due at once
  * and the fleet is judged by its credentials' expiry), every order converged, at most two credentials per order at
- * the fake Keystone, every raised order minted within {@link FORCED_WITHIN_MS} of the raise.
+ * the fake Keystone, every raised order minted within {@link FORCED_WITHIN_MS} of the raise (of the end of the grace
+ * period running then: the reference starts no rotation in one).
  */
 export function violationsOf(run: MassRotation): string[] {
   const out: string[] = [];
@@ -271,11 +279,16 @@ export function violationsOf(run: MassRotation): string[] {
   }
   for (const key of run.notConverged) say(`${key}: not converged at the end (Ready, a new credential, its Secret authenticating)`);
   if (run.mostCredentials.count > 2) say(`${run.mostCredentials.key}: held ${run.mostCredentials.count} credentials at the fake Keystone at once`);
-  for (const key of run.raised) {
-    const forced = run.mints.find((m) => m.key === key && m.why !== 'schedule due' && m.at >= (run.raisedAt ?? 0));
-    if (!forced || forced.at - (run.raisedAt ?? 0) > FORCED_WITHIN_MS) say(`${key}: the raised generation ${forced ? `minted at ${iso(forced.at)}` : 'never minted'}, raised at ${iso(run.raisedAt ?? 0)}`);
+  for (const [key, from] of run.raised) {
+    const forced = forcedMint(run, key);
+    if (!forced || forced.at - from > FORCED_WITHIN_MS) say(`${key}: the raised generation ${forced ? `minted at ${iso(forced.at)}` : 'never minted'}, raised at ${iso(run.raisedAt ?? 0)}, free to mint from ${iso(from)}`);
   }
   return out;
+}
+
+/** The mint a raised order made for its raise. */
+export function forcedMint(run: MassRotation, key: string): Mint | undefined {
+  return run.mints.find((m) => m.key === key && m.why !== 'schedule due' && m.at >= (run.raisedAt ?? 0));
 }
 
 const orderName = (i: number) => `o${i}`;
