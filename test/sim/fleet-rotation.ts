@@ -5,11 +5,11 @@
  *
  * The fleet: `orders` orders of tenant-a, {@link PER_USER} per Keystone user (bench/operator's shape), created in one
  * burst (one GitOps sync) once their users are Ready, every rotation field left to the ControlPlane's fleet default:
- * interval 720h (grace period: the CRD's 24h) and, with `policy`, {@link FLEET_JITTER_PERCENT}% jitter and the window
- * {@link FLEET_WINDOW} (weekdays 02:00–04:00 Europe/Berlin). Once every order holds its first credential, the clock
- * runs through the whole rotation period (to the last order's due time plus its grace period, when the credential it
- * replaced is deleted); `raise` orders have their `spec.credentialGeneration` raised at the median recorded
- * nextRotation, outside the window (a forced rotation: it must not wait).
+ * interval 720h and grace period 24h (`intervalHours`, `graceHours`) and, with `policy`, {@link FLEET_JITTER_PERCENT}%
+ * jitter and the window {@link FLEET_WINDOW} (weekdays 02:00–04:00 Europe/Berlin). Once every order holds its first
+ * credential, the clock runs through the whole rotation period (to the last order's due time plus its grace period,
+ * when the credential it replaced is deleted); `raise` orders have their `spec.credentialGeneration` raised at the
+ * median recorded nextRotation, outside the window (a forced rotation: it must not wait).
  *
  * What it records, read by bench/fleet-rotation.ts and checked by {@link violationsOf}: every mint the operator logged
  * (`action` lines: when, which order, why), when each order converged at a new credential, each order's due time (the
