@@ -2,6 +2,7 @@
  * The installation a simulated schedule starts from (./model.ts): its orders and how the operator and the ControlPlane
  * are set up.
  */
+import type { ProcessSettings } from './process';
 
 /** The installation a schedule starts from. */
 export interface Setup {
@@ -19,6 +20,10 @@ export interface Setup {
   readonly admin: 'password' | 'application-credential';
   /** tenant-b lives on a registered target cluster. */
   readonly targetCluster: boolean;
+  /** Flags the operator's processes run with (the fleet bench's longer resync). @default none */
+  readonly operatorFlags?: ProcessSettings['flags'];
+  /** Each order's consumer re-reads its Secret every minute; off for a fleet of thousands (O(orders) a minute). @default true */
+  readonly consumers?: boolean;
 }
 
 /** An order of a tenant. */

@@ -70,7 +70,7 @@ export class SimWorld extends World {
   private readonly heals = new Map<Dependency, { readonly timer: NodeJS.Timeout; readonly at: number }>();
 
   constructor(readonly setup: Setup) {
-    super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess });
+    super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess, ...(setup.operatorFlags ? { flags: setup.operatorFlags } : {}) });
     this.network.onTrip = (process) => this.crash(process);
     this.hooks.change.push((change) => {
       if (change.collection === PATHS.controlPlanes) this.consentChanged(change.object);
@@ -93,7 +93,7 @@ export class SimWorld extends World {
   /** Starts the replicas, the consumers and the API servers' bookkeeping. */
   async start(): Promise<void> {
     for (let i = 0; i < this.setup.replicas; i++) this.startProcess();
-    this.startConsumers();
+    if (this.setup.consumers !== false) this.startConsumers();
     this.startCompaction();
     await this.time.settle();
   }
