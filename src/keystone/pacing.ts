@@ -156,6 +156,7 @@ export function routeOf(method: string, path: string): string {
 /** The state after `exchange` ended. */
 export function paced(state: PacingState, exchange: Exchange, options: PacingOptions): PacingState {
   const now = exchange.endedAt;
+  const tolerance = options.tolerance ?? PacingDefaults.tolerance;
   const latency = exchange.endedAt - exchange.startedAt;
   let next = state;
   let delay = 0;
@@ -173,14 +174,18 @@ export function paced(state: PacingState, exchange: Exchange, options: PacingOpt
   const round: Round = { ...before, count: before.count + 1, delay: before.delay + delay, ...atMost };
   const limit = limitOf(state, options);
   if (round.count < limit) return { ...next, round };
-  if (!round.judged) return { ...next, round: roundFrom(now, true) };
   // The round is complete: judge it. A mean delay above the tolerance is a queue. Keystone served `served` of ours at
   // once (Little's law: the requests in flight over the latency's share of the cost), judged by the requests that
   // started at the level the round tested (the others, sent while the queue was still forming, waited less).
   const ceiling = ceilingOf(options);
   const meanDelay = round.delay / round.count;
   const served = Math.min(ceiling, Math.round(round.most / (1 + round.delayAtMost / round.countAtMost)));
-  if (meanDelay > (options.tolerance ?? PacingDefaults.tolerance)) return fell(next, served, now, options);
+  // The first round after a raise of the limit queued already: the probe is over now, not a judged round later (with
+  // little work that round may never fill, and the limit would stay above what Keystone has free: issue 48's
+  // simulation, seed 460002 schedule 12).
+  const probeQueued = state.probing && meanDelay > tolerance;
+  if (!round.judged && !probeQueued) return { ...next, round: roundFrom(now, true) };
+  if (meanDelay > tolerance) return fell(next, served, now, options);
   const full = round.most >= limit;
   if (state.probing && full) {
     // Everything the probe sent was served at once: one higher (doubling in slow start), unless the ceiling is reached.

@@ -70,6 +70,14 @@ describe('the pacing rule', () => {
     expect([s.capacity, limitOf(s, options)]).toEqual([1, 1]);
   });
 
+  test('a probe whose first round (the one that only lets the change take effect) queued is over at once: the limit does not wait for a judged round that little work may never fill', () => {
+    let s = held(held(initialPacing(options), 0, 1, 300), 600, 2, 300);
+    expect(limitOf(s, options)).toBe(4);
+    // two workers: the four sent at the new limit took twice their cost
+    s = run(s, round(1200, 4, 600), options);
+    expect([s.capacity, s.probing, s.slowStart, limitOf(s, options)]).toEqual([2, false, false, 1]);
+  });
+
   test('a round in which the queue was still forming is judged by its requests at the level it tested', () => {
     let s = held(held(initialPacing(options), 0, 1, 300), 600, 2, 300);
     s = run(s, round(1200, 4, 300), options);
