@@ -19,6 +19,19 @@ export interface Setup {
   readonly admin: 'password' | 'application-credential';
   /** tenant-b lives on a registered target cluster. */
   readonly targetCluster: boolean;
+  /**
+   * Keystone's capacity (issue 48's pacing): its workers and the operator's `--keystone-in-flight`. Absent (the named
+   * cases written before it): Keystone answers every request at once.
+   */
+  readonly keystone?: KeystoneSetup;
+}
+
+/** A Keystone of finite capacity (test/support/fake-keystone/workers.ts) and the operator's ceiling on it. */
+export interface KeystoneSetup {
+  /** Keystone's workers at the start (an event scales them). */
+  readonly workers: number;
+  /** The operator's `--keystone-in-flight` (the pacing's ceiling). */
+  readonly inFlight: number;
 }
 
 /** An order of a tenant. */

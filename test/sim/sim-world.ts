@@ -13,6 +13,7 @@ import { UP, type Dependency, type Fault } from './network';
 import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, DELIVERY_OPTION_KEYS, type DeliveryOptions, type OrderSpec, type Tenant } from './objects';
 import { OPERATOR_NAMESPACE } from './process';
 import { World } from './world';
+import { KeystoneWorkers } from '../support/fake-keystone/workers';
 
 /** Where an order lives. */
 export interface OrderRef {
@@ -70,7 +71,8 @@ export class SimWorld extends World {
   private readonly heals = new Map<Dependency, { readonly timer: NodeJS.Timeout; readonly at: number }>();
 
   constructor(readonly setup: Setup) {
-    super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess });
+    super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess, ...(setup.keystone ? { keystoneInFlight: setup.keystone.inFlight } : {}) });
+    if (setup.keystone) this.network.keystoneWorkers = new KeystoneWorkers(setup.keystone.workers, () => this.time.now());
     this.network.onTrip = (process) => this.crash(process);
     this.hooks.change.push((change) => {
       if (change.collection === PATHS.controlPlanes) this.consentChanged(change.object);
