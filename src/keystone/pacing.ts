@@ -192,6 +192,10 @@ export function paced(state: PacingState, exchange: Exchange, options: PacingOpt
     if (served >= round.most && served < ceiling) return { ...next, capacity: served, round: roundFrom(now) };
     return settled(next, Math.max(state.capacity, served), now, options);
   }
+  // A probe whose judged round did not fill its limit learns nothing more: it ends, and the spare workers go back to
+  // Keystone's other users until the work fills the limit again (left open, a probe held them as long as the work
+  // stayed light: issue 48's simulation, seed 460002 schedule 10). Slow start waits for the work instead.
+  if (state.probing && !state.slowStart) return settled(next, state.capacity, now, options);
   // The limit in full use and the wait over: Keystone may have more free than measured (unless the ceiling is reached).
   if (!state.probing && full && now >= state.probeAt && state.capacity < ceiling) return { ...next, probing: true, probeFrom: state.capacity, round: roundFrom(now) };
   return { ...next, round: roundFrom(now, true) };
