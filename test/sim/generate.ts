@@ -18,7 +18,7 @@ export const setupArb: fc.Arbitrary<Setup> = fc.record({
   secretAccess: fc.constantFrom('cluster-wide' as const, 'namespaced' as const),
   admin: fc.constantFrom('password' as const, 'application-credential' as const),
   targetCluster: fc.boolean(),
-  keystone: fc.record({ workers: fc.integer({ min: 1, max: 4 }), inFlight: fc.constantFrom(2, 4, 8) }),
+  keystone: fc.record({ workers: fc.integer({ min: 1, max: 4 }), inFlight: fc.constantFrom(2, 4, 8), fleet: fc.constantFrom(0, 12) }),
 });
 
 /** Seconds before a step: often at once or within a minute, sometimes tens of minutes. */

@@ -32,6 +32,11 @@ export interface KeystoneSetup {
   readonly workers: number;
   /** The operator's `--keystone-in-flight` (the pacing's ceiling). */
   readonly inFlight: number;
+  /**
+   * Orders of tenant-a beyond the setup's, `fleet-1` to `fleet-<n>`, their schedule off: a fleet that a raise of every
+   * order (`raise-all`) turns into a burst of Keystone requests the pacing must hold. @default 0
+   */
+  readonly fleet?: number;
 }
 
 /** An order of a tenant. */

@@ -286,6 +286,7 @@ export class SimWorld extends World {
       server.seed(PATHS.assignments, roleAssignment(tenant));
     }
     for (const o of this.setup.orders) this.putOrder(o, { interval: o.interval, gracePeriod: o.gracePeriod, credentialGeneration: 1 });
+    for (let i = 1; i <= (this.setup.keystone?.fleet ?? 0); i++) this.putOrder({ tenant: 'tenant-a', name: `fleet-${i}` }, { interval: '0s', gracePeriod: '2m', credentialGeneration: 1 });
   }
 
   /**

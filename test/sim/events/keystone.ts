@@ -47,7 +47,7 @@ export const keystoneOverload: EventKind<KeystoneOverload> = {
 export const raiseAll: EventKind<RaiseAll> = {
   kind: 'raise-all',
   description: "the platform team raises every order's credentialGeneration at once (a fleet-wide rotation)",
-  weight: 1,
+  weight: 3,
   generate: () => fc.constant({ kind: 'raise-all' as const }),
   apply: (world) => {
     for (const { tenant, name } of world.orders()) void raise.apply(world, { kind: 'raise', tenant, name });

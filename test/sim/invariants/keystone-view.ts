@@ -14,30 +14,45 @@ import type { SimWorld } from '../sim-world';
 /** The least time between two probes (pacing.ts's `probeEveryMs`, the operator's default). */
 export const PROBE_EVERY_MS = PacingDefaults.probeEveryMs;
 /**
- * How long after Keystone first made a process's request wait its pacing has to act on it: the round that queued
- * ends after at most the ceiling's answers (≤ 8 requests, each ≤ 8 × 1.6 s behind a slowed Keystone of one worker),
- * and the limit falls at once; 30 s covers it.
+ * How many rounds of its requests after Keystone first made a process's request wait its pacing needs to act on it: in
+ * slow start its limit is up to 2 W, the round that queued (≤ 2 W answers) is judged at once, and the requests then
+ * in flight (≤ 2 W) drain; three rounds of 2 W requests cover it.
  */
-export const LEARN_MS = 30_000;
-/** How long one probe's excursion may last: its unjudged round and its judged one (each ≤ the ceiling's answers). */
-export const PROBE_ROUND_MS = 30_000;
+export const LEARN_ROUNDS = 3;
 
-/** An operator request's arrival above the spare-keeping limit. */
+/**
+ * How many of its requests one probe spans, in rounds of W + 1 (its limit): the round that lets the raise take effect,
+ * the judged one, and the requests in flight when it ends.
+ */
+export const PROBE_ROUNDS = 3;
+
+/**
+ * An operator request's arrival above the spare-keeping limit: a probe's (the first of a process since
+ * {@link PROBE_EVERY_MS}, or one of the {@link PROBE_ROUNDS} rounds of requests after it, at most W + 1 in flight), or
+ * beyond what a probe may take.
+ */
 export interface Excursion {
   readonly process: string;
   readonly at: number;
   readonly inFlight: number;
   readonly workers: number;
+  /** Why it is beyond a probe; absent: it is a probe's. */
+  readonly beyond?: string;
 }
 
 export class PacingView {
-  /** When each process's pacing learned Keystone's capacity (since the capacity last changed). */
-  private readonly learned = new Map<string, number>();
+  /**
+   * Since when each process's requests met a queue (since the capacity last changed), and its requests since: its
+   * pacing has learned after {@link LEARN_ROUNDS} rounds of 2 W of them.
+   */
+  private readonly learned = new Map<string, { readonly since: number; requests: number; at?: number }>();
   /** Every arrival above the spare-keeping limit, in order. */
   readonly excursions: Excursion[] = [];
   /** The operator's Keystone requests, in order of arrival. */
   readonly arrivals: Call[] = [];
   private readonly arrivalHooks: ((call: Call, learned: boolean) => void)[] = [];
+  /** Each process's last probe: when it began, and its requests since. */
+  private readonly probes = new Map<string, { readonly at: number; requests: number }>();
 
   constructor(
     private readonly world: SimWorld,
@@ -67,13 +82,13 @@ export class PacingView {
 
   /** Whether `process`'s pacing had learned Keystone's capacity at `at`. */
   learnedAt(process: string, at: number): boolean {
-    const since = this.learned.get(process);
-    return since !== undefined && since + LEARN_MS <= at && since >= this.load.changedBefore(at);
+    const learned = this.learned.get(process);
+    return learned?.at !== undefined && learned.at <= at && learned.since >= this.load.changedBefore(at);
   }
 
   /** Whether some process's pacing was learning at some instant of [from, to]. */
   learningWithin(from: number, to: number): boolean {
-    if (this.load.changedBefore(to) + LEARN_MS > from) return true;
+    if (this.load.changedBefore(to) > from) return true;
     return this.world.processes.some((p) => {
       const startedAt = this.world.restarts.find((r) => r.process === p.name)?.at ?? 0;
       if (startedAt > to || (p.running === false && this.lastArrivalOf(p.name) < from)) return false;
@@ -89,15 +104,30 @@ export class PacingView {
   private started(request: ServedRequest): void {
     if (request.startedAt === undefined || request.startedAt <= request.arrivedAt || !request.client.startsWith('keystone-appcred-operator-')) return;
     // Keystone made a request of this process wait: from now on its pacing has seen a queue (since the last change).
-    const since = this.learned.get(request.client);
-    if (since === undefined || since < this.load.changedBefore(request.arrivedAt)) this.learned.set(request.client, request.arrivedAt);
+    const learned = this.learned.get(request.client);
+    if (learned === undefined || learned.since < this.load.changedBefore(request.arrivedAt)) this.learned.set(request.client, { since: request.arrivedAt, requests: 0 });
   }
 
   private arrived(call: Call): void {
     this.arrivals.push(call);
-    const { workers } = this.load.capacityAt(call.at);
-    if ((call.inFlight ?? 0) > this.spareLimit(call.process, workers)) this.excursions.push({ process: call.process, at: call.at, inFlight: call.inFlight ?? 0, workers });
+    const learning = this.learned.get(call.process);
+    if (learning && learning.at === undefined && ++learning.requests >= LEARN_ROUNDS * 2 * this.load.capacityAt(call.at).workers) learning.at = call.at;
     const learned = this.learnedAt(call.process, call.at);
+    const probe = this.probes.get(call.process);
+    if (probe) probe.requests++;
+    const { workers } = this.load.capacityAt(call.at);
+    const n = call.inFlight ?? 0;
+    if (learned && n > this.spareLimit(call.process, workers)) {
+      const excursion = { process: call.process, at: call.at, inFlight: n, workers };
+      const inProbe = probe !== undefined && probe.requests <= PROBE_ROUNDS * (workers + 1);
+      if (n > workers + 1) this.excursions.push({ ...excursion, beyond: "more than a probe's one request past Keystone's workers" });
+      else if (inProbe) this.excursions.push(excursion);
+      else if (probe !== undefined && call.at - probe.at < PROBE_EVERY_MS) this.excursions.push({ ...excursion, beyond: `${probe.requests - 1} requests and ${((call.at - probe.at) / 1000).toFixed(1)} s after the probe that began at ${new Date(probe.at).toISOString()}, before the next may begin` });
+      else {
+        this.probes.set(call.process, { at: call.at, requests: 1 });
+        this.excursions.push(excursion);
+      }
+    }
     for (const hook of this.arrivalHooks) hook(call, learned);
   }
 }

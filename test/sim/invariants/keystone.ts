@@ -8,7 +8,7 @@
  */
 import type { Invariant } from '../model';
 import type { Call } from '../network';
-import { LEARN_MS, pacingViewOf, PROBE_EVERY_MS, PROBE_ROUND_MS, type PacingView } from './keystone-view';
+import { LEARN_ROUNDS, pacingViewOf, PROBE_EVERY_MS, PROBE_ROUNDS, type PacingView } from './keystone-view';
 
 /** How long a fleet-wide raise may take to converge with everything answering (8 orders on one worker: ~20 s). */
 const FLEET_WITHIN_MS = 10 * 60_000;
@@ -29,21 +29,15 @@ export const inFlightWithinLimit: Invariant = {
 
 export const spareKept: Invariant = {
   name: 'keystone-spare-kept',
-  description: `once its pacing learned Keystone's capacity (${LEARN_MS / 1000} s after Keystone first made it wait), with W ≥ 2 workers the operator has ≤ max(1, W − spare) requests in flight, but for a probe: ≤ W + 1, one excursion per ${PROBE_EVERY_MS / 1000} s lasting ≤ ${PROBE_ROUND_MS / 1000} s`,
+  description: `once its pacing learned Keystone's capacity (${LEARN_ROUNDS} rounds of 2 W requests after Keystone first made it wait), with W ≥ 2 workers the operator has ≤ max(1, W − spare) requests in flight, but for a probe: ≤ W + 1 for ${PROBE_ROUNDS} rounds of W + 1 requests, one probe per ${PROBE_EVERY_MS / 1000} s`,
   watch(world, report) {
     const view = pacingViewOf(world);
-    const probes = new Map<string, number>();
-    view?.onArrival((call, learned) => {
-      const { workers } = view.load.capacityAt(call.at);
-      const n = call.inFlight ?? 0;
-      const limit = view.spareLimit(call.process, workers);
-      if (!learned || workers < 2 || n <= limit) return;
-      const probe = probes.get(call.process);
-      const what = `${call.process}: ${call.method} ${call.path} arrived with ${n} in flight on ${workers} workers (spare-keeping limit ${limit})`;
-      if (n > workers + 1) return report(`${what}: more than a probe's one request past Keystone's workers`);
-      if (probe !== undefined && call.at - probe <= PROBE_ROUND_MS) return;
-      if (probe !== undefined && call.at - probe < PROBE_EVERY_MS) return report(`${what}: a second excursion ${((call.at - probe) / 1000).toFixed(1)} s after the probe that began at ${new Date(probe).toISOString()}`);
-      probes.set(call.process, call.at);
+    let seen = 0;
+    view?.onArrival(() => {
+      for (; seen < view.excursions.length; seen++) {
+        const e = view.excursions[seen];
+        if (e.beyond !== undefined && e.workers >= 2) report(`${e.process}: a request arrived with ${e.inFlight} in flight on ${e.workers} workers (spare-keeping limit ${view.spareLimit(e.process, e.workers)}): ${e.beyond}`);
+      }
     });
     return {};
   },
@@ -134,5 +128,5 @@ function excused(view: PacingView, world: Parameters<Invariant['watch']>[0], fro
   const reach = (workers + 1) * view.load.workers.serviceMs('bcrypt');
   if (world.faultedBetween(from - reach, to, ['keystone']) || world.restartedBetween(from - 60_000, to)) return true;
   if (view.learningWithin(from - reach, to)) return true;
-  return view.excursions.some((e) => e.at >= from - reach && e.at <= to);
+  return view.excursions.some((e) => e.beyond === undefined && e.at >= from - reach && e.at <= to);
 }
