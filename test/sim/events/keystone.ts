@@ -14,7 +14,7 @@ import { raise } from './orders';
 type KeystoneCapacity = { kind: 'keystone-capacity'; workers: number; slowdown: number };
 type Bystander = { kind: 'bystander'; everySeconds: number; minutes: number };
 type KeystoneOverload = { kind: 'keystone-overload'; status: 429 | 503; retryAfterSeconds?: number; seconds: number };
-type RaiseAll = { kind: 'raise-all' };
+type RaiseAll = { kind: 'raise-all'; bystanderEverySeconds?: number };
 
 export const keystoneCapacity: EventKind<KeystoneCapacity> = {
   kind: 'keystone-capacity',
@@ -46,10 +46,11 @@ export const keystoneOverload: EventKind<KeystoneOverload> = {
 
 export const raiseAll: EventKind<RaiseAll> = {
   kind: 'raise-all',
-  description: "the platform team raises every order's credentialGeneration at once (a fleet-wide rotation)",
+  description: "the platform team raises every order's credentialGeneration at once (a fleet-wide rotation), maybe while the bystander logs in every 1 or 2 s for the next 5 minutes",
   weight: 3,
-  generate: () => fc.constant({ kind: 'raise-all' as const }),
-  apply: (world) => {
+  generate: () => fc.record({ kind: fc.constant('raise-all' as const), bystanderEverySeconds: fc.constantFrom(1, 2) }, { requiredKeys: ['kind'] }),
+  apply: (world, e) => {
+    if (e.bystanderEverySeconds !== undefined) keystoneLoadOf(world)?.bystand(e.bystanderEverySeconds * 1000, 5 * 60_000);
     for (const { tenant, name } of world.orders()) void raise.apply(world, { kind: 'raise', tenant, name });
   },
 };

@@ -51,6 +51,8 @@ export class PacingView {
   /** The operator's Keystone requests, in order of arrival. */
   readonly arrivals: Call[] = [];
   private readonly arrivalHooks: ((call: Call, learned: boolean) => void)[] = [];
+  /** When requests arrived from a process whose pacing had not learned yet, in order. */
+  private readonly unlearned: number[] = [];
   /** Each process's last probe: when it began, and its requests since. */
   private readonly probes = new Map<string, { readonly at: number; requests: number }>();
 
@@ -86,19 +88,11 @@ export class PacingView {
     return learned?.at !== undefined && learned.at <= at && learned.since >= this.load.changedBefore(at);
   }
 
-  /** Whether some process's pacing was learning at some instant of [from, to]. */
+  /** Whether Keystone's capacity changed, or a request arrived from a process whose pacing had not learned, in [from, to]. */
   learningWithin(from: number, to: number): boolean {
     if (this.load.changedBefore(to) > from) return true;
-    return this.world.processes.some((p) => {
-      const startedAt = this.world.restarts.find((r) => r.process === p.name)?.at ?? 0;
-      if (startedAt > to || (p.running === false && this.lastArrivalOf(p.name) < from)) return false;
-      return !this.learnedAt(p.name, from) || !this.learnedAt(p.name, to);
-    });
-  }
-
-  private lastArrivalOf(process: string): number {
-    for (let i = this.arrivals.length - 1; i >= 0; i--) if (this.arrivals[i].process === process) return this.arrivals[i].at;
-    return Number.NEGATIVE_INFINITY;
+    for (let i = this.unlearned.length - 1; i >= 0 && this.unlearned[i] >= from; i--) if (this.unlearned[i] <= to) return true;
+    return false;
   }
 
   private started(request: ServedRequest): void {
@@ -113,6 +107,7 @@ export class PacingView {
     const learning = this.learned.get(call.process);
     if (learning && learning.at === undefined && ++learning.requests >= LEARN_ROUNDS * 2 * this.load.capacityAt(call.at).workers) learning.at = call.at;
     const learned = this.learnedAt(call.process, call.at);
+    if (!learned) this.unlearned.push(call.at);
     const probe = this.probes.get(call.process);
     if (probe) probe.requests++;
     const { workers } = this.load.capacityAt(call.at);
