@@ -27,7 +27,8 @@
  *   many, the `tolerance` bounds what ours add to anyone's wait (a quarter of a request's cost, on average).
  * - Finding the capacity needs a **probe**: a round at more than the capacity that does not queue raises it to the
  *   most that were in flight, and the probe goes on one higher; a round that queues ends it and sets the capacity as
- *   above. The first probe starts at once and doubles while it succeeds (slow start: a big Keystone is found in a few
+ *   above (the first round after the raise too, though it is otherwise not judged), and so does a round that did not
+ *   fill the limit (the work thinned out: nothing more to learn, and the spare workers go back at once). The first probe starts at once and doubles while it succeeds (slow start: a big Keystone is found in a few
  *   rounds); after the first queueing a probe starts only when the limit is in full use and `probeEveryMs` has passed
  *   since the last, and that wait doubles after each probe that gained nothing (up to {@link MAX_PROBE_BACKOFF}
  *   times), so a Keystone whose capacity is known is probed rarely: under 1 % of the time with one worker.
