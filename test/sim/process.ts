@@ -30,6 +30,8 @@ export interface ProcessSettings {
   readonly secretAccess: 'cluster-wide' | 'namespaced';
   /** Flags of `keystone-appcred operator` beyond the environment (`resyncPeriod: '24h'`). @default none */
   readonly flags?: Flags;
+  /** `--keystone-in-flight` (absent: the default). */
+  readonly keystoneInFlight?: number;
 }
 
 /** One log line, as the process wrote it, parsed. */
@@ -55,6 +57,7 @@ export class OperatorProcess {
       KAC_LOG_LEVEL: 'info',
       KAC_CONSUMER_HANDOFF: String(settings.consumerHandoff),
       KAC_SECRET_ACCESS: settings.secretAccess,
+      ...(settings.keystoneInFlight !== undefined ? { KAC_KEYSTONE_IN_FLIGHT: String(settings.keystoneInFlight) } : {}),
       ...(settings.openBao ? { KAC_OPENBAO_ADDRESS: OPENBAO_URL, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: OPENBAO_TOKEN } : {}),
     };
     this.config = resolveConfig(settings.flags ?? {}, env);
