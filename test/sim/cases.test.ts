@@ -224,6 +224,23 @@ describe('found by the simulation beyond the nine, fixed', () => {
     });
   }, CASE_TIMEOUT_MS);
 
+  // npm run soak -- --schedules 31 --seed 460001 (schedule 30, as drawn); it broke:
+  //   status-reasons-have-series: tenant-b/app-1: its CredentialReady condition says True/CredentialMinted and the leader
+  //   exports no such series (and so its DeliveryReady and Ready)
+  // The target cluster answers 45 s late and the operator restarts: the new leader's caches of the target cluster fill
+  // at 08:10:10, but its namespace tenant-b's Secret cache (namespaced mode) only at 08:10:55; until then each pass of
+  // the target's orders waits for it (WaitingForSecrets) and exported no series, while the cache held their statuses.
+  // Fixed in src/operator/controllers.ts: a pass that waits for its namespace's Secrets exports the cached status.
+  it('seed 1065775279: a slow target cluster, then a restart: the series of its orders follow their statuses while their Secrets load', async () => {
+    await expectClean({
+      setup: { seed: 1065775279, orders: [{ tenant: 'tenant-a', name: 'app-3', interval: '1h', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-1', interval: '10m', gracePeriod: '5m' }, { tenant: 'tenant-b', name: 'app-2', interval: '20m', gracePeriod: '3m' }, { tenant: 'tenant-b', name: 'app-3', interval: '1h', gracePeriod: '3m' }], replicas: 2, consumerHandoff: false, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: true },
+      steps: [
+        { wait: 505, event: { kind: 'outage', dependency: 'target', fault: 'slow', seconds: 934 } },
+        { wait: 60, event: { kind: 'restart' } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
+
   // npm run soak -- --schedules 150 --seed 777 (schedule 118, shrunk); it broke:
   //   adoption-mints-nothing: tenant-a/app-1: its adoption of 586d19bd… is refused and it minted (generations none in
   //   Keystone, status generation 1)
