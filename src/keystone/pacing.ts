@@ -27,7 +27,8 @@
  *   many, the `tolerance` bounds what ours add to anyone's wait (a quarter of a request's cost, on average).
  * - Finding the capacity needs a **probe**: a round at more than the capacity that does not queue raises it to the
  *   most that were in flight, and the probe goes on one higher; a round that queues ends it and sets the capacity as
- *   above. The first probe starts at once and doubles while it succeeds (slow start: a big Keystone is found in a few
+ *   above (the first round after the raise too, though it is otherwise not judged), and so does a round that did not
+ *   fill the limit (the work thinned out: nothing more to learn, and the spare workers go back at once). The first probe starts at once and doubles while it succeeds (slow start: a big Keystone is found in a few
  *   rounds); after the first queueing a probe starts only when the limit is in full use and `probeEveryMs` has passed
  *   since the last, and that wait doubles after each probe that gained nothing (up to {@link MAX_PROBE_BACKOFF}
  *   times), so a Keystone whose capacity is known is probed rarely: under 1 % of the time with one worker.
@@ -156,6 +157,7 @@ export function routeOf(method: string, path: string): string {
 /** The state after `exchange` ended. */
 export function paced(state: PacingState, exchange: Exchange, options: PacingOptions): PacingState {
   const now = exchange.endedAt;
+  const tolerance = options.tolerance ?? PacingDefaults.tolerance;
   const latency = exchange.endedAt - exchange.startedAt;
   let next = state;
   let delay = 0;
@@ -173,20 +175,28 @@ export function paced(state: PacingState, exchange: Exchange, options: PacingOpt
   const round: Round = { ...before, count: before.count + 1, delay: before.delay + delay, ...atMost };
   const limit = limitOf(state, options);
   if (round.count < limit) return { ...next, round };
-  if (!round.judged) return { ...next, round: roundFrom(now, true) };
   // The round is complete: judge it. A mean delay above the tolerance is a queue. Keystone served `served` of ours at
   // once (Little's law: the requests in flight over the latency's share of the cost), judged by the requests that
   // started at the level the round tested (the others, sent while the queue was still forming, waited less).
   const ceiling = ceilingOf(options);
   const meanDelay = round.delay / round.count;
   const served = Math.min(ceiling, Math.round(round.most / (1 + round.delayAtMost / round.countAtMost)));
-  if (meanDelay > (options.tolerance ?? PacingDefaults.tolerance)) return fell(next, served, now, options);
+  // The first round after a raise of the limit queued already: the probe is over now, not a judged round later (with
+  // little work that round may never fill, and the limit would stay above what Keystone has free: issue 48's
+  // simulation, seed 460002 schedule 12).
+  const probeQueued = state.probing && meanDelay > tolerance;
+  if (!round.judged && !probeQueued) return { ...next, round: roundFrom(now, true) };
+  if (meanDelay > tolerance) return fell(next, served, now, options);
   const full = round.most >= limit;
   if (state.probing && full) {
     // Everything the probe sent was served at once: one higher (doubling in slow start), unless the ceiling is reached.
     if (served >= round.most && served < ceiling) return { ...next, capacity: served, round: roundFrom(now) };
     return settled(next, Math.max(state.capacity, served), now, options);
   }
+  // A probe whose judged round did not fill its limit learns nothing more: it ends, and the spare workers go back to
+  // Keystone's other users until the work fills the limit again (left open, a probe held them as long as the work
+  // stayed light: issue 48's simulation, seed 460002 schedule 10). Slow start waits for the work instead.
+  if (state.probing && !state.slowStart) return settled(next, state.capacity, now, options);
   // The limit in full use and the wait over: Keystone may have more free than measured (unless the ceiling is reached).
   if (!state.probing && full && now >= state.probeAt && state.capacity < ceiling) return { ...next, probing: true, probeFrom: state.capacity, round: roundFrom(now) };
   return { ...next, round: roundFrom(now, true) };

@@ -312,3 +312,22 @@ describe('named cases: a refusal creates nothing', () => {
     expect(defaults).toEqual(noDefaults);
   }, CASE_TIMEOUT_MS);
 });
+
+describe("found by the simulation with Keystone's capacity (issue 48's pacing), not fixed", () => {
+  // Fails until finding 48.s1 is fixed (../findings.ts; found with seed 460002, schedule 67, not investigated): with Keystone's one worker, then three serving twice
+  // slower, an order that refused to adopt another order's credential (tenant-b/app-1), fleet defaults set on the
+  // ControlPlane and every order raised: defaults-resolved: "tenant-b/app-1: status.policy is missing while fleet
+  // defaults are set for it" 18 s after the raise. The same schedule against a Keystone that answers at once holds.
+  finding('48.s1')('seed 1201269984: a refused adoption keeps status.policy through a raise of every order under fleet defaults', async () => {
+    await expectClean({
+      setup: { seed: 1201269984, orders: [{ tenant: 'tenant-b', name: 'app-4', interval: '0s', gracePeriod: '5m' }], replicas: 1, consumerHandoff: true, secretAccess: 'cluster-wide', admin: 'application-credential', targetCluster: true, keystone: { workers: 1, inFlight: 8, fleet: 0 } },
+      steps: [
+        { wait: 194, event: { kind: 'another-installation', tenant: 'tenant-a', name: 'app-1', ahead: 2 } },
+        { wait: 6, event: { kind: 'adopt-order', tenant: 'tenant-b', name: 'app-1', proof: 'another-order', interval: '10m', gracePeriod: '5m' } },
+        { wait: 769, event: { kind: 'keystone-capacity', workers: 3, slowdown: 2 } },
+        { wait: 748, event: { kind: 'fleet-defaults', at: 'control-plane', defaults: { interval: '30m', jitterPercent: 10 } } },
+        { wait: 322, event: { kind: 'raise-all', bystanderEverySeconds: 2 } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
+});

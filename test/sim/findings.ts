@@ -17,6 +17,9 @@ const BREAKS: Readonly<Record<string, readonly string[]>> = {
   '46.3': ['at-most-two-credentials', 'swept-in-time'],
   '46.4': ['admin-expiry-kept'],
   '46.5': ['waiters-recover-in-60s'],
+  // Issue 48, found with Keystone's capacity (seed 460002, schedule 67; ./cases.test.ts): a refused adoption's
+  // status.policy missing after a raise of every order under fleet defaults.
+  '48.s1': ['defaults-resolved'],
 };
 
 /** The invariants no unfixed finding breaks: what the CI search holds every schedule to. */

@@ -2,7 +2,7 @@
  * The seeded generator of schedules (fast-check, so that a failing schedule shrinks to a small one): a setup (the
  * orders an installation starts with, one or two replicas, the consumer handoff on or off, the operator's Secrets
  * cluster-wide or per namespace, the admin a password or an application credential, tenant-b on a registered target
- * cluster or not) and steps drawn from the event registry, each
+ * cluster or not, Keystone's workers (1–4) and the operator's requests in flight to it) and steps drawn from the event registry, each
  * after a wait of up to an hour and a half (mostly much less).
  */
 import fc from 'fast-check';
@@ -18,6 +18,7 @@ export const setupArb: fc.Arbitrary<Setup> = fc.record({
   secretAccess: fc.constantFrom('cluster-wide' as const, 'namespaced' as const),
   admin: fc.constantFrom('password' as const, 'application-credential' as const),
   targetCluster: fc.boolean(),
+  keystone: fc.record({ workers: fc.integer({ min: 1, max: 4 }), inFlight: fc.constantFrom(2, 4, 8), fleet: fc.constantFrom(0, 12) }),
 });
 
 /** Seconds before a step: often at once or within a minute, sometimes tens of minutes. */

@@ -9,14 +9,15 @@ import type { HttpRequest, Query, Transport, WatchEvent, WatchOptions } from '..
 import type { FakeApiServer } from '../unit/kube/fake-api-server';
 import type { FakeKeystoneServer } from '../support/fake-keystone/server';
 import type { FakeOpenBaoServer } from '../support/fake-openbao';
+import type { KeystoneWorkers } from '../support/fake-keystone/workers';
 
 /** What a dependency does with a request now. */
 export type Fault =
   | { readonly mode: 'up' }
   /** Connections refused. */
   | { readonly mode: 'down' }
-  /** Every request answered with this status, without acting (5xx, 401, 403). */
-  | { readonly mode: 'status'; readonly status: number }
+  /** Every request answered with this status, without acting (5xx, 429, 401, 403), with a `Retry-After` when given. */
+  | { readonly mode: 'status'; readonly status: number; readonly retryAfterSeconds?: number }
   /** Every answer comes this late (beyond the client's timeout: it times out). */
   | { readonly mode: 'slow'; readonly delayMs: number };
 
@@ -35,6 +36,10 @@ export interface Call {
   readonly actor?: string;
   /** How it ended: an HTTP status, or `refused` / `timeout`. */
   outcome?: number | 'refused' | 'timeout';
+  /** Keystone: its process's requests in flight at Keystone when it arrived, itself included. */
+  inFlight?: number;
+  /** Keystone: when it ended for its process (answered, or given up). */
+  endedAt?: number;
 }
 
 /** How long a watch event takes from the API server to a process. */
@@ -53,6 +58,12 @@ export class Network {
    */
   tripwire?: (call: Call) => boolean;
   onTrip?: (process: string) => void;
+  /** Keystone's workers (a Keystone of finite capacity); none: Keystone answers at once. */
+  keystoneWorkers?: KeystoneWorkers;
+  /** Each process's requests in flight at Keystone now (reached it, not yet answered or given up). */
+  readonly keystoneInFlight = new Map<string, number>();
+  /** Called when a request of a process reaches Keystone (its `inFlight` set). */
+  readonly keystoneArrivals: ((call: Call) => void)[] = [];
 
   constructor(
     readonly keystone: FakeKeystoneServer,
@@ -88,18 +99,38 @@ export class Network {
       if (!alive()) return refuse(call, url);
       const fault = this.faults[dependency];
       if (fault.mode === 'down') return refuse(call, url);
+      const workers = dependency === 'keystone' ? this.keystoneWorkers : undefined;
+      if (workers) return this.paced(call, fault, workers, { url, method, path, headers, body, signal: init.signal ?? undefined });
       if (fault.mode === 'slow') await delay(fault.delayMs, init.signal ?? undefined, call);
-      if (fault.mode === 'status') {
-        call.outcome = fault.status;
-        return dependency === 'keystone'
-          ? new Response(JSON.stringify({ error: { code: fault.status, message: 'injected', title: 'Error' } }), { status: fault.status, headers: { 'content-type': 'application/json' } })
-          : new Response(JSON.stringify({ errors: [fault.status === 403 ? 'permission denied' : 'injected'] }), { status: fault.status, headers: { 'content-type': 'application/json' } });
-      }
+      if (fault.mode === 'status') return statusReply(call, fault);
       const response = dependency === 'keystone' ? this.keystone.handle(method, path, headers, body) : this.openBao.handle(method, parsed.pathname, headers, body);
       call.outcome = response.status;
       if (this.tripped(call)) return refuse(call, url);
       return response;
     };
+  }
+
+  /**
+   * A request that reached a Keystone of finite capacity (or the proxy in front of it): in flight for its process
+   * until it ends, served by Keystone's workers unless the fault of the moment answers it.
+   */
+  private async paced(call: Call, fault: Fault, workers: KeystoneWorkers, request: { url: string; method: string; path: string; headers: Headers; body: unknown; signal?: AbortSignal }): Promise<Response> {
+    const { url, method, path, headers, body, signal } = request;
+    const inFlight = (this.keystoneInFlight.get(call.process) ?? 0) + 1;
+    this.keystoneInFlight.set(call.process, inFlight);
+    call.inFlight = inFlight;
+    for (const hook of this.keystoneArrivals) hook(call);
+    try {
+      if (fault.mode === 'slow') await delay(fault.delayMs, signal, call);
+      if (fault.mode === 'status') return statusReply(call, fault);
+      const response = await served(workers.serve(call.process, method, path, () => this.keystone.handle(method, path, headers, body), signal), signal, call);
+      call.outcome = response.status;
+      if (this.tripped(call)) return await refuse(call, url);
+      return response;
+    } finally {
+      call.endedAt = this.now();
+      this.keystoneInFlight.set(call.process, (this.keystoneInFlight.get(call.process) ?? 1) - 1);
+    }
   }
 
   /** A process's transport to an API server (`api`: the management cluster's; `target`: a registered target cluster's). */
@@ -141,6 +172,15 @@ export class Network {
   }
 }
 
+/** The answer of a dependency under a `status` fault (a `Retry-After` with it when the fault gives one). */
+function statusReply(call: Call, fault: Extract<Fault, { mode: 'status' }>): Response {
+  call.outcome = fault.status;
+  const headers = { 'content-type': 'application/json', ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}) };
+  return call.dependency === 'keystone'
+    ? new Response(JSON.stringify({ error: { code: fault.status, message: 'injected', title: 'Error' } }), { status: fault.status, headers })
+    : new Response(JSON.stringify({ errors: [fault.status === 403 ? 'permission denied' : 'injected'] }), { status: fault.status, headers });
+}
+
 function refusedError(server: string, call: Call): Error {
   call.outcome = 'refused';
   return Object.assign(new Error(`connect ECONNREFUSED ${server}`), { code: 'ECONNREFUSED' });
@@ -149,6 +189,26 @@ function refusedError(server: string, call: Call): Error {
 function refuse(call: Call, url: string): Promise<never> {
   call.outcome = 'refused';
   return Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error(`connect ECONNREFUSED ${new URL(url).host}`), { code: 'ECONNREFUSED' }) }));
+}
+
+/** A reply of Keystone's workers, or the client's abort first (then rejects with its reason, as fetch does). */
+function served(reply: Promise<Response>, signal: AbortSignal | undefined, call: Call): Promise<Response> {
+  if (!signal) return reply;
+  return new Promise((resolve, reject) => {
+    const abort = () => {
+      call.outcome = 'timeout';
+      reject(signal.reason);
+    };
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    reply.then(
+      (response) => {
+        signal.removeEventListener('abort', abort);
+        resolve(response);
+      },
+      (error: unknown) => reject(error as Error),
+    );
+  });
 }
 
 /** Waits `ms` of virtual time, or until `signal` aborts (then rejects with its reason, as fetch does). */

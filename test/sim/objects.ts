@@ -53,7 +53,7 @@ export const adminSecret = (cloudsYaml: string) => ({ apiVersion: 'v1', kind: 'S
  * (src/plane/policy.ts).
  */
 export interface FleetDefaults {
-  readonly rotation: { readonly interval?: string; readonly window?: RotationWindow; readonly jitterPercent?: number };
+  readonly rotation: { readonly interval?: string; readonly gracePeriod?: string; readonly window?: RotationWindow; readonly jitterPercent?: number };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { KubeApi } from '../../src/kube/api';
 import { FIELD_MANAGER, managerOptions, registerControllers } from '../../src/cli/operator';
-import { resolveConfig, type OperatorConfig } from '../../src/operator/runtime/config';
+import { resolveConfig, type Flags, type OperatorConfig } from '../../src/operator/runtime/config';
 import { KubeconfigProvider } from '../../src/operator/runtime/kubeconfig-provider';
 import { jsonLogger } from '../../src/operator/runtime/log';
 import { Manager } from '../../src/operator/runtime/manager';
@@ -28,6 +28,10 @@ export interface ProcessSettings {
   readonly consumerHandoff: boolean;
   /** `cluster-wide` or `namespaced` Secret access. */
   readonly secretAccess: 'cluster-wide' | 'namespaced';
+  /** Flags of `keystone-appcred operator` beyond the environment (`resyncPeriod: '24h'`). @default none */
+  readonly flags?: Flags;
+  /** `--keystone-in-flight` (absent: the default). */
+  readonly keystoneInFlight?: number;
 }
 
 /** One log line, as the process wrote it, parsed. */
@@ -53,9 +57,10 @@ export class OperatorProcess {
       KAC_LOG_LEVEL: 'info',
       KAC_CONSUMER_HANDOFF: String(settings.consumerHandoff),
       KAC_SECRET_ACCESS: settings.secretAccess,
+      ...(settings.keystoneInFlight !== undefined ? { KAC_KEYSTONE_IN_FLIGHT: String(settings.keystoneInFlight) } : {}),
       ...(settings.openBao ? { KAC_OPENBAO_ADDRESS: OPENBAO_URL, KAC_OPENBAO_AUTH_METHOD: 'token', KAC_OPENBAO_TOKEN: OPENBAO_TOKEN } : {}),
     };
-    this.config = resolveConfig({}, env);
+    this.config = resolveConfig(settings.flags ?? {}, env);
     const alive = () => this.alive;
     const logger = jsonLogger({ level: this.config.logLevel, write: (line) => onLine({ ...(JSON.parse(line) as Record<string, unknown>), process: name } as LogLine) });
     this.metrics = new OperatorMetrics({ version: 'sim', defaultMetrics: false });

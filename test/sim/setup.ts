@@ -2,6 +2,7 @@
  * The installation a simulated schedule starts from (./model.ts): its orders and how the operator and the ControlPlane
  * are set up.
  */
+import type { ProcessSettings } from './process';
 
 /** The installation a schedule starts from. */
 export interface Setup {
@@ -19,6 +20,28 @@ export interface Setup {
   readonly admin: 'password' | 'application-credential';
   /** tenant-b lives on a registered target cluster. */
   readonly targetCluster: boolean;
+  /** Flags the operator's processes run with (the fleet bench's longer resync). @default none */
+  readonly operatorFlags?: ProcessSettings['flags'];
+  /** Each order's consumer re-reads its Secret every minute; off for a fleet of thousands (O(orders) a minute). @default true */
+  readonly consumers?: boolean;
+  /**
+   * Keystone's capacity (issue 48's pacing): its workers and the operator's `--keystone-in-flight`. Absent (the named
+   * cases written before it): Keystone answers every request at once.
+   */
+  readonly keystone?: KeystoneSetup;
+}
+
+/** A Keystone of finite capacity (test/support/fake-keystone/workers.ts) and the operator's ceiling on it. */
+export interface KeystoneSetup {
+  /** Keystone's workers at the start (an event scales them). */
+  readonly workers: number;
+  /** The operator's `--keystone-in-flight` (the pacing's ceiling). */
+  readonly inFlight: number;
+  /**
+   * Orders of tenant-a beyond the setup's, `fleet-1` to `fleet-<n>`, their schedule off: a fleet that a raise of every
+   * order (`raise-all`) turns into a burst of Keystone requests the pacing must hold. @default 0
+   */
+  readonly fleet?: number;
 }
 
 /** An order of a tenant. */

@@ -13,6 +13,7 @@ import { UP, type Dependency, type Fault } from './network';
 import { CP, PATHS, TARGET_CLUSTER, TENANTS, adminCloudsYaml, adminSecret, base64, consumerDeployment, controlPlane, keystoneProject, keystoneUser, namespace, order, roleAssignment, unbase64, DELIVERY_OPTION_KEYS, type DeliveryOptions, type OrderSpec, type Tenant } from './objects';
 import { OPERATOR_NAMESPACE } from './process';
 import { World } from './world';
+import { KeystoneWorkers } from '../support/fake-keystone/workers';
 
 /** Where an order lives. */
 export interface OrderRef {
@@ -70,7 +71,14 @@ export class SimWorld extends World {
   private readonly heals = new Map<Dependency, { readonly timer: NodeJS.Timeout; readonly at: number }>();
 
   constructor(readonly setup: Setup) {
-    super(setup.seed, { openBao: true, consumerHandoff: setup.consumerHandoff, secretAccess: setup.secretAccess });
+    super(setup.seed, {
+      openBao: true,
+      consumerHandoff: setup.consumerHandoff,
+      secretAccess: setup.secretAccess,
+      ...(setup.operatorFlags ? { flags: setup.operatorFlags } : {}),
+      ...(setup.keystone ? { keystoneInFlight: setup.keystone.inFlight } : {}),
+    });
+    if (setup.keystone) this.network.keystoneWorkers = new KeystoneWorkers(setup.keystone.workers, () => this.time.now());
     this.network.onTrip = (process) => this.crash(process);
     this.hooks.change.push((change) => {
       if (change.collection === PATHS.controlPlanes) this.consentChanged(change.object);
@@ -93,7 +101,7 @@ export class SimWorld extends World {
   /** Starts the replicas, the consumers and the API servers' bookkeeping. */
   async start(): Promise<void> {
     for (let i = 0; i < this.setup.replicas; i++) this.startProcess();
-    this.startConsumers();
+    if (this.setup.consumers !== false) this.startConsumers();
     this.startCompaction();
     await this.time.settle();
   }
@@ -284,6 +292,7 @@ export class SimWorld extends World {
       server.seed(PATHS.assignments, roleAssignment(tenant));
     }
     for (const o of this.setup.orders) this.putOrder(o, { interval: o.interval, gracePeriod: o.gracePeriod, credentialGeneration: 1 });
+    for (let i = 1; i <= (this.setup.keystone?.fleet ?? 0); i++) this.putOrder({ tenant: 'tenant-a', name: `fleet-${i}` }, { interval: '0s', gracePeriod: '2m', credentialGeneration: 1 });
   }
 
   /**

@@ -7,13 +7,14 @@ import fc from 'fast-check';
 import type { EventInstance, EventKind, Setup } from '../model';
 import { adoptOrder, deletionPolicy, revokePrevious, secretTemplate } from './delivery';
 import { conflict, outage, secretAccess, watchFault } from './faults';
+import { bystander, keystoneCapacity, keystoneOverload, raiseAll } from './keystone';
 import { consent, createOrder, deleteOrder, identityLikeOrder, raise } from './orders';
 import { fleetDefaults } from './policy';
 import { crashAfter, failover, restart, staleStatus } from './processes';
 import { anotherInstallation, tenantEdit } from './tenants';
 import { upgrade } from './upgrade';
 
-export const EVENTS: readonly EventKind[] = [createOrder, raise, deleteOrder, consent, identityLikeOrder, tenantEdit, anotherInstallation, restart, failover, crashAfter, staleStatus, outage, watchFault, conflict, secretAccess, upgrade, deletionPolicy, secretTemplate, revokePrevious, adoptOrder, fleetDefaults] as readonly EventKind[];
+export const EVENTS: readonly EventKind[] = [createOrder, raise, deleteOrder, consent, identityLikeOrder, tenantEdit, anotherInstallation, restart, failover, crashAfter, staleStatus, outage, watchFault, conflict, secretAccess, upgrade, deletionPolicy, secretTemplate, revokePrevious, adoptOrder, fleetDefaults, keystoneCapacity, bystander, keystoneOverload, raiseAll] as readonly EventKind[];
 
 /** The kind of an event instance. */
 export function eventKind(event: EventInstance): EventKind {

@@ -5,7 +5,7 @@
  * and a list, or the two backup paths, are one).
  */
 import type { Invariant } from '../model';
-import type { Call, Dependency } from '../network';
+import type { Call, Dependency, Fault } from '../network';
 import { KEYSTONE_URL } from '../network';
 import type { LogLine } from '../process';
 import type { FaultSpan, SimWorld } from '../sim-world';
@@ -28,6 +28,22 @@ const PROBE_PASSES = 5;
  */
 function passesOf(calls: readonly Call[]): number {
   return new Set(calls.map((c) => `${c.process} ${c.at} ${c.actor ?? c.path.replace(/\/service-accounts\/.*$/, '').replace(/\/[0-9a-f-]{36}$/, '')}`)).size;
+}
+
+/**
+ * The calls without the sends again of one request after a 429 or 503 with a `Retry-After` (src/keystone/transport.ts
+ * sends it again once that passed, within the same pass): the pass's first send counts.
+ */
+function firstSends(calls: readonly Call[], fault: Fault): Call[] {
+  if (fault.mode !== 'status' || fault.retryAfterSeconds === undefined) return [...calls];
+  const wait = fault.retryAfterSeconds * 1000;
+  const last = new Map<string, number>();
+  return calls.filter((c) => {
+    const key = `${c.process} ${c.method} ${c.path} ${c.actor ?? ''}`;
+    const before = last.get(key);
+    last.set(key, c.at);
+    return before === undefined || c.at - before < wait || c.at - before > wait + 1000;
+  });
 }
 
 /** The last reconcile line of each credential order's key, as the leader logged them. */
@@ -109,7 +125,7 @@ export const outageRate: Invariant = {
           const failed = lines.filter((l) => l.result === 'error' && Date.parse(String(l.time)) >= span.from && Date.parse(String(l.time)) < end);
           const first = failed.find((l) => waitsOn(l, span.dependency));
           if (!first) continue;
-          const reached = world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= span.from && c.at < end);
+          const reached = firstSends(world.network.calls.filter((c) => c.dependency === span.dependency && c.at >= span.from && c.at < end), span.fault);
           for (let from = Date.parse(String(first.time)) + 60_000; from + 60_000 <= span.to; from += 60_000) {
             const to = from + 60_000;
             // A restart (its first passes) or an event (the passes it starts) in or just before the window is no outage's.

@@ -10,8 +10,9 @@ import { adoptionMintsNothing, retainKeepsDelivered, revokeAfterSuccessor, revok
 import { outageRate, recovery } from './dependencies';
 import { adminExpiryKept, reasonSeries } from './observability';
 import { defaultsResolved, forcedNeverWaits, nextRotationBounded, scheduledOnTime } from './policy';
+import { backoffOnOverload, bystanderServed, fleetProgresses, inFlightWithinLimit, spareKept } from './keystone';
 import { restartFree } from './restart';
 import { refusedCostsNothing } from './secret-access';
 import { noSecretLeaks } from './secrets';
 
-export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks, retainKeepsDelivered, revokeAfterSuccessor, secretOneGeneration, revokeFiresOnce, adoptionMintsNothing, scheduledOnTime, nextRotationBounded, forcedNeverWaits, defaultsResolved];
+export const INVARIANTS: readonly Invariant[] = [held, foreignUntouched, atMostTwo, backupHoldsDelivered, swept, restartFree, recovery, outageRate, reasonSeries, adminExpiryKept, refusedCostsNothing, noSecretLeaks, retainKeepsDelivered, revokeAfterSuccessor, secretOneGeneration, revokeFiresOnce, adoptionMintsNothing, scheduledOnTime, nextRotationBounded, forcedNeverWaits, defaultsResolved, inFlightWithinLimit, spareKept, backoffOnOverload, fleetProgresses, bystanderServed];

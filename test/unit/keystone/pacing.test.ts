@@ -70,6 +70,27 @@ describe('the pacing rule', () => {
     expect([s.capacity, limitOf(s, options)]).toEqual([1, 1]);
   });
 
+  test('a probe whose first round (the one that only lets the change take effect) queued is over at once: the limit does not wait for a judged round that little work may never fill', () => {
+    let s = held(held(initialPacing(options), 0, 1, 300), 600, 2, 300);
+    expect(limitOf(s, options)).toBe(4);
+    // two workers: the four sent at the new limit took twice their cost
+    s = run(s, round(1200, 4, 600), options);
+    expect([s.capacity, s.probing, s.slowStart, limitOf(s, options)]).toEqual([2, false, false, 1]);
+  });
+
+  test('a probe whose judged round did not fill its limit ends: the spare goes back until the work fills the limit again', () => {
+    const every = PacingDefaults.probeEveryMs;
+    // four workers measured (a round of 8 that queued), the limit 3; in full use past the wait: a probe at 5
+    let s = held(held(held(initialPacing(options), 0, 1, 300), 600, 2, 300), 1200, 4, 300);
+    s = held(s, 1800, 8, 600);
+    expect([s.capacity, s.probing, limitOf(s, options)]).toEqual([4, false, 3]);
+    s = held(s, 2400 + every, 3, 300);
+    expect([s.probing, limitOf(s, options)]).toEqual([true, 5]);
+    // the work thins out: two requests in flight at a time, for two rounds of the probe's five answers
+    s = run(s, Array.from({ length: 10 }, (_, i) => ex(CREATE, 3000 + every + Math.floor(i / 2) * 300, 300, 2)), options);
+    expect([s.capacity, s.probing, limitOf(s, options)]).toEqual([4, false, 3]);
+  });
+
   test('a round in which the queue was still forming is judged by its requests at the level it tested', () => {
     let s = held(held(initialPacing(options), 0, 1, 300), 600, 2, 300);
     s = run(s, round(1200, 4, 300), options);
