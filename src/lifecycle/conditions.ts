@@ -46,8 +46,8 @@ export interface StepOutcome {
   readonly deferred?: boolean;
 }
 
-/** One condition's status, reason and message. */
-interface Verdict {
+/** One condition's status, reason and message, as a step records it. */
+export interface ConditionVerdict {
   readonly status: 'True' | 'False';
   readonly reason: string;
   readonly message: string;
@@ -70,19 +70,11 @@ function secretCarriesLive(s: StepOutcome): boolean {
 export function report(s: StepOutcome, now: Date): void {
   const credential = credentialCondition(s, now);
   const delivery = deliveryCondition(s);
-  const ready = credential.status === 'True' && delivery.status === 'True';
   const generation = s.status.observedGeneration;
   let conditions: Condition[] | undefined = s.status.conditions ? [...s.status.conditions] : undefined;
   conditions = setCondition(conditions, { type: ConditionType.CredentialReady, ...credential }, now, generation);
   conditions = setCondition(conditions, { type: ConditionType.DeliveryReady, ...delivery }, now, generation);
-  conditions = setCondition(
-    conditions,
-    ready
-      ? { type: ConditionType.Ready, status: 'True', reason: ReadyReason.AllReady, message: 'CredentialReady and DeliveryReady are True' }
-      : { type: ConditionType.Ready, status: 'False', reason: ReadyReason.NotAllReady, message: notReady(credential, delivery) },
-    now,
-    generation,
-  );
+  conditions = setCondition(conditions, { type: ConditionType.Ready, ...readyOf(credential, delivery) }, now, generation);
   s.status.conditions = conditions;
   // spec, Status: secretName and secretKeys appear once the Secret carries the current credential, and only then.
   if (secretCarriesLive(s) && s.order.secretName !== undefined && s.world.delivery.state !== 'foreign' && !s.world.undeliverable) {
@@ -94,7 +86,7 @@ export function report(s: StepOutcome, now: Date): void {
   }
 }
 
-function credentialCondition(s: StepOutcome, now: Date): Verdict {
+function credentialCondition(s: StepOutcome, now: Date): ConditionVerdict {
   if (s.world.gate) return { status: 'False', reason: s.world.gate.reason, message: s.world.gate.message };
   const failure = s.failure;
   if (failure?.action.type === 'adopt') return { status: 'False', reason: CredentialReason.AdoptionRefused, message: failure.message };
@@ -119,12 +111,8 @@ function credentialCondition(s: StepOutcome, now: Date): Verdict {
   if (s.blocked !== undefined && !(live > 0 && exists)) {
     return { status: 'False', reason: CredentialReason.ForeignCredential, message: `generation ${s.blocked} cannot be created: ${foreignNote(foreign)}` };
   }
-  const defaults = live > 0 && exists ? s.order.policy?.refused : undefined;
-  if (defaults !== undefined) return { status: 'False', reason: CredentialReason.DefaultsRefused, message: `generation ${live} exists in Keystone; ${defaults}` };
-  const refused = live > 0 && exists ? windowRefusal(s.order.spec, now) : undefined;
-  if (refused !== undefined) {
-    return { status: 'False', reason: CredentialReason.RotationWindowRefused, message: `generation ${live} exists in Keystone; the rotation window is refused and not applied until it is fixed: ${refused}` };
-  }
+  const refused = live > 0 && exists ? standingRefusal(s.order, live, now) : undefined;
+  if (refused !== undefined) return refused;
   if (live > 0 && exists) {
     const deferred = s.deferred
       ? `; its roles or access rules differ from the spec's: a successor carrying the spec's is created when the grace period of generation ${s.status.previousCredentialGeneration} ends (${s.status.previousCredentialDeleteAt})`
@@ -144,7 +132,30 @@ function credentialCondition(s: StepOutcome, now: Date): Verdict {
   return { status: 'False', reason: CredentialReason.WaitingForCredential, message };
 }
 
-function deliveryCondition(s: StepOutcome): Verdict {
+/**
+ * `CredentialReady` while generation `live` exists in Keystone and the order's settings are refused (issue 48): fleet
+ * defaults that would break the order's rules (`DefaultsRefused`, src/plane/policy.ts) or a rotation window that cannot
+ * be honoured (`RotationWindowRefused`, ./schedule.ts `windowRefusal`); undefined when nothing is refused. The
+ * credential is valid and delivered, but the spec is not being honoured (spec, Conditions), so the condition is False
+ * until the settings change; the same spec and policy give the same verdict, pass after pass, which is why such an
+ * order is settled as one whose conditions are all True is (./settled.ts).
+ */
+export function standingRefusal(order: LifecycleOrder, live: number, now: Date): ConditionVerdict | undefined {
+  const exists = `generation ${live} exists in Keystone`;
+  const defaults = order.policy?.refused;
+  if (defaults !== undefined) return { status: 'False', reason: CredentialReason.DefaultsRefused, message: `${exists}; ${defaults}` };
+  const window = windowRefusal(order.spec, now);
+  if (window === undefined) return undefined;
+  return { status: 'False', reason: CredentialReason.RotationWindowRefused, message: `${exists}; the rotation window is refused and not applied until it is fixed: ${window}` };
+}
+
+/** `Ready` (spec, Conditions): True when `CredentialReady` and `DeliveryReady` are, else False naming the reasons of those that are not. */
+export function readyOf(credential: Pick<ConditionVerdict, 'status' | 'reason'>, delivery: Pick<ConditionVerdict, 'status' | 'reason'>): ConditionVerdict {
+  if (credential.status === 'True' && delivery.status === 'True') return { status: 'True', reason: ReadyReason.AllReady, message: 'CredentialReady and DeliveryReady are True' };
+  return { status: 'False', reason: ReadyReason.NotAllReady, message: notReady(credential, delivery) };
+}
+
+function deliveryCondition(s: StepOutcome): ConditionVerdict {
   const delivery = s.world.delivery;
   if (delivery.state === 'foreign') {
     const name = s.order.secretName !== undefined ? `a Secret ${s.order.secretName}` : 'a Secret of the delivered name';

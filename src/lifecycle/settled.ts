@@ -12,7 +12,11 @@
  *   recorded credential whole, or one that is absent or foreign;
  * - a generation parked above the delivered one (a crash between park and record, or a rotation under way) or any
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
- * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True;
+ * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True, except a standing
+ *   refusal of the order's settings (issue 48: `DefaultsRefused`, `RotationWindowRefused`; ./conditions.ts
+ *   `standingRefusal`) that a pass would record again word for word for the same spec, policy and clock: the
+ *   credential is valid and delivered, so the order is checked as any settled order, and a change of the spec or of
+ *   the fleet defaults (a new refusal, or none) un-settles it;
  * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
@@ -21,7 +25,8 @@
  * What only Keystone can show (a credential deleted there by hand) is noticed at the next wake-up or change (once the
  * process's last list of the user's credentials is older than its max age: src/keystone/known-credentials.ts).
  */
-import { ConditionType } from '../api';
+import { ConditionType, DeliveryReason } from '../api';
+import { readyOf, standingRefusal, type ConditionVerdict } from './conditions';
 import type { Admission, DeliveryObservation, Gate, LifecycleOrder } from './model';
 import type { ParkedGeneration } from './ports';
 import * as rotation from './rotation';
@@ -53,12 +58,18 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   if (cached.gate) return no('gated');
   if (order.generation !== undefined && status.observedGeneration !== order.generation) return no('the spec changed since the status was recorded');
   if (!sameJson(status.policy, order.policy?.status)) return no('status.policy is not the policy in force (fleet defaults changed)');
-  for (const type of [ConditionType.CredentialReady, ConditionType.DeliveryReady, ConditionType.Ready]) {
-    if (status.conditions?.find((c) => c.type === type)?.status !== 'True') return no(`${type} is not True`);
-  }
   const live = status.credentialGeneration;
   const id = status.credentialID;
   if (live === undefined || id === undefined) return no('no credential recorded');
+  const conditions = expectedConditions(order, live, now);
+  for (const [type, expected] of conditions) {
+    const recorded = status.conditions?.find((c) => c.type === type);
+    if (expected === undefined) {
+      if (recorded?.status !== 'True') return no(`${type} is not True`);
+    } else if (recorded?.status !== expected.status || recorded.reason !== expected.reason || recorded.message !== expected.message) {
+      return no(`${type} is not the standing refusal a pass records (${expected.reason})`);
+    }
+  }
   if (order.spec.credentialGeneration > live) return no('spec.credentialGeneration is raised');
   if (order.secretName !== undefined && status.secretName !== order.secretName) return no('the status does not name the delivered Secret');
   const delivery = cached.delivery;
@@ -84,4 +95,19 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   }
   const wakeAt = rotation.wakeAt(status, now);
   return { settled: true, ...(wakeAt ? { wakeAt } : {}) };
+}
+
+/**
+ * The conditions a full pass records for a delivered order with nothing due: each one True (undefined: its reason and
+ * message are not checked, as the cache cannot see what Keystone holds beside the order's credentials), or, under a
+ * standing refusal of the order's settings, `CredentialReady` as ./conditions.ts words the refusal and `Ready` False
+ * naming it.
+ */
+function expectedConditions(order: LifecycleOrder, live: number, now: Date): ReadonlyMap<string, ConditionVerdict | undefined> {
+  const refusal = standingRefusal(order, live, now);
+  return new Map([
+    [ConditionType.CredentialReady, refusal],
+    [ConditionType.DeliveryReady, undefined],
+    [ConditionType.Ready, refusal && readyOf(refusal, { status: 'True', reason: DeliveryReason.Delivered })],
+  ]);
 }

@@ -88,8 +88,13 @@ export class Step {
     };
   }
 
-  /** The status of a pass whose action failed: the observed state, with conditions that say what is wrong. */
+  /**
+   * The status of a pass whose action failed: the observed state, with conditions that say what is wrong. The status
+   * rebuilt from what was observed may record a switch the Secret has not seen yet (the backup holds the successor:
+   * recorded.ts); `nextRotation` follows its `lastRotation` and `credentialExpiresAt` as in a plan (spec, Rotation).
+   */
   failed(): Status {
+    if (!this.world.gate && this.status.credentialGeneration !== undefined) this.reschedule();
     this.report();
     return this.status;
   }

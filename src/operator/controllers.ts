@@ -218,13 +218,16 @@ export function registerControllers(manager: Manager, options: ControllerOptions
     }
   };
 
+  /** The status of a request's order as the cache holds it (what the order says before a pass decides anything). */
+  const cachedStatus = (r: Request) => manager.clusterNamed(r.cluster)?.get(Kinds.KeystoneApplicationCredential, r.namespace ?? '', r.name)?.status;
+
   const reconcilers: Record<ObjectKind, (request: Request) => Promise<Result>> = {
     ControlPlane: async (r) => (waitsForSecrets('ControlPlane', r) ? { reason: WAITING_FOR_SECRETS } : planeResult(await reconcileControlPlane(key(r), plane))),
     KeystoneProject: (r) => served('KeystoneProject', r, async (site) => planeResult(await reconcileProject(key(r), plane, site))),
     KeystoneUser: (r) => served('KeystoneUser', r, async (site) => planeResult(await reconcileUser(key(r), plane, site))),
     KeystoneRoleAssignment: (r) => served('KeystoneRoleAssignment', r, async (site) => planeResult(await reconcileAssignment(key(r), plane, site))),
-    KeystoneApplicationCredential: (r) =>
-      served('KeystoneApplicationCredential', r, async (site) => {
+    KeystoneApplicationCredential: async (r) => {
+      const result = await served('KeystoneApplicationCredential', r, async (site) => {
         const k = key(r);
         const name = r.cluster || undefined;
         // A target cluster deregistered while the pass ran: its orders' series went with it (manager.onClusterGone).
@@ -245,14 +248,21 @@ export function registerControllers(manager: Manager, options: ControllerOptions
           // A failed pass: the series follow the status it recorded (or would have, had its write failed too), so an
           // alert reads what the order says while every pass fails (BackupNotSynced while OpenBao refuses, CredentialError
           // while Keystone is down); before the pass decided one, what the cache holds.
-          const cached = manager.clusterNamed(r.cluster)?.get(Kinds.KeystoneApplicationCredential, k.namespace, k.name);
-          const status = (error instanceof CredentialPassError ? error.status : undefined) ?? cached?.status;
+          const status = (error instanceof CredentialPassError ? error.status : undefined) ?? cachedStatus(r);
           if (status && !gone()) metrics.observed(k.namespace, k.name, status, name);
           metrics.failed(k.namespace, k.name, status?.conditions?.find((c) => c.status === 'False' && c.type !== 'Ready')?.reason ?? 'Error', name);
           if (gone()) metrics.forget(k.namespace, k.name, name);
           throw error;
         }
-      }),
+      });
+      // A pass that waits for its namespace's Secret cache to fill (the namespaced mode: after a restart or a failover,
+      // for as long as the lists take, which a slow API server makes minutes): the series say what the cached status
+      // says meanwhile, as for a failed pass, rather than nothing; an alert reading them would otherwise lose the time
+      // it has been pending at every restart.
+      const status = result.reason === WAITING_FOR_SECRETS ? cachedStatus(r) : undefined;
+      if (status) metrics.observed(r.namespace ?? '', r.name, status, r.cluster || undefined);
+      return result;
+    },
   };
 
   // A deregistered target cluster's orders are not served any more: their series go (they would stay, and alert, until

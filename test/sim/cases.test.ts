@@ -224,6 +224,23 @@ describe('found by the simulation beyond the nine, fixed', () => {
     });
   }, CASE_TIMEOUT_MS);
 
+  // npm run soak -- --schedules 31 --seed 460001 (schedule 30, as drawn); it broke:
+  //   status-reasons-have-series: tenant-b/app-1: its CredentialReady condition says True/CredentialMinted and the leader
+  //   exports no such series (and so its DeliveryReady and Ready)
+  // The target cluster answers 45 s late and the operator restarts: the new leader's caches of the target cluster fill
+  // at 08:10:10, but its namespace tenant-b's Secret cache (namespaced mode) only at 08:10:55; until then each pass of
+  // the target's orders waits for it (WaitingForSecrets) and exported no series, while the cache held their statuses.
+  // Fixed in src/operator/controllers.ts: a pass that waits for its namespace's Secrets exports the cached status.
+  it('seed 1065775279: a slow target cluster, then a restart: the series of its orders follow their statuses while their Secrets load', async () => {
+    await expectClean({
+      setup: { seed: 1065775279, orders: [{ tenant: 'tenant-a', name: 'app-3', interval: '1h', gracePeriod: '2m' }, { tenant: 'tenant-b', name: 'app-1', interval: '10m', gracePeriod: '5m' }, { tenant: 'tenant-b', name: 'app-2', interval: '20m', gracePeriod: '3m' }, { tenant: 'tenant-b', name: 'app-3', interval: '1h', gracePeriod: '3m' }], replicas: 2, consumerHandoff: false, secretAccess: 'namespaced', admin: 'application-credential', targetCluster: true },
+      steps: [
+        { wait: 505, event: { kind: 'outage', dependency: 'target', fault: 'slow', seconds: 934 } },
+        { wait: 60, event: { kind: 'restart' } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
+
   // npm run soak -- --schedules 150 --seed 777 (schedule 118, shrunk); it broke:
   //   adoption-mints-nothing: tenant-a/app-1: its adoption of 586d19bd… is refused and it minted (generations none in
   //   Keystone, status generation 1)
@@ -258,11 +275,11 @@ describe('named cases: a refusal creates nothing', () => {
   const rotating = { ...ONE_ORDER, orders: [...ONE_ORDER.orders, { tenant: 'tenant-b' as const, name: 'app-2', interval: '20m', gracePeriod: '3m' }] };
   const raiseLater = { wait: 2400, event: { kind: 'raise', tenant: 'tenant-a', name: 'app-1' } };
 
-  // Fails (a defect of issue 48's code the simulation found): the refused order makes the Keystone calls of the other
-  // run, 85, but 78 OpenBao calls against 66: each pass its own status write wakes reads its backup again, since
-  // src/lifecycle/settled.ts counts an order settled only with every condition True, and a refusal keeps
-  // CredentialReady (and Ready) False for good.
-  it.failing('an order whose rotation window is refused makes the calls of the same order without a window', async () => {
+  // Failed before the fix (a defect of issue 48's code the simulation found): the refused order made the Keystone calls
+  // of the other run, 85, but 78 OpenBao calls against 66: each pass its own status write woke read its backup again,
+  // since src/lifecycle/settled.ts counted an order settled only with every condition True, and a refusal keeps
+  // CredentialReady (and Ready) False for good. A standing refusal is settled now (conditions.ts standingRefusal).
+  it('an order whose rotation window is refused makes the calls of the same order without a window', async () => {
     const order = { kind: 'create-order', tenant: 'tenant-a', name: 'app-1', interval: '10m', gracePeriod: '2m' };
     const refused = await callsOf({ setup: rotating, steps: [{ wait: 30, event: { ...order, window: 'refused' } }, raiseLater] });
     // The same change of the spec, with the schedule it had: no jitter.
@@ -271,14 +288,28 @@ describe('named cases: a refusal creates nothing', () => {
     expect(none.keystone).toBeGreaterThan(0);
   }, CASE_TIMEOUT_MS);
 
-  // Fails as the case above: 113 Keystone calls in both runs, 90 OpenBao calls against 89 (DefaultsRefused keeps
-  // CredentialReady False, so the pass its status write wakes is not settled and reads the backup).
-  it.failing('fleet defaults refused for an order (a default interval under its grace period) make the calls of no defaults', async () => {
+  // Failed as the case above: 113 Keystone calls in both runs, 90 OpenBao calls against 89 (DefaultsRefused keeps
+  // CredentialReady False, so the pass its status write woke was not settled and read the backup).
+  it('fleet defaults refused for an order (a default interval under its grace period) make the calls of no defaults', async () => {
     const order = { wait: 0, event: { kind: 'create-order', tenant: 'tenant-a', name: 'app-3', interval: 'fleet', gracePeriod: '2m' } };
     const refused = await callsOf({ setup: rotating, steps: [order, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { interval: '1m' } } }, raiseLater] });
     // The same change of the ControlPlane, with defaults that change nothing: no jitter.
     const none = await callsOf({ setup: rotating, steps: [order, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { jitterPercent: 0 } } }, raiseLater] });
     expect(refused).toEqual(none);
+  }, CASE_TIMEOUT_MS);
+
+  // A fresh process meeting a refused order (a restart) settles it by the cache as a converged one: no Keystone
+  // observation, no backup read. Before the fix its first pass took Keystone and OpenBao in full.
+  it('a restart costs an order whose window or fleet defaults are refused what it costs the same order without the refusal', async () => {
+    const restart = { wait: 600, event: { kind: 'restart' } };
+    const order = { kind: 'create-order', tenant: 'tenant-a', name: 'app-1', interval: '10m', gracePeriod: '2m' };
+    const window = await callsOf({ setup: rotating, steps: [{ wait: 30, event: { ...order, window: 'refused' } }, restart, raiseLater] });
+    const none = await callsOf({ setup: rotating, steps: [{ wait: 30, event: { ...order, jitterPercent: 0 } }, restart, raiseLater] });
+    expect(window).toEqual(none);
+    const fleet = { wait: 0, event: { ...order, name: 'app-3', interval: 'fleet' } };
+    const defaults = await callsOf({ setup: rotating, steps: [fleet, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { interval: '1m' } } }, restart, raiseLater] });
+    const noDefaults = await callsOf({ setup: rotating, steps: [fleet, { wait: 30, event: { kind: 'fleet-defaults', at: 'tenant-a', defaults: { jitterPercent: 0 } } }, restart, raiseLater] });
+    expect(defaults).toEqual(noDefaults);
   }, CASE_TIMEOUT_MS);
 });
 

@@ -57,6 +57,11 @@ export interface SearchOptions {
   readonly maxSteps?: number;
   /** Shrink a failing schedule (each try is a run). @default true */
   readonly shrink?: boolean;
+  /**
+   * Run every schedule, a failing one too: each is reported to `onSchedule` and nothing is shrunk; `failure` is the
+   * first failing schedule as drawn. @default false (the search ends at the first failure)
+   */
+  readonly keepGoing?: boolean;
   /** The invariants to hold. @default every one of the registry */
   readonly invariants?: readonly Invariant[];
   /**
@@ -87,6 +92,10 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
       virtualMs += result.virtualMs;
       options.onSchedule?.(schedules, result, schedule);
     }
+    if (result.violations.length > 0 && options.keepGoing) {
+      last ??= { schedule, violations: result.violations };
+      return true;
+    }
     if (result.violations.length > 0) {
       shrinking = true;
       last = { schedule, violations: result.violations };
@@ -101,6 +110,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
   });
   await running;
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (options.keepGoing && last) return { schedules, virtualMs, wallMs, failure: { ...last, replay: replayCase(last.schedule, last.violations) }, ...(details.interrupted ? { interrupted: true } : {}) };
   if (!details.failed || !details.counterexample) return { schedules, virtualMs, wallMs, ...(details.interrupted ? { interrupted: true } : {}) };
   const schedule = details.counterexample[0];
   // The last failing run fast-check made is the shrunk schedule's own (it ends on its smallest failure).

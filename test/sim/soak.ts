@@ -1,7 +1,8 @@
 /**
  * `npm run soak -- --schedules N --seed S`: the simulation's search (./replay.ts) beyond the fixed budget `npm test`
  * runs: N schedules drawn from seed S, a line per schedule, the first failing one shrunk and printed as a test case for
- * test/sim/cases.test.ts. Exits 1 when a schedule broke an invariant. It holds the invariants the CI search holds (those
+ * test/sim/cases.test.ts (`--keep-going`: every schedule run, the first failing one printed as drawn). Exits 1 when a
+ * schedule broke an invariant. It holds the invariants the CI search holds (those
  * no unfixed issue-46 finding breaks: ./findings.ts); `--all-invariants` holds every one.
  */
 import { Command } from 'commander';
@@ -14,10 +15,11 @@ const program = new Command('soak')
   .option('--seed <s>', 'the seed the schedules are drawn from (a new one each run by default)', String(Date.now() % 2 ** 31))
   .option('--max-steps <n>', 'events of one schedule, at most', '12')
   .option('--no-shrink', 'print the first failing schedule as it is, without shrinking it')
+  .option('--keep-going', 'run every schedule, a failing one too (a line each), and print the first failing one as drawn')
   .option('--all-invariants', "hold every invariant, also those an issue-46 finding whose fix this branch lacks breaks (test/sim/findings.ts)");
 
 program.parse();
-const options = program.opts<{ schedules: string; seed: string; maxSteps: string; shrink: boolean; allInvariants?: boolean }>();
+const options = program.opts<{ schedules: string; seed: string; maxSteps: string; shrink: boolean; keepGoing?: boolean; allInvariants?: boolean }>();
 const positive = (flag: string, value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) program.error(`${flag} (${value}) must be a whole number, 1 or more`);
@@ -33,6 +35,7 @@ void search({
   schedules,
   maxSteps,
   shrink: options.shrink,
+  keepGoing: options.keepGoing === true,
   ...(options.allInvariants ? {} : { invariants: heldInvariants() }),
   onSchedule: (index, result, schedule) => {
     const events = schedule.steps.map((s) => s.event.kind).join(',') || 'no events';

@@ -1,9 +1,11 @@
 /**
  * Converged orders cost 0 Keystone and 0 OpenBao calls at a restart, whatever is down (docs/upgrading.md: "No Keystone
  * call"). When a process becomes the leader (after a restart, a failover, an upgrade), the orders converged at that
- * instant are noted: Ready, their generation observed, the delivered Secret carrying the recorded credential, the
- * backup at their own path holding it (after the upgrade from 0.1.0, its migration recorded: `status.backupPath`), Keystone holding nothing else of theirs but the superseded one in its grace, and
- * nothing due within the window. Until the window ends (a minute, or the next event), the leader makes no OpenBao
+ * instant are noted: Ready (or held back only by a standing refusal of their settings, issue 48: `CredentialReady`
+ * False with `RotationWindowRefused` or `DefaultsRefused`, `DeliveryReady` True), their generation observed, the
+ * delivered Secret carrying the recorded credential, the backup at their own path holding it (after the upgrade from
+ * 0.1.0, its migration recorded: `status.backupPath`), Keystone holding nothing else of theirs but the superseded one in
+ * its grace, and nothing due within the window. Until the window ends (a minute, or the next event), the leader makes no OpenBao
  * request on their backup paths and no Keystone request as their user (when every order of that user converged). A
  * takeover within 30 s of a change other than a process event (a consent, an order's spec), or after one made while
  * its API server was down, is not judged: its first passes react to that change (a ControlPlane change gives every
@@ -37,8 +39,19 @@ type Status = {
   previousCredentialDeleteAt?: string;
   nextRotation?: string;
   observedGeneration?: number;
-  conditions?: { type: string; status: string }[];
+  conditions?: { type: string; status: string; reason?: string }[];
 };
+
+/** The reasons of a refusal that stands as long as the order's settings do (issue 48): the credential is valid. */
+const STANDING_REFUSALS = new Set(['RotationWindowRefused', 'DefaultsRefused']);
+
+/** Ready, or held back only by a standing refusal of the order's settings. */
+function readyOrRefused(status: Status | undefined): boolean {
+  const condition = (type: string) => status?.conditions?.find((c) => c.type === type);
+  if (condition('Ready')?.status === 'True') return true;
+  const credential = condition('CredentialReady');
+  return credential?.status === 'False' && STANDING_REFUSALS.has(credential.reason ?? '') && condition('DeliveryReady')?.status === 'True';
+}
 
 /** Whether an order is converged at `at`, as the invariant means it (see the module comment). */
 export function converged(world: SimWorld, order: KnownOrder, at: number): boolean {
@@ -46,7 +59,7 @@ export function converged(world: SimWorld, order: KnownOrder, at: number): boole
   const object = world.order({ tenant: order.tenant as 'tenant-a', name: order.name });
   if (!object || object.metadata.deletionTimestamp || object.metadata.uid !== order.uid) return false;
   const status = object.status as Status | undefined;
-  if (status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') return false;
+  if (!status || !readyOrRefused(status)) return false;
   if (status.observedGeneration !== object.metadata.generation || world.frozenBetween(order.tenant, at, at)) return false;
   const carried = ledger.carrying.get(order.key);
   if (!carried || carried.id !== status.credentialID) return false;

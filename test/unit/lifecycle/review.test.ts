@@ -125,6 +125,53 @@ describe('a failed pass repairs first and says what is wrong', () => {
     expect(w.backup.doc).toBe(w.delivery.data?.application_credential_id);
   });
 
+  // spec, Rotation: "status.nextRotation is the earlier of status.lastRotation plus the interval and
+  // status.credentialExpiresAt minus the grace period" (1h and 30m here), and "the schedule is due: the clock has
+  // reached status.nextRotation". While the switch fails, the rotation is still due: the status names the old
+  // credential, and nextRotation stays at the due time that passed (the overdue alert reads it). Once a pass records the
+  // switch from the backup (it holds the successor; recorded.ts) while the Secret write still fails, nextRotation is the
+  // successor's (before the fix it stayed at the old time beside the successor's lastRotation).
+  const formula = (status: KeystoneApplicationCredentialStatus) =>
+    new Date(Math.min(Date.parse(status.lastRotation as string) + hours(1), Date.parse(status.credentialExpiresAt as string) - hours(0.5))).toISOString().replace('.000Z', 'Z');
+  const forbidden = async (): Promise<void> => {
+    throw new Error('secrets "app-credentials" is forbidden');
+  };
+
+  it('a due rotation whose backup cannot be written (BackupNotSynced): status.nextRotation stays at the due time that passed until the switch', async () => {
+    const w = await converged(true);
+    const due = w.status.nextRotation;
+    expect(due).toBe(formula(w.status));
+    w.backup.down = true;
+    for (const minutes of [1, 10, 40]) {
+      w.now.t = plus(T0, hours(1) + minutes * 60_000);
+      await expect(w.run()).rejects.toBeInstanceOf(ObservationError);
+      expect(w.status).toMatchObject({ credentialGeneration: 1, nextRotation: due });
+    }
+    w.backup.down = false;
+    await w.run();
+    expect(w.status.credentialGeneration).toBe(2);
+    expect(w.status.nextRotation).toBe(formula(w.status));
+  });
+
+  it('a due rotation whose Secret cannot be written (DeliveryError): status.nextRotation is the formula of the credential the status names, pass after pass', async () => {
+    const w = await converged(true);
+    const write = w.delivery.write.bind(w.delivery);
+    w.delivery.write = forbidden;
+    const seen: string[] = [];
+    for (const minutes of [1, 10, 40]) {
+      w.now.t = plus(T0, hours(1) + minutes * 60_000);
+      await expect(w.run()).rejects.toBeInstanceOf(ActionError);
+      expect(w.status.nextRotation).toBe(formula(w.status));
+      seen.push(`${w.status.credentialGeneration} ${w.status.nextRotation}`);
+    }
+    // The first pass: generation 1, still due; the next ones record the switch the backup holds: generation 2's time.
+    expect(seen).toEqual(['1 2026-12-01T01:00:00Z', '2 2026-12-01T02:01:00Z', '2 2026-12-01T02:01:00Z']);
+    w.delivery.write = write;
+    await w.run();
+    expect(doc(w.delivery)?.application_credential_id).toBe(w.status.credentialID);
+    expect(w.status.nextRotation).toBe(formula(w.status));
+  });
+
   it('no failure message carries a secret', async () => {
     const w = await converged(false);
     const secret = w.delivery.data?.application_credential_secret as string;

@@ -75,6 +75,56 @@ describe('settled', () => {
   });
 });
 
+describe('settled under a standing refusal of the order\'s settings (issue 48)', () => {
+  const now = plus(T0, hours(1));
+  // A window that never opens (February 30th), and fleet defaults refused for the order: each one's CredentialReady is
+  // False for good while the delivered credential is valid; a pass records the same refusal again and again.
+  const window = { interval: '720h', gracePeriod: '24h', window: { schedule: '0 2 30 2 *', timeZone: 'UTC', duration: '2h' } };
+  const defaults = { refused: 'the fleet defaults are not applied: with them, rotation.interval (1m) must be longer than rotation.gracePeriod (24h) (rotation.interval: ControlPlane)' };
+  const refusedBy = (spec: Parameters<typeof order>[1], extra: Parameters<typeof order>[2] = {}) =>
+    decide(order(liveStatus(1, T0, EXP1, NEXT1), spec, extra), world([held(1, EXP1)]), plus(T0, 1000)).status;
+  const windowRefused = () => order(refusedBy({ rotation: window }), { rotation: window });
+  const defaultsRefused = (policy: { refused?: string } = { policy: defaults }.policy) => order(refusedBy({}, { policy: defaults }), {}, { policy });
+  const credentialReady = (o: ReturnType<typeof order>) => o.status.conditions?.find((c) => c.type === 'CredentialReady');
+
+  it('a refused rotation window or refused fleet defaults: settled until nextRotation, as a converged order', () => {
+    expect(credentialReady(windowRefused())).toMatchObject({ status: 'False', reason: 'RotationWindowRefused' });
+    expect(credentialReady(defaultsRefused())).toMatchObject({ status: 'False', reason: 'DefaultsRefused' });
+    expect(settled(windowRefused(), cached(), now)).toEqual({ settled: true, wakeAt: NEXT1 });
+    expect(settled(defaultsRefused(), cached(), now)).toEqual({ settled: true, wakeAt: NEXT1 });
+  });
+
+  it.each([
+    ['the Secret carries another credential', cached({ delivery: { state: 'delivered', credentialId: 'cred-2', intact: true } }), now, /whole/],
+    ['the delivered secret lost', cached({ parked: [] }), now, /not parked/],
+    ['a generation parked above the delivered one', cached({ parked: [{ generation: 1, parked: true }, { generation: 2, parked: true }] }), now, /above/],
+    ['the schedule reached', cached(), NEXT1, /schedule due/],
+  ] as const)('the delivered credential is checked as for any settled order: not settled with %s', (_, c, at, why) => {
+    for (const o of [windowRefused(), defaultsRefused()]) expect(settled(o, c, at)).toMatchObject({ settled: false, why: expect.stringMatching(why) });
+  });
+
+  it('a change of the spec, of the fleet defaults or of the assignment un-settles it', () => {
+    expect(settled(order(windowRefused().status, { rotation: window }, { generation: 2 }), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/spec changed/) });
+    // Other defaults refused for another reason: another refusal to record.
+    const other = { refused: 'the fleet defaults are not applied: with them, rotation.gracePeriod (800h) must be shorter than rotation.interval (720h) (rotation.gracePeriod: NamespaceAssignment)' };
+    expect(settled(defaultsRefused(other), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/standing refusal .*DefaultsRefused/) });
+    // The defaults removed: nothing refused any more, CredentialReady turns True.
+    expect(settled(defaultsRefused({}), cached(), now)).toMatchObject({ settled: false, why: /CredentialReady is not True/ });
+    // Defaults the order accepts now: status.policy to record.
+    const policy = { status: { rotation: { interval: '720h', gracePeriod: '24h' }, sources: { 'rotation.interval': 'ControlPlane' } } } as unknown as Parameters<typeof defaultsRefused>[0];
+    expect(settled(defaultsRefused(policy), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/status.policy/) });
+  });
+
+  it('a recorded refusal a pass would not record again word for word, or a True condition a pass would turn into a refusal: not settled', () => {
+    const stale = windowRefused();
+    const conditions = stale.status.conditions?.map((c) => (c.type === 'CredentialReady' ? { ...c, message: `${c.message} (as an earlier release worded it)` } : c));
+    expect(settled({ ...stale, status: { ...stale.status, conditions } }, cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/RotationWindowRefused/) });
+    const notReady = stale.status.conditions?.map((c) => (c.type === 'Ready' ? { ...c, status: 'True' as const } : c));
+    expect(settled({ ...stale, status: { ...stale.status, conditions: notReady } }, cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/Ready is not the standing refusal/) });
+    expect(settled(order(converged(), { rotation: window }), cached(), now)).toMatchObject({ settled: false, why: expect.stringMatching(/CredentialReady is not the standing refusal/) });
+  });
+});
+
 const PREFIX = 'settled-0000cafe-applicationcredential';
 const SPEC = resolveSpec({ rotation: { interval: '1m', gracePeriod: '20s' } });
 class Crash extends Error {}

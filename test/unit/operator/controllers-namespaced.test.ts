@@ -3,7 +3,8 @@
  * API server with an RBAC-like authorizer and the real drivers (no Keystone answers here: the ControlPlane reports
  * KeystoneUnreachable): Secrets are listed and watched only in the namespaces the ControlPlane names; an order whose
  * namespace is not granted reads SecretAccessNotGranted, once, and costs a probe per backoff, not a reconcile; the grant
- * added, the order goes on without a restart; the ControlPlane's own namespace not granted shows on the ControlPlane.
+ * added, the order goes on without a restart; the ControlPlane's own namespace not granted shows on the ControlPlane; an
+ * order waiting for its namespace's Secret cache to fill has the series of its cached conditions.
  */
 import { KubeApi } from '../../../src/kube/api';
 import { registerControllers } from '../../../src/operator/controllers';
@@ -96,4 +97,38 @@ it('the ControlPlane\'s own namespace not granted: AdminCredentialReady=False/Se
   expect(conditionOf(server.object(CPS, 'openstack', 'cp'), 'AdminCredentialReady')?.message).toContain('namespace openstack, which it needs for the admin credential and the children of ControlPlane cp');
   await until(() => conditionOf(server.object(USERS, 'tenant-a', 'alice'), 'UserReady')?.reason === 'WaitingForAdminCredential', 5000, 'the order waiting on it');
   expect(conditionOf(server.object(USERS, 'tenant-a', 'alice'), 'UserReady')?.message).toContain('SecretAccessNotGranted');
+});
+
+// Found by the simulation (seed 460001, schedule 30: a slow target cluster, then a restart): while an order waits for
+// its namespace's Secret cache to fill, the new leader exported no series of its conditions, for as long as the lists
+// took; an alert reading them lost the time it had been pending.
+it('an order waiting for its namespace\'s Secret cache to fill: its condition series say what its cached status says', async () => {
+  const server = new FakeApiServer();
+  let fill: () => void = () => undefined;
+  const filled = new Promise<void>((resolve) => (fill = resolve));
+  const request = server.request.bind(server);
+  server.request = async (r) => {
+    if (r.method === 'GET' && r.path === '/api/v1/namespaces/tenant-a/secrets') await filled; // a list that takes its time
+    return request(r);
+  };
+  server.seed(CPS, controlPlane);
+  server.seed(SECRETS, { metadata: { name: 'admin', namespace: 'openstack' }, data: { 'clouds.yaml': Buffer.from(cloudsYaml).toString('base64') } });
+  const condition = (type: string, status: string, reason: string) => ({ type, status, reason, message: '', lastTransitionTime: '2026-12-03T00:00:00Z' });
+  server.seed(`${GROUP}/keystoneapplicationcredentials`, {
+    apiVersion: 'c5c3.io/v1alpha1',
+    kind: 'KeystoneApplicationCredential',
+    metadata: { name: 'app', namespace: 'tenant-a' },
+    spec: { controlPlaneRef: { name: 'cp', namespace: 'openstack' }, userRef: { name: 'alice' }, projectRef: { name: 'proj' } },
+    status: { conditions: [condition('Ready', 'False', 'NotAllReady'), condition('CredentialReady', 'False', 'CredentialError'), condition('DeliveryReady', 'True', 'Delivered')] },
+  });
+  const lines = start(server);
+  const series = async () => ((await manager?.metrics.text()) ?? '').split('\n').filter((l) => l.startsWith('keystone_appcred_credential_condition{') && l.includes('name="app"'));
+  let text: string[] = [];
+  try {
+    await until(() => (void series().then((s) => (text = s)), text.length === 3), 5000, "the order's condition series");
+    expect(lines.filter((l) => l.msg === 'reconcile' && l.key === 'tenant-a/app').map((l) => l.reason)).toEqual(expect.arrayContaining(['WaitingForSecrets']));
+    expect(text.map((l) => l.replace(/^.*type="(\w+)",status="(\w+)",reason="(\w+)".* 1$/, '$1 $2 $3')).sort()).toEqual(['CredentialReady False CredentialError', 'DeliveryReady True Delivered', 'Ready False NotAllReady']);
+  } finally {
+    fill(); // the list answers: the manager can stop
+  }
 });
