@@ -50,8 +50,7 @@ export class Step {
     this.carried = new Set(carriedGenerations(world, this.records));
     // A revoke request is accepted before anything else (rotation.ts, acceptRevoke), so a pass that fails records it too.
     this.status = { ...rotation.acceptRevoke(order, rebuild(observed, world, this.records, order.spec, now)) };
-    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply; a pass that fails records
-    // it too (an adoption refused at every pass would otherwise never say the policy it runs with).
+    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply; a pass that fails records it too.
     if (order.policy?.status) this.status.policy = order.policy.status;
     else delete this.status.policy;
     this.graceFromSwitch();
