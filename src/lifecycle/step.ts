@@ -50,6 +50,9 @@ export class Step {
     this.carried = new Set(carriedGenerations(world, this.records));
     // A revoke request is accepted before anything else (rotation.ts, acceptRevoke), so a pass that fails records it too.
     this.status = { ...rotation.acceptRevoke(order, rebuild(observed, world, this.records, order.spec, now)) };
+    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply; a pass that fails records it too.
+    if (order.policy?.status) this.status.policy = order.policy.status;
+    else delete this.status.policy;
     this.graceFromSwitch();
   }
 
@@ -77,9 +80,6 @@ export class Step {
     }
     this.migrate();
     this.report();
-    // Fleet defaults (issue 48): the policy in force and its sources, only while some apply.
-    if (this.order.policy?.status) this.status.policy = this.order.policy.status;
-    else delete this.status.policy;
     return {
       status: this.status,
       actions: this.actions,

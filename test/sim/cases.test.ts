@@ -313,11 +313,15 @@ describe('named cases: a refusal creates nothing', () => {
   }, CASE_TIMEOUT_MS);
 });
 
-describe("found by the simulation with Keystone's capacity (issue 48's pacing), not fixed", () => {
-  // Fails until finding 48.s1 is fixed (../findings.ts; found with seed 460002, schedule 67, not investigated): with Keystone's one worker, then three serving twice
-  // slower, an order that refused to adopt another order's credential (tenant-b/app-1), fleet defaults set on the
+describe("found by the simulation with Keystone's capacity (issue 48's pacing): each case broke its invariant before its fix", () => {
+  // Finding 48.s1 (../findings.ts; found with seed 460002, schedule 67): with Keystone's one worker, then three serving
+  // twice slower, an order that refused to adopt another order's credential (tenant-b/app-1), fleet defaults set on the
   // ControlPlane and every order raised: defaults-resolved: "tenant-b/app-1: status.policy is missing while fleet
-  // defaults are set for it" 18 s after the raise. The same schedule against a Keystone that answers at once holds.
+  // defaults are set for it" 18 s after the raise. The refused adoption fails every pass, and a pass whose action failed
+  // recorded the status it observed with new conditions only (src/lifecycle/decide.ts, decideFailure), so status.policy
+  // stayed absent, as the refusal before the defaults left it. The write the invariant judged is the first once the
+  // raise had settled (the refusal's message changed: app-4's Secret, the proof, moved to app-4's new credential). The
+  // same schedule against a Keystone that answers at once broke it too, at its first settled write 4.6 minutes later.
   finding('48.s1')('seed 1201269984: a refused adoption keeps status.policy through a raise of every order under fleet defaults', async () => {
     await expectClean({
       setup: { seed: 1201269984, orders: [{ tenant: 'tenant-b', name: 'app-4', interval: '0s', gracePeriod: '5m' }], replicas: 1, consumerHandoff: true, secretAccess: 'cluster-wide', admin: 'application-credential', targetCluster: true, keystone: { workers: 1, inFlight: 8, fleet: 0 } },

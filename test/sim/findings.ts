@@ -8,7 +8,7 @@ import { INVARIANTS } from './invariants';
 import type { Invariant } from './model';
 
 /** The findings whose fix this branch holds. */
-export const FIXED: ReadonlySet<string> = new Set<string>(['46.1', '46.2', '46.3', '46.4', '46.5']);
+export const FIXED: ReadonlySet<string> = new Set<string>(['46.1', '46.2', '46.3', '46.4', '46.5', '48.s1']);
 
 /** The invariants each finding breaks while it is not fixed. */
 const BREAKS: Readonly<Record<string, readonly string[]>> = {
@@ -18,7 +18,8 @@ const BREAKS: Readonly<Record<string, readonly string[]>> = {
   '46.4': ['admin-expiry-kept'],
   '46.5': ['waiters-recover-in-60s'],
   // Issue 48, found with Keystone's capacity (seed 460002, schedule 67; ./cases.test.ts): a refused adoption's
-  // status.policy missing after a raise of every order under fleet defaults.
+  // status.policy missing after a raise of every order under fleet defaults (a pass whose action failed kept the
+  // observed status.policy; src/lifecycle/step.ts now records the policy in force for it too).
   '48.s1': ['defaults-resolved'],
 };
 

@@ -12,6 +12,14 @@ import type { WatchEvent, WatchStream } from '../../kube/transport';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { errorMessage, silentLogger, type Logger } from './log';
 
+/**
+ * The relist backoff: 1 s doubling to 30 s (plus the backoff's jitter), client-go's reflector's ceiling. Not longer: a
+ * process that becomes the leader during a long API outage passes its orders only once every informer has synced, so
+ * with a 60 s ceiling its first pass came up to 70 s after the API answered again (the simulation's
+ * waiters-recover-in-60s, seed 460001 schedule 22); a relist is one list per kind, cheap next to that wait.
+ */
+export const RELIST_BACKOFF: BackoffOptions = { baseMs: 1000, maxMs: 30_000 };
+
 /** The two calls an informer makes. */
 export interface ListWatch<T extends KubeObject> {
   list(): Promise<ListResult<T>>;
@@ -43,7 +51,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * functions): e.g. a metadata-only cache drops annotations nothing reads. @default the object as listed or watched
    */
   readonly transform?: (object: T) => T;
-  /** Backoff between failed list/watch rounds. @default 1 s doubling to 60 s */
+  /** Backoff between failed list/watch rounds. @default {@link RELIST_BACKOFF}: 1 s doubling to 30 s */
   readonly backoff?: BackoffOptions;
   /** The server ends each watch after a random time in this range, in seconds. @default [300, 600] */
   readonly watchTimeoutSeconds?: readonly [number, number];
@@ -147,7 +155,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
       } catch (error) {
         if (this.stopped) return;
-        const delay = backoffDelay(failures++, { baseMs: 1000, maxMs: 60_000, ...this.options.backoff, random: this.options.random });
+        const delay = backoffDelay(failures++, { ...RELIST_BACKOFF, ...this.options.backoff, random: this.options.random });
         this.logger.warn('list/watch failed; relisting after a backoff', { error: errorMessage(error), retryInMs: delay, failures });
         this.options.onRelist?.('error');
         this.options.onHealth?.(false, errorMessage(error), error);

@@ -1,8 +1,8 @@
 /**
  * decide(): every rule of the spec's Rotation, Consent and Delivered Secret sections, one named test each.
  */
-import { AdmissionReason, CredentialReason, DeliveryReason } from '../../../src/api';
-import { decide } from '../../../src/lifecycle';
+import { AdmissionReason, CredentialReason, DeliveryReason, resolveSpec } from '../../../src/api';
+import { decide, decideFailure } from '../../../src/lifecycle';
 import { T0, at, condition, held, hours, kinds, liveStatus, mintOf, order, plus, world } from './builders';
 
 const EXP1 = plus(T0, hours(720 + 24)); // generation 1 minted at T0 with the defaults
@@ -263,6 +263,28 @@ describe('consent', () => {
     expect(plan.wakeAt).toBeUndefined();
     expect(condition(plan, 'CredentialReady')).toMatchObject({ status: 'False', reason: 'NoRoleOnProject' });
     expect(condition(plan, 'DeliveryReady')).toMatchObject({ status: 'True', reason: 'Delivered' });
+  });
+});
+
+describe('fleet defaults (issue 48): status.policy says the policy in force', () => {
+  const policy = {
+    rotation: { interval: '30m', gracePeriod: '5m', jitterPercent: 10 },
+    sources: { 'rotation.interval': 'ControlPlane', 'rotation.gracePeriod': 'Order', 'rotation.window': 'Default', 'rotation.jitterPercent': 'ControlPlane', roles: 'Default', accessRules: 'Default' },
+  } as const;
+  const adopting = (status = {}, defaults = true) => order(status, {}, { spec: resolveSpec({ adopt: { credentialID: 'hand-1' } }), ...(defaults ? { policy: { status: policy } } : {}) });
+
+  it('recorded while defaults apply, dropped once none do', () => {
+    expect(decide(adopting(), world([]), T0).status.policy).toEqual(policy);
+    expect(decide(adopting({ policy }, false), world([]), T0).status.policy).toBeUndefined();
+  });
+
+  it('recorded by a pass whose action failed too: an adoption refused at every pass (finding 48.s1)', () => {
+    const [adopt] = decide(adopting(), world([]), T0).actions;
+    const failure = { action: adopt!, message: 'adopt generation 1 failed: application credential hand-1 was minted by another order' };
+    const status = decideFailure(adopting(), world([]), failure, T0);
+    expect(status.conditions?.find((c) => c.type === 'CredentialReady')).toMatchObject({ status: 'False', reason: CredentialReason.AdoptionRefused });
+    expect(status.policy).toEqual(policy);
+    expect(decideFailure(adopting({ policy }, false), world([]), failure, T0).policy).toBeUndefined();
   });
 });
 

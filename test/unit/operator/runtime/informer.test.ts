@@ -2,7 +2,8 @@ import { KubeApi } from '../../../../src/kube/api';
 import { Kinds, type Secret } from '../../../../src/kube/kinds';
 import { keyOf, metadataOf, type PartialObjectMetadata } from '../../../../src/kube/object';
 import { withoutAnnotations } from '../../../../src/operator/runtime/partition';
-import { Informer, listWatchOf } from '../../../../src/operator/runtime/informer';
+import { longestDelay } from '../../../../src/operator/runtime/backoff';
+import { Informer, RELIST_BACKOFF, listWatchOf } from '../../../../src/operator/runtime/informer';
 import { FakeApiServer } from '../../kube/fake-api-server';
 import { until } from './until';
 
@@ -94,6 +95,11 @@ describe('Informer', () => {
     expect(relists).toEqual(['error', 'expired']);
     expect(seen).toEqual(['added a', 'added gone', 'updated a MQ==->Mg==', 'deleted gone']);
     await informer.stop();
+  });
+
+  it("relists within 36 s at the longest (client-go's 30 s ceiling plus jitter), so a leader started during an API outage passes within a minute of its return", () => {
+    expect(RELIST_BACKOFF).toMatchObject({ baseMs: 1000, maxMs: 30_000 });
+    expect(longestDelay({ ...RELIST_BACKOFF, random: () => 0.999_999 })).toBeLessThanOrEqual(36_000);
   });
 
   it('keeps relisting after failed lists, with backoff, and never gives up', async () => {
