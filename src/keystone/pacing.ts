@@ -17,10 +17,11 @@
  * - The pacing judges **rounds**: as many answered requests as the limit allows in flight, all sent since the round
  *   began; the first round after a change of the limit only lets the change take effect (a request sent under an
  *   older limit moves the baseline only, as TCP reduces once per round trip).
- *   A round whose mean delay is above `tolerance` queued: Keystone had fewer workers free for us than we had in
- *   flight, and how many it did have is our mean requests in flight ÷ (1 + mean delay) (Little's law, Vegas's
- *   estimate). `capacity`, what the operator has measured of Keystone's free workers, falls to that (at least 1). A
- *   timeout, a 429 or a 503 is a fall at once, to one less than were in flight.
+ *   A round whose mean delay is above `tolerance` queued (in slow start, so did one whose requests with the most in
+ *   flight were delayed that much on average): Keystone had fewer workers free for us than we had in flight, and how
+ *   many it did have is our mean requests in flight ÷ (1 + mean delay) (Little's law, Vegas's estimate). `capacity`,
+ *   what the operator has measured of Keystone's free workers, falls to that (at least 1). A timeout, a 429 or a 503
+ *   is a fall at once, to one less than were in flight.
  * - The limit is `capacity − spare` (at least 1, at most the ceiling, `--keystone-in-flight`): `spare` workers stay
  *   free for whoever comes next, so another user's request finds a worker instead of a queue. On a Keystone with one
  *   worker the limit is 1, and another user's request waits for at most the one request of ours in service; with
@@ -179,14 +180,22 @@ export function paced(state: PacingState, exchange: Exchange, options: PacingOpt
   // once (Little's law: the requests in flight over the latency's share of the cost), judged by the requests that
   // started at the level the round tested (the others, sent while the queue was still forming, waited less).
   const ceiling = ceilingOf(options);
-  const meanDelay = round.delay / round.count;
-  const served = Math.min(ceiling, Math.round(round.most / (1 + round.delayAtMost / round.countAtMost)));
+  const delayAtMost = round.delayAtMost / round.countAtMost;
+  // Slow start also queued when the requests at the level it tested did, however many it sent below that level:
+  // doubling, it tests levels far above what it proved, and it waits for the work rather than ending when a round
+  // does not fill it (below), so the requests of a burst's lower levels and of the work thinning out after it must
+  // not average its queue away (issue 48's simulation, seed 460001 schedule 49: 5 to 7 in flight on 4 workers each
+  // waited half a request's cost, the round's mean of 8 stayed under the tolerance, and 8 in flight stayed allowed
+  // for hours). A probe adds one level, where one request waiting behind another is not yet a queue: its round's
+  // mean judges it, and a round it does not fill ends it.
+  const queued = round.delay / round.count > tolerance || (state.slowStart && delayAtMost > tolerance);
+  const served = Math.min(ceiling, Math.round(round.most / (1 + delayAtMost)));
   // The first round after a raise of the limit queued already: the probe is over now, not a judged round later (with
   // little work that round may never fill, and the limit would stay above what Keystone has free: issue 48's
   // simulation, seed 460002 schedule 12).
-  const probeQueued = state.probing && meanDelay > tolerance;
+  const probeQueued = state.probing && queued;
   if (!round.judged && !probeQueued) return { ...next, round: roundFrom(now, true) };
-  if (meanDelay > tolerance) return fell(next, served, now, options);
+  if (queued) return fell(next, served, now, options);
   const full = round.most >= limit;
   if (state.probing && full) {
     // Everything the probe sent was served at once: one higher (doubling in slow start), unless the ceiling is reached.

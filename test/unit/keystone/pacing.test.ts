@@ -99,6 +99,19 @@ describe('the pacing rule', () => {
     expect([s.capacity, limitOf(s, options)]).toEqual([1, 1]);
   });
 
+  test('in slow start, a round queued when its requests at the level it tested did, however many it sent below that level (issue 48\'s simulation, seed 460001 schedule 49)', () => {
+    // four workers found free in slow start: the limit doubles to 8
+    let s = held(held(held(initialPacing(options), 0, 1, 300), 600, 2, 300), 1200, 4, 300);
+    expect([s.capacity, s.slowStart, limitOf(s, options)]).toEqual([4, true, 8]);
+    // a burst: four served at once, the 5th to 7th in flight each waited half a request's cost; then the work thins
+    // out to one at a time. The round's mean delay (1.5 over 8) is under the tolerance, its level's (0.5) is not.
+    s = run(s, [...round(1800, 4, 300), ...[5, 6, 7].map((n) => ex(CREATE, 1800 + 50 * (n - 4), 450, n)), ex(CREATE, 2500, 300, 1)], options);
+    expect([s.capacity, s.probing, s.slowStart, limitOf(s, options)]).toEqual([5, false, false, 4]);
+    // the thin work after it changes nothing (slow start held 8 allowed through it, for hours in the simulation)
+    s = run(s, Array.from({ length: 16 }, (_, i) => ex(CREATE, 3000 + 300 * i, 300, 1)), options);
+    expect(limitOf(s, options)).toBe(4);
+  });
+
   test('never below one request in flight, whatever queues', () => {
     let s = held(initialPacing(options), 0, 1, 300);
     s = held(s, 600, 2, 3000);
