@@ -6,6 +6,7 @@
  * - stops cleanly at any moment: after `stop` resolves no reconcile is in flight and none starts any more.
  */
 import fc from 'fast-check';
+import { setImmediate as realTurn } from 'node:timers/promises';
 import { Kinds } from '../../../../src/kube/kinds';
 import { Controller } from '../../../../src/operator/runtime/controller';
 import { silentLogger } from '../../../../src/operator/runtime/log';
@@ -75,6 +76,8 @@ describe('Controller with several workers (property)', () => {
           // Run until nothing is left to do: scheduled reconciles and enqueues, then the wake-ups and retries.
           for (let round = 0; round < 500; round++) {
             await s.waitAll();
+            // A worker turns the event loop between passes (a real setImmediate, which Jest's fake timers leave alone).
+            await realTurn();
             if (controller.queue.depth === 0 && controller.queue.inFlight === 0 && controller.queue.scheduled === 0) break;
             jest.advanceTimersByTime(10);
           }
@@ -84,6 +87,7 @@ describe('Controller with several workers (property)', () => {
             stopped = true;
           }
           await s.waitAll();
+          await realTurn();
           expect(await stopping).toBe(true);
           expect(violations).toEqual([]);
           expect(inFlight.size).toBe(0);

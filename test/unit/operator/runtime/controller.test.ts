@@ -57,6 +57,25 @@ describe('Controller', () => {
     await controller.stop(1000);
   });
 
+  it('turns the event loop between passes: a timer due during a long queue of passes without I/O fires among them, not after the last', async () => {
+    const total = 3000;
+    let passes = 0;
+    // Each pass works ~0.05 ms and resolves without I/O, as a converged order's pass from the caches does.
+    const { controller } = setup(async () => {
+      const until = performance.now() + 0.05;
+      while (performance.now() < until);
+      passes++;
+    }, { keys: Array.from({ length: total }, (_, i) => `n/o${i}`), concurrency: 8 });
+    let passesWhenTimerFired = -1;
+    const fired = new Promise<void>((resolve) => setTimeout(() => { passesWhenTimerFired = passes; resolve(); }, 1));
+    controller.start();
+    await fired;
+    await until(() => passes === total, 10_000);
+    // Without a turn between passes the whole queue ran as one chain of microtasks and the timer saw all 3,000.
+    expect(passesWhenTimerFired).toBeLessThan(total);
+    await controller.stop(1000);
+  });
+
   it('requeues after the requested time', async () => {
     const times: number[] = [];
     const { controller, reconciles } = setup(async () => {
