@@ -78,7 +78,11 @@ export async function main(): Promise<void> {
     const steady = await steadyState(run, sizes, unrelated, memoryRows);
     if (!memoryOnly) {
       await restart(run);
-      await failover(run);
+      // A failed failover is a row of the table, not the end of the run: the figures before it are still printed.
+      await failover(run).catch((error: unknown) => {
+        const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        run.figures.push({ figure: `failover to the standby with ${run.total} converged orders`, value: `failed: ${reason}`, goal: '0, 0', met: false });
+      });
     }
     slope(run.figures, steady);
     printMemoryTable(unrelated, memoryRows);
