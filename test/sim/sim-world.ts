@@ -186,6 +186,15 @@ export class SimWorld extends World {
     return this.faultLog.some((s) => (!dependencies || dependencies.includes(s.dependency)) && s.from <= to && (s.to === undefined || s.to >= from));
   }
 
+  /**
+   * Whether a request of an operator process to `dependency` went unanswered within the client's timeout at any time in
+   * [from, to] without a fault of the schedule: a Keystone of finite capacity that others' load keeps busy past the
+   * timeout (a bystander's logins outpacing its workers) answers too late, as a `slow` outage does.
+   */
+  timedOutBetween(dependency: Dependency, from: number, to: number): boolean {
+    return this.network.calls.some((c) => c.dependency === dependency && c.outcome === 'timeout' && c.at <= to && (c.endedAt ?? to) >= from);
+  }
+
   /** Whether the tenant's namespace was unassigned (its orders frozen) at any time in [from, to]. */
   frozenBetween(tenant: string, from: number, to: number): boolean {
     return this.frozenLog.some((s) => s.tenant === tenant && s.from <= to && (s.to === undefined || s.to >= from));
