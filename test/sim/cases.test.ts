@@ -376,4 +376,20 @@ describe("named cases: the simulation's model corrected (the operator was right)
       ],
     });
   }, CASE_TIMEOUT_MS);
+
+  // npm run soak -- --schedules 80 --seed 460004 --keep-going, schedule 25 (its raise and the Role taken away), broke
+  // swept-in-time: "tenant-b/app-2: generation 1 is still in Keystone 128 s after its sweep was due". The operator's
+  // watch of tenant-b's Secrets was renewed and refused 3.5 minutes after the Role went, before the sweep was due: the
+  // order read SecretAccessNotGranted, frozen with what it has, nothing swept, as docs/install/namespaced.md says. The
+  // invariant excused a frozen namespace (no consent), not a refused one.
+  it('seed 573685387: an order whose Secrets are refused to the operator sweeps nothing until the Role is back', async () => {
+    await expectClean({
+      setup: { seed: 573685387, orders: [{ tenant: 'tenant-b', name: 'app-2', interval: '1h', gracePeriod: '5m' }], replicas: 1, consumerHandoff: false, secretAccess: 'namespaced', admin: 'password', targetCluster: false },
+      steps: [
+        { wait: 60, event: { kind: 'raise', tenant: 'tenant-b', name: 'app-2' } },
+        { wait: 40, event: { kind: 'secret-access', tenant: 'tenant-b', granted: false } },
+        { wait: 900, event: { kind: 'secret-access', tenant: 'tenant-b', granted: true } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
 });
