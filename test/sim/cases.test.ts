@@ -357,39 +357,3 @@ describe("found by the simulation with Keystone's capacity (issue 48's pacing), 
     });
   }, CASE_TIMEOUT_MS);
 });
-
-describe("named cases: the simulation's model corrected (the operator was right)", () => {
-  // npm run soak -- --schedules 80 --seed 460003 --keep-going, schedule 69 (its upgrade, the capacity and the raise, with
-  // the three orders' 10m one left out), broke swept-in-time: "tenant-a/fleet-1: generation 1 is still in Keystone 146 s
-  // after its sweep was due". Keystone's one worker served four times slower (a login 1.6 s) while the bystander logged
-  // in every second for five minutes: its queue grew by 0.6 s a second, and from a minute into the raise every request
-  // of the operator timed out at 30 s (one in flight) until the queue had drained, three minutes after the bystander
-  // stopped. No sweep could be answered; the invariant counted only the schedule's faults as Keystone not answering.
-  // Keystone answering a request of the operator too late now excuses a sweep's delay as a fault does.
-  it("seed 2147483630: a sweep waits while others' load keeps Keystone from answering the operator in time", async () => {
-    await expectClean({
-      setup: { seed: 2147483630, orders: [{ tenant: 'tenant-a', name: 'app-4', interval: '1h', gracePeriod: '3m' }, { tenant: 'tenant-a', name: 'app-3', interval: '1h', gracePeriod: '2m' }], replicas: 2, consumerHandoff: false, secretAccess: 'cluster-wide', admin: 'application-credential', targetCluster: false, keystone: { workers: 2, inFlight: 8, fleet: 12 } },
-      steps: [
-        { wait: 60, event: { kind: 'upgrade' } },
-        { wait: 60, event: { kind: 'keystone-capacity', workers: 1, slowdown: 4 } },
-        { wait: 600, event: { kind: 'raise-all', bystanderEverySeconds: 1 } },
-      ],
-    });
-  }, CASE_TIMEOUT_MS);
-
-  // npm run soak -- --schedules 80 --seed 460004 --keep-going, schedule 25 (its raise and the Role taken away), broke
-  // swept-in-time: "tenant-b/app-2: generation 1 is still in Keystone 128 s after its sweep was due". The operator's
-  // watch of tenant-b's Secrets was renewed and refused 3.5 minutes after the Role went, before the sweep was due: the
-  // order read SecretAccessNotGranted, frozen with what it has, nothing swept, as docs/install/namespaced.md says. The
-  // invariant excused a frozen namespace (no consent), not a refused one.
-  it('seed 573685387: an order whose Secrets are refused to the operator sweeps nothing until the Role is back', async () => {
-    await expectClean({
-      setup: { seed: 573685387, orders: [{ tenant: 'tenant-b', name: 'app-2', interval: '1h', gracePeriod: '5m' }], replicas: 1, consumerHandoff: false, secretAccess: 'namespaced', admin: 'password', targetCluster: false },
-      steps: [
-        { wait: 60, event: { kind: 'raise', tenant: 'tenant-b', name: 'app-2' } },
-        { wait: 40, event: { kind: 'secret-access', tenant: 'tenant-b', granted: false } },
-        { wait: 900, event: { kind: 'secret-access', tenant: 'tenant-b', granted: true } },
-      ],
-    });
-  }, CASE_TIMEOUT_MS);
-});
