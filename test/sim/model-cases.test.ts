@@ -58,4 +58,20 @@ describe("named cases: the simulation's model corrected (the operator was right)
       ],
     });
   }, CASE_TIMEOUT_MS);
+
+  // npm run soak -- --schedules 80 --seed 460004 --keep-going, schedule 69 (three of its nine steps, one of its orders,
+  // its times rounded), broke waiters-recover-in-60s: "tenant-a/app-3 waited on OpenBao, which answered again at …, and
+  // had no successful pass in the minute after (2 failed: … Keystone GET …)". The bystander's logins every second for an
+  // hour kept Keystone's one worker, four times slower, busy past every request's timeout: the order, back from OpenBao,
+  // waited on Keystone, which was not answering either. The invariant counted only the schedule's faults as another one.
+  it('seed 2078587637: an order back from an OpenBao outage waits on a Keystone too busy to answer, as on a Keystone outage', async () => {
+    await expectClean({
+      setup: { seed: 2078587637, orders: [{ tenant: 'tenant-a', name: 'app-3', interval: '10m', gracePeriod: '5m' }], replicas: 1, consumerHandoff: false, secretAccess: 'cluster-wide', admin: 'password', targetCluster: false, keystone: { workers: 1, inFlight: 8, fleet: 0 } },
+      steps: [
+        { wait: 60, event: { kind: 'keystone-capacity', workers: 1, slowdown: 4 } },
+        { wait: 60, event: { kind: 'outage', dependency: 'openbao', fault: 'down', seconds: 600 } },
+        { wait: 90, event: { kind: 'bystander', everySeconds: 1, minutes: 60 } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
 });
