@@ -106,7 +106,7 @@ export const swept: Invariant = {
             // its requests past their timeout), a frozen or refused namespace or a restart excuses the delay.
             const since = deadline - SWEEP_SLACK_MS;
             const frozen = world.frozenBetween(order.tenant, since, now) || world.refusedBetween(order.tenant, since, now);
-            if (now <= deadline || world.faultedBetween(since, now) || world.timedOutBetween('keystone', since, now) || frozen || world.restartedBetween(since, now)) continue;
+            if (now <= deadline || world.faultedBetween(since, now) || frozen || world.restartedBetween(since, now) || world.timedOutBetween('keystone', since, now)) continue;
             once(c.id, `${order.key}: generation ${c.generation} is still in Keystone ${Math.round((now - deadline + SWEEP_SLACK_MS) / 1000)} s after its sweep was due (generation ${delivered} delivered)`);
           }
         }
