@@ -14,11 +14,10 @@
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
  * - a spec the status has not observed, a raised `credentialGeneration` (unless a grace period runs: the raise waits
  *   for its end, as every trigger does, "No rotation starts while a grace period runs", and the order wakes then), any
- *   condition not True, except a standing
- *   refusal of the order's settings (issue 48: `DefaultsRefused`, `RotationWindowRefused`; ./conditions.ts
- *   `standingRefusal`) that a pass would record again word for word for the same spec, policy and clock: the
- *   credential is valid and delivered, so the order is checked as any settled order, and a change of the spec or of
- *   the fleet defaults (a new refusal, or none) un-settles it;
+ *   condition not True, except a standing refusal of the order's settings (issue 48: `DefaultsRefused`,
+ *   `RotationWindowRefused`; ./conditions.ts `standingRefusal`) that a pass would record again word for word for the
+ *   same spec, policy and clock: the credential is valid and delivered, so the order is checked as any settled order,
+ *   and a change of the spec or of the fleet defaults (a new refusal, or none) un-settles it;
  * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
