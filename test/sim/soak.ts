@@ -1,9 +1,10 @@
 /**
  * `npm run soak -- --schedules N --seed S`: the simulation's search (./replay.ts) beyond the fixed budget `npm test`
  * runs: N schedules drawn from seed S, a line per schedule, the first failing one shrunk and printed as a test case for
- * test/sim/cases.test.ts (`--keep-going`: every schedule run, the first failing one printed as drawn; `--from N`: the draw from its Nth schedule). Exits 1 when a
- * schedule broke an invariant. It holds the invariants the CI search holds (those
- * no unfixed issue-46 finding breaks: ./findings.ts); `--all-invariants` holds every one.
+ * test/sim/cases.test.ts (`--keep-going`: every schedule run, the first failing one printed as drawn; `--from N`: the
+ * draw from its Nth schedule on, so `--from N --schedules 1` replays one schedule alone). Exits 1 when a schedule broke
+ * an invariant. It holds the invariants the CI search holds (those no unfixed issue-46 finding breaks: ./findings.ts);
+ * `--all-invariants` holds every one.
  */
 import { Command } from 'commander';
 import { heldInvariants } from './findings';
@@ -31,7 +32,7 @@ const seed = positive('--seed', options.seed);
 const maxSteps = positive('--max-steps', options.maxSteps);
 const from = positive('--from', options.from);
 
-process.stdout.write(`soak: ${schedules} schedules from seed ${seed}${from > 1 ? `, the first of them its ${from}th` : ''}\n`);
+process.stdout.write(`soak: ${schedules} schedules from seed ${seed}${from > 1 ? `, from its schedule ${from} on` : ''}\n`);
 void search({
   seed,
   schedules,
