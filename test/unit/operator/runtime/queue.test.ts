@@ -1,5 +1,6 @@
 import { backoffDelay, KeyedBackoff, longestDelay } from '../../../../src/operator/runtime/backoff';
-import { WorkQueue } from '../../../../src/operator/runtime/queue';
+import fc from 'fast-check';
+import { Fifo, WorkQueue } from '../../../../src/operator/runtime/queue';
 
 describe('backoff', () => {
   it('doubles from the base to the cap and adds up to `jitter` at random', () => {
@@ -38,6 +39,35 @@ describe('backoff', () => {
     b.next('a', 200);
     b.longest();
     expect([b.retries('a'), b.next('a', 300)]).toEqual([2, 50]);
+  });
+});
+
+describe('Fifo', () => {
+  it('hands items out in the order they came, across its compactions, as an array\'s push and shift do', () => {
+    // Runs of pushes and shifts long enough to cross the compaction (1,024 handed out and half the array).
+    const step = fc.oneof(fc.record({ push: fc.integer({ min: 1, max: 3000 }) }), fc.record({ shift: fc.integer({ min: 1, max: 3000 }) }));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
+        const fifo = new Fifo<number>();
+        const model: number[] = [];
+        let next = 0;
+        for (const s of steps) {
+          if ('push' in s) {
+            for (let i = 0; i < s.push; i++, next++) {
+              fifo.push(next);
+              model.push(next);
+            }
+          } else {
+            const out = Array.from({ length: s.shift }, () => fifo.shift());
+            const expected = Array.from({ length: s.shift }, () => model.shift());
+            if (out.some((x, i) => x !== expected[i])) return false;
+          }
+          if (fifo.length !== model.length) return false;
+        }
+        return true;
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
