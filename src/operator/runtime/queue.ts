@@ -5,6 +5,7 @@
  * events failed in between), `addAfter` timers keep only the earliest wake-up per key, and shutdown stops handing out
  * keys and waits for the ones in flight, up to a deadline.
  */
+import Denque from 'denque';
 import { KeyedBackoff, type BackoffOptions } from './backoff';
 
 export interface WorkQueueOptions {
@@ -18,7 +19,12 @@ export interface WorkQueueOptions {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class WorkQueue {
-  private readonly queue = new Fifo<string>();
+  /**
+   * The keys waiting, oldest first: a double-ended queue, whose `shift` costs O(1) at any length. An array's moved every
+   * key left once it was in V8's large-object space (above about 16,000 keys): a resync of 20,000 orders queued them at
+   * once, and handing them out cost 215 ms in a bare script against 0.9 ms for 2,000 keys (6.7 ms with a deque).
+   */
+  private readonly queue = new Denque<string>();
   /** Keys that need a reconcile: queued, or re-added while in flight. */
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
@@ -183,37 +189,3 @@ export class WorkQueue {
   }
 }
 
-/**
- * A first-in first-out list whose `shift` costs O(1) at any length. `Array.prototype.shift` moves every element left
- * once an array's backing store is large (above about 16,000 keys V8 allocates it in the large-object space, where it
- * cannot move the array's start): a resync of 20,000 orders queued the keys at once, and handing them out cost
- * 20,000 × 20,000 / 2 element moves (215 ms in a bare script against 0.9 ms for 2,000 keys). Handed-out slots are
- * dropped in one copy once they are half of the array, so the copies cost O(1) per key.
- */
-export class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  /** The oldest item, removed; undefined when empty. */
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items = [];
-      this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-}

@@ -1,6 +1,6 @@
 import { backoffDelay, KeyedBackoff, longestDelay } from '../../../../src/operator/runtime/backoff';
 import fc from 'fast-check';
-import { Fifo, WorkQueue } from '../../../../src/operator/runtime/queue';
+import { WorkQueue } from '../../../../src/operator/runtime/queue';
 
 describe('backoff', () => {
   it('doubles from the base to the cap and adds up to `jitter` at random', () => {
@@ -42,31 +42,33 @@ describe('backoff', () => {
   });
 });
 
-describe('Fifo', () => {
-  it('hands items out in the order they came, across its compactions, as an array\'s push and shift do', () => {
-    // Runs of pushes and shifts long enough to cross the compaction (1,024 handed out and half the array).
-    const step = fc.oneof(fc.record({ push: fc.integer({ min: 1, max: 3000 }) }), fc.record({ shift: fc.integer({ min: 1, max: 3000 }) }));
-    fc.assert(
-      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
-        const fifo = new Fifo<number>();
-        const model: number[] = [];
+describe('WorkQueue: the order keys are handed out in', () => {
+  it('is the order they were added in, across runs of adds and hand-outs of thousands of keys (a resync queues every order at once)', async () => {
+    // Runs long enough to cross the deque's growth and wrap-around; each key handed out is done at once.
+    const step = fc.oneof(fc.record({ add: fc.integer({ min: 1, max: 3000 }) }), fc.record({ take: fc.integer({ min: 1, max: 3000 }) }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 10 }), async (steps) => {
+        const q = new WorkQueue();
+        const model: string[] = [];
         let next = 0;
         for (const s of steps) {
-          if ('push' in s) {
-            for (let i = 0; i < s.push; i++, next++) {
-              fifo.push(next);
-              model.push(next);
+          if ('add' in s) {
+            for (let i = 0; i < s.add; i++, next++) {
+              q.add(`ns/o${next}`);
+              model.push(`ns/o${next}`);
             }
           } else {
-            const out = Array.from({ length: s.shift }, () => fifo.shift());
-            const expected = Array.from({ length: s.shift }, () => model.shift());
-            if (out.some((x, i) => x !== expected[i])) return false;
+            for (let i = 0; i < s.take && model.length > 0; i++) {
+              const key = await q.get();
+              if (key !== model.shift()) return false;
+              q.done(key as string);
+            }
           }
-          if (fifo.length !== model.length) return false;
+          if (q.depth !== model.length) return false;
         }
         return true;
       }),
-      { numRuns: 200 },
+      { numRuns: 50 },
     );
   });
 });
