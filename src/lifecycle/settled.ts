@@ -12,11 +12,12 @@
  *   recorded credential whole, or one that is absent or foreign;
  * - a generation parked above the delivered one (a crash between park and record, or a rotation under way) or any
  *   parked generation other than the delivered one and the superseded one in grace (a stray, a recorded failure);
- * - a spec the status has not observed, a raised `credentialGeneration`, any condition not True, except a standing
- *   refusal of the order's settings (issue 48: `DefaultsRefused`, `RotationWindowRefused`; ./conditions.ts
- *   `standingRefusal`) that a pass would record again word for word for the same spec, policy and clock: the
- *   credential is valid and delivered, so the order is checked as any settled order, and a change of the spec or of
- *   the fleet defaults (a new refusal, or none) un-settles it;
+ * - a spec the status has not observed, a raised `credentialGeneration` (unless a grace period runs: the raise waits
+ *   for its end, as every trigger does, "No rotation starts while a grace period runs", and the order wakes then), any
+ *   condition not True, except a standing refusal of the order's settings (issue 48: `DefaultsRefused`,
+ *   `RotationWindowRefused`; ./conditions.ts `standingRefusal`) that a pass would record again word for word for the
+ *   same spec, policy and clock: the credential is valid and delivered, so the order is checked as any settled order,
+ *   and a change of the spec or of the fleet defaults (a new refusal, or none) un-settles it;
  * - a recorded `status.policy` that is not the policy in force (issue 48: the fleet defaults changed);
  * - a deadline reached: the schedule, the end of the grace period, the delivered credential's expiry;
  * - a recorded `nextRotation` that is not the time the schedule rotates next (issue 48: a window or jitter moved it);
@@ -70,7 +71,9 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
       return no(`${type} is not the standing refusal a pass records (${expected.reason})`);
     }
   }
-  if (order.spec.credentialGeneration > live) return no('spec.credentialGeneration is raised');
+  // A raise in a grace period waits for its end (the spec's Rotation section): a pass now would start nothing.
+  const raised = order.spec.credentialGeneration > live;
+  if (raised && rotation.mayStart(status)) return no('spec.credentialGeneration is raised');
   if (order.secretName !== undefined && status.secretName !== order.secretName) return no('the status does not name the delivered Secret');
   const delivery = cached.delivery;
   if (delivery.state !== 'delivered' || delivery.credentialId !== id || !delivery.intact) return no('the Secret does not carry the recorded credential whole');
@@ -84,7 +87,8 @@ export function settled(order: LifecycleOrder, cached: CachedObservations, now: 
   if (rotation.sweepDue(status, now)) return no('the grace period is over');
   const expiresAt = status.credentialExpiresAt === undefined ? undefined : new Date(status.credentialExpiresAt);
   const record = { generation: live, parked: true, credential: { id, ...(expiresAt ? { expiresAt } : {}) } };
-  const why = rotation.trigger(order, record, now);
+  // Any other trigger than the raise that waits (the schedule, the expiry).
+  const why = rotation.trigger(raised ? { ...order, spec: { ...order.spec, credentialGeneration: live } } : order, record, now);
   if (why !== undefined) return no(`a rotation is due (${rotation.describe(why, order)})`);
   if (rotation.revokePending(order)) return no('a revoke request is pending');
   // A window or jitter (issue 48) may place the next rotation elsewhere than the recorded time (a fleet default that

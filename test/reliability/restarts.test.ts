@@ -9,7 +9,10 @@
  * - restarted while OpenBao answers 503: the same, and every order stays Ready;
  * - restarted over statuses without that record (written before it existed, or a status write that was lost) while
  *   OpenBao answers 503: the settled orders wait on OpenBao and ask Keystone nothing; once OpenBao answers, each reads
- *   its two paths once and records the migration (one status write), still without Keystone.
+ *   its two paths once and records the migration (one status write), still without Keystone;
+ * - restarted while an order's raised generation waits for its grace period ("No rotation starts while a grace period
+ *   runs"): the order is Ready and settled until the grace period ends, so the same (before, the new process logged in,
+ *   listed and read the backup for it: seed 460004 of the simulation, schedule 27).
  *
  * Before the record (0.2.0), the same restart read two OpenBao paths per order every time, and with OpenBao answering
  * 503 sent the user's login and credential list to Keystone (docs/upgrading.md: "No Keystone call").
@@ -148,5 +151,26 @@ describe('a restart of the operator over converged orders (OpenBao and Keystone 
     say(line);
     expect(recorded.every((o) => ready(o) && o.status?.backupPath === `openstack/keystone/${CP_NS}/${fx.prefixOf(o.metadata.name)}/${o.metadata.uid}/service-accounts/application-credential`)).toBe(true);
     expect(describeCalls(keystone.calls.filter((c) => (c.at ?? 0) >= started.startedAt))).toEqual([]);
+  });
+
+  it('restarted while a raised generation waits for a grace period: no OpenBao and no Keystone request; the order stays Ready at its generation', async () => {
+    const rotation = { interval: '1h', gracePeriod: '10m' };
+    await applyOk([fx.credentialOrder('app-0', rotation, 2)], { fieldManager: 'kac-test' });
+    await eventually(async () => {
+      const o = await fx.order('app-0');
+      return ready(o) && o.status?.credentialGeneration === 2 && o.status.previousCredentialGeneration === 1 && o.status.observedGeneration === o.metadata.generation;
+    }, 60_000, 500);
+    // Raised again inside the grace period of generation 1: generation 3 waits for its end, ten minutes on.
+    await applyOk([fx.credentialOrder('app-0', rotation, 3)], { fieldManager: 'kac-test' });
+    await eventually(async () => {
+      const o = await fx.order('app-0');
+      return ready(o) && o.status?.credentialGeneration === 2 && o.status.observedGeneration === o.metadata.generation;
+    }, 60_000, 500);
+    const counted = await firstWindow(await restart(), 'restart, a raised generation waiting for a grace period');
+    expect(describeCalls(counted.openBao)).toEqual([]);
+    expect(describeCalls(counted.keystone)).toEqual([]);
+    const after = await fx.order('app-0');
+    expect([ready(after), after.status?.credentialGeneration, after.spec.credentialGeneration]).toEqual([true, 2, 3]);
+    expect((await orders()).every(ready)).toBe(true);
   });
 });

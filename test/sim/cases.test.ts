@@ -357,3 +357,23 @@ describe("found by the simulation with Keystone's capacity (issue 48's pacing), 
     });
   }, CASE_TIMEOUT_MS);
 });
+
+describe('found by the simulation on draws beside the CI seed, fixed', () => {
+  // npm run soak -- --schedules 80 --seed 460004 --keep-going, schedule 27 (there two raises of every order, a crash at
+  // a park and a restored status; here its core), broke restart-costs-nothing: "tenant-a/app-2 was converged when
+  // keystone-appcred-operator-3 took over and cost 1 OpenBao requests …; … 2 Keystone requests as that user (POST
+  // /v3/auth/tokens; GET …/application_credentials)". The second raise waits for the first one's grace period ("No
+  // rotation starts while a grace period runs"); the order is Ready meanwhile, but src/lifecycle/settled.ts counted any
+  // raised credentialGeneration as work, so the new leader's first pass took Keystone and OpenBao in full to do nothing.
+  // Fixed there: a raise in a grace period is settled until the grace period ends.
+  it('seed 1653574042: a takeover while a raise waits for a grace period costs the order nothing', async () => {
+    await expectClean({
+      setup: { ...ONE_ORDER, seed: 1653574042, orders: [{ tenant: 'tenant-a', name: 'app-2', interval: '0s', gracePeriod: '3m' }], replicas: 2 },
+      steps: [
+        { wait: 60, event: { kind: 'raise', tenant: 'tenant-a', name: 'app-2' } },
+        { wait: 30, event: { kind: 'raise', tenant: 'tenant-a', name: 'app-2' } },
+        { wait: 30, event: { kind: 'failover' } },
+      ],
+    });
+  }, CASE_TIMEOUT_MS);
+});

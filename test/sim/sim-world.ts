@@ -64,6 +64,8 @@ export class SimWorld extends World {
   readonly tenantDeletedSecret = new Map<string, number>();
   /** The tenants whose Secrets the operator may not read (namespaced Secret access: their Role is missing). */
   readonly secretsRefused = new Set<string>();
+  /** The spans in which a tenant's Secrets were refused to the operator (the namespaced mode only: its orders frozen). */
+  readonly refusedLog: { readonly tenant: string; readonly from: number; to?: number }[] = [];
   /** The upgrade from 0.1.0 happened (it happens once). */
   upgraded = false;
   /** Where the ControlPlane's admin credential is, when it is an application credential. */
@@ -186,6 +188,23 @@ export class SimWorld extends World {
     return this.faultLog.some((s) => (!dependencies || dependencies.includes(s.dependency)) && s.from <= to && (s.to === undefined || s.to >= from));
   }
 
+  /**
+   * Whether a request of an operator process to `dependency` went unanswered within the client's timeout at any time in
+   * [from, to] without a fault of the schedule: a Keystone of finite capacity that others' load keeps busy past the
+   * timeout (a bystander's logins outpacing its workers) answers too late, as a `slow` outage does.
+   */
+  timedOutBetween(dependency: Dependency, from: number, to: number): boolean {
+    return this.network.calls.some((c) => c.dependency === dependency && c.outcome === 'timeout' && c.at <= to && (c.endedAt ?? to) >= from);
+  }
+
+  /**
+   * Whether the operator was refused the tenant's Secrets at any time in [from, to] (the namespaced mode, its Role
+   * taken away): its orders are frozen with what they have, nothing swept, as without consent (docs/install/namespaced.md).
+   */
+  refusedBetween(tenant: string, from: number, to: number): boolean {
+    return this.refusedLog.some((s) => s.tenant === tenant && s.from <= to && (s.to === undefined || s.to >= from));
+  }
+
   /** Whether the tenant's namespace was unassigned (its orders frozen) at any time in [from, to]. */
   frozenBetween(tenant: string, from: number, to: number): boolean {
     return this.frozenLog.some((s) => s.tenant === tenant && s.from <= to && (s.to === undefined || s.to >= from));
@@ -256,6 +275,10 @@ export class SimWorld extends World {
   grantSecrets(tenant: string, granted: boolean): void {
     if (granted) this.secretsRefused.delete(tenant);
     else this.secretsRefused.add(tenant);
+    if (this.setup.secretAccess !== 'namespaced') return;
+    const open = this.refusedLog.find((s) => s.tenant === tenant && s.to === undefined);
+    if (!granted && !open) this.refusedLog.push({ tenant, from: this.time.now() });
+    if (granted && open) open.to = this.time.now();
   }
 
   private build(): void {

@@ -101,9 +101,12 @@ export const swept: Invariant = {
             if (c.id === carried.id || c.generation > delivered) continue;
             const switched = Math.max(ledger.lastCarried.get(c.id) ?? 0, carried.since);
             const deadline = switched + Math.max(...ledger.gracesAt(order, switched)) + SWEEP_SLACK_MS;
-            // A sweep needs Keystone and the API server, a consenting namespace and a leader: any fault since before the
-            // deadline, a frozen namespace or a restart excuses the delay.
-            if (now <= deadline || world.faultedBetween(deadline - SWEEP_SLACK_MS, now) || world.frozenBetween(order.tenant, deadline - SWEEP_SLACK_MS, now) || world.restartedBetween(deadline - SWEEP_SLACK_MS, now)) continue;
+            // A sweep needs Keystone and the API server, a consenting namespace whose Secrets the operator may read, and a
+            // leader: any fault since before the deadline, Keystone answering the operator too late (others' load queueing
+            // its requests past their timeout), a frozen or refused namespace or a restart excuses the delay.
+            const since = deadline - SWEEP_SLACK_MS;
+            const frozen = world.frozenBetween(order.tenant, since, now) || world.refusedBetween(order.tenant, since, now);
+            if (now <= deadline || world.faultedBetween(since, now) || frozen || world.restartedBetween(since, now) || world.timedOutBetween('keystone', since, now)) continue;
             once(c.id, `${order.key}: generation ${c.generation} is still in Keystone ${Math.round((now - deadline + SWEEP_SLACK_MS) / 1000)} s after its sweep was due (generation ${delivered} delivered)`);
           }
         }

@@ -90,8 +90,9 @@ export const recovery: Invariant = {
           if (now < p.at + RECOVERY_MS) continue;
           pending.splice(pending.indexOf(p), 1);
           const end = p.at + RECOVERY_MS;
-          // Another fault, a restart, or an event in the minute after: what the order does then is that event's.
-          if (world.faultedBetween(p.at + 1, end) || world.restartedBetween(p.at - 20_000, end) || (world.nextEventAfter(p.at - 1) ?? Infinity) <= end) continue;
+          // Another fault (Keystone answering the operator too late under others' load among them), a restart, or an event
+          // in the minute after: what the order does then is that event's.
+          if (world.faultedBetween(p.at + 1, end) || world.timedOutBetween('keystone', p.at + 1, end) || world.restartedBetween(p.at - 20_000, end) || (world.nextEventAfter(p.at - 1) ?? Infinity) <= end) continue;
           const after = reconcileLines(world).filter((l) => Date.parse(String(l.time)) > p.at && Date.parse(String(l.time)) <= end);
           for (const key of p.keys) {
             const [, ns, name] = key.split('/');

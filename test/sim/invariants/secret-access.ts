@@ -18,6 +18,13 @@ const CONTROLLERS: Readonly<Record<string, string>> = {
 const REFUSED = 'SecretAccessNotGranted';
 /** The pass that the refusal's own status write wakes, and the event's way back, are part of the refusal. */
 const SETTLE_MS = 1_000;
+/**
+ * How long after a fault its refusal may still stand: a list the API server refused during an outage (a 403 of every
+ * request among them) is probed again after at most 10 s plus 20 % jitter (docs/install/namespaced.md, "The probe"), and
+ * the probe that finds the namespace readable again reconciles what waited on it (the refusal recorded, its status write
+ * the first the API server took after the outage).
+ */
+const PROBE_REACH_MS = 12_000;
 
 const refused = (status: unknown) => ((status as { conditions?: { reason?: string }[] } | undefined)?.conditions ?? []).some((c) => c.reason === REFUSED);
 
@@ -41,7 +48,7 @@ export const refusedCostsNothing: Invariant = {
       const from = since.get(key);
       const now = world.time.now();
       if (from === undefined || now < from + SETTLE_MS) return;
-      if ((world.nextEventAfter(from) ?? Infinity) <= now || world.restartedBetween(from, now) || world.faultedBetween(from, now) || world.resyncedBetween(from, now)) return;
+      if ((world.nextEventAfter(from) ?? Infinity) <= now || world.restartedBetween(from, now) || world.faultedBetween(Math.min(from, now - PROBE_REACH_MS), now) || world.resyncedBetween(from, now)) return;
       report(`${key.split('/').slice(2).join('/')} (${String(line.controller)}) had a pass ${Math.round((now - from) / 1000)} s after it recorded ${REFUSED}, with nothing changed since (${String(line.reason ?? line.result)})`);
       since.delete(key);
     });

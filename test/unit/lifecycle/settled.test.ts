@@ -70,6 +70,10 @@ describe('settled', () => {
     const both = cached({ parked: [{ generation: 1, parked: true }, { generation: 2, parked: true }], delivery: { state: 'delivered', credentialId: 'cred-2', intact: true } });
     expect(settled(order(inGrace), both, plus(T0, hours(1)))).toEqual({ settled: true, wakeAt: plus(T0, hours(2)) });
     expect(settled(order(inGrace), both, plus(T0, hours(2)))).toMatchObject({ settled: false, why: 'the grace period is over' });
+    // A raise waits for the grace period to end ("No rotation starts while a grace period runs"): settled until then.
+    // Found by the simulation (seed 460004, schedule 27): a takeover in the grace period logged in and listed for it.
+    expect(settled(order(inGrace, { credentialGeneration: 3 }), both, plus(T0, hours(1)))).toEqual({ settled: true, wakeAt: plus(T0, hours(2)) });
+    expect(settled(order(inGrace, { credentialGeneration: 3 }), both, plus(T0, hours(2)))).toMatchObject({ settled: false, why: 'the grace period is over' });
     const noSchedule = decide(order(liveStatus(1, T0, EXP1), { rotation: { interval: '0s' } }), world([held(1, EXP1)]), plus(T0, 1000)).status;
     expect(settled(order(noSchedule, { rotation: { interval: '0s' } }), cached(), EXP1)).toMatchObject({ settled: false, why: expect.stringMatching(/expired/) });
   });
@@ -134,7 +138,8 @@ describe('settled never skips work a full pass would do', () => {
     let settledSeen = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ advance: fc.integer({ min: 500, max: 30_000 }), crashAt: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }) }), { minLength: 3, maxLength: 40 }),
+        // A pass may follow a raise of spec.credentialGeneration (one in eight), in a grace period or not.
+        fc.array(fc.record({ advance: fc.integer({ min: 500, max: 30_000 }), crashAt: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }), raise: fc.integer({ min: 0, max: 7 }).map((n) => n === 0) }), { minLength: 3, maxLength: 40 }),
         async (passes) => {
           let now = new Date('2026-12-01T00:00:00Z');
           const clock = () => now;
@@ -162,9 +167,11 @@ describe('settled never skips work a full pass would do', () => {
             release: async () => undefined,
             isTerminal: () => false,
           };
-          const lifecycleOrder = () => ({ prefix: PREFIX, spec: SPEC, status, secretName: 'p-credentials' });
+          let spec = SPEC;
+          const lifecycleOrder = () => ({ prefix: PREFIX, spec, status, secretName: 'p-credentials' });
           for (const p of passes) {
             now = new Date(now.getTime() + p.advance);
+            if (p.raise) spec = { ...spec, credentialGeneration: Math.max(spec.credentialGeneration, status.credentialGeneration ?? 0) + 1 };
             calls = 0;
             crashAt = p.crashAt;
             try {
