@@ -231,10 +231,12 @@ export class PlaneCluster implements ClusterPort {
     }
   }
 
-  async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void> {
+  async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>, basis?: ObjectOf<K>): Promise<void> {
     const resource = Kinds[kind] as unknown as ResourceKind<KubeObject & { status?: unknown }>;
-    const object = this.latest(resource, key);
-    if (!object) return; // gone: nothing to record on
+    const latest = this.latest(resource, key);
+    if (!latest) return; // gone: nothing to record on
+    // The patch's resourceVersion precondition and its difference are the decided-from copy's (ClusterPort.writeStatus).
+    const object = (basis as (KubeObject & { status?: unknown }) | undefined) ?? latest;
     const written = await this.cluster.patchStatus(resource, object, status);
     this.remember(resource, written);
     const conditions = (s: unknown) => (s as { conditions?: readonly Condition[] } | undefined)?.conditions;

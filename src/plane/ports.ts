@@ -129,8 +129,13 @@ export interface ClusterPort {
   applySecret(secret: SecretManifest, options?: { readonly force?: boolean }): Promise<void>;
   /** Deletes a Secret (with a UID precondition when given); one already gone is fine. */
   deleteSecret(key: ObjectKey, precondition?: { readonly uid: string }): Promise<void>;
-  /** Writes the status subresource. */
-  writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void>;
+  /**
+   * Writes the status subresource. `basis` is the copy of the object the pass decided the status from: the write is
+   * conditional on its resourceVersion, so a status decided from a copy the object has moved on from (the cache behind,
+   * or changed during the pass) loses with a conflict (409) instead of overwriting what the newer copy holds, and the
+   * next pass decides from the newer one (Kubernetes' optimistic concurrency). @default the newest copy the port knows
+   */
+  writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>, basis?: ObjectOf<K>): Promise<void>;
   /** Adds a finalizer (idempotent). */
   addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
   /** Removes a finalizer (idempotent; an object already gone is fine). */

@@ -53,6 +53,11 @@ export interface SearchResult {
 export interface SearchOptions {
   readonly seed: number;
   readonly schedules: number;
+  /**
+   * The draw's schedule to start at, counted from 1 (fast-check's replay path): `from: 70, schedules: 1` runs the 70th
+   * schedule of the seed alone, and shrinks it if it fails. @default 1
+   */
+  readonly from?: number;
   /** Steps of one schedule, at most. @default 12 */
   readonly maxSteps?: number;
   /** Shrink a failing schedule (each try is a run). @default true */
@@ -90,7 +95,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     if (!shrinking) {
       schedules++;
       virtualMs += result.virtualMs;
-      options.onSchedule?.(schedules, result, schedule);
+      options.onSchedule?.(schedules + (options.from ?? 1) - 1, result, schedule);
     }
     if (result.violations.length > 0 && options.keepGoing) {
       last ??= { schedule, violations: result.violations };
@@ -106,6 +111,7 @@ export async function search(options: SearchOptions): Promise<SearchResult> {
     seed: options.seed,
     numRuns: options.schedules,
     endOnFailure: options.shrink === false,
+    ...(options.from !== undefined && options.from > 1 ? { path: String(options.from - 1) } : {}),
     ...(options.wallLimitMs !== undefined ? { interruptAfterTimeLimit: options.wallLimitMs, markInterruptAsFailure: false } : {}),
   });
   await running;

@@ -46,6 +46,11 @@ export class SimWorld extends World {
   readonly consumers = new Map<string, Held>();
   /** When each process start happened (the restarts), with the orders' state just before. */
   readonly restarts: { readonly at: number; readonly process: string }[] = [];
+  /**
+   * When a process became the leader. A start and the takeover are apart when the leader cannot be elected at once: a
+   * standby, or a process started during an API outage, takes over only once the API server answers again.
+   */
+  readonly takeovers: { readonly at: number; readonly process: string }[] = [];
   /** When each of the schedule's events happened (the runner notes them), and its kind (same index). */
   readonly eventTimes: number[] = [];
   readonly eventKinds: string[] = [];
@@ -82,6 +87,9 @@ export class SimWorld extends World {
     });
     if (setup.keystone) this.network.keystoneWorkers = new KeystoneWorkers(setup.keystone.workers, () => this.time.now());
     this.network.onTrip = (process) => this.crash(process);
+    this.hooks.line.push((line) => {
+      if (line.msg === 'became the leader') this.takeovers.push({ at: this.time.now(), process: line.process });
+    });
     this.hooks.change.push((change) => {
       if (change.collection === PATHS.controlPlanes) this.consentChanged(change.object);
       if (change.collection === PATHS.deployments && change.type !== 'DELETED') this.rollOut(change.cluster, change.object);
@@ -210,9 +218,12 @@ export class SimWorld extends World {
     return this.frozenLog.some((s) => s.tenant === tenant && s.from <= to && (s.to === undefined || s.to >= from));
   }
 
-  /** Whether a process started (a restart, a failover's new standby, an upgrade) in [from, to]. */
+  /**
+   * Whether a process started (a restart, a failover's new standby, an upgrade) or became the leader in [from, to]:
+   * either way a leader's first passes, which know nothing of what the one before learned (its backoffs, its waits).
+   */
   restartedBetween(from: number, to: number): boolean {
-    return this.restarts.some((r) => r.at >= from && r.at <= to);
+    return [...this.restarts, ...this.takeovers].some((r) => r.at >= from && r.at <= to);
   }
 
   /** Whether the informers of a process that ran then resynced (handed every object to its controllers) in [from, to]. */

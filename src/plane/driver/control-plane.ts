@@ -42,7 +42,7 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
   if (refused !== undefined) {
     const plan = decideControlPlane(controlPlane, { credential: { ok: false, reason: AdminCredentialReason.WaitingForCloudsYaml, message: refused }, secretsRefused: refused }, (deps.clock ?? (() => new Date()))());
     const changed = !sameJson(plan.status, controlPlane.status);
-    if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
+    if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status, controlPlane);
     return { wroteStatus: changed, steps: 1, actions: [] };
   }
   return memoized(deps, controlPlane.metadata.uid, fingerprintOf([controlPlane, cloudCredentials, caBundle, identity, namespace, source, mirrors]), async () => {
@@ -81,7 +81,9 @@ export async function reconcileControlPlane(key: ObjectKey, deps: PlaneDeps): Pr
     }
     const plan = decideControlPlane(controlPlane, { credential, ...(login ? { login } : {}), ...(resolved ? { identity: resolved } : {}) }, (deps.clock ?? (() => new Date()))());
     const changed = !sameJson(plan.status, controlPlane.status);
-    if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status);
+    // Decided from `controlPlane`: a copy the cache has replaced meanwhile (a watch that replayed older versions) loses
+    // with 409 rather than dropping what the newer copy recorded (the admin credential's expiry).
+    if (changed) await deps.cluster.writeStatus('ControlPlane', key, plan.status, controlPlane);
     const mirrorFailed = resolved?.mirrored.reason === CredentialsMirroredReason.MirrorFailed;
     const requeueAfter = mirrorFailed ? Math.min(plan.requeueAfter ?? MIRROR_RETRY_MS, MIRROR_RETRY_MS) : plan.requeueAfter;
     return { ...(requeueAfter !== undefined ? { requeueAfter } : {}), ...(plan.steady && !mirrorFailed ? { steady: true } : {}), wroteStatus: changed, steps: 1, actions: [] };

@@ -15,7 +15,8 @@
  *
  * A status's times are judged only as a converged pass writes them (every condition True), and a status or an action
  * only once what it reads has settled: the order's spec and the ControlPlane unchanged
- * for {@link SETTLE_MS} and the API servers answering since (the operator acts on its caches).
+ * for {@link SETTLE_MS} and the API servers answering since (the operator acts on its caches); `defaults-resolved`
+ * asks that of the start of the pass that wrote the status (a pass may wait minutes on its dependencies).
  */
 import { CredentialReason, type KeystoneApplicationCredentialStatus } from '../../../src/api';
 import type { Invariant } from '../model';
@@ -54,10 +55,17 @@ function inputsOf(world: SimWorld) {
   return created;
 }
 
-/** Whether what a pass of `key` read at `at` has settled: inputs unchanged for SETTLE_MS, the API servers answering. */
-function settled(world: SimWorld, key: string, at: number): boolean {
+/** When the inputs of `key`'s passes last changed: its spec by a tenant, or the ControlPlane. */
+function inputsSince(world: SimWorld, key: string): number {
   const known = inputsOf(world);
-  const since = Math.max(known.cp, known.orders.get(key) ?? 0);
+  return Math.max(known.cp, known.orders.get(key) ?? 0);
+}
+
+/**
+ * Whether what a pass of `key` read at `at` has settled: inputs unchanged for SETTLE_MS, the API servers answering
+ * (`since`: when they last changed, as of `at`).
+ */
+function settled(world: SimWorld, key: string, at: number, since = inputsSince(world, key)): boolean {
   const tenant = key.split('/')[0] ?? '';
   return at - since >= SETTLE_MS && !world.faultedBetween(since, at, ['api', 'target']) && !world.frozenBetween(tenant, since, at);
 }
@@ -171,18 +179,34 @@ export const defaultsResolved: Invariant = {
   description: 'status.policy is the policy in force with its sources (none without fleet defaults or with refused ones); DefaultsRefused and RotationWindowRefused only of a refused combination',
   watch(world, report) {
     inputsOf(world);
+    // A write is judged by what its pass read: once that pass's reconcile line tells when it began, and only if its
+    // inputs had settled by then. A pass that waits minutes on OpenBao and Keystone (timeouts, Retry-After) writes what
+    // it decided from the spec and ControlPlane it read at its start; a change meanwhile is the next pass's.
+    const pending: { key: string; at: number; since: number; problems: string[] }[] = [];
     world.hooks.change.push((change) => {
       if (change.collection !== PATHS.orders || change.fieldManager !== OPERATOR || change.type === 'DELETED') return;
       const key = keyOf(change.object);
       if (!settled(world, key, change.at)) return;
       const status = (change.object.status ?? {}) as Status;
       const policy = expectedPolicy(world, change.object);
+      const problems: string[] = [];
       const diff = policyDiff(policy, status.policy);
-      if (diff) return report(`${key}: ${diff}`);
+      if (diff) problems.push(`${key}: ${diff}`);
       const reasons = new Set((status.conditions ?? []).map((c) => c.reason));
-      if (reasons.has(CredentialReason.DefaultsRefused) && !policy.defaultsRefused) report(`${key}: says DefaultsRefused of a combination that keeps its rules (${JSON.stringify(policy.rotation)})`);
-      if (reasons.has(CredentialReason.RotationWindowRefused) && !policy.windowRefused) report(`${key}: says RotationWindowRefused of a window that opens in time (${JSON.stringify(policy.rotation)})`);
+      if (reasons.has(CredentialReason.DefaultsRefused) && !policy.defaultsRefused) problems.push(`${key}: says DefaultsRefused of a combination that keeps its rules (${JSON.stringify(policy.rotation)})`);
+      if (reasons.has(CredentialReason.RotationWindowRefused) && !policy.windowRefused) problems.push(`${key}: says RotationWindowRefused of a window that opens in time (${JSON.stringify(policy.rotation)})`);
+      if (problems.length > 0) pending.push({ key, at: change.at, since: inputsSince(world, key), problems });
     });
-    return {};
+    return {
+      check() {
+        for (const write of [...pending]) {
+          const line = world.reconciles.find((l) => l.controller === 'KeystoneApplicationCredential' && l.key === write.key && Date.parse(String(l.time)) >= write.at);
+          if (!line) continue;
+          pending.splice(pending.indexOf(write), 1);
+          const began = Date.parse(String(line.time)) - Number(line.durationMs ?? 0);
+          if (settled(world, write.key, began, write.since)) for (const problem of write.problems) report(`${problem} (written at ${iso(write.at)} by a pass begun at ${iso(began)})`);
+        }
+      },
+    };
   },
 };

@@ -9,7 +9,8 @@
  * request on their backup paths and no Keystone request as their user (when every order of that user converged). A
  * takeover within 30 s of a change other than a process event (a consent, an order's spec), or after one made while
  * its API server was down, is not judged: its first passes react to that change (a ControlPlane change gives every
- * order of it a full pass).
+ * order of it a full pass). Nor is one within 30 s of an API server answering 403 in the namespaced Secret access mode:
+ * to the operator that is the Role taken away (and given back), a change of its own ({@link secretsRefusedBetween}).
  */
 import { backingPath } from '../../../src/api';
 import type { Invariant } from '../model';
@@ -73,6 +74,18 @@ export function converged(world: SimWorld, order: KnownOrder, at: number): boole
   return ledger.credentialsOf(order).every((c) => recorded.has(c.id));
 }
 
+/**
+ * Whether an API server answered 403 in [from, to] while the operator reads Secrets per namespace: to it that is the
+ * `secret-access` event's change, not an outage (src/operator/runtime/namespaces.ts reads a refused list as the Role
+ * missing, and the orders there record `SecretAccessNotGranted`, docs/troubleshoot), and the namespace stays refused
+ * until its next probe (≤ 10 s, DENIED_RETRY_MAX_MS). The first passes of a takeover in or just after it react to that
+ * refusal and, once the namespace lists again, to its end.
+ */
+function secretsRefusedBetween(world: SimWorld, from: number, to: number): boolean {
+  if (world.setup.secretAccess !== 'namespaced') return false;
+  return world.faultLog.some((s) => (s.dependency === 'api' || s.dependency === 'target') && s.fault.mode === 'status' && s.fault.status === 403 && s.from <= to && (s.to === undefined || s.to >= from));
+}
+
 export const restartFree: Invariant = {
   name: 'restart-costs-nothing',
   description: 'converged orders cost 0 Keystone and 0 OpenBao calls at a restart, whatever is down',
@@ -87,6 +100,7 @@ export const restartFree: Invariant = {
       // to: the restart's cost is not told apart from that change's.
       const unseen = (t: number) => t >= at - 30_000 || world.faultedBetween(t, at, ['api', 'target']);
       if (world.eventTimes.some((t, i) => t <= at && unseen(t) && !NOT_A_CHANGE.has(world.eventKinds[i] ?? ''))) return;
+      if (secretsRefusedBetween(world, at - 30_000, at)) return;
       const live = [...ledger.orders.values()].filter((o) => !o.gone);
       const orders = live.filter((o) => converged(world, o, at));
       const users = new Map<string, string>();

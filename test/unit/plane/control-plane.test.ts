@@ -238,6 +238,25 @@ describe('AdminCredentialReady', () => {
       expect(expiry()).toBe('2026-12-31T00:00:00Z');
     });
 
+    // The simulation (seed 460001, schedule 40): a watch that resumed further back replayed the ControlPlane as it was
+    // before its first status, during a Keystone outage; the pass on that copy decided a status without the expiry, and
+    // its write, conditioned on the newer copy's resourceVersion, dropped the recorded expiry and its gauge series.
+    it('a pass on a copy older than the API server\'s (a cache behind) loses its status write (409) instead of dropping the recorded expiry', async () => {
+      const { cluster, keystone, deps } = appCredSetup(byId(), at(30 * DAY));
+      const before = cluster.object('ControlPlane', key);
+      await reconcileControlPlane(key, deps);
+      const expiry = () => cluster.object('ControlPlane', key)?.status?.adminCredentialExpiresAt;
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      keystone.unreachable = true;
+      cluster.behind('ControlPlane', key, before as NonNullable<typeof before>);
+      await expect(reconcileControlPlane(key, { ...deps, clock: () => at(DAY) })).rejects.toThrow(/409 Conflict/);
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+      // The next pass reads the API server's copy: the outage reported, the expiry kept.
+      await reconcileControlPlane(key, { ...deps, clock: () => at(DAY + 1000) });
+      expect(admin(cluster)).toMatchObject({ status: 'False', reason: 'KeystoneUnreachable' });
+      expect(expiry()).toBe('2026-12-31T00:00:00Z');
+    });
+
     it('a steady pass writes nothing: the messages carry times, never a countdown', async () => {
       const { cluster, deps } = appCredSetup(byId(), at(3 * DAY));
       await reconcileControlPlane(key, deps);

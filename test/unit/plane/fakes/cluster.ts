@@ -71,8 +71,18 @@ export class FakeCluster implements ClusterPort {
     return this.secrets.get(this.sk(key));
   }
 
+  /** Copies the next reads return instead of the object (a cache behind the API server: a watch that replayed), once each. */
+  private readonly behindCopies = new Map<string, Any>();
+
+  /** The next read of the object returns `copy`, an older version of it, as a cache behind the API server would. */
+  behind<K extends ObjectKind>(kind: K, key: ObjectKey, copy: ObjectOf<K>): void {
+    this.behindCopies.set(this.k(kind, key), clone(copy) as unknown as Any);
+  }
+
   async get<K extends ObjectKind>(kind: K, key: ObjectKey): Promise<ObjectOf<K> | undefined> {
-    return this.object(kind, key);
+    const behind = this.behindCopies.get(this.k(kind, key));
+    this.behindCopies.delete(this.k(kind, key));
+    return behind ? (behind as unknown as ObjectOf<K>) : this.object(kind, key);
   }
 
   async list<K extends ObjectKind>(kind: K, namespace: string, fields: Readonly<Record<string, string>> = {}): Promise<readonly ObjectOf<K>[]> {
@@ -155,9 +165,12 @@ export class FakeCluster implements ClusterPort {
     this.secrets.delete(this.sk(key));
   }
 
-  async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>): Promise<void> {
+  async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>, basis?: ObjectOf<K>): Promise<void> {
     const o = this.objects.get(this.k(kind, key));
     if (!o) throw new Error(`${kind} ${this.sk(key)} not found`);
+    // The API server's resourceVersion precondition: a status decided from an older copy loses.
+    const decidedFrom = (basis as Any | undefined)?.metadata.resourceVersion;
+    if (decidedFrom !== undefined && decidedFrom !== o.metadata.resourceVersion) throw new Error(`409 Conflict: ${kind} ${this.sk(key)} has changed (resourceVersion ${decidedFrom}, now ${String(o.metadata.resourceVersion)})`);
     this.write(`status:${kind}/${key.name}`);
     o.status = clone(status);
     o.metadata.resourceVersion = String(this.version++);
