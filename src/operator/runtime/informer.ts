@@ -6,7 +6,6 @@
  */
 import type { KubeApi, ListResult, Selection } from '../../kube/api';
 import { isGone, KubeApiError } from '../../kube/errors';
-import { interned } from '../../kube/intern';
 import { keyOf, slimAs, typeOf, type KubeObject, type ResourceKind } from '../../kube/object';
 import { Store } from '../../kube/store';
 import type { WatchEvent, WatchStream } from '../../kube/transport';
@@ -230,13 +229,12 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * The object as the cache keeps it: with its apiVersion and kind (a list's items lack them), slimmed (no
-   * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), then the cache's own transform,
-   * its short strings shared with every other cached object's (src/kube/intern.ts).
+   * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), then the cache's own transform.
    */
   private typed(object: T): T {
     let kept = slimAs(this.kind, object);
     if (!kept.apiVersion || !kept.kind) kept = { ...kept, ...typeOf(this.kind) };
-    return interned(this.options.transform ? this.options.transform(kept) : kept);
+    return this.options.transform ? this.options.transform(kept) : kept;
   }
 
   private emit(call: (handler: InformerHandler<T>) => void): void {
