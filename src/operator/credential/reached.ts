@@ -69,6 +69,10 @@ export const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'crea
  * was), and, given `reached.answered`, every other call (one that returned, or a refusal `counts` does not count) noted
  * there: every method, or only `methods` (each an async call); the other methods are the port's own, bound to it. Built
  * once per pass, its methods the port's (own and its prototypes'), so a read the caches answer passes straight through.
+ * With `methods`, the port's other methods are looked up and bound once per port and set ({@link shapeOf}) and the
+ * wrapper inherits them: every pass of a resync wraps the cluster ports, and looking the methods up per pass was 21 ms
+ * of the 146 a resync of 2,000 converged orders took in a CPU profile (docs/benchmarks-operator.md), and most of its
+ * garbage. So the port's methods must not change once it has been wrapped (a class's do not).
  */
 export function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
   const noted = async (method: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
@@ -81,12 +85,40 @@ export function noting<T extends object>(port: T, reached: Pick<Reached, 'unansw
       throw error;
     }
   };
-  const wrapped: Record<PropertyKey, unknown> = {};
-  for (const name of methodsOf(port)) {
+  const shape = methods ? shapeOf(port, methods) : { bound: Object.prototype, watched: [...methodsOf(port)] };
+  // The port's own methods are inherited from the shape (a prototype), not copied: only the watched ones are per pass.
+  const wrapped = Object.create(shape.bound) as Record<PropertyKey, unknown>;
+  for (const name of shape.watched) {
     const method = Reflect.get(port, name) as (...args: unknown[]) => Promise<unknown>;
-    wrapped[name] = methods && !methods.has(name) ? method.bind(port) : (...args: unknown[]) => noted(method, args);
+    wrapped[name] = (...args: unknown[]) => noted(method, args);
   }
   return wrapped as T;
+}
+
+/** A port's methods split for {@link noting}: those it leaves to the port, bound to it, and those it watches. */
+interface Shape {
+  readonly bound: object;
+  readonly watched: readonly PropertyKey[];
+}
+
+/** The shapes of the ports wrapped with a set of methods, by port and set (both live as long as the process). */
+const shapes = new WeakMap<object, WeakMap<ReadonlySet<PropertyKey>, Shape>>();
+
+/** The shape of `port` watching `methods`, made on its first wrapping. */
+function shapeOf(port: object, methods: ReadonlySet<PropertyKey>): Shape {
+  let byMethods = shapes.get(port);
+  if (!byMethods) shapes.set(port, (byMethods = new WeakMap()));
+  let shape = byMethods.get(methods);
+  if (!shape) {
+    const bound: Record<PropertyKey, unknown> = {};
+    const watched: PropertyKey[] = [];
+    for (const name of methodsOf(port)) {
+      if (methods.has(name)) watched.push(name);
+      else bound[name] = (Reflect.get(port, name) as (...args: unknown[]) => unknown).bind(port);
+    }
+    byMethods.set(methods, (shape = { bound, watched }));
+  }
+  return shape;
 }
 
 /** The names of an object's methods, its own and its prototypes' (not Object's). */

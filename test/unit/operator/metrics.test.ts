@@ -120,6 +120,23 @@ describe('CredentialMetrics: what the alerts read', () => {
   });
 });
 
+describe('CredentialMetrics: the failures and a condition that goes', () => {
+  test('each failure reason has one series, counted per failure; a condition the status drops loses its series; the order forgotten, none is left', async () => {
+    const registry = new Registry();
+    const metrics = new CredentialMetrics(registry);
+    const failures = async () => (await registry.metrics()).split('\n').filter((l) => l.startsWith('keystone_appcred_credential_failures_total{'));
+    for (const reason of ['BackupNotSynced', 'CredentialError', 'BackupNotSynced']) metrics.failed('t', 'app', reason);
+    expect((await failures()).sort()).toEqual(['keystone_appcred_credential_failures_total{namespace="t",name="app",reason="BackupNotSynced"} 2', 'keystone_appcred_credential_failures_total{namespace="t",name="app",reason="CredentialError"} 1']);
+    const conditions = async () => (await registry.metrics()).split('\n').filter((l) => l.startsWith('keystone_appcred_credential_condition{')).map((l) => /type="(\w+)"/.exec(l)?.[1]);
+    const c = (type: string) => ({ type, status: 'True' as const, reason: 'R', message: '', lastTransitionTime: '2026-12-03T00:00:00Z' });
+    metrics.observed('t', 'app', { conditions: [c('Ready'), c('DeliveryReady')] });
+    metrics.observed('t', 'app', { conditions: [c('Ready')] });
+    expect(await conditions()).toEqual(['Ready']);
+    metrics.forget('t', 'app');
+    expect([await failures(), await conditions()]).toEqual([[], []]);
+  });
+});
+
 describe('HandoffMetrics', () => {
   test('an order delivering nothing loses its gauges and keeps its roll count; a deleted one loses every series', async () => {
     const registry = new Registry();

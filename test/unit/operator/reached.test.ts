@@ -47,6 +47,23 @@ describe('noting: the dependencies a pass reached', () => {
     expect(other.unanswered.size).toBe(0);
   });
 
+  it('the wrappings of one port by passes at once (its methods bound once): each pass notes its own calls only, reads act on the port', async () => {
+    const port = new Port();
+    const [first, second] = [reachedOf(), reachedOf()];
+    const a = noting(port, first, 'the API server', unansweredByApiServer, API_WRITES);
+    const b = noting(port, second, 'the API server', unansweredByApiServer, API_WRITES);
+    expect(a.getSecret).toBe(b.getSecret); // the port's own read, bound once
+    expect(await b.writeStatus('s')).toBe('ok');
+    expect([first.answered.size, second.answered.size]).toEqual([0, 1]);
+    expect(await a.getSecret('x')).toBe('x');
+    expect(port.calls).toEqual(['write s', 'get x']);
+    const failing = new Port(new KubeApiError(503, 'ServiceUnavailable', 'unavailable', 'PATCH /status'));
+    const [third, fourth] = [reachedOf(), reachedOf()];
+    noting(failing, third, 'the API server', unansweredByApiServer, API_WRITES);
+    await expect(noting(failing, fourth, 'the API server', unansweredByApiServer, API_WRITES).writeStatus('s')).rejects.toThrow('unavailable');
+    expect([third.unanswered.size, fourth.unanswered.size]).toEqual([0, 1]);
+  });
+
   it('without a set of methods every method is watched, an object literal’s too', async () => {
     const reached = reachedOf();
     const backup = noting({ read: async () => 'id', remove: async () => Promise.reject(new Error('down')) }, reached, 'OpenBao', () => true);

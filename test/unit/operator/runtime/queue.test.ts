@@ -1,4 +1,5 @@
 import { backoffDelay, KeyedBackoff, longestDelay } from '../../../../src/operator/runtime/backoff';
+import fc from 'fast-check';
 import { WorkQueue } from '../../../../src/operator/runtime/queue';
 
 describe('backoff', () => {
@@ -38,6 +39,37 @@ describe('backoff', () => {
     b.next('a', 200);
     b.longest();
     expect([b.retries('a'), b.next('a', 300)]).toEqual([2, 50]);
+  });
+});
+
+describe('WorkQueue: the order keys are handed out in', () => {
+  it('is the order they were added in, across runs of adds and hand-outs of thousands of keys (a resync queues every order at once)', async () => {
+    // Runs long enough to cross the deque's growth and wrap-around; each key handed out is done at once.
+    const step = fc.oneof(fc.record({ add: fc.integer({ min: 1, max: 3000 }) }), fc.record({ take: fc.integer({ min: 1, max: 3000 }) }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 10 }), async (steps) => {
+        const q = new WorkQueue();
+        const model: string[] = [];
+        let next = 0;
+        for (const s of steps) {
+          if ('add' in s) {
+            for (let i = 0; i < s.add; i++, next++) {
+              q.add(`ns/o${next}`);
+              model.push(`ns/o${next}`);
+            }
+          } else {
+            for (let i = 0; i < s.take && model.length > 0; i++) {
+              const key = await q.get();
+              if (key !== model.shift()) return false;
+              q.done(key as string);
+            }
+          }
+          if (q.depth !== model.length) return false;
+        }
+        return true;
+      }),
+      { numRuns: 50 },
+    );
   });
 });
 
