@@ -20,7 +20,7 @@ export function credentialsApi(
   const refused = () => keystoneError(403, "Using method 'application_credential' is not allowed for managing additional application credentials.");
   if (id === undefined && method === 'GET') {
     const name = request.params.get('name');
-    const listed = [...state.credentials.values()].filter((c) => c.userId === userId && (name === null || c.name === name));
+    const listed = state.credentials.ofUser(userId).filter((c) => name === null || c.name === name);
     return json(200, { application_credentials: listed.map((c) => state.credentialBody(c)), links: { self: '', previous: null, next: null } });
   }
   if (id === undefined && method === 'POST') return restricted ? refused() : create(state, userId, request.body, caller);
@@ -39,7 +39,7 @@ export function credentialsApi(
 function create(state: KeystoneState, userId: string, body: unknown, caller: Token): Response {
   const input = (body as { application_credential?: Record<string, unknown> } | undefined)?.application_credential ?? {};
   const name = typeof input.name === 'string' ? input.name : '';
-  if ([...state.credentials.values()].some((c) => c.userId === userId && c.name === name)) {
+  if (state.credentials.ofUser(userId).some((c) => c.name === name)) {
     return keystoneError(409, `Conflict occurred attempting to store application_credential - Duplicate entry found with name ${name}.`);
   }
   let expiresAt: Date | undefined;

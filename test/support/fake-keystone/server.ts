@@ -185,7 +185,7 @@ export class FakeKeystoneServer {
     if (methods[0] === 'application_credential') {
       const given = auth?.identity?.application_credential as { id?: string; name?: string; user?: Ref; secret?: string } | undefined;
       const user = given?.user ? this.state.findUser(given.user) : undefined;
-      const credential = given?.id !== undefined ? this.state.credentials.get(given.id) : [...this.state.credentials.values()].find((c) => c.name === given?.name && c.userId === user?.id);
+      const credential = given?.id !== undefined ? this.state.credentials.get(given.id) : user && this.state.credentials.ofUser(user.id).find((c) => c.name === given?.name);
       if (!credential) return { response: keystoneError(404, `Could not find Application Credential: ${given?.id ?? given?.name ?? ''}.`) };
       if (credential.secret !== given?.secret || (credential.expiresAt !== undefined && credential.expiresAt <= now)) return { response: keystoneError(401, UNAUTHORIZED), userId: credential.userId };
       const expiry = new Date(now.getTime() + this.ttl);

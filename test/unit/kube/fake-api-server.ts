@@ -27,8 +27,6 @@ import { forbidden, partial, selectorOf, status } from './wire';
 
 export type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string; namespace?: string; resourceVersion?: string; uid?: string }; [k: string]: unknown };
 
-
-
 export interface FakeApiServerOptions {
   /** The uid of each new object. @default randomUUID */
   readonly uid?: () => string;
@@ -49,6 +47,9 @@ const UNAPPLIED = new Set(['/apis/coordination.k8s.io/v1/leases', '/apis/events.
 /** An object without its resourceVersion, to tell whether a write changes it. */
 const withoutVersion = (o: Obj): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
 
+/** The uids an object's owner references name ('' for a reference without one: an owner that never exists). */
+const ownersOf = (object: Obj): string[] => ((object.metadata.ownerReferences as { uid?: string }[] | undefined) ?? []).map((o) => o.uid ?? '');
+
 /** A refused connection, as Node's fetch reports one. */
 const refused = (server: string): Error => Object.assign(new Error(`connect ECONNREFUSED ${server}`), { code: 'ECONNREFUSED' });
 
@@ -60,6 +61,14 @@ export class FakeApiServer implements Transport {
   private readonly watches = new WatchHub();
   private readonly failures: { match: (r: HttpRequest) => boolean; status: number; reason: string }[] = [];
   private readonly fields = new FieldOwners();
+  /**
+   * The garbage collector's books: how many stored objects carry each uid, and how many name each uid as an owner. A
+   * deletion wakes the collector only when a stored object named the deleted one, or one was stored whose owners
+   * were all gone already (`strays`): a fleet's thousands of deletions of unowned objects cost no scan of the store.
+   */
+  private readonly live = new Map<string, number>();
+  private readonly owned = new Map<string, number>();
+  private strays = false;
   private version = 100;
   /** Delay of each response, in ms (0: next microtask). */
   latencyMs = 0;
@@ -315,6 +324,8 @@ export class FakeApiServer implements Transport {
     const key = this.itemKey(object.metadata.namespace, object.metadata.name);
     const old = this.items(collection).get(key);
     this.items(collection).set(key, object);
+    if (old) this.unbook(old);
+    this.book(object);
     // The writer owns what it changed (server-side apply's managedFields; an apply took its own leaves already). Leases
     // and Events nobody applies: their fields are not tracked (the leader's renewals are most writes).
     if (!UNAPPLIED.has(collection)) {
@@ -327,23 +338,39 @@ export class FakeApiServer implements Transport {
   /** Removes a stored object; the garbage collector then deletes, in the background, what only it owned. */
   private erase(collection: string, stored: Obj): void {
     this.items(collection).delete(this.itemKey(stored.metadata.namespace, stored.metadata.name));
+    this.unbook(stored);
     this.fields.forget(`${collection}|${this.itemKey(stored.metadata.namespace, stored.metadata.name)}`);
     this.notify(collection, 'DELETED', { ...stored, metadata: { ...stored.metadata, resourceVersion: String(++this.version) } });
-    if (stored.metadata.uid) setTimeout(() => this.collectGarbage(), 0);
+    const uid = stored.metadata.uid;
+    if (uid && ((this.owned.get(uid) ?? 0) > 0 || this.strays)) setTimeout(() => this.collectGarbage(), 0);
+  }
+
+  /** Enters a stored object in the garbage collector's books ({@link unbook}: takes one out, replaced or deleted). */
+  private book(object: Obj): void {
+    const owners = ownersOf(object);
+    if (owners.length > 0 && !owners.some((uid) => this.live.has(uid))) this.strays = true;
+    for (const uid of owners) count(this.owned, uid, 1);
+    if (object.metadata.uid) count(this.live, object.metadata.uid, 1);
+  }
+
+  private unbook(object: Obj): void {
+    for (const uid of ownersOf(object)) count(this.owned, uid, -1);
+    if (object.metadata.uid) count(this.live, object.metadata.uid, -1);
   }
 
   /** Deletes (as a delete request would) every object whose owner references all name objects that no longer exist. */
   private collectGarbage(): void {
-    const live = new Set([...this.collections.values()].flatMap((items) => [...items.values()].map((o) => o.metadata.uid)));
+    const live = new Set(this.live.keys());
     for (const [collection, items] of this.collections) {
       for (const object of [...items.values()]) {
-        const owners = (object.metadata.ownerReferences as { uid: string }[] | undefined) ?? [];
-        if (owners.length === 0 || owners.some((o) => live.has(o.uid))) continue;
+        const owners = ownersOf(object);
+        if (owners.length === 0 || owners.some((uid) => live.has(uid))) continue;
         if (((object.metadata.finalizers as string[] | undefined) ?? []).length > 0) {
           if (!object.metadata.deletionTimestamp) this.write(collection, { ...object, metadata: { ...object.metadata, deletionTimestamp: this.timestamp() } }, object, 200, 'garbage-collector');
         } else this.erase(collection, object);
       }
     }
+    this.strays = false;
   }
 
   /** Records a change (for the watches, and `onChange`). */
@@ -361,4 +388,11 @@ export class FakeApiServer implements Transport {
   private itemKey(namespace: string | undefined, name: string): string {
     return `${namespace ?? ''}|${name}`;
   }
+}
+
+/** Adds `by` to a count, dropping it at zero. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }
