@@ -243,11 +243,14 @@ export class PlaneCluster implements ClusterPort {
     await this.events?.conditionsChanged(written, conditions(object.status), conditions(status));
   }
 
-  async addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {
+  async addFinalizer<K extends ObjectKind>(kind: K, key: ObjectKey, finalizer: string, basis?: ObjectOf<K>): Promise<ObjectOf<K> | undefined> {
     const resource = Kinds[kind] as unknown as ResourceKind<KubeObject>;
-    const object = this.latest(resource, key);
-    if (!object) return;
-    this.remember(resource, await this.cluster.addFinalizer(resource, object, finalizer));
+    const latest = this.latest(resource, key);
+    if (!latest) return undefined;
+    // The patch's resourceVersion precondition is the decided-from copy's (ClusterPort.addFinalizer).
+    const written = await this.cluster.addFinalizer(resource, (basis as KubeObject | undefined) ?? latest, finalizer);
+    this.remember(resource, newer(latest, written) ?? written);
+    return written as ObjectOf<K>;
   }
 
   async removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {

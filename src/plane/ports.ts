@@ -136,8 +136,13 @@ export interface ClusterPort {
    * next pass decides from the newer one (Kubernetes' optimistic concurrency). @default the newest copy the port knows
    */
   writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>, basis?: ObjectOf<K>): Promise<void>;
-  /** Adds a finalizer (idempotent). */
-  addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
+  /**
+   * Adds a finalizer (idempotent) and returns the object as it is afterwards (undefined: gone). With `basis`, the copy
+   * the pass decides from, the write is conditional on its resourceVersion as `writeStatus`'s is, and what it returns
+   * is the pass's copy from then on: a status the same pass decides is written on it, not lost to the pass's own
+   * finalizer. @default basis: the newest copy the port knows
+   */
+  addFinalizer<K extends ObjectKind>(kind: K, key: ObjectKey, finalizer: string, basis?: ObjectOf<K>): Promise<ObjectOf<K> | undefined>;
   /** Removes a finalizer (idempotent; an object already gone is fine). */
   removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void>;
 }

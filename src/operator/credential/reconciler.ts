@@ -180,9 +180,13 @@ export class CredentialReconciler {
     const verdict = credentialGates({ ...order, spec: policy.spec }, read, { ...(where ? { cluster: where } : {}), deleting });
     // The finalizer is stored before anything is created for the order (spec, Deletion Semantics), and the same pass
     // goes on: a pass of its own for the finalizer cost every new order one more reconcile.
+    // The status the pass records is conditional on the copy it decided from (`ClusterPort.writeStatus`): an order
+    // changed during the pass (a raise, a spec edit) loses that write with 409 and the next pass decides anew; the
+    // finalizer's write is the pass's own, so its result is that copy from then on.
     let wrote = false;
+    let basis = order;
     if (verdict.finalizerDue) {
-      await orders.addFinalizer(KIND, key, TEARDOWN_FINALIZER);
+      basis = (await orders.addFinalizer(KIND, key, TEARDOWN_FINALIZER, order)) ?? order;
       wrote = true;
     }
 
@@ -214,7 +218,7 @@ export class CredentialReconciler {
         // On a first sight the backup is looked at too, in OpenBao only, unless the status records its migration done:
         // after an upgrade, this moves it to the own path, and the status records that once (one write).
         if (sight.firstSight && ports.ownBackup && !ports.migrated) {
-          const recorded = await this.settleBackup(order, ports, ports.ownBackup, (status) => orders.writeStatus(KIND, key, status), id, where);
+          const recorded = await this.settleBackup(order, ports, ports.ownBackup, (status) => orders.writeStatus(KIND, key, status, basis), id, where);
           if (recorded) return { settled: true, status: recorded, ...requeue };
         }
         this.memory.converge(id, fingerprint, wakeAt);
@@ -230,7 +234,7 @@ export class CredentialReconciler {
       ...(ports.ownBackup ? { backup: ports.ownBackup } : {}),
       ...(ports.formerBackup ? { formerBackup: ports.formerBackup } : {}),
       writeStatus: async (status) => {
-        await orders.writeStatus(KIND, key, status); // the port records an Event per condition transition
+        await orders.writeStatus(KIND, key, status, basis); // the port records an Event per condition transition
         wrote = true;
         this.deps.onStatus?.(order, status, where);
       },

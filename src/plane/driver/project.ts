@@ -12,7 +12,7 @@ import { decideProject, projectNameOf, type ProjectAction, type ProjectObservati
 import { adminOf, observeConsent, observeHolders, siteOf } from './observe';
 import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
-import { runPass, type PassResult } from './run';
+import { addFinalizer, runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneProject. */
 export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, site: OrderSite = {}): Promise<PassResult> {
@@ -43,8 +43,7 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, site: Or
     const finalizer = teardownFinalizer('KeystoneProject');
     switch (action.type) {
       case 'add-finalizer':
-        await orders.addFinalizer('KeystoneProject', key, finalizer);
-        return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
+        return addFinalizer(orders, 'KeystoneProject', key, order, finalizer);
       case 'create-project':
         await (admin as KeystoneAdmin).createProject({ name: action.name, domainId: action.domainId, description: action.description, tags: action.tags });
         return order;
@@ -69,7 +68,7 @@ export async function reconcileProject(key: ObjectKey, deps: PlaneDeps, site: Or
       execute,
       failureOf: (world) => world.failure,
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-      writeStatus: (status) => orders.writeStatus('KeystoneProject', key, status),
+      writeStatus: (status, basis) => orders.writeStatus('KeystoneProject', key, status, basis),
     });
   const settled = async () =>
     planeSettled(project, {

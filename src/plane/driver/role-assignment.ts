@@ -13,7 +13,7 @@ import { decideAssignment, type AssignmentAction, type AssignmentObservations } 
 import { adminOf, observeConsent, siteOf } from './observe';
 import { planeSettled } from '../settled';
 import { fingerprintOf, memoized } from './memo';
-import { runPass, type PassResult } from './run';
+import { addFinalizer, runPass, type PassResult } from './run';
 
 /** Reconciles one KeystoneRoleAssignment. */
 export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, site: OrderSite = {}): Promise<PassResult> {
@@ -52,8 +52,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, site:
     const finalizer = teardownFinalizer('KeystoneRoleAssignment');
     switch (action.type) {
       case 'add-finalizer':
-        await orders.addFinalizer('KeystoneRoleAssignment', key, finalizer);
-        return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
+        return addFinalizer(orders, 'KeystoneRoleAssignment', key, order, finalizer);
       case 'grant':
         await (admin as KeystoneAdmin).grantRole(action.grant);
         return order;
@@ -86,7 +85,7 @@ export async function reconcileAssignment(key: ObjectKey, deps: PlaneDeps, site:
       execute,
       failureOf: (world) => world.failure,
       withFailure: (world, action, error) => ({ ...world, failure: `${action.type}: ${messageOf(error)}` }),
-      writeStatus: (status) => orders.writeStatus('KeystoneRoleAssignment', key, status),
+      writeStatus: (status, basis) => orders.writeStatus('KeystoneRoleAssignment', key, status, basis),
     });
   const settled = async () => {
     const [user, project] = await Promise.all([

@@ -7,7 +7,7 @@
  */
 import { sameJson } from '../../lifecycle/same';
 import type { PlanePlan } from '../plan';
-import type { ObjectKey, ObjectKind } from '../ports';
+import type { ClusterPort, ObjectKey, ObjectKind, ObjectOf } from '../ports';
 
 /** JSON equality with sorted keys: whether a status write would change anything (src/lifecycle/same.ts). */
 export { sameJson };
@@ -51,13 +51,21 @@ export interface Steps<O extends { status?: S }, W, A extends { type: string }, 
   readonly clock: () => Date;
   observe(order: O): Promise<W>;
   decide(order: O, world: W, now: Date): PlanePlan<S, A>;
-  /** Executes one action; returns the order as it is afterwards (a finalizer added). */
+  /**
+   * Executes one action; returns the order as it is afterwards: the object the API server returned when the action
+   * wrote the order (a finalizer added, conditioned on `order`'s resourceVersion), else `order`.
+   */
   execute(order: O, world: W, action: A): Promise<O>;
   /** The failure a world carries (observation failed), for the error thrown after reporting it. */
   failureOf(world: W): string | undefined;
   /** The world with an action's failure, to report it. */
   withFailure(world: W, action: A, error: unknown): W;
-  writeStatus(status: S): Promise<void>;
+  /**
+   * Records the status, decided from `basis`: the order as the API server holds it to the pass's knowledge (the copy
+   * the pass began with, or its own finalizer write's result), so the write is conditional on that copy
+   * (`ClusterPort.writeStatus`): an order that changed during the pass loses the write with 409 and is decided anew.
+   */
+  writeStatus(status: S, basis: O): Promise<void>;
   /** Steps before giving up. @default 8 */
   readonly maxSteps?: number;
 }
@@ -65,11 +73,13 @@ export interface Steps<O extends { status?: S }, W, A extends { type: string }, 
 /** Runs one pass (see the module comment). */
 export async function runPass<O extends { status?: S }, W, A extends { type: string }, S>(steps: Steps<O, W, A, S>): Promise<PassResult> {
   const original = steps.order.status;
+  // The order as stored (its status is never written before the pass ends), and as the next step decides from it.
+  let stored = steps.order;
   let order = steps.order;
   const done: string[] = [];
   const record = async (status: S): Promise<boolean> => {
     if (sameJson(status, original)) return false;
-    await steps.writeStatus(status);
+    await steps.writeStatus(status, stored);
     return true;
   };
   const max = steps.maxSteps ?? 8;
@@ -87,7 +97,11 @@ export async function runPass<O extends { status?: S }, W, A extends { type: str
     }
     for (const action of plan.actions) {
       try {
-        order = await steps.execute(order, world, action);
+        const after = await steps.execute(order, world, action);
+        if (after !== order) {
+          stored = { ...after, status: original };
+          order = { ...after, status: order.status };
+        }
       } catch (error) {
         const failed = steps.decide(order, steps.withFailure(world, action, error), steps.clock());
         await record(failed.status);
@@ -99,4 +113,13 @@ export async function runPass<O extends { status?: S }, W, A extends { type: str
     order = { ...order, status: plan.status };
   }
   throw new PlaneError(steps.kind, steps.key, `did not converge in ${max} steps (actions: ${done.join(', ')})`);
+}
+
+/**
+ * The `add-finalizer` action of every plane driver: written on the pass's copy (conditional on its resourceVersion) and
+ * returning the order as the API server returned it, for `Steps.execute`.
+ */
+export async function addFinalizer<K extends ObjectKind>(orders: Pick<ClusterPort, 'addFinalizer'>, kind: K, key: ObjectKey, order: ObjectOf<K>, finalizer: string): Promise<ObjectOf<K>> {
+  const written = await orders.addFinalizer(kind, key, finalizer, order);
+  return written ?? { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
 }

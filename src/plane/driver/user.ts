@@ -17,7 +17,7 @@ import { planeSettled } from '../settled';
 import { decideUser, orderedGeneration, userNameOf, type UserAction, type UserDelivery, type UserObservations } from '../user';
 import { adminOf, observeConsent, observeHolders, siteOf } from './observe';
 import { fingerprintOf, memoized } from './memo';
-import { runPass, type PassResult } from './run';
+import { addFinalizer, runPass, type PassResult } from './run';
 
 const defaultPassword = (): string => randomBytes(32).toString('base64url');
 
@@ -111,8 +111,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, site: Order
     const finalizer = teardownFinalizer('KeystoneUser');
     switch (action.type) {
       case 'add-finalizer':
-        await orders.addFinalizer('KeystoneUser', key, finalizer);
-        return { ...order, metadata: { ...order.metadata, finalizers: [...(order.metadata.finalizers ?? []), finalizer] } };
+        return addFinalizer(orders, 'KeystoneUser', key, order, finalizer);
       case 'park': {
         const stored = await deps.cluster.createSecret({
           namespace: childNamespace,
@@ -185,7 +184,7 @@ export async function reconcileUser(key: ObjectKey, deps: PlaneDeps, site: Order
         ...world,
         failure: { where: action.type === 'deliver' || action.type === 'withdraw' ? ('delivery' as const) : ('keystone' as const), message: `${action.type}: ${messageOf(error)}` },
       }),
-      writeStatus: (status) => orders.writeStatus('KeystoneUser', key, status),
+      writeStatus: (status, basis) => orders.writeStatus('KeystoneUser', key, status, basis),
     });
   return memoized(deps, user.metadata.uid, fingerprint, pass, settled);
 }

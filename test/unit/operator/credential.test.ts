@@ -285,6 +285,29 @@ describe('KeystoneApplicationCredential reconciler', () => {
     expect(w.cluster.writes.length).toBeLessThanOrEqual(5);
   });
 
+  // The status is written on the copy the pass decided from (ClusterPort.writeStatus): its own finalizer write moves
+  // that copy on (a new order's first pass records its status), a change of the user's during the pass loses the write.
+  it('an order raised while its pass mints loses that pass\'s status write (409); the next pass decides from the raise', async () => {
+    const w = world();
+    w.assignment();
+    const create = w.keystone.create.bind(w.keystone);
+    let raised = false;
+    w.keystone.create = async (request) => {
+      if (!raised) {
+        raised = true;
+        const order = w.get();
+        w.cluster.put(Kinds.KeystoneApplicationCredential, { ...order, spec: { ...order.spec, credentialGeneration: 2 } });
+      }
+      return create(request);
+    };
+    await expect(w.reconciler.reconcile({ namespace: NS, name: 'app' })).rejects.toThrow(/modified|409/);
+    expect(w.get().status).toBeUndefined();
+    expect(w.get().metadata.finalizers).toEqual([TEARDOWN_FINALIZER]);
+    await w.converge();
+    expect(w.get().status).toMatchObject({ credentialGeneration: 2 });
+    expect(w.decoded()).toMatchObject({ application_credential_id: w.get().status?.credentialID });
+  });
+
   it('a rotation records Minted and Switched (the delivered Secret carries the new generation), a first delivery Minted only', async () => {
     const w = world();
     w.assignment();

@@ -37,6 +37,26 @@ describe('KeystoneUser', () => {
     expect(condition(now, 'Ready')).toMatchObject({ status: 'True', reason: 'AllReady' });
   });
 
+  // A status is written on the copy the pass decided from (ClusterPort.writeStatus): the pass's own finalizer write
+  // moves that copy on, a change somebody else made during the pass makes the write lose.
+  it('a new order\'s pass writes its status on the copy its own finalizer write returned; an order changed during a pass loses that pass\'s status write (409), and the next pass decides from the change', async () => {
+    const { cluster, keystone, deps } = plane();
+    cluster.put('KeystoneUser', user());
+    const create = keystone.createUser.bind(keystone);
+    keystone.createUser = async (input) => {
+      // The order raised while Keystone creates the user: the pass decided from the copy before the raise.
+      const current = cluster.object('KeystoneUser', key) as KeystoneUser;
+      cluster.put('KeystoneUser', { ...current, spec: { ...current.spec, passwordGeneration: 2 } });
+      return create(input);
+    };
+    await expect(reconcileUser(key, deps)).rejects.toThrow(/409 Conflict/);
+    expect(cluster.object('KeystoneUser', key)?.status).toBeUndefined();
+    keystone.createUser = create;
+    const result = await reconcileUser(key, deps);
+    expect(result.actions).toEqual(['park', 'set-password', 'deliver', 'discard']);
+    expect(cluster.object('KeystoneUser', key)?.status).toMatchObject({ passwordGeneration: 2 });
+  });
+
   it('the parked password carries the three child labels and the child name <name>-<8 hex>-user-password-v<N>', async () => {
     const { cluster, deps } = plane();
     cluster.put('KeystoneUser', user());

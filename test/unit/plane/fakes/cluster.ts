@@ -166,23 +166,29 @@ export class FakeCluster implements ClusterPort {
   }
 
   async writeStatus<K extends ObjectKind>(kind: K, key: ObjectKey, status: NonNullable<ObjectOf<K>['status']>, basis?: ObjectOf<K>): Promise<void> {
-    const o = this.objects.get(this.k(kind, key));
-    if (!o) throw new Error(`${kind} ${this.sk(key)} not found`);
-    // The API server's resourceVersion precondition: a status decided from an older copy loses.
-    const decidedFrom = (basis as Any | undefined)?.metadata.resourceVersion;
-    if (decidedFrom !== undefined && decidedFrom !== o.metadata.resourceVersion) throw new Error(`409 Conflict: ${kind} ${this.sk(key)} has changed (resourceVersion ${decidedFrom}, now ${String(o.metadata.resourceVersion)})`);
+    const o = this.decidedFrom(kind, key, basis);
     this.write(`status:${kind}/${key.name}`);
     o.status = clone(status);
     o.metadata.resourceVersion = String(this.version++);
   }
 
-  async addFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {
-    const o = this.objects.get(this.k(kind, key));
-    if (!o) throw new Error(`${kind} ${this.sk(key)} not found`);
-    if ((o.metadata.finalizers ?? []).includes(finalizer)) return;
+  async addFinalizer<K extends ObjectKind>(kind: K, key: ObjectKey, finalizer: string, basis?: ObjectOf<K>): Promise<ObjectOf<K> | undefined> {
+    const copy = ((basis as Any | undefined) ?? this.objects.get(this.k(kind, key))) as Any | undefined;
+    if ((copy?.metadata.finalizers ?? []).includes(finalizer)) return clone(copy) as ObjectOf<K>; // no write: nothing to condition
+    const o = this.decidedFrom(kind, key, basis);
     this.write(`finalizer+:${kind}/${key.name}`);
     o.metadata.finalizers = [...(o.metadata.finalizers ?? []), finalizer];
     o.metadata.resourceVersion = String(this.version++);
+    return clone(o) as ObjectOf<K>;
+  }
+
+  /** The stored object, with the API server's resourceVersion precondition: a write decided from an older copy loses. */
+  private decidedFrom(kind: ObjectKind, key: ObjectKey, basis: unknown): Any {
+    const o = this.objects.get(this.k(kind, key));
+    if (!o) throw new Error(`${kind} ${this.sk(key)} not found`);
+    const decidedFrom = (basis as Any | undefined)?.metadata.resourceVersion;
+    if (decidedFrom !== undefined && decidedFrom !== o.metadata.resourceVersion) throw new Error(`409 Conflict: ${kind} ${this.sk(key)} has changed (resourceVersion ${decidedFrom}, now ${String(o.metadata.resourceVersion)})`);
+    return o;
   }
 
   async removeFinalizer(kind: ObjectKind, key: ObjectKey, finalizer: string): Promise<void> {
