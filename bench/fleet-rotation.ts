@@ -27,7 +27,7 @@
  *   npx tsx bench/fleet-rotation.ts [orders=20000] [raise=orders/20] [--policy-only]
  */
 import { conditions, printTable, type Figure } from './report';
-import { FLEET_JITTER_PERCENT, FLEET_WINDOW, PER_USER, forcedMint, inFleetWindow, massRotation, violationsOf, type MassRotation } from '../test/sim/fleet-rotation';
+import { FLEET_JITTER_PERCENT, FLEET_WINDOW, FORCED_WITHIN_MS, PASS_LATENCY_MS, PER_USER, forcedMint, forcedWait, inFleetWindow, massRotation, violationsOf, type MassRotation } from '../test/sim/fleet-rotation';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -45,14 +45,21 @@ async function main(): Promise<void> {
   const scheduled = policy.mints.filter((m) => m.why === 'schedule due');
   const forced = policy.mints.filter((m) => m.why !== 'schedule due');
   const inside = scheduled.filter((m) => inFleetWindow(m.at)).length;
+  // A start decided inside a window may reach Keystone a pass's latency after it closed (the invariant's allowance).
+  const justAfter = scheduled.filter((m) => !inFleetWindow(m.at) && inFleetWindow(m.at - PASS_LATENCY_MS));
+  const lateBy = justAfter.map((m) => seconds(m.at - lastInside(m.at)));
   const margins = [...policy.due].flatMap(([key, { due }]) => (policy.converged.has(key) ? [due - (policy.converged.get(key) ?? 0)] : []));
   // A raise mints at once, or (the order in a grace period then) when its grace period ends.
   const raisedAt = policy.raisedAt ?? 0;
   const atOnce = [...policy.raised].filter(([, from]) => from === raisedAt).map(([key]) => key);
   const afterGrace = [...policy.raised].filter(([, from]) => from > raisedAt);
   const lag = (keys: readonly string[], from: (key: string) => number) => Math.max(0, ...keys.map((key) => (forcedMint(policy, key)?.at ?? Infinity) - from(key)));
+  // Beyond Keystone's pace: the wait less the time the operator's Keystone requests meanwhile take at --keystone-rate.
+  const beyondPace = (keys: readonly string[], from: (key: string) => number) => Math.max(0, ...keys.map((key) => forcedWait(policy, forcedMint(policy, key)?.at ?? Infinity, from(key))));
   const atOnceLag = lag(atOnce, () => raisedAt);
+  const atOnceBeyond = beyondPace(atOnce, () => raisedAt);
   const afterGraceLag = lag(afterGrace.map(([key]) => key), (key) => policy.raised.get(key) ?? raisedAt);
+  const afterGraceBeyond = beyondPace(afterGrace.map(([key]) => key), (key) => policy.raised.get(key) ?? raisedAt);
   const before = [...policy.due].filter(([key, { due }]) => (policy.converged.get(key) ?? Infinity) <= due).length;
   const figures: Figure[] = [
     { figure: 'orders (Keystone users), created in one burst', value: `${orders} (${Math.ceil(orders / PER_USER)}), first credentials in ${minutes(policy.filledAt - policy.createdAt)}` },
@@ -60,12 +67,13 @@ async function main(): Promise<void> {
     { figure: 'rotations started per day (UTC)', value: histogram(policy, 24 * HOUR_MS) },
     { figure: 'peak scheduled starts per hour / minute / second', value: `${peak(scheduled, HOUR_MS)} / ${peak(scheduled, MINUTE_MS)} / ${peak(scheduled, 1000)}` },
     { figure: 'scheduled starts inside a window opening', value: `${inside} of ${scheduled.length} (${percent(inside, scheduled.length)})`, goal: '100%', met: inside === scheduled.length },
+    { figure: '… outside, a pass\'s latency (10 s) after a window closed: decided inside, reached Keystone after', value: `${justAfter.length}${lateBy.length > 0 ? ` (after the close by ${lateBy.slice(0, 5).join(', ')})` : ''}`, goal: `${scheduled.length - inside}`, met: justAfter.length === scheduled.length - inside },
     { figure: 'Keystone requests in flight at once, peak', value: `${policy.keystone.peakInFlight}`, baseline: `--keystone-in-flight ${policy.inFlightLimit}`, goal: `≤ ${policy.inFlightLimit}`, met: policy.keystone.peakInFlight <= policy.inFlightLimit },
     { figure: 'Keystone requests per second, peak (fill / rotation period)', value: `${policy.keystone.peakPerSecondFill} / ${policy.keystone.peakPerSecondRun}`, baseline: `--keystone-rate ${policy.rateLimit}`, goal: `≤ ${policy.rateLimit}`, met: Math.max(policy.keystone.peakPerSecondFill, policy.keystone.peakPerSecondRun) <= policy.rateLimit },
     { figure: 'orders converged at a new credential before their due time', value: `${before} of ${orders}; least margin ${hours(Math.min(...margins))}`, goal: `${orders}`, met: before === orders },
     { figure: `forced rotations (${raise} raised at ${policy.raisedAt === undefined ? '-' : iso(raisedAt)}, window closed)`, value: `${forced.length}` },
-    { figure: '… of orders free to rotate: started after the raise, the last', value: `${atOnce.length}, ${seconds(atOnceLag)}`, goal: '≤ 60 s', met: atOnceLag <= 60_000 },
-    { figure: '… of orders in a grace period then: started after it ended, the last', value: `${afterGrace.length}, ${seconds(afterGraceLag)}`, goal: '≤ 60 s', met: afterGraceLag <= 60_000 },
+    { figure: '… of orders free to rotate: started after the raise, the last (beyond the pace of Keystone requests at --keystone-rate)', value: `${atOnce.length}, ${seconds(atOnceLag)} (${seconds(atOnceBeyond)})`, goal: '≤ 60 s beyond', met: atOnceBeyond <= FORCED_WITHIN_MS },
+    { figure: '… of orders in a grace period then: started after it ended, the last (beyond the pace)', value: `${afterGrace.length}, ${seconds(afterGraceLag)} (${seconds(afterGraceBeyond)})`, goal: '≤ 60 s beyond', met: afterGraceBeyond <= FORCED_WITHIN_MS },
     { figure: 'most credentials one order held at the fake Keystone', value: `${policy.mostCredentials.count}`, goal: '≤ 2', met: policy.mostCredentials.count <= 2 },
     { figure: 'virtual time run (creation to the end)', value: `${hours(policy.endAt - policy.createdAt)}` },
     { figure: 'wall time', value: `${policySeconds.toFixed(0)} s` },
@@ -88,7 +96,7 @@ async function main(): Promise<void> {
   if (violations.length > 0) {
     process.stderr.write(`\nINVARIANTS VIOLATED:\n${violations.join('\n')}\n`);
     process.exitCode = 1;
-  } else process.stderr.write('\nInvariants held: no scheduled rotation outside a window, no order past its due time, every order converged, at most two credentials per order, every raise minted within 60 s (of the end of its grace period, when one ran).\n');
+  } else process.stderr.write('\nInvariants held: no scheduled rotation outside a window, no order past its due time, every order converged, at most two credentials per order, every raise minted within 60 s (of the end of its grace period, when one ran) beyond the time the Keystone requests of the operator meanwhile take at --keystone-rate.\n');
 }
 
 /** The run without policy against the scheduled starts with it: how much of the fleet starts in the same second. */
@@ -134,3 +142,10 @@ main().catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });
+
+/** The last instant before `at` inside a fleet window (minute by minute back from it: a window ends on a minute). */
+function lastInside(at: number): number {
+  let t = Math.floor(at / MINUTE_MS) * MINUTE_MS;
+  while (!inFleetWindow(t - 1) && at - t < 60 * MINUTE_MS) t -= MINUTE_MS;
+  return t;
+}

@@ -45,7 +45,7 @@ describe('the fleet rotation bench', () => {
       ]),
       notConverged: ['tenant-a/o1'],
       mostCredentials: { count: 3, key: 'u/o0' },
-      keystone: { peakInFlight: 1, peakPerSecondFill: 20, peakPerSecondRun: 5, requests: 100 },
+      keystone: { peakInFlight: 1, peakPerSecondFill: 20, peakPerSecondRun: 5, requests: 100, requestsBetween: () => 0 },
       inFlightLimit: 8,
       rateLimit: 20,
       peakRss: 0,
@@ -60,6 +60,13 @@ describe('the fleet rotation bench', () => {
     // In a grace period at the raise, the order may mint only once it ends: then 61 s after the raise is in time.
     expect(violationsOf({ ...run, raised: new Map([['tenant-a/o2', raisedAt + 30_000]]) }).join('\n')).not.toContain('tenant-a/o2: the raised');
     expect(violationsOf({ ...run, options: { ...run.options, policy: false } }).join('\n')).not.toContain('outside the window');
+    // A raise of many orders is paced: a mint 200 s after the raise is in time when Keystone was kept at --keystone-rate
+    // meanwhile (200 s of requests at 20 a second, or 150: 50 s beyond), not when it idled for more than 60 s of it.
+    const late = { ...run, mints: run.mints.map((m) => (m.key === 'tenant-a/o2' ? { ...m, at: raisedAt + 200_000 } : m)) };
+    const paced = (requests: number) => violationsOf({ ...late, keystone: { ...run.keystone, requestsBetween: () => requests } }).join('\n');
+    expect(paced(200 * 20)).not.toContain('tenant-a/o2: the raised');
+    expect(paced(150 * 20)).not.toContain('tenant-a/o2: the raised');
+    expect(paced(130 * 20)).toContain('tenant-a/o2: the raised generation minted at 2027-02-01T12:03:20.000Z');
   });
 
   it('rotates 50 orders inside the windows, before their due times, and lets a raise through at once', async () => {
