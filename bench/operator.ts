@@ -49,7 +49,8 @@
  * off, to compare); KAC_BENCH_OPERATOR_ENV='NAME=value ...' sets process settings beside the construct's (e.g. allocator
  * variables). KAC_BENCH_OPERATOR_NODE_ARGS adds Node flags to the operator's command line, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`
  * for a CPU profile (written when the bench stops it) or `--max-semi-space-size=4`. KAC_BENCH_HEAP_DIR=/tmp/h writes a
- * heap snapshot of the steady operator there after each size's resync (to see what the RSS is made of).
+ * heap snapshot of the steady operator there after each size's resync (to see what the RSS is made of; writing one
+ * takes memory the process may keep, so the RSS of the sizes after the first is not comparable to a run without).
  *
  * KAC_BENCH_KEYSTONE_CPU=0 pins Keystone to CPU 0 and everything else to the other CPUs (`taskset`): the convergence
  * without the operator's API server and etcd taking Keystone's core, to tell the operator's own cost from the machine's.

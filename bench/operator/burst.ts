@@ -2,12 +2,12 @@
  * 3a. A burst of up to 500 new orders with the operator at a Keystone limit it must hold (KAC_BENCH_LIMIT=rate,inFlight,
  * default 10,2): the peak requests in flight and per second at the proxy against the limit.
  */
-import { metricsText, waitReady } from '../../test/support/operator';
+import { waitReady } from '../../test/support/operator';
 import { peakRate } from '../../test/support/recording-proxy';
 import { createAll, untilReady } from './api';
 import { launch } from './launch';
 import { ensureUsers, order, userOf } from './orders';
-import { metricSum, quiet } from './process';
+import { metricSum, quiet, scrape } from './process';
 import type { Run } from './run';
 
 /**
@@ -32,7 +32,7 @@ export async function burstUnderLimit(run: Run, sizes: readonly number[]): Promi
     await untilReady('keystoneapplicationcredentials', `bench/batch=f${run.total}`, burst, 3_600_000, 1000);
     const seconds = (Date.now() - t0) / 1000;
     const calls = proxy.since(mark);
-    const metricPeak = metricSum(await metricsText(run.op), 'keystone_appcred_keystone_in_flight_peak');
+    const metricPeak = metricSum(await scrape(run.op), 'keystone_appcred_keystone_in_flight_peak');
     const rate = peakRate(calls);
     figures.push({ figure: `burst of ${burst} new orders: Keystone requests in flight, peak at the proxy (operator metric)`, value: `${proxy.peakInFlight} (${metricPeak})`, goal: `≤ ${limitInFlight} (--keystone-in-flight)`, met: proxy.peakInFlight <= limitInFlight });
     figures.push({ figure: `burst of ${burst} new orders: Keystone requests per second, peak over any 1 s`, value: `${rate} (mean ${(calls.length / seconds).toFixed(1)} over ${seconds.toFixed(0)} s)`, goal: `≤ ${limitRate} (--keystone-rate) + 1`, met: rate <= limitRate + 1 });

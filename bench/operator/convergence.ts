@@ -6,14 +6,14 @@
  */
 import { availableParallelism } from 'node:os';
 import { KeystoneLimitDefaults } from '../../src/api/operator-env';
-import { metricsText, waitReady } from '../../test/support/operator';
+import { waitReady } from '../../test/support/operator';
 import { describeInFlight, inFlightProfile, peakRate, type RecordedCall } from '../../test/support/recording-proxy';
 import { median, ms } from '../report';
 import { createAll, untilReadyWatched } from './api';
 import { bareCleanup, bareRound } from './bare';
 import { launch } from './launch';
 import { ensureUsers, order, userOf } from './orders';
-import { CLK_TCK, clusterTicks, cpuTicks, metricSum, quiet } from './process';
+import { CLK_TCK, clusterTicks, cpuTicks, metricSum, quiet, scrape } from './process';
 import type { Run } from './run';
 
 /**
@@ -83,7 +83,7 @@ export async function convergence(run: Run, options: ConvergenceOptions): Promis
       const operatorRun = async () => {
         await quiet(run.op, proxy);
         const mark = proxy.calls.length;
-        const writesBefore = metricSum(await metricsText(run.op), 'keystone_appcred_api_writes_total');
+        const writesBefore = metricSum(await scrape(run.op), 'keystone_appcred_api_writes_total');
         const cpu0 = { operator: cpuTicks(run.op.server.process.pid as number), keystone: cpuTicks(keystone.pid), cluster: clusterTicks() };
         const t0 = performance.now();
         await createAll(names.map((k) => order(`o${k}`, userOf(k), `c${workers}-${r}`)));
@@ -102,7 +102,7 @@ export async function convergence(run: Run, options: ConvergenceOptions): Promis
         flightPeak = Math.max(flightPeak, flight.peak);
         flight.share.forEach((x, n) => (flightTime[n] = (flightTime[n] ?? 0) + x * (t1 - t0)));
         await quiet(run.op, proxy);
-        writesPerOrder.push((metricSum(await metricsText(run.op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
+        writesPerOrder.push((metricSum(await scrape(run.op), 'keystone_appcred_api_writes_total') - writesBefore) / convergeCount);
       };
       const bareRun = async () => {
         const keystoneCpu0 = cpuTicks(keystone.pid);

@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kubeRequest } from '../../test/support/kubectl';
-import { metricsText, waitReady, type OperatorProcess } from '../../test/support/operator';
+import { waitReady, type OperatorProcess } from '../../test/support/operator';
 import { median, type Figure } from '../report';
 import { UNRELATED_NS, ok } from './api';
 import type { Env } from './cluster';
 import { launch } from './launch';
-import { memoryOf, quiet, rssMiB, rssParts } from './process';
+import { memoryOf, quiet, rssMiB, rssParts, scrape } from './process';
 
 /** A set of unrelated Secrets: `2000x100KiB` is 2,000 Secrets with 100 KiB of data each. */
 export interface Unrelated {
@@ -85,7 +85,7 @@ async function freshRss(env: Env, name: string): Promise<{ peak: number; idle: n
     const quietMs = Date.now() - op.spawnedAt;
     const idleFrom = Date.now() + 10_000;
     await sleep(30_000);
-    const text = await metricsText(op);
+    const text = await scrape(op);
     const memory = `${rssParts(pid)}; ${memoryOf(text)}`;
     sampling = false;
     await sampler;

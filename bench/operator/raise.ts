@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { metricsText, waitReady } from '../../test/support/operator';
+import { waitReady } from '../../test/support/operator';
 import { describeInFlight, inFlightProfile } from '../../test/support/recording-proxy';
 import { median, ms } from '../report';
 import { NS, ok, path, untilReadyWatched } from './api';
@@ -19,7 +19,7 @@ import { bystanderUser, loginsBetween, percentile, startBystander, untilLogins, 
 import { mix } from './convergence';
 import { launch } from './launch';
 import { passwordOf, topUp } from './orders';
-import { CLK_TCK, cpuTicks, metricSum, quiet } from './process';
+import { CLK_TCK, cpuTicks, metricSum, quiet, scrape } from './process';
 import type { Run } from './run';
 
 /** What the raise runs with (bench/raise.ts's arguments and environment). */
@@ -90,7 +90,7 @@ async function raiseBeside(run: Run, bystander: Bystander, [from, to]: readonly 
   const during = loginsBetween(bystander, t0, t1).map((l) => l.ms);
   const p50 = percentile(during, 50);
   const p99 = percentile(during, 99);
-  const text = await metricsText(run.op);
+  const text = await scrape(run.op);
   // Keystone's capacity: its workers over a bare create's latency; the bystander's share: its logins' cost (their idle
   // median: what a worker spends on one, the wait left out) over the workers' time.
   const capacity = keystone.processes / (createMs / 1000);

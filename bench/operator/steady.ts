@@ -4,13 +4,13 @@
  * smallest size to the largest. At each size, with unrelated Secrets asked for, the memory row of part 6.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { metricsText, waitReady, type OperatorProcess } from '../../test/support/operator';
+import { waitReady, type OperatorProcess } from '../../test/support/operator';
 import type { RecordingProxy } from '../../test/support/recording-proxy';
 import type { Figure } from '../report';
 import { RESYNC_S, launch } from './launch';
 import { memoryRow, type Unrelated } from './memory';
 import { topUp } from './orders';
-import { CLK_TCK, cpuTicks, heapSnapshot, memoryOf, metricSum, quiet, rssMiB, rssParts } from './process';
+import { CLK_TCK, cpuTicks, heapSnapshot, memoryOf, metricSum, quiet, rssMiB, rssParts, scrape } from './process';
 import type { Run } from './run';
 
 /** The RSS goal at `orders` converged orders, MiB: a base of 105 and 10 per 1,000 orders (issue 48), 305 at 20,000. */
@@ -28,7 +28,7 @@ export interface Steady {
 /** Measures one resync of a quiet operator: Keystone calls, API writes, reconciles, CPU ms, RSS MiB. */
 async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ calls: number; writes: number; reconciles: number; cpuMs: number; rss: number; memory: string }> {
   await quiet(op, proxy);
-  const before = await metricsText(op);
+  const before = await scrape(op);
   const mark = proxy.calls.length;
   const pid = op.server.process.pid as number;
   // Sample the CPU every 100 ms over more than one resync period; no scrape in between (a scrape costs CPU too).
@@ -39,7 +39,7 @@ async function resync(op: OperatorProcess, proxy: RecordingProxy): Promise<{ cal
     samples.push(cpuTicks(pid));
   }
   const calls = proxy.since(mark).length;
-  const after = await metricsText(op);
+  const after = await scrape(op);
   const deltas = samples.slice(1).map((s, i) => s - samples[i]);
   // The resync is the busiest 6 s (it may spread over several samples); the rest is the idle rate.
   const width = 60;

@@ -264,18 +264,18 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
 }
 
 /** GET a local URL; undefined when nothing answers. */
-export async function httpGet(url: string): Promise<{ status: number; body: string } | undefined> {
+export async function httpGet(url: string, timeoutMs = 2_000): Promise<{ status: number; body: string } | undefined> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     return { status: res.status, body: await res.text() };
   } catch {
     return undefined;
   }
 }
 
-/** The operator's /metrics text ('' when it does not answer). */
-export async function metricsText(op: OperatorProcess): Promise<string> {
-  return (await httpGet(`http://127.0.0.1:${op.metrics}/metrics`))?.body ?? '';
+/** The operator's /metrics text ('' when it does not answer within `timeoutMs`). */
+export async function metricsText(op: OperatorProcess, timeoutMs = 2_000): Promise<string> {
+  return (await httpGet(`http://127.0.0.1:${op.metrics}/metrics`, timeoutMs))?.body ?? '';
 }
 
 /** The sum of a metric's samples whose labels include `labels` (0 when there is none). */
