@@ -38,8 +38,9 @@ export async function restart(run: Run): Promise<void> {
   await sleep(2_000);
   await quiet(run.op, proxy);
   const calls = proxy.since(mark).length;
-  const writes = metricSum(await scrape(run.op), 'keystone_appcred_api_writes_total');
-  const reconciles = metricSum(await scrape(run.op), 'keystone_appcred_reconcile_total');
+  const text = await scrape(run.op);
+  const writes = metricSum(text, 'keystone_appcred_api_writes_total');
+  const reconciles = metricSum(text, 'keystone_appcred_reconcile_total');
   figures.push({ figure: `restart with ${run.total} converged orders: Keystone calls (proxy), API writes (operator metric)`, value: `${calls}, ${writes} (${reconciles} reconciles)`, goal: '0, 0', met: calls === 0 && writes === 0 });
   figures.push({ figure: `restart with ${run.total} converged orders: from the spawn until every order was passed once, nothing queued`, value: `${(convergedMs / 1000).toFixed(1)} s (ready after ${(readyMs / 1000).toFixed(1)} s)`, goal: `≤ ${RESTART_GOAL_MS / 1000} s`, met: convergedMs <= RESTART_GOAL_MS });
   process.stderr.write(`[bench] restart with ${run.total} orders: ${calls} Keystone calls, ${writes} API writes, ${reconciles} reconciles; every order passed ${(convergedMs / 1000).toFixed(1)} s after the spawn (ready after ${(readyMs / 1000).toFixed(1)} s)\n`);
