@@ -11,81 +11,76 @@
  * drops a deleted object's: otherwise every order ever deleted would stay in the registry (and in every scrape) for the
  * life of the process.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { KeystoneApplicationCredentialStatus } from '../../api';
+import { ScrapedCounter, ScrapedGauge, type Series } from '../runtime/scraped';
 
 type Labels = 'namespace' | 'name' | 'cluster';
 type ConditionLabels = Labels | 'type' | 'status' | 'reason';
-
-/** The labels of an order's series: `cluster` only for a target cluster's. */
-const labelsOf = (namespace: string, name: string, cluster?: string) => ({ namespace, name, ...(cluster ? { cluster } : {}) });
+type OrderLabels = Readonly<Partial<Record<Labels, string>>>;
 
 /** The conditions of an order exported as series: `Ready` and the two sub-conditions whose reasons say what to do. */
 const CONDITION_TYPES = ['Ready', 'CredentialReady', 'DeliveryReady'] as const;
 
-type ConditionType = (typeof CONDITION_TYPES)[number];
+/** A condition's series: its status and reason (one object per pair, shared by every order in it). */
+interface ConditionSeries {
+  readonly status: string;
+  readonly reason: string;
+}
+
+const NONE: readonly never[] = Object.freeze([]);
 
 /**
- * What the metrics remember of one order between passes. Kept small, as there is one per order for the life of the
- * process: plain arrays and an object rather than a Set and a Map each, the failure reasons only once the order failed
- * (with its seven series an order cost 2,097 bytes of heap before, 1,690 since: a bare script of 10,000 orders).
+ * What the metrics remember of one order between passes, and all its series are made of at a scrape (./scraped.ts):
+ * numbers and shared objects, no series held. Kept small, as there is one per order for the life of the process (with
+ * prom-client holding the seven series an order cost 1,690 bytes of heap: a bare script of 10,000 orders).
  */
 interface OrderState {
+  readonly labels: OrderLabels;
   /** The generations Keystone holds under the order's names, as the last list and the process's own creates and deletes say. */
   inKeystone: readonly number[];
-  /** The failure reasons the order has a series for (prom-client removes a series by its exact labels only). */
-  reasons?: string[];
-  /** The condition series the order has, by type: its status and reason. */
-  readonly conditions: Partial<Record<ConditionType, { readonly status: string; readonly reason: string }>>;
   /** The delivered generation, as the last status or the last switch says. */
-  delivered?: number;
+  delivered: number | undefined;
+  /** `status.nextRotation`, `status.lastRotation` and `status.credentialExpiresAt`, Unix seconds. */
+  nextRotation: number | undefined;
+  lastRotation: number | undefined;
+  expiry: number | undefined;
+  /** The condition series the order has, in the order of {@link CONDITION_TYPES}. */
+  conditions: readonly (ConditionSeries | undefined)[];
+  /** Switches to a new generation this process made. */
+  rotations: number | undefined;
+  /** Failed passes by condition reason, once the order failed. */
+  failures: Record<string, number> | undefined;
 }
 
 export class CredentialMetrics {
-  private readonly nextRotation: Gauge<Labels>;
-  private readonly lastRotation: Gauge<Labels>;
-  private readonly expiry: Gauge<Labels>;
-  private readonly successor: Gauge<Labels>;
-  private readonly condition: Gauge<ConditionLabels>;
-  private readonly rotations: Counter<Labels>;
-  private readonly failures: Counter<Labels | 'reason'>;
   private readonly orders = new Map<string, OrderState>();
+  /** The condition pairs, one object each however many orders share them (statuses and reasons are fixed sets). */
+  private readonly pairs = new Map<string, ConditionSeries>();
 
   constructor(registry: Registry) {
     const registers = [registry];
     const labelNames = ['namespace', 'name', 'cluster'] as const;
-    this.nextRotation = new Gauge({
-      name: 'keystone_appcred_credential_next_rotation_timestamp_seconds',
-      help: 'When the order rotates next (status.nextRotation), Unix seconds; absent while the schedule is off',
-      labelNames,
-      registers,
+    const gauge = (name: string, help: string, value: (s: OrderState) => number | undefined) => new ScrapedGauge({ name, help, labelNames, registers }, () => this.series(value));
+    gauge('keystone_appcred_credential_next_rotation_timestamp_seconds', 'When the order rotates next (status.nextRotation), Unix seconds; absent while the schedule is off', (s) => s.nextRotation);
+    gauge('keystone_appcred_credential_delivered_since_timestamp_seconds', 'When the delivered credential became the delivered one (status.lastRotation), Unix seconds; its age is time() minus this', (s) => s.lastRotation);
+    gauge('keystone_appcred_credential_expiry_timestamp_seconds', 'When the delivered credential expires in Keystone (status.credentialExpiresAt), Unix seconds; absent for one created with the schedule off', (s) => s.expiry);
+    // 1 while Keystone holds a generation above the delivered one; no series while no generation is delivered.
+    gauge('keystone_appcred_credential_successor_exists', 'Whether Keystone holds a generation above the delivered one (a successor created, not switched to yet): 1 or 0', (s) => {
+      const delivered = s.delivered;
+      return delivered === undefined ? undefined : s.inKeystone.some((g) => g > delivered) ? 1 : 0;
     });
-    this.lastRotation = new Gauge({
-      name: 'keystone_appcred_credential_delivered_since_timestamp_seconds',
-      help: 'When the delivered credential became the delivered one (status.lastRotation), Unix seconds; its age is time() minus this',
-      labelNames,
-      registers,
-    });
-    this.expiry = new Gauge({
-      name: 'keystone_appcred_credential_expiry_timestamp_seconds',
-      help: 'When the delivered credential expires in Keystone (status.credentialExpiresAt), Unix seconds; absent for one created with the schedule off',
-      labelNames,
-      registers,
-    });
-    this.successor = new Gauge({
-      name: 'keystone_appcred_credential_successor_exists',
-      help: 'Whether Keystone holds a generation above the delivered one (a successor created, not switched to yet): 1 or 0',
-      labelNames,
-      registers,
-    });
-    this.condition = new Gauge({
-      name: 'keystone_appcred_credential_condition',
-      help: 'The order\'s Ready, CredentialReady and DeliveryReady conditions: 1 for the current status and reason of each type',
-      labelNames: [...labelNames, 'type', 'status', 'reason'],
-      registers,
-    });
-    this.rotations = new Counter({ name: 'keystone_appcred_credential_rotations_total', help: 'Switches to a new generation', labelNames, registers });
-    this.failures = new Counter({ name: 'keystone_appcred_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers });
+    new ScrapedGauge<ConditionLabels>(
+      {
+        name: 'keystone_appcred_credential_condition',
+        help: 'The order\'s Ready, CredentialReady and DeliveryReady conditions: 1 for the current status and reason of each type',
+        labelNames: [...labelNames, 'type', 'status', 'reason'],
+        registers,
+      },
+      () => this.conditionSeries(),
+    );
+    new ScrapedCounter({ name: 'keystone_appcred_credential_rotations_total', help: 'Switches to a new generation', labelNames, registers }, () => this.series((s) => s.rotations));
+    new ScrapedCounter<Labels | 'reason'>({ name: 'keystone_appcred_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers }, () => this.failureSeries());
   }
 
   /**
@@ -93,32 +88,21 @@ export class CredentialMetrics {
    * target cluster's name, absent on the management cluster).
    */
   observed(namespace: string, name: string, status: KeystoneApplicationCredentialStatus | undefined, cluster?: string): void {
-    const seconds = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t) / 1000);
-    const labels = labelsOf(namespace, name, cluster);
-    const set = (gauge: Gauge<Labels>, value: number | undefined) => (value === undefined || Number.isNaN(value) ? gauge.remove(labels) : gauge.set(labels, value));
-    set(this.nextRotation, seconds(status?.nextRotation));
-    set(this.lastRotation, seconds(status?.lastRotation));
-    set(this.expiry, seconds(status?.credentialExpiresAt));
     const state = this.state(namespace, name, cluster);
+    state.nextRotation = seconds(status?.nextRotation);
+    state.lastRotation = seconds(status?.lastRotation);
+    state.expiry = seconds(status?.credentialExpiresAt);
     state.delivered = status?.credentialGeneration;
-    this.successorOf(state, labels);
-    for (const type of CONDITION_TYPES) {
+    const conditions = CONDITION_TYPES.map((type) => {
       const c = status?.conditions?.find((x) => x.type === type);
-      const before = state.conditions[type];
-      if (before && (!c || before.status !== c.status || before.reason !== c.reason)) this.condition.remove({ ...labels, type, ...before });
-      if (!c) {
-        state.conditions[type] = undefined;
-        continue;
-      }
-      const now = before && before.status === c.status && before.reason === c.reason ? before : { status: c.status, reason: c.reason };
-      state.conditions[type] = now;
-      this.condition.set({ ...labels, type, ...now }, 1);
-    }
+      return c ? this.pair(c.status, c.reason) : undefined;
+    });
+    state.conditions = conditions.some((c) => c !== undefined) ? conditions : NONE;
   }
 
   /** Keystone listed the order's generations (a full pass observed it). */
   listed(namespace: string, name: string, generations: readonly number[], cluster?: string): void {
-    this.state(namespace, name, cluster).inKeystone = [...new Set(generations)];
+    this.state(namespace, name, cluster).inKeystone = generations.length === 0 ? NONE : [...new Set(generations)];
   }
 
   /**
@@ -129,64 +113,75 @@ export class CredentialMetrics {
     const state = this.state(namespace, name, cluster);
     const others = state.inKeystone.filter((g) => g !== generation);
     state.inKeystone = change === 'minted' ? [...others, generation] : others;
-    this.successorOf(state, labelsOf(namespace, name, cluster));
   }
 
   /** The delivered Secret was written with `generation` (a switch): the successor is the delivered one now. */
   delivered(namespace: string, name: string, generation: number, cluster?: string): void {
-    const state = this.state(namespace, name, cluster);
-    state.delivered = generation;
-    this.successorOf(state, labelsOf(namespace, name, cluster));
+    this.state(namespace, name, cluster).delivered = generation;
   }
 
   rotated(namespace: string, name: string, cluster?: string): void {
-    this.state(namespace, name, cluster); // known, so that forgetCluster finds it
-    this.rotations.inc(labelsOf(namespace, name, cluster));
+    const state = this.state(namespace, name, cluster);
+    state.rotations = (state.rotations ?? 0) + 1;
   }
 
   failed(namespace: string, name: string, reason: string, cluster?: string): void {
     const state = this.state(namespace, name, cluster);
-    if (!state.reasons) state.reasons = [reason];
-    else if (!state.reasons.includes(reason)) state.reasons.push(reason);
-    this.failures.inc({ ...labelsOf(namespace, name, cluster), reason });
+    const failures = (state.failures ??= {});
+    failures[reason] = (failures[reason] ?? 0) + 1;
   }
 
   /** Drops every series of an order (deleted). */
   forget(namespace: string, name: string, cluster?: string): void {
-    const labels = labelsOf(namespace, name, cluster);
-    for (const gauge of [this.nextRotation, this.lastRotation, this.expiry, this.successor]) gauge.remove(labels);
-    this.rotations.remove(labels);
-    const key = keyOf(namespace, name, cluster);
-    const state = this.orders.get(key);
-    for (const reason of state?.reasons ?? []) this.failures.remove({ ...labels, reason });
-    for (const type of CONDITION_TYPES) {
-      const c = state?.conditions[type];
-      if (c) this.condition.remove({ ...labels, type, ...c });
-    }
-    this.orders.delete(key);
+    this.orders.delete(keyOf(namespace, name, cluster));
   }
 
   /** Drops every series of every order of a target cluster (deregistered: its orders are not served any more). */
   forgetCluster(cluster: string): void {
-    for (const key of [...this.orders.keys()]) {
-      const [c, namespace, name] = JSON.parse(key) as [string, string, string];
-      if (c === cluster) this.forget(namespace, name, cluster);
+    for (const [key, state] of this.orders) if (state.labels.cluster === cluster) this.orders.delete(key);
+  }
+
+  private *series(value: (s: OrderState) => number | undefined): Iterable<Series<Labels>> {
+    for (const s of this.orders.values()) {
+      const v = value(s);
+      if (v !== undefined) yield { labels: s.labels, value: v };
     }
   }
 
-  /** 1 while Keystone holds a generation above the delivered one; no series while no generation is delivered. */
-  private successorOf(state: OrderState, labels: Partial<Record<Labels, string>>): void {
-    const delivered = state.delivered;
-    if (delivered === undefined) this.successor.remove(labels);
-    else this.successor.set(labels, state.inKeystone.some((g) => g > delivered) ? 1 : 0);
+  private *conditionSeries(): Iterable<Series<ConditionLabels>> {
+    for (const s of this.orders.values()) {
+      for (const [i, c] of s.conditions.entries()) if (c) yield { labels: { ...s.labels, type: CONDITION_TYPES[i], status: c.status, reason: c.reason }, value: 1 };
+    }
+  }
+
+  private *failureSeries(): Iterable<Series<Labels | 'reason'>> {
+    for (const s of this.orders.values()) for (const [reason, value] of Object.entries(s.failures ?? {})) yield { labels: { ...s.labels, reason }, value };
+  }
+
+  private pair(status: string, reason: string): ConditionSeries {
+    const key = `${status}/${reason}`;
+    let pair = this.pairs.get(key);
+    if (!pair) this.pairs.set(key, (pair = { status, reason }));
+    return pair;
   }
 
   private state(namespace: string, name: string, cluster?: string): OrderState {
     const key = keyOf(namespace, name, cluster);
     let state = this.orders.get(key);
-    if (!state) this.orders.set(key, (state = { inKeystone: [], conditions: {} }));
+    if (!state) {
+      // Every field set from the start: one object shape for every order.
+      const labels = { namespace, name, ...(cluster ? { cluster } : {}) };
+      state = { labels, inKeystone: NONE, delivered: undefined, nextRotation: undefined, lastRotation: undefined, expiry: undefined, conditions: NONE, rotations: undefined, failures: undefined };
+      this.orders.set(key, state);
+    }
     return state;
   }
+}
+
+/** Unix seconds of a timestamp; undefined for none (or one that does not parse: no series). */
+function seconds(timestamp: string | undefined): number | undefined {
+  const ms = timestamp === undefined ? NaN : Date.parse(timestamp);
+  return Number.isNaN(ms) ? undefined : ms / 1000;
 }
 
 const keyOf = (namespace: string, name: string, cluster?: string) => JSON.stringify([cluster ?? '', namespace, name]);
