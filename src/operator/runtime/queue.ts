@@ -6,6 +6,7 @@
  * keys and waits for the ones in flight, up to a deadline.
  */
 import Denque from 'denque';
+import { Heap } from 'heap-js';
 import { KeyedBackoff, type BackoffOptions } from './backoff';
 
 export interface WorkQueueOptions {
@@ -28,7 +29,18 @@ export class WorkQueue {
   /** Keys that need a reconcile: queued, or re-added while in flight. */
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
-  private readonly waiting = new Map<string, { readonly at: number; readonly timer: NodeJS.Timeout }>();
+  /** Each key's pending `addAfter` wake-up: when it is due (the earliest asked for). */
+  private readonly waiting = new Map<string, number>();
+  /**
+   * The wake-ups by time, under one timer armed for the earliest. One timer per key cost 314 bytes of heap a key (a
+   * Node Timeout object), 6 MiB at 20,000 orders that each wait for their next rotation (docs/benchmarks-operator.md);
+   * an entry here is a small object. An entry whose key has since been asked to wake earlier stays until it is due and
+   * is then passed over (it is not the key's wake-up any more), and the heap is rebuilt from {@link waiting} when such
+   * entries outnumber the live ones.
+   */
+  private readonly wakeUps = new Heap<{ readonly key: string; readonly at: number }>((a, b) => a.at - b.at);
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
   private readonly getters: ((key: string | undefined) => void)[] = [];
   private readonly idle: (() => void)[] = [];
   private readonly backoff: KeyedBackoff;
@@ -75,28 +87,36 @@ export class WorkQueue {
     }
     const at = Date.now() + delayMs;
     const pending = this.waiting.get(key);
-    if (pending) {
-      if (pending.at <= at) return;
-      clearTimeout(pending.timer);
-    }
-    this.waiting.set(key, { at, timer: this.arm(key, at) });
+    if (pending !== undefined && pending <= at) return;
+    this.waiting.set(key, at);
+    if (this.wakeUps.length > 2 * this.waiting.size + 64) this.wakeUps.init([...this.waiting].map(([k, a]) => ({ key: k, at: a })));
+    else this.wakeUps.push({ key, at });
+    this.arm();
   }
 
   /**
-   * A timer that queues `key` at `at`. Node fires a delay above 2^31−1 ms (24.8 days) after 1 ms, and the default
-   * rotation interval (720h) is longer than that: a longer wait is taken in steps, re-armed without a reconcile.
+   * Queues the keys that are due and arms the timer for the next wake-up (when it is earlier than the one armed). Node
+   * fires a delay above 2^31−1 ms (24.8 days) after 1 ms, and the default rotation interval (720h) is longer than
+   * that: a longer wait is taken in steps, the timer armed again without queueing anything.
    */
-  private arm(key: string, at: number): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      if (at - Date.now() > 0 && this.waiting.get(key)?.timer === timer) {
-        this.waiting.set(key, { at, timer: this.arm(key, at) });
-        return;
-      }
-      this.waiting.delete(key);
-      this.add(key);
-    }, Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
-    timer.unref();
-    return timer;
+  private arm(): void {
+    const now = Date.now();
+    for (let next = this.wakeUps.peek(); next !== undefined && next.at <= now; next = this.wakeUps.peek()) {
+      this.wakeUps.pop();
+      if (this.waiting.get(next.key) !== next.at) continue;
+      this.waiting.delete(next.key);
+      this.add(next.key);
+    }
+    const next = this.wakeUps.peek();
+    if (next === undefined || next.at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = next.at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      if (!this.stopping) this.arm();
+    }, Math.min(next.at - now, MAX_TIMER_MS));
+    this.timer.unref();
   }
 
   /**
@@ -153,8 +173,11 @@ export class WorkQueue {
   shutDown(): void {
     if (this.stopping) return;
     this.stopping = true;
-    for (const { timer } of this.waiting.values()) clearTimeout(timer);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
     this.waiting.clear();
+    this.wakeUps.clear();
     for (const resolve of this.getters.splice(0)) resolve(undefined);
   }
 

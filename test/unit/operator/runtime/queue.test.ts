@@ -134,6 +134,26 @@ describe('WorkQueue', () => {
     expect(q.scheduled).toBe(0);
   });
 
+  it('one timer for every waiting key, each queued once at its earliest wake-up, however often it was moved earlier', async () => {
+    const q = new WorkQueue();
+    const keys = Array.from({ length: 2000 }, (_, i) => `k${i}`);
+    // every key moved earlier ten times (a resync that computes its wake-up again a millisecond sooner each pass)
+    for (let step = 0; step < 10; step++) for (const [i, key] of keys.entries()) q.addAfter(key, 60_000 + i * 10 - step);
+    expect([q.scheduled, jest.getTimerCount()]).toEqual([2000, 1]);
+    await jest.advanceTimersByTimeAsync(60_000 - 9 - 1);
+    expect(q.depth).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(q.depth).toBe(1);
+    await jest.advanceTimersByTimeAsync(20_000);
+    expect([q.depth, q.scheduled]).toEqual([2000, 0]);
+    const handed = new Set<string>();
+    for (let i = 0; i < 2000; i++) handed.add((await q.get()) as string);
+    expect(handed.size).toBe(2000);
+    // the wake-ups passed over leave no timer and queue nothing again
+    await jest.advanceTimersByTimeAsync(120_000);
+    expect([q.depth, q.scheduled, jest.getTimerCount()]).toEqual([0, 0, 0]);
+  });
+
   it('brings failed keys back after a growing backoff and resets it on forget', async () => {
     const q = new WorkQueue({ backoff: { baseMs: 100, random: () => 0 } });
     expect([q.addRateLimited('a'), q.retries('a')]).toEqual([100, 1]);
