@@ -69,12 +69,12 @@ export interface StoreReader<T extends KubeObject = KubeObject> {
 
 export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> {
   private readonly objects = new Map<ObjectKey, T>();
-  private readonly byNamespace = new Map<string, Set<ObjectKey>>();
-  /** Every `key=value` label pair to the objects carrying it, so a label selector reads only what it selects. */
-  private readonly byLabel = new Map<string, Set<ObjectKey>>();
-  private readonly indexes = new Map<string, { readonly fn: IndexFunction<T>; readonly values: Map<string, Set<ObjectKey>> }>();
+  private readonly byNamespace: Index = new Map();
+  /** Every label key to each of its values to the objects carrying it, so a label selector reads only what it selects. */
+  private readonly byLabel = new Map<string, Index>();
+  private readonly indexes = new Map<string, { readonly fn: IndexFunction<T>; readonly values: Index }>();
   /** The index of each field path a list selected by, by path. */
-  private readonly fieldIndexes = new Map<string, Map<string, Set<ObjectKey>>>();
+  private readonly fieldIndexes = new Map<string, Index>();
 
   /** The number of objects. */
   get size(): number {
@@ -101,18 +101,14 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
     const fields = options.fields && Object.keys(options.fields).length > 0 ? options.fields : undefined;
     if (fields) {
       // The smallest of the paths' sets; the loop below checks the other criteria.
-      keys = Object.entries(fields)
-        .map(([path, value]) => this.fieldIndex(path).get(value) ?? new Set<ObjectKey>())
-        .reduce((a, b) => (b.size < a.size ? b : a));
+      keys = smallest(Object.entries(fields).map(([path, value]) => this.fieldIndex(path).get(value)));
     } else if (index && options.index) {
-      keys = index.values.get(options.index.value) ?? [];
+      keys = keysOf(index.values.get(options.index.value));
     } else if (options.labels && Object.keys(options.labels).length > 0) {
       // The smallest of the selector's label sets; the loop below checks the namespace and the other labels.
-      keys = Object.entries(options.labels)
-        .map(([k, v]) => this.byLabel.get(labelPair(k, v)) ?? new Set<ObjectKey>())
-        .reduce((a, b) => (b.size < a.size ? b : a));
+      keys = smallest(Object.entries(options.labels).map(([k, v]) => this.byLabel.get(k)?.get(v)));
     } else if (options.namespace !== undefined) {
-      keys = this.byNamespace.get(options.namespace) ?? [];
+      keys = keysOf(this.byNamespace.get(options.namespace));
     } else {
       keys = this.objects.keys();
     }
@@ -136,7 +132,7 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
       if (existing.fn !== fn) throw new Error(`index ${name} is already defined with another function`);
       return;
     }
-    const values = new Map<string, Set<ObjectKey>>();
+    const values: Index = new Map();
     this.indexes.set(name, { fn, values });
     for (const [key, object] of this.objects) add(values, fn(object), key);
   }
@@ -146,7 +142,7 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
    * synchronous (no await between creating the map and filling it), so concurrent passes never see it half-built: the
    * event loop runs one pass's synchronous code at a time, and informer updates apply between passes' steps.
    */
-  private fieldIndex(path: string): Map<string, Set<ObjectKey>> {
+  private fieldIndex(path: string): Index {
     let values = this.fieldIndexes.get(path);
     if (!values) {
       values = new Map();
@@ -163,7 +159,11 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
     if (old) this.unindex(key, old);
     this.objects.set(key, object);
     add(this.byNamespace, [object.metadata.namespace ?? ''], key);
-    add(this.byLabel, labelPairs(object), key);
+    for (const [k, v] of Object.entries(object.metadata.labels ?? {})) {
+      let values = this.byLabel.get(k);
+      if (!values) this.byLabel.set(k, (values = new Map()));
+      add(values, [v], key);
+    }
     for (const { fn, values } of this.indexes.values()) add(values, fn(object), key);
     for (const [path, values] of this.fieldIndexes) add(values, fieldValues(object, path), key);
     return old;
@@ -201,7 +201,12 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
 
   private unindex(key: ObjectKey, object: T): void {
     remove(this.byNamespace, [object.metadata.namespace ?? ''], key);
-    remove(this.byLabel, labelPairs(object), key);
+    for (const [k, v] of Object.entries(object.metadata.labels ?? {})) {
+      const values = this.byLabel.get(k);
+      if (!values) continue;
+      remove(values, [v], key);
+      if (values.size === 0) this.byLabel.delete(k);
+    }
     for (const { fn, values } of this.indexes.values()) remove(values, fn(object), key);
     for (const [path, values] of this.fieldIndexes) remove(values, fieldValues(object, path), key);
   }
@@ -212,24 +217,61 @@ const fieldValues = (object: KubeObject, path: string): string[] => {
   return value === undefined ? [] : [value];
 };
 
-const labelPair = (key: string, value: string): string => `${key}=${value}`;
-const labelPairs = (object: KubeObject): string[] => Object.entries(object.metadata.labels ?? {}).map(([k, v]) => labelPair(k, v));
+/**
+ * The keys of the objects under one index value: the key itself while there is one, an array of a few, a Set of many.
+ * Most values of a cache of orders and their Secrets name one order's objects (one to three keys: an order's name
+ * label); a Set each cost about 380 bytes an order in the Secrets' label index alone, 7 MiB at 20,000 orders
+ * (docs/benchmarks-operator.md). The arrays are made anew at each change, so each is exactly as long as it needs.
+ */
+type Keys = ObjectKey | readonly ObjectKey[] | Set<ObjectKey>;
 
-function add(map: Map<string, Set<ObjectKey>>, values: readonly string[], key: ObjectKey): void {
+/** An index: each value to the keys of the objects under it. The value strings are the objects' own (none made). */
+type Index = Map<string, Keys>;
+
+/** Above this many keys under one value, a Set (an array's `includes` and removal cost its length). */
+const ARRAY_MAX = 8;
+
+function add(map: Index, values: readonly string[], key: ObjectKey): void {
   for (const value of values) {
-    let set = map.get(value);
-    if (!set) map.set(value, (set = new Set()));
-    set.add(key);
+    const keys = map.get(value);
+    if (keys === undefined) map.set(value, key);
+    else if (typeof keys === 'string') {
+      if (keys !== key) map.set(value, [keys, key]);
+    } else if (Array.isArray(keys)) {
+      const few = keys as readonly ObjectKey[];
+      if (!few.includes(key)) map.set(value, few.length < ARRAY_MAX ? [...few, key] : new Set([...few, key]));
+    } else (keys as Set<ObjectKey>).add(key);
   }
 }
 
-function remove(map: Map<string, Set<ObjectKey>>, values: readonly string[], key: ObjectKey): void {
+function remove(map: Index, values: readonly string[], key: ObjectKey): void {
   for (const value of values) {
-    const set = map.get(value);
-    if (!set) continue;
-    set.delete(key);
-    if (set.size === 0) map.delete(value);
+    const keys = map.get(value);
+    if (keys === undefined) continue;
+    if (typeof keys === 'string') {
+      if (keys === key) map.delete(value);
+    } else if (Array.isArray(keys)) {
+      const rest = (keys as readonly ObjectKey[]).filter((k) => k !== key);
+      if (rest.length === 0) map.delete(value);
+      else map.set(value, rest.length === 1 ? rest[0] : rest);
+    } else {
+      const set = keys as Set<ObjectKey>;
+      set.delete(key);
+      if (set.size === 0) map.delete(value);
+    }
   }
+}
+
+/** The keys under a value, to iterate. */
+function keysOf(keys: Keys | undefined): Iterable<ObjectKey> {
+  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
+}
+
+const sizeOf = (keys: Keys | undefined): number => (keys === undefined ? 0 : typeof keys === 'string' ? 1 : Array.isArray(keys) ? keys.length : (keys as Set<ObjectKey>).size);
+
+/** The fewest keys of several values' (each criterion must hold: the loop that reads them checks the others). */
+function smallest(candidates: readonly (Keys | undefined)[]): Iterable<ObjectKey> {
+  return keysOf(candidates.reduce((a, b) => (sizeOf(b) < sizeOf(a) ? b : a)));
 }
 
 /** Which of two copies of one object is newer: resourceVersions are opaque, but the API server's are increasing integers. */

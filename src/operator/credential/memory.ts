@@ -29,34 +29,45 @@ export interface Sight {
   readonly steady?: { readonly wakeAt?: number };
 }
 
+/**
+ * All the reconciler remembers of one order, in one record under one key (four maps and sets keyed by the order cost
+ * 565 bytes an order, 11 MiB at 20,000: docs/benchmarks-operator.md). Every field is set from the start: one object
+ * shape for every order.
+ */
+interface Remembered {
+  /** What the user last asked of the order (undefined: not met, or to be met anew). */
+  asked: string | undefined;
+  credentialGeneration: number;
+  /** A change of the user's is still to be listed anew. */
+  fresh: boolean;
+  /** The last converged pass: the fingerprint of what it read (undefined: none), and when the order is due next. */
+  fingerprint: string | undefined;
+  wakeAt: number | undefined;
+  /** The last pass acted and converged: the pass its writes wake may be vouched for by the cache. */
+  justActed: boolean;
+  /** The order's backup was looked at on both paths (its own and the one keystone-appcred 0.1.0 wrote). */
+  backupLooked: boolean;
+}
+
 export class PassMemory {
-  /** The last converged pass per order: the fingerprint of what it read, and when the order is due next. */
-  private readonly converged = new Map<OrderId, { fingerprint: string; wakeAt?: number }>();
   /**
-   * The orders this process has met, with what the user last asked of each (its spec generation and annotations, and
-   * its `credentialGeneration`): the first pass over an order may find it settled by the cache alone, and a pass that
-   * follows a change the user made observes Keystone afresh rather than through the session's known credentials
-   * (docs/concepts/passes.md, "To make an order look now, change it"). A raised `credentialGeneration` is the exception: the
-   * pass mints a new generation whatever Keystone holds, so a mass rotation by hand costs Keystone one create per order.
-   * `fresh` stays set until a pass that reached Keystone succeeds: the retry of a pass that failed (Keystone down, a
-   * conflict) lists anew too, rather than falling back to the known credentials the user's change meant to bypass.
+   * Per order: the last converged pass (its fingerprint and wake-up); what the user last asked of it, once this
+   * process has met it (its spec generation and annotations, and its `credentialGeneration`): the first pass over an
+   * order may find it settled by the cache alone, and a pass that follows a change the user made observes Keystone
+   * afresh rather than through the session's known credentials (docs/concepts/passes.md, "To make an order look now,
+   * change it"). A raised `credentialGeneration` is the exception: the pass mints a new generation whatever Keystone
+   * holds, so a mass rotation by hand costs Keystone one create per order. `fresh` stays set until a pass that reached
+   * Keystone succeeds: the retry of a pass that failed (Keystone down, a conflict) lists anew too, rather than falling
+   * back to the known credentials the user's change meant to bypass. Whether its last pass acted, and whether its
+   * backup was looked at on both paths, its own and the one keystone-appcred 0.1.0 wrote (src/lifecycle/migration.ts):
+   * a foreign document at the latter is reported once per process. Both paths are read until the order's status
+   * records the migration done (`backupPath`); then the own path alone (a teardown reads both).
    */
-  private readonly seen = new Map<OrderId, { readonly asked: string; readonly credentialGeneration: number; readonly fresh: boolean }>();
-  /** Orders whose last pass acted and converged: the pass their writes wake may be vouched for by the cache. */
-  private readonly justActed = new Set<OrderId>();
-  /**
-   * Orders whose backup this process has looked at on both paths, its own and the one keystone-appcred 0.1.0 wrote
-   * (src/lifecycle/migration.ts): a foreign document at the latter is reported once per process. Both paths are read
-   * until the order's status records the migration done (`backupPath`); then the own path alone (a teardown reads both).
-   */
-  private readonly backupLooked = new Set<OrderId>();
+  private readonly orders = new Map<OrderId, Remembered>();
 
   /** The order is gone: nothing of it is remembered. */
   gone(id: OrderId): void {
-    this.converged.delete(id);
-    this.seen.delete(id);
-    this.justActed.delete(id);
-    this.backupLooked.delete(id);
+    this.orders.delete(id);
   }
 
   /**
@@ -65,53 +76,62 @@ export class PassMemory {
    * that is not skipped forgets the converged pass before it: it converges again or acts.
    */
   meet(id: OrderId, order: KeystoneApplicationCredential, fingerprint: string | undefined, now: Date): Sight {
-    const last = this.converged.get(id);
-    const asked = { asked: askedOf(order), credentialGeneration: order.spec.credentialGeneration ?? 1 };
-    const met = this.seen.get(id);
-    const changedByUser = met !== undefined && met.asked !== asked.asked && asked.credentialGeneration <= met.credentialGeneration;
-    const fresh = changedByUser || (met?.fresh ?? false);
+    const r = this.record(id);
+    const asked = askedOf(order);
+    const credentialGeneration = order.spec.credentialGeneration ?? 1;
+    const met = r.asked !== undefined;
+    const changedByUser = met && r.asked !== asked && credentialGeneration <= r.credentialGeneration;
+    const fresh = changedByUser || (met && r.fresh);
     // A change the user made is never vouched for by the cache, even when it lands on the pass the own writes wake.
-    const firstSight = met === undefined;
-    const vouchable = firstSight || (this.justActed.delete(id) && !fresh);
-    this.seen.set(id, { ...asked, fresh });
+    const firstSight = !met;
+    const vouchable = firstSight || (r.justActed && !fresh);
+    if (!firstSight) r.justActed = false;
+    if (r.asked !== asked) r.asked = asked;
+    r.credentialGeneration = credentialGeneration;
+    r.fresh = fresh;
     const deleting = order.metadata.deletionTimestamp !== undefined;
-    if (!deleting && fingerprint !== undefined && last?.fingerprint === fingerprint && (last.wakeAt === undefined || now.getTime() < last.wakeAt)) {
-      return { firstSight, fresh, vouchable, steady: last.wakeAt !== undefined ? { wakeAt: last.wakeAt } : {} };
+    if (!deleting && fingerprint !== undefined && r.fingerprint === fingerprint && (r.wakeAt === undefined || now.getTime() < r.wakeAt)) {
+      return { firstSight, fresh, vouchable, steady: r.wakeAt !== undefined ? { wakeAt: r.wakeAt } : {} };
     }
-    this.converged.delete(id);
+    this.unconverge(r);
     return { firstSight, fresh, vouchable };
   }
 
   /** The pass converged (without acting or writing, or settled by the cache): its inputs stand until `wakeAt`. */
   converge(id: OrderId, fingerprint: string, wakeAt: number | undefined): void {
-    this.converged.set(id, { fingerprint, ...(wakeAt !== undefined ? { wakeAt } : {}) });
+    const r = this.record(id);
+    r.fingerprint = fingerprint;
+    r.wakeAt = wakeAt;
   }
 
   /** The pass acted (or wrote): the pass its writes wake may be vouched for by the cache. */
   acted(id: OrderId): void {
-    this.justActed.add(id);
+    this.record(id).justActed = true;
   }
 
   /** The pass observed Keystone anew and succeeded: the user's change is listed. */
   listed(id: OrderId): void {
-    const met = this.seen.get(id);
-    if (met?.fresh) this.seen.set(id, { ...met, fresh: false });
+    const r = this.orders.get(id);
+    if (r?.asked !== undefined) r.fresh = false;
   }
 
   /** The order is to be met for the first time again (a pass the cache settles failed: its retry is settled again). */
   unmeet(id: OrderId): void {
-    this.seen.delete(id);
+    const r = this.orders.get(id);
+    if (r) this.unsee(r);
   }
 
   /** The order was released by its teardown. */
   released(id: OrderId): void {
-    this.converged.delete(id);
+    const r = this.orders.get(id);
+    if (r) this.unconverge(r);
   }
 
   /** The former backup path was looked at; whether it had been before (what it holds is reported once per process). */
   formerLooked(id: OrderId): boolean {
-    const before = this.backupLooked.has(id);
-    this.backupLooked.add(id);
+    const r = this.record(id);
+    const before = r.backupLooked;
+    r.backupLooked = true;
     return before;
   }
 
@@ -121,18 +141,36 @@ export class PassMemory {
    * change of the user's is still to be listed anew.
    */
   forget(id: OrderId, anew: boolean): void {
-    this.converged.delete(id);
-    if (anew && !this.seen.get(id)?.fresh) {
-      this.seen.delete(id);
-      this.justActed.delete(id);
+    const r = this.orders.get(id);
+    if (!r) return;
+    this.unconverge(r);
+    if (anew && !(r.asked !== undefined && r.fresh)) {
+      this.unsee(r);
+      r.justActed = false;
     }
   }
 
   /** Forgets every order of a target cluster (deregistered): registered again, each is met anew. */
   forgetCluster(cluster: string): void {
     const prefix = `${cluster}/`;
-    for (const memory of [this.converged, this.seen]) for (const id of [...memory.keys()]) if (id.startsWith(prefix)) memory.delete(id);
-    for (const memory of [this.justActed, this.backupLooked]) for (const id of [...memory]) if (id.startsWith(prefix)) memory.delete(id);
+    for (const id of [...this.orders.keys()]) if (id.startsWith(prefix)) this.orders.delete(id);
+  }
+
+  private record(id: OrderId): Remembered {
+    let r = this.orders.get(id);
+    if (!r) this.orders.set(id, (r = { asked: undefined, credentialGeneration: 0, fresh: false, fingerprint: undefined, wakeAt: undefined, justActed: false, backupLooked: false }));
+    return r;
+  }
+
+  private unconverge(r: Remembered): void {
+    r.fingerprint = undefined;
+    r.wakeAt = undefined;
+  }
+
+  private unsee(r: Remembered): void {
+    r.asked = undefined;
+    r.credentialGeneration = 0;
+    r.fresh = false;
   }
 }
 

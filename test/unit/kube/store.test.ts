@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { MergedStore, Store, labelSelector, matchesLabels, newerOf } from '../../../src/kube/store';
 import type { KubeObject } from '../../../src/kube/object';
 import { keyOf, objectKey, parseKey } from '../../../src/kube/object';
@@ -123,5 +124,52 @@ describe('MergedStore', () => {
     expect(newerOf(v('10'), v('9')).metadata.resourceVersion).toBe('10');
     expect(newerOf(v('9'), v('10', 'other')).metadata.resourceVersion).toBe('9');
     expect(newerOf(v('abc'), v('10')).metadata.resourceVersion).toBe('abc');
+  });
+});
+
+describe('Store indexes, against a model', () => {
+  // Few namespaces, names, label values: values shared by one, a few (arrays) and many (Sets) objects, and objects moving
+  // between them as they are replaced and removed.
+  const namespace = fc.constantFrom('a', 'b');
+  const name = fc.integer({ min: 0, max: 29 }).map((i) => `o${i}`);
+  const labels = fc.record({ app: fc.constantFrom('x', 'y'), owner: fc.integer({ min: 0, max: 12 }).map(String) }, { requiredKeys: [] });
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('upsert' as const), namespace, name, labels, ref: fc.integer({ min: 0, max: 3 }).map((i) => `r${i}`) }),
+    fc.record({ kind: fc.constant('remove' as const), namespace, name }),
+  );
+
+  it('every list by namespace, label, field and named index returns what filtering every object returns, sorted by key', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        const store = new Store<ReturnType<typeof obj>>();
+        store.addIndex('ref', (o) => (o.spec.ref ? [o.spec.ref] : []));
+        store.list({ fields: { 'spec.ref': 'r0' } }); // the field index built early, kept up to date after
+        const model = new Map<string, ReturnType<typeof obj>>();
+        for (const o of ops) {
+          const key = objectKey(o.namespace, o.name);
+          if (o.kind === 'remove') {
+            store.remove(key);
+            model.delete(key);
+          } else {
+            const object = obj(o.namespace, o.name, { labels: o.labels, ref: o.ref });
+            store.upsert(object);
+            model.set(key, object);
+          }
+        }
+        const expected = (keep: (x: ReturnType<typeof obj>) => boolean) => [...model.values()].filter(keep).map(keyOf).sort();
+        const got = (options: Parameters<typeof store.list>[0]) => store.list(options).map(keyOf);
+        for (const ns of ['a', 'b']) expect(got({ namespace: ns })).toEqual(expected((x) => x.metadata.namespace === ns));
+        for (const owner of ['0', '5', '12']) {
+          expect(got({ labels: { owner } })).toEqual(expected((x) => x.metadata.labels?.owner === owner));
+          expect(got({ namespace: 'a', labels: { app: 'x', owner } })).toEqual(expected((x) => x.metadata.namespace === 'a' && x.metadata.labels?.app === 'x' && x.metadata.labels.owner === owner));
+        }
+        for (const ref of ['r0', 'r3']) {
+          expect(got({ index: { name: 'ref', value: ref } })).toEqual(expected((x) => x.spec.ref === ref));
+          expect(got({ fields: { 'spec.ref': ref } })).toEqual(expected((x) => x.spec.ref === ref));
+        }
+        expect(store.size).toBe(model.size);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
