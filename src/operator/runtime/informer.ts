@@ -7,6 +7,7 @@
 import type { KubeApi, ListResult, Selection } from '../../kube/api';
 import { isGone, KubeApiError } from '../../kube/errors';
 import { keyOf, slimAs, typeOf, type KubeObject, type ResourceKind } from '../../kube/object';
+import { withSharedStrings } from '../../kube/shared-strings';
 import { Store } from '../../kube/store';
 import type { WatchEvent, WatchStream } from '../../kube/transport';
 import { backoffDelay, type BackoffOptions } from './backoff';
@@ -229,10 +230,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * The object as the cache keeps it: with its apiVersion and kind (a list's items lack them), slimmed (no
-   * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), then the cache's own transform.
+   * `managedFields`, no last-applied annotation: 5,000 orders hold some 15,000 Secrets), its repeated strings shared
+   * (../../kube/shared-strings.ts), then the cache's own transform.
    */
   private typed(object: T): T {
-    let kept = slimAs(this.kind, object);
+    let kept = withSharedStrings(slimAs(this.kind, object));
     if (!kept.apiVersion || !kept.kind) kept = { ...kept, ...typeOf(this.kind) };
     return this.options.transform ? this.options.transform(kept) : kept;
   }
