@@ -14,7 +14,8 @@ export type OrderId = string;
 
 /** The id of the order `key` on `cluster` (absent: the management cluster). */
 export function orderId(key: { readonly namespace: string; readonly name: string }, cluster: string | undefined): OrderId {
-  return `${cluster ?? ''}/${key.namespace}/${key.name}`;
+  // Joined, not concatenated: a flat string (a template's is a rope of three, 65 bytes kept per order as a key).
+  return [cluster ?? '', key.namespace, key.name].join('/');
 }
 
 /** How a pass meets its order ({@link PassMemory.meet}). */

@@ -13,6 +13,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { KeystoneApplicationCredentialStatus } from '../../api';
+import { sharedString } from '../../kube/shared-strings';
 import { ScrapedCounter, ScrapedGauge, type Series } from '../runtime/scraped';
 
 type Labels = 'namespace' | 'name' | 'cluster';
@@ -45,7 +46,7 @@ interface OrderState {
   nextRotation: number | undefined;
   lastRotation: number | undefined;
   expiry: number | undefined;
-  /** The condition series the order has, in the order of {@link CONDITION_TYPES}. */
+  /** The condition series the order has, in the order of {@link CONDITION_TYPES} (one array for every order alike). */
   conditions: readonly (ConditionSeries | undefined)[];
   /** Switches to a new generation this process made. */
   rotations: number | undefined;
@@ -55,8 +56,12 @@ interface OrderState {
 
 export class CredentialMetrics {
   private readonly orders = new Map<string, OrderState>();
-  /** The condition pairs, one object each however many orders share them (statuses and reasons are fixed sets). */
+  /**
+   * The condition pairs, and the triples of them orders are in, one each however many orders share them: statuses and
+   * reasons are fixed sets, and most orders of a fleet stand at the same three.
+   */
   private readonly pairs = new Map<string, ConditionSeries>();
+  private readonly triples = new Map<string, readonly (ConditionSeries | undefined)[]>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -97,12 +102,12 @@ export class CredentialMetrics {
       const c = status?.conditions?.find((x) => x.type === type);
       return c ? this.pair(c.status, c.reason) : undefined;
     });
-    state.conditions = conditions.some((c) => c !== undefined) ? conditions : NONE;
+    state.conditions = conditions.some((c) => c !== undefined) ? this.triple(conditions) : NONE;
   }
 
   /** Keystone listed the order's generations (a full pass observed it). */
   listed(namespace: string, name: string, generations: readonly number[], cluster?: string): void {
-    this.state(namespace, name, cluster).inKeystone = generations.length === 0 ? NONE : [...new Set(generations)];
+    this.state(namespace, name, cluster).inKeystone = generations.length === 0 ? NONE : exact([...new Set(generations)]);
   }
 
   /**
@@ -112,7 +117,7 @@ export class CredentialMetrics {
   changedInKeystone(namespace: string, name: string, generation: number, change: 'minted' | 'deleted', cluster?: string): void {
     const state = this.state(namespace, name, cluster);
     const others = state.inKeystone.filter((g) => g !== generation);
-    state.inKeystone = change === 'minted' ? [...others, generation] : others;
+    state.inKeystone = exact(change === 'minted' ? [...others, generation] : others);
   }
 
   /** The delivered Secret was written with `generation` (a switch): the successor is the delivered one now. */
@@ -165,18 +170,28 @@ export class CredentialMetrics {
     return pair;
   }
 
+  private triple(conditions: readonly (ConditionSeries | undefined)[]): readonly (ConditionSeries | undefined)[] {
+    const key = conditions.map((c) => (c ? `${c.status}/${c.reason}` : '-')).join('|');
+    let triple = this.triples.get(key);
+    if (!triple) this.triples.set(key, (triple = conditions));
+    return triple;
+  }
+
   private state(namespace: string, name: string, cluster?: string): OrderState {
     const key = keyOf(namespace, name, cluster);
     let state = this.orders.get(key);
     if (!state) {
       // Every field set from the start: one object shape for every order.
-      const labels = { namespace, name, ...(cluster ? { cluster } : {}) };
+      const labels = { namespace: sharedString(namespace), name, ...(cluster ? { cluster } : {}) };
       state = { labels, inKeystone: NONE, delivered: undefined, nextRotation: undefined, lastRotation: undefined, expiry: undefined, conditions: NONE, rotations: undefined, failures: undefined };
       this.orders.set(key, state);
     }
     return state;
   }
 }
+
+/** A copy of a small array exactly as long as it is (one built by spreading holds room for more: 152 bytes for one number). */
+const exact = (values: readonly number[]): readonly number[] => (values.length === 0 ? NONE : values.slice());
 
 /** Unix seconds of a timestamp; undefined for none (or one that does not parse: no series). */
 function seconds(timestamp: string | undefined): number | undefined {
