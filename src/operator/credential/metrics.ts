@@ -11,10 +11,10 @@
  * drops a deleted object's: otherwise every order ever deleted would stay in the registry (and in every scrape) for the
  * life of the process.
  */
-import type { Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { KeystoneApplicationCredentialStatus } from '../../api';
 import { sharedString } from '../../kube/shared-strings';
-import { ScrapedCounter, ScrapedGauge, type Series } from '../runtime/scraped';
+import { scraped, type Series } from '../runtime/scraped';
 
 type Labels = 'namespace' | 'name' | 'cluster';
 type ConditionLabels = Labels | 'type' | 'status' | 'reason';
@@ -66,7 +66,7 @@ export class CredentialMetrics {
   constructor(registry: Registry) {
     const registers = [registry];
     const labelNames = ['namespace', 'name', 'cluster'] as const;
-    const gauge = (name: string, help: string, value: (s: OrderState) => number | undefined) => new ScrapedGauge({ name, help, labelNames, registers }, () => this.series(value));
+    const gauge = (name: string, help: string, value: (s: OrderState) => number | undefined) => scraped(new Gauge({ name, help, labelNames, registers }), () => this.series(value));
     gauge('keystone_appcred_credential_next_rotation_timestamp_seconds', 'When the order rotates next (status.nextRotation), Unix seconds; absent while the schedule is off', (s) => s.nextRotation);
     gauge('keystone_appcred_credential_delivered_since_timestamp_seconds', 'When the delivered credential became the delivered one (status.lastRotation), Unix seconds; its age is time() minus this', (s) => s.lastRotation);
     gauge('keystone_appcred_credential_expiry_timestamp_seconds', 'When the delivered credential expires in Keystone (status.credentialExpiresAt), Unix seconds; absent for one created with the schedule off', (s) => s.expiry);
@@ -75,17 +75,17 @@ export class CredentialMetrics {
       const delivered = s.delivered;
       return delivered === undefined ? undefined : s.inKeystone.some((g) => g > delivered) ? 1 : 0;
     });
-    new ScrapedGauge<ConditionLabels>(
-      {
+    scraped(
+      new Gauge<ConditionLabels>({
         name: 'keystone_appcred_credential_condition',
         help: 'The order\'s Ready, CredentialReady and DeliveryReady conditions: 1 for the current status and reason of each type',
         labelNames: [...labelNames, 'type', 'status', 'reason'],
         registers,
-      },
+      }),
       () => this.conditionSeries(),
     );
-    new ScrapedCounter({ name: 'keystone_appcred_credential_rotations_total', help: 'Switches to a new generation', labelNames, registers }, () => this.series((s) => s.rotations));
-    new ScrapedCounter<Labels | 'reason'>({ name: 'keystone_appcred_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers }, () => this.failureSeries());
+    scraped(new Counter({ name: 'keystone_appcred_credential_rotations_total', help: 'Switches to a new generation', labelNames, registers }), () => this.series((s) => s.rotations));
+    scraped(new Counter<Labels | 'reason'>({ name: 'keystone_appcred_credential_failures_total', help: 'Failed passes, by condition reason', labelNames: [...labelNames, 'reason'], registers }), () => this.failureSeries());
   }
 
   /**

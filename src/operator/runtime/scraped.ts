@@ -10,7 +10,7 @@
  * offers this on top of prom-client's registry, whose text format, content negotiation and default metrics the operator
  * keeps using; a family here is a prom-client Gauge or Counter whose own (always empty) series are replaced at `get()`.
  */
-import { Counter, Gauge, type CounterConfiguration, type GaugeConfiguration } from 'prom-client';
+import type { Counter, Gauge } from 'prom-client';
 
 /** One series of a family: its labels and its value. */
 export interface Series<T extends string> {
@@ -21,30 +21,12 @@ export interface Series<T extends string> {
 /** What a family reads its series from, on each scrape. */
 export type SeriesSource<T extends string> = () => Iterable<Series<T>>;
 
-/** A gauge whose series are `source`'s at each scrape. Its own `set`, `inc` and `remove` are not to be used. */
-export class ScrapedGauge<T extends string> extends Gauge<T> {
-  constructor(
-    configuration: Omit<GaugeConfiguration<T>, 'collect'>,
-    private readonly source: SeriesSource<T>,
-  ) {
-    super(configuration);
-  }
-
-  override async get(): ReturnType<Gauge<T>['get']> {
-    return { ...(await super.get()), values: [...this.source()] };
-  }
-}
-
-/** A counter whose series are `source`'s at each scrape (its owner counts). Its own `inc` and `remove` are not to be used. */
-export class ScrapedCounter<T extends string> extends Counter<T> {
-  constructor(
-    configuration: Omit<CounterConfiguration<T>, 'collect'>,
-    private readonly source: SeriesSource<T>,
-  ) {
-    super(configuration);
-  }
-
-  override async get(): ReturnType<Counter<T>['get']> {
-    return { ...(await super.get()), values: [...this.source()] };
-  }
+/**
+ * `metric` (a new prom-client Gauge or Counter, registered) with its series taken from `source` at each scrape. Its own
+ * `set`, `inc` and `remove` are not to be used: what it held would be replaced at the scrape.
+ */
+export function scraped<T extends string, M extends Gauge<T> | Counter<T>>(metric: M, source: SeriesSource<T>): M {
+  const own = metric.get.bind(metric) as () => Promise<object>;
+  (metric as { get: () => Promise<object> }).get = async () => ({ ...(await own()), values: [...source()] });
+  return metric;
 }
