@@ -20,6 +20,7 @@ const BENCHES: Readonly<Record<string, readonly string[]>> = {
   handoff: ['2000', '2'],
   image: ['3'],
   metrics: ['1000', '5000'],
+  'shared-strings': ['5000'],
   'least-privilege': ['5', '4'],
   outage: ['20', '1', '1', '4'],
   raise: ['100', '12', '1', '30'],
