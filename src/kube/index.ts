@@ -6,4 +6,5 @@ export * from './kinds';
 export * from './memory';
 export * from './object';
 export * from './read-through';
+export * from './shared-strings';
 export * from './store';

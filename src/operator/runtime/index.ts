@@ -12,4 +12,5 @@ export * from './mapper';
 export * from './metrics';
 export * from './partition';
 export * from './queue';
+export * from './scraped';
 export * from './status';
