@@ -24,7 +24,7 @@ import { installedVersion, GO_MODULE, JSII_NAMES, PEERS, rootPackage } from '../
 import { DOC_LANGUAGES, mavenRepository, type JsiiBuild } from '../../tools/jsii/build';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { cdk8sCli, documentedSizes, JSII_BUILD_MS, jsiiBuild, kib } from '../support/jsii';
-import { kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { kubectl, kubectlOk, waitEstablished, type KubeObject } from '../support/kubectl';
 import { REPO, runOk } from '../support/package';
 
 jest.setTimeout(1_800_000);
@@ -164,7 +164,7 @@ describe('the example app in TypeScript, Python, Go and Java, on the jsii packag
       const first = join(dir, 'crds-and-namespaces.yaml');
       writeFileSync(first, docs.filter((d) => d.kind === 'CustomResourceDefinition' || d.kind === 'Namespace').map((c) => JSON.stringify(c)).join('\n---\n'));
       await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', first]);
-      await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata.name}`)]);
+      await waitEstablished([...crds.map((c) => `crd/${c.metadata.name}`)]);
       // Every language's own files (the same bytes, each sent as written), not only the reference.
       const synthesized = dirs.filter((d) => existsSync(join(d, 'dist')));
       expect(synthesized).toHaveLength(4);

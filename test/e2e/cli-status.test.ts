@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { crdName } from '../../constructs/crd';
 import { ALL_KINDS } from '../../constructs/crds';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { eventually, getJson, kubeconfigFor, kubectl, kubectlOk, kubeRequest, applyOk, type KubeObject } from '../support/kubectl';
+import { eventually, getJson, kubeconfigFor, kubectl, kubectlOk, waitEstablished, kubeRequest, applyOk, type KubeObject } from '../support/kubectl';
 import { run, type RunResult } from '../support/package';
 import { freePort } from '../support/proc';
 import { synthesizeManifests } from '../support/synth';
@@ -75,7 +75,7 @@ beforeAll(async () => {
   crdsFile = join(manifests, readdirSync(manifests).find((f) => f.includes('crds')) as string);
   // --force-conflicts: a file that ran before on this cluster may have installed them as a user does (kubectl's manager).
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsFile]);
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
+  await waitEstablished([...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
   await kubectl(['create', 'namespace', NS]);
   await applyOk(
     [
@@ -120,7 +120,7 @@ afterAll(async () => {
     // Leave the CRDs as found, whatever the last test did.
     if (crdsFile) {
       await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsFile]);
-      await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
+      await waitEstablished([...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
     }
     await kubectl(['delete', 'namespace', NS, '--wait=false']);
   } finally {

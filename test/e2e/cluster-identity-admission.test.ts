@@ -17,7 +17,7 @@ import { CLUSTER_IDENTITY_POLICY_NAME } from '../../constructs/cluster-identity-
 import { KEYSTONE_CLUSTER_IDENTITY } from '../../constructs/definitions/keystone-cluster-identity';
 import { API_VERSION } from '../../src/api/types';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, type KubectlResult, type KubeObject } from '../support/kubectl';
+import { applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, waitEstablished, type KubectlResult, type KubeObject } from '../support/kubectl';
 
 const PREFIX = 'kac-cia';
 const SECRETS_NAMESPACE = `${PREFIX}-secrets`;
@@ -62,7 +62,7 @@ describe('KeystoneClusterIdentity admission on a real API server', () => {
   beforeAll(async () => {
     unlock = await lockCluster('cluster-identity-admission.test.ts');
     await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', crdsManifest()]);
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crdName(KEYSTONE_CLUSTER_IDENTITY)}`]);
+    await waitEstablished([`crd/${crdName(KEYSTONE_CLUSTER_IDENTITY)}`]);
     await applyOk([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SECRETS_NAMESPACE } },
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: READABLE, namespace: SECRETS_NAMESPACE }, stringData: { 'clouds.yaml': 'clouds: {}\n' } },

@@ -18,7 +18,7 @@ import { CLUSTER_IDENTITY_RULES } from '../../src/api/cluster-identity-rules';
 import type { PlaneKind } from '../../src/api/identity-plane';
 import { RULES } from '../../src/api/rules';
 import { CORPUS_NAMESPACE, type FixtureEntry } from './corpus/generate';
-import { getJson, getTable, kubectl, kubectlOk, type KubectlResult, type KubeObject } from '../support/kubectl';
+import { getJson, getTable, kubectl, kubectlOk, waitEstablished, type KubectlResult, type KubeObject } from '../support/kubectl';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 
 const CORPUS = join(__dirname, 'corpus');
@@ -54,7 +54,7 @@ describe('the synthesized manifests on a real API server', () => {
   beforeAll(async () => {
     unlock = await lockCluster('crds.test.ts');
     await applyFile(fileOf('crds'));
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
+    await waitEstablished([...ALL_KINDS.map((k) => `crd/${crdName(k)}`)]);
   }, LOCKED_SETUP_MS);
 
   it('establishes the six CRDs', async () => {

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { apply, applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { apply, applyOk, eventually, exists, getJson, getTable, kubectl, kubectlOk, waitEstablished, type KubeObject } from '../support/kubectl';
 import { copyPulumiProgram, runPulumi } from '../support/pulumi';
 
 const GROUP = 'envsmoke.kac.example.com';
@@ -59,7 +59,7 @@ describe('kube-apiserver', () => {
   beforeAll(async () => {
     unlock = await lockCluster('environment.test.ts');
     await applyOk([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, widgetCrd]);
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/widgets.${GROUP}`]);
+    await waitEstablished([`crd/widgets.${GROUP}`]);
   }, LOCKED_SETUP_MS);
   afterAll(() => unlock?.());
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { kubectl, kubectlOk } from '../support/kubectl';
+import { kubectl, kubectlOk, waitEstablished } from '../support/kubectl';
 import { renderManifests } from '../../src/cli/manifests';
 import { packageVersion } from '../../src/cli/version';
 import { COMPONENTS, RELEASE_IMAGE, objectsOf, variants, type ComponentName } from '../../tools/release';
@@ -75,7 +75,7 @@ describe('install artifacts (deploy/)', () => {
   it('kubectl apply --server-side -k of the base and of the base with each component, and -f of the plain files, work on the API server', async () => {
     const promCrds = join(REPO, 'test/e2e/fixtures/prometheus-operator-crds');
     for (const file of readdirSync(promCrds)) await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', join(promCrds, file)]);
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+    await waitEstablished(['crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
     // The namespaced component's Role lives in openstack, which must exist (as the docs say).
     const created = (await kubectl(['create', 'namespace', 'openstack'])).code === 0;
     try {
@@ -83,7 +83,7 @@ describe('install artifacts (deploy/)', () => {
         const dir = overlay(components);
         const out = await kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', dir], { timeoutMs: 120_000 });
         expect(out).toContain('deployment.apps/keystone-appcred-operator serverside-applied');
-        await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/keystoneapplicationcredentials.c5c3.io']);
+        await waitEstablished(['crd/keystoneapplicationcredentials.c5c3.io']);
         const objects = objectsOf(await kubectlOk(['kustomize', dir]));
         // Every object is there as rendered (its kind, namespace and name).
         for (const o of objects) expect([keyOf(o), (await kubectl(['get', o.kind, o.metadata.name, ...(o.metadata.namespace ? ['-n', o.metadata.namespace] : [])])).code]).toEqual([keyOf(o), 0]);

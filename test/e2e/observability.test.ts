@@ -31,7 +31,7 @@ import { condition, credentialFixtures } from '../support/credential-fixtures';
 import { startCutProxy, type CutProxy } from '../support/cut-proxy';
 import { Users } from '../../src/keystone';
 import { adminSession, uniqueName } from '../support/keystone-fixtures';
-import { applyOk, eventually, kubectl, kubectlOk } from '../support/kubectl';
+import { applyOk, eventually, kubectl, kubectlOk, waitEstablished } from '../support/kubectl';
 import { fencedBlock } from '../support/markdown';
 import { installCrds, metricsText, operatorKubeconfig, registrationSecret, releaseLeftovers, removeOperatorRbac, startOperator, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { promAlerts, promQuery, promRules, promTargets, reloadPrometheus, type PromAlert } from '../support/prometheus';
@@ -290,7 +290,7 @@ describe('the alerts and the dashboard against a real Prometheus scraping the re
     const crds = join(REPO, 'test/e2e/fixtures/prometheus-operator-crds');
     for (const file of readdirSync(crds)) await kubectlOk(['apply', '--server-side', '--field-manager=kac-test', '-f', join(crds, file)]);
     try {
-      await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+      await waitEstablished(['crd/servicemonitors.monitoring.coreos.com', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
       const yaml = renderManifests({ image: 'registry.example/keystone-appcred', tag: '0.3.0', monitoring: true, namespace: IDENTITY.namespace });
       const objects = parseAllDocuments(yaml).map((d) => d.toJS() as { apiVersion: string; kind: string; metadata: { name: string } });
       const monitoring = objects.filter((o) => o.apiVersion === 'monitoring.coreos.com/v1' || (o.kind === 'ConfigMap' && o.metadata.name === 'keystone-appcred-dashboard'));

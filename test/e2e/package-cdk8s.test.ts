@@ -17,7 +17,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
-import { getJson, kubectl, kubectlOk, type KubeObject } from '../support/kubectl';
+import { getJson, kubectl, kubectlOk, waitEstablished, type KubeObject } from '../support/kubectl';
 import { newProject, nodeEnv, npmInstall, packedTarball, REPO, repositoryVersion, run, runOk } from '../support/package';
 
 jest.setTimeout(900_000);
@@ -118,7 +118,7 @@ describe('the cdk8s face, installed from the packed tarball', () => {
     unlock = await lockCluster('package-cdk8s.test.ts');
     const applyFile = (file: string) => kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', join(dir, 'dist', file)]);
     await applyFile('0000-crds.k8s.yaml');
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS]);
+    await waitEstablished([...CRDS]);
     await applyFile('0001-operator.k8s.yaml');
     await applyFile('0002-orders.k8s.yaml');
     const deployment = await getJson<KubeObject & { spec: { template: { spec: { containers: { image: string }[] } } } }>('deployment', OPERATOR, { namespace: SYSTEM });

@@ -48,7 +48,7 @@ import { ApplicationCredentials } from '../../src/keystone';
 import { LOCKED_SETUP_MS, lockCluster } from '../support/cluster-lock';
 import { condition, credentialFixtures, type Order } from '../support/credential-fixtures';
 import { adminSession, createServiceUser, uniqueName, type ServiceUser } from '../support/keystone-fixtures';
-import { applyOk, eventually, getJson, kubectl, kubectlOk, type Identity } from '../support/kubectl';
+import { applyOk, eventually, getJson, kubectl, kubectlOk, waitEstablished, type Identity } from '../support/kubectl';
 import { metricSum, metricsText, registrationSecret, releaseAllLeftovers, releaseLeftovers, serviceAccountKubeconfig, startOperator, targetServiceAccountKubeconfig, waitReady, type OperatorProcess, QUICK_ELECTION } from '../support/operator';
 import { buildProject } from '../support/package';
 import { configureStack, runPulumi, runPulumiToHalt } from '../support/pulumi';
@@ -166,7 +166,7 @@ function targetClusterManifests(cli: readonly string[], cwd: string): string {
 /** Applied to the target cluster as docs/configure/target-clusters.md says (`kubectl --context edge-1 apply --server-side -f -`); its CRDs established. */
 async function applyOnTarget(yaml: string): Promise<void> {
   await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, as: 'target', timeoutMs: 120_000 });
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...TARGET_CRDS.map((c) => `crd/${c}`)], { as: 'target' });
+  await waitEstablished([...TARGET_CRDS.map((c) => `crd/${c}`)], { as: 'target' });
 }
 
 /** Removes from the target cluster what this file puts there: the orders' and the operator's namespaces, the ClusterRole, the CRDs. */
@@ -228,7 +228,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
   it(`${PREVIOUS_VERSION} installed as its README said, its operator running, ${EDGE} registered as its docs said; orders in grace, steady, frozen, on ${EDGE}, and one whose 0.1.0 path another installation wrote`, async () => {
     const yaml = execFileSync(process.execPath, [join(PREVIOUS, 'lib/src/cli/main.js'), 'manifests', '--image', `keystone-appcred:${PREVIOUS_VERSION}`, '--openbao-address', BAO.address], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
     await kubectlOk(['apply', '--server-side', '-f', '-'], { input: yaml, timeoutMs: 120_000 });
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    await waitEstablished([...CRDS.map((c) => `crd/${c}`)]);
     // The target cluster as 0.1.0's docs/operator.md registered one: its `manifests --target-cluster` applied there (the
     // four order CRDs, the ClusterRole and its binding to keystone-appcred-system/keystone-appcred-operator), that
     // namespace and service account created there, a token kubeconfig of it in a labelled Secret of the operator's
@@ -317,7 +317,7 @@ describe(`the upgrade from keystone-appcred ${PREVIOUS_VERSION} with orders in f
 
   it('this release applied as docs/install/upgrading.md says: the CRDs (and the target cluster\'s), then the RBAC and the Deployment, then the new operator takes over', async () => {
     await kubectlOk(['apply', '--server-side', '-f', join(REPO, 'deploy/crds.yaml')], { timeoutMs: 120_000 });
-    await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.map((c) => `crd/${c}`)]);
+    await waitEstablished([...CRDS.map((c) => `crd/${c}`)]);
     // On the target cluster: this release's `manifests --target-cluster` (its CRDs gain the optional fields 0.2.0 added,
     // the ClusterRole is unchanged).
     const rolesOnTarget = () => kubectlOk(['get', 'crd', 'keystoneapplicationcredentials.c5c3.io', '-o', 'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.roles.type}'], { as: 'target' });

@@ -110,6 +110,24 @@ export async function kubectlOk(args: readonly string[], options: KubectlOptions
   return result.stdout;
 }
 
+/**
+ * `kubectl wait --for=condition=Established` on CRDs (`crd/<name>`, or `crd --all`), up to 60 s. kubectl's wait fails at
+ * once, instead of waiting, on a CRD the API server has stored but not given a condition yet (`.status.conditions
+ * accessor error: <nil>`): right after an apply on a busy machine (a whole-suite run saw it). Such a failure is
+ * tried again until the deadline; any other one is thrown.
+ */
+export async function waitEstablished(crds: readonly string[], options: KubectlOptions = {}): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const left = Math.max(1, Math.ceil((deadline - Date.now()) / 1000));
+    const args = ['wait', '--for=condition=Established', `--timeout=${left}s`, ...crds];
+    const result = await kubectl(args, options);
+    if (result.code === 0) return;
+    if (!result.stderr.includes('accessor error') || Date.now() >= deadline) throw new Error(`kubectl ${args.join(' ')} failed (${String(result.code)}): ${result.stderr.trim()}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 export interface ApplyOptions extends KubectlOptions {
   /** Field manager for server-side apply; default 'kac-test'. */
   readonly fieldManager?: string;

@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applyOk, eventually, kubectl, kubectlOk, type Identity, type KubeObject } from './kubectl';
+import { applyOk, eventually, kubectl, kubectlOk, waitEstablished, type Identity, type KubeObject } from './kubectl';
 import { freePort, startServer, tail, type Server } from './proc';
 import { App, Chart } from 'cdk8s';
 import { Operator } from '../../constructs/operator';
@@ -49,7 +49,7 @@ export function manifestObjects(manifests: string, chart: string): KubeObject[] 
 export async function installCrds(manifests: string = synthesizeManifests(), as: Identity = 'admin'): Promise<string> {
   const crds = readdirSync(manifests).find((f) => f.includes('crds')) as string;
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', join(manifests, crds)], { as });
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as });
+  await waitEstablished(['crd', '--all'], { as });
   return manifests;
 }
 
@@ -133,7 +133,7 @@ export async function targetClusterKubeconfig(identity: { readonly namespace: st
   for (const namespace of options.secretNamespaces ?? []) await kubectl(['create', 'namespace', namespace], { as: 'target' });
   const yaml = renderTargetClusterManifests({ serviceAccount: `${identity.namespace}/${sa}`, ...(options.secretNamespaces ? { secretNamespaces: options.secretNamespaces } : {}) });
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kac-test', '-f', '-'], { as: 'target', input: yaml });
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all'], { as: 'target' });
+  await waitEstablished(['crd', '--all'], { as: 'target' });
   return targetServiceAccountKubeconfig(identity);
 }
 
