@@ -7,7 +7,7 @@
  * Only those fields are shared, in a copy of the containers on their paths (the object as listed or watched is never
  * changed: the in-memory cluster's are frozen), so an object that enters the cache costs a few map lookups and a
  * resync, which reads the cached objects and copies none, costs nothing more. (An earlier try shared every short string
- * of the object in place, through V8's string table, and measured 41 % more CPU per resync: CHANGELOG 0.3.0.)
+ * of the object in place, through V8's string table, and measured 41 % more CPU per resync: docs/benchmarks-operator.md.)
  *
  * The pool is bounded: two generations of {@link POOL_GENERATION} strings, the former read through (a hit moves to the
  * current one), so the values in use stay shared and the ones no object holds any more fall out with the former
@@ -48,8 +48,8 @@ interface ConditionLike {
 /**
  * An equal copy of `object` whose repeated strings are the pool's: kind, apiVersion, namespace, finalizers, label
  * values, owner references' apiVersion and kind, creationTimestamp, the status conditions' strings and the status's
- * lists of strings. Every other field is
- * the object's own (the same value, not a copy); a Secret's data is never touched.
+ * lists of strings. Every other field is the object's own (the same value, not a copy); a Secret's data is never
+ * touched.
  */
 export function withSharedStrings<T extends KubeObject>(object: T): T {
   const meta = object.metadata;
