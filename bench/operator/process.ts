@@ -3,7 +3,7 @@
  * has gone quiet, and a heap snapshot of it.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metricsText, type OperatorProcess } from '../../test/support/operator';
@@ -74,7 +74,34 @@ export function rssParts(pid: number): string {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
   const files = [...fileRss(pid)].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([file, k]) => `${file.split('/').pop()} ${(k / 1024).toFixed(1)}`);
-  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB, RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB (${files.join(', ')}), RssShmem ${(kb('RssShmem') / 1024).toFixed(0)} MiB`;
+  const anon = anonRss(pid);
+  const anonText = (['brk', 'arena', 'other'] as const).map((k) => `${k} ${(anon[k] / 1024).toFixed(0)}`).join(', ');
+  if (process.env.KAC_BENCH_SMAPS_DIR) writeFileSync(join(process.env.KAC_BENCH_SMAPS_DIR, `smaps-${pid}-${Date.now()}.txt`), readFileSync(`/proc/${pid}/smaps`, 'utf8'));
+  return `RssAnon ${(kb('RssAnon') / 1024).toFixed(0)} MiB (${anonText}), RssFile ${(kb('RssFile') / 1024).toFixed(0)} MiB (${files.join(', ')}), RssShmem ${(kb('RssShmem') / 1024).toFixed(0)} MiB`;
+}
+
+/** glibc's heaps of its arenas other than the main one: 64 MiB each, aligned to their size (HEAP_MAX_SIZE on 64-bit). */
+const ARENA_HEAP = 64 * 2 ** 20;
+
+/**
+ * A process's anonymous resident kB by what holds it, from smaps: `brk`, glibc's main arena (the `[heap]` mapping);
+ * `arena`, its other arenas' heaps (anonymous mappings aligned to 64 MiB and at most that long); `other`, the rest: V8's
+ * heap pages and code, malloc's own mappings of large blocks (from MALLOC_MMAP_THRESHOLD_ on), thread stacks.
+ * KAC_BENCH_SMAPS_DIR=/tmp/s keeps each smaps read, to look at mapping by mapping.
+ */
+export function anonRss(pid: number): { brk: number; arena: number; other: number } {
+  const parts = { brk: 0, arena: 0, other: 0 };
+  let kind: keyof typeof parts | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const [start, end, name] = [BigInt(`0x${mapping[1]}`), BigInt(`0x${mapping[2]}`), mapping[3] ?? ''];
+      if (name === '[heap]') kind = 'brk';
+      else if (name !== '') kind = undefined;
+      else kind = start % BigInt(ARENA_HEAP) === 0n && end - start <= BigInt(ARENA_HEAP) ? 'arena' : 'other';
+    } else if (kind && line.startsWith('Anonymous:')) parts[kind] += Number(/(\d+)/.exec(line)?.[1] ?? 0);
+  }
+  return parts;
 }
 
 /** The resident kB of each file mapped into a process (smaps: the Rss of its mappings, by path). */
