@@ -34,7 +34,8 @@ export function fieldOf(object: unknown, path: string): string | undefined {
 
 /** Whether the object's field at every path of `selector` is the given string. */
 export function matchesFields(object: unknown, selector: Readonly<Record<string, string>>): boolean {
-  return Object.entries(selector).every(([path, value]) => fieldOf(object, path) === value);
+  for (const path in selector) if (fieldOf(object, path) !== selector[path]) return false;
+  return true;
 }
 
 /** What replacing the whole content changed. */
@@ -46,7 +47,20 @@ export interface ReplaceResult<T> {
 
 /** Whether `labels` carries every entry of `selector`. */
 export function matchesLabels(labels: Readonly<Record<string, string>> | undefined, selector: Readonly<Record<string, string>>): boolean {
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  for (const k in selector) if (labels?.[k] !== selector[k]) return false;
+  return true;
+}
+
+/** Whether a selector has any entry (without making the array of its keys). */
+function hasEntries(selector: Readonly<Record<string, string>>): boolean {
+  for (const _ in selector) return true;
+  return false;
+}
+
+/** A selector's first key. */
+function firstKey(selector: Readonly<Record<string, string>>): string | undefined {
+  for (const k in selector) return k;
+  return undefined;
 }
 
 /** The equality-based label selector string of `labels` (`a=b,c=d`). */
@@ -93,35 +107,49 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
     return [...this.objects.keys()];
   }
 
-  /** The objects matching `options`, sorted by key (so callers see a stable order). */
+  /** Every object, in no particular order (a resync hands each to its handlers; sorting 20,000 keys would be its own cost). */
+  values(): T[] {
+    return [...this.objects.values()];
+  }
+
+  /**
+   * The objects matching `options`, sorted by key (so callers see a stable order). A resync lists an order's children
+   * and role assignments on every pass, so a list allocates only its result: the candidates are one index value's keys
+   * (kept sorted, see {@link add}), and the criteria are checked without copying the selectors.
+   */
   list(options: ListOptions = {}): T[] {
-    let keys: Iterable<ObjectKey>;
     const index = options.index ? this.indexes.get(options.index.name) : undefined;
     if (options.index && !index) throw new Error(`no index named ${options.index.name} (add it with addIndex before listing by it)`);
-    const fields = options.fields && Object.keys(options.fields).length > 0 ? options.fields : undefined;
+    const fields = options.fields && hasEntries(options.fields) ? options.fields : undefined;
+    const labels = options.labels && hasEntries(options.labels) ? options.labels : undefined;
+    let candidates: Keys | undefined;
     if (fields) {
-      // The smallest of the paths' sets; the loop below checks the other criteria.
-      keys = smallest(Object.entries(fields).map(([path, value]) => this.fieldIndex(path).get(value)));
+      // The smallest of the paths' sets; the checks below look at the other criteria.
+      for (const path in fields) candidates = fewer(candidates, this.fieldIndex(path).get(fields[path]), path === firstKey(fields));
     } else if (index && options.index) {
-      keys = keysOf(index.values.get(options.index.value));
-    } else if (options.labels && Object.keys(options.labels).length > 0) {
-      // The smallest of the selector's label sets; the loop below checks the namespace and the other labels.
-      keys = smallest(Object.entries(options.labels).map(([k, v]) => this.byLabel.get(k)?.get(v)));
+      candidates = index.values.get(options.index.value);
+    } else if (labels) {
+      // The smallest of the selector's label sets; the checks below look at the namespace and the other labels.
+      for (const k in labels) candidates = fewer(candidates, this.byLabel.get(k)?.get(labels[k]), k === firstKey(labels));
     } else if (options.namespace !== undefined) {
-      keys = keysOf(this.byNamespace.get(options.namespace));
+      candidates = this.byNamespace.get(options.namespace);
     } else {
-      keys = this.objects.keys();
+      candidates = new Set(this.objects.keys());
     }
     const out: T[] = [];
-    for (const key of [...keys].sort()) {
+    const take = (key: ObjectKey): void => {
       const object = this.objects.get(key);
-      if (!object) continue;
-      if (options.namespace !== undefined && (object.metadata.namespace ?? '') !== options.namespace) continue;
-      if (options.labels && !matchesLabels(object.metadata.labels, options.labels)) continue;
-      if (index && options.index && !index.fn(object).includes(options.index.value)) continue;
-      if (fields && !matchesFields(object, fields)) continue;
+      if (!object) return;
+      if (options.namespace !== undefined && (object.metadata.namespace ?? '') !== options.namespace) return;
+      if (labels && !matchesLabels(object.metadata.labels, labels)) return;
+      if (index && options.index && !index.fn(object).includes(options.index.value)) return;
+      if (fields && !matchesFields(object, fields)) return;
       out.push(object);
-    }
+    };
+    if (candidates === undefined) return out;
+    if (typeof candidates === 'string') take(candidates);
+    else if (Array.isArray(candidates)) for (const key of candidates as readonly ObjectKey[]) take(key);
+    else for (const key of [...(candidates as Set<ObjectKey>)].sort()) take(key);
     return out;
   }
 
@@ -236,10 +264,16 @@ function add(map: Index, values: readonly string[], key: ObjectKey): void {
     const keys = map.get(value);
     if (keys === undefined) map.set(value, key);
     else if (typeof keys === 'string') {
-      if (keys !== key) map.set(value, [keys, key]);
+      if (keys !== key) map.set(value, keys < key ? [keys, key] : [key, keys]);
     } else if (Array.isArray(keys)) {
       const few = keys as readonly ObjectKey[];
-      if (!few.includes(key)) map.set(value, few.length < ARRAY_MAX ? [...few, key] : new Set([...few, key]));
+      if (few.includes(key)) continue;
+      if (few.length >= ARRAY_MAX) map.set(value, new Set([...few, key]));
+      else {
+        // Sorted as it is made, so that a list reads it in key order without sorting a copy.
+        const at = few.findIndex((k) => k > key);
+        map.set(value, at < 0 ? [...few, key] : [...few.slice(0, at), key, ...few.slice(at)]);
+      }
     } else (keys as Set<ObjectKey>).add(key);
   }
 }
@@ -262,16 +296,14 @@ function remove(map: Index, values: readonly string[], key: ObjectKey): void {
   }
 }
 
-/** The keys under a value, to iterate. */
-function keysOf(keys: Keys | undefined): Iterable<ObjectKey> {
-  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
-}
-
 const sizeOf = (keys: Keys | undefined): number => (keys === undefined ? 0 : typeof keys === 'string' ? 1 : Array.isArray(keys) ? keys.length : (keys as Set<ObjectKey>).size);
 
-/** The fewest keys of several values' (each criterion must hold: the loop that reads them checks the others). */
-function smallest(candidates: readonly (Keys | undefined)[]): Iterable<ObjectKey> {
-  return keysOf(candidates.reduce((a, b) => (sizeOf(b) < sizeOf(a) ? b : a)));
+/**
+ * The fewer of two criteria's keys (`first`: `b` is the first criterion's, taken as it is): every criterion must hold,
+ * and the checks of a list look at the others.
+ */
+function fewer(a: Keys | undefined, b: Keys | undefined, first: boolean): Keys | undefined {
+  return first || sizeOf(b) < sizeOf(a) ? b : a;
 }
 
 /** Which of two copies of one object is newer: resourceVersions are opaque, but the API server's are increasing integers. */
@@ -308,9 +340,13 @@ export class MergedStore<T extends KubeObject = KubeObject> implements StoreRead
   }
 
   list(options: ListOptions = {}): T[] {
+    const lists = this.parts.map((part) => part.list(options));
+    // Most lists find their objects in one part (an order's Secrets are all its own): that part's list is the answer.
+    const found = lists.filter((list) => list.length > 0);
+    if (found.length <= 1) return found[0] ?? [];
     const byKey = new Map<ObjectKey, T>();
-    for (const part of this.parts) {
-      for (const object of part.list(options)) {
+    for (const list of found) {
+      for (const object of list) {
         const key = keyOf(object);
         const seen = byKey.get(key);
         byKey.set(key, seen ? newerOf(seen, object) : object);

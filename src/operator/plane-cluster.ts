@@ -39,28 +39,29 @@ const decode = (data: Readonly<Record<string, string>> | undefined): Record<stri
  */
 function secretObject(secret: Secret): SecretObject {
   let data: Record<string, string> | undefined;
-  const object = {
-    metadata: {
-      name: secret.metadata.name,
-      namespace: secret.metadata.namespace ?? '',
-      ...(secret.metadata.uid ? { uid: secret.metadata.uid } : {}),
-      ...(secret.metadata.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
-      ...(secret.metadata.labels ? { labels: secret.metadata.labels } : {}),
-      ...(secret.metadata.annotations ? { annotations: secret.metadata.annotations } : {}),
-      ...(secret.metadata.ownerReferences ? { ownerReferences: secret.metadata.ownerReferences } : {}),
-    },
-  };
+  const object = { metadata: metadataOf(secret, true) };
   // An own, enumerable accessor: spreads, JSON and deep equality see `data` as a plain property.
   return Object.defineProperty(object, 'data', { enumerable: true, get: () => (data ??= decode(secret.data)) }) as typeof object & Pick<SecretObject, 'data'>;
 }
 
 /** A Secret the operator does not read whole, as its metadata: `data` is empty. */
 function metadataSecretObject(secret: KubeObject): SecretObject {
-  const { name, namespace, uid, resourceVersion, labels, ownerReferences } = secret.metadata;
-  return {
-    metadata: { name, namespace: namespace ?? '', ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}), ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
-    data: {},
-  };
+  return { metadata: metadataOf(secret, false), data: {} };
+}
+
+/**
+ * The metadata a reconciler sees of a cached Secret (its annotations with `annotations`), the fields that are set one by
+ * one: a resync makes it for every Secret of every order, and a spread per field was an object each.
+ */
+function metadataOf(secret: KubeObject, annotations: boolean): SecretObject['metadata'] {
+  const m = secret.metadata;
+  const metadata: { -readonly [K in keyof SecretObject['metadata']]: SecretObject['metadata'][K] } = { name: m.name, namespace: m.namespace ?? '' };
+  if (m.uid) metadata.uid = m.uid;
+  if (m.resourceVersion) metadata.resourceVersion = m.resourceVersion;
+  if (m.labels) metadata.labels = m.labels;
+  if (annotations && m.annotations) metadata.annotations = m.annotations;
+  if (m.ownerReferences) metadata.ownerReferences = m.ownerReferences;
+  return metadata;
 }
 
 /**
@@ -109,8 +110,10 @@ export class PlaneCluster implements ClusterPort {
 
   /** The newer of the cached order and the one this port's last write returned; undefined once the cache lost it. */
   private latest<T extends KubeObject>(kind: ResourceKind<T>, key: { readonly namespace?: string; readonly name: string }): T | undefined {
-    const id = this.id(kind, key);
     const cached = this.cluster.get(kind, key.namespace, key.name);
+    // Nothing written waits for the cache (a resync's case): the cached copy, without making the write's id.
+    if (this.written.size === 0) return cached;
+    const id = this.id(kind, key);
     const own = this.written.get(id) as T | undefined;
     const latest = newer(cached, cached ? own : undefined);
     if (latest === cached) this.written.delete(id);

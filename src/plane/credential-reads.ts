@@ -90,16 +90,14 @@ export async function readCredential(order: KeystoneApplicationCredential, clust
   const children = await management.listSecrets(reads.children.namespace, reads.children.labels);
   const delivered = await orders.getSecret(reads.delivered);
   const secretAccess = orders.secretAccess?.(reads.delivered.namespace);
-  return {
-    reads,
-    ...(controlPlane ? { controlPlane } : {}),
-    ...(user ? { user } : {}),
-    ...(project ? { project } : {}),
-    assignments,
-    ...(passwordSecret ? { passwordSecret } : {}),
-    ...(caSecret ? { caSecret } : {}),
-    ...(secretAccess ? { secretAccess } : {}),
-    children,
-    ...(delivered ? { delivered } : {}),
-  };
+  // Set one by one, not spread from a literal per field: every pass of a resync reads, and each spread was an object.
+  const read: { -readonly [K in keyof CredentialRead]: CredentialRead[K] } = { reads, assignments, children };
+  if (controlPlane) read.controlPlane = controlPlane;
+  if (user) read.user = user;
+  if (project) read.project = project;
+  if (passwordSecret) read.passwordSecret = passwordSecret;
+  if (caSecret) read.caSecret = caSecret;
+  if (secretAccess) read.secretAccess = secretAccess;
+  if (delivered) read.delivered = delivered;
+  return read;
 }

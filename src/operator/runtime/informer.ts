@@ -125,7 +125,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Hands every cached object to the handlers' `resynced` (no API call). */
   resync(): void {
     if (!this.hasSynced) return;
-    for (const object of this.store.list()) this.emit((h) => h.resynced?.(object));
+    for (const object of this.store.values()) this.emit((h) => h.resynced?.(object));
   }
 
   private async run(): Promise<void> {

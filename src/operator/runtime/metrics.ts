@@ -42,6 +42,13 @@ export interface KeystoneEndpointLoad {
   readonly capacity: number | undefined;
 }
 
+/** A controller's queue and workers as it last reported them (workers: undefined until it started). */
+interface QueueState {
+  depth: number;
+  max: number | undefined;
+  active: number | undefined;
+}
+
 /** How a reconcile ended. */
 export type ReconcileOutcome = 'success' | 'requeue' | 'conflict' | 'error';
 
@@ -50,9 +57,8 @@ export class OperatorMetrics {
   private readonly reconciles: Counter<'kind' | 'result'>;
   private readonly errors: Counter<'kind'>;
   private readonly duration: Histogram<'kind'>;
-  private readonly depth: Gauge<'kind'>;
-  private readonly maxWorkers: Gauge<'kind'>;
-  private readonly activeWorkers: Gauge<'kind'>;
+  /** Each controller's queue depth and workers, by kind, as last reported. */
+  private readonly queues = new Map<string, QueueState>();
   private readonly leaderGauge: Gauge;
   private readonly synced: Gauge<'kind'>;
   private cacheSizes: () => Readonly<Record<string, number>> = () => ({});
@@ -85,9 +91,12 @@ export class OperatorMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
-    this.depth = new Gauge({ name: 'keystone_appcred_workqueue_depth', help: 'Keys waiting for a worker, by kind.', labelNames: ['kind'], registers });
-    this.maxWorkers = new Gauge({ name: 'keystone_appcred_max_concurrent_reconciles', help: 'Workers of the controller, by kind.', labelNames: ['kind'], registers });
-    this.activeWorkers = new Gauge({ name: 'keystone_appcred_active_workers', help: 'Workers reconciling an object now, by kind.', labelNames: ['kind'], registers });
+    // Set at each scrape from what the controllers report (`queueDepth`, `workers`): they change on every key handed
+    // out, twice a pass, and setting a labelled gauge hashes its labels each time (about 500 bytes of garbage a pass).
+    const queues = this.queues;
+    new Gauge({ name: 'keystone_appcred_workqueue_depth', help: 'Keys waiting for a worker, by kind.', labelNames: ['kind'], registers, collect() { for (const [kind, q] of queues) this.set({ kind }, q.depth); } });
+    new Gauge({ name: 'keystone_appcred_max_concurrent_reconciles', help: 'Workers of the controller, by kind.', labelNames: ['kind'], registers, collect() { for (const [kind, q] of queues) if (q.max !== undefined) this.set({ kind }, q.max); } });
+    new Gauge({ name: 'keystone_appcred_active_workers', help: 'Workers reconciling an object now, by kind.', labelNames: ['kind'], registers, collect() { for (const [kind, q] of queues) if (q.active !== undefined) this.set({ kind }, q.active); } });
     this.leaderGauge = new Gauge({ name: 'keystone_appcred_leader', help: '1 while this process holds the leader election Lease.', registers });
     this.synced = new Gauge({ name: 'keystone_appcred_informer_synced', help: '1 once the kind\'s cache is filled.', labelNames: ['kind'], registers });
     const sizes = () => this.cacheSizes();
@@ -183,13 +192,21 @@ export class OperatorMetrics {
   }
 
   queueDepth(kind: string, depth: number): void {
-    this.depth.set({ kind }, depth);
+    this.queue(kind).depth = depth;
   }
 
   /** A controller's workers: how many it has, how many reconcile now. */
   workers(kind: string, workers: { readonly max: number; readonly active: number }): void {
-    this.maxWorkers.set({ kind }, workers.max);
-    this.activeWorkers.set({ kind }, workers.active);
+    const q = this.queue(kind);
+    q.max = workers.max;
+    q.active = workers.active;
+  }
+
+  /** What a controller last reported of its queue and workers (exported at the next scrape). */
+  private queue(kind: string): QueueState {
+    let q = this.queues.get(kind);
+    if (!q) this.queues.set(kind, (q = { depth: 0, max: undefined, active: undefined }));
+    return q;
   }
 
   leader(isLeader: boolean): void {
