@@ -93,7 +93,7 @@ export async function runOperator(config: OperatorConfig): Promise<number> {
     connect: (kubeconfig, source) => new KubeApi(connect({ kubeconfigText: { text: kubeconfig, source } }).transport, FIELD_MANAGER),
   });
   const serving = await serve(
-    { unsynced: () => manager.unsynced(), metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }) },
+    { unsynced: () => manager.unsynced(), metrics: async () => ({ contentType: metrics.contentType, body: metrics.pieces() }) },
     { host: config.bindAddress, healthPort: config.healthPort, metricsPort: config.metricsPort },
   );
   logger.info('serving', { address: config.bindAddress, healthPort: serving.healthPort, metricsPort: serving.metricsPort });

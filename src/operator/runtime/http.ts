@@ -3,13 +3,14 @@
  * the kinds still syncing until then) and `/metrics` (Prometheus text). Health and metrics listen on their own ports
  * (the construct's), or share one server when given the same port.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Endpoints {
   /** The kinds whose caches have not synced yet (ready when empty). */
   readonly unsynced: () => readonly string[];
-  readonly metrics: () => Promise<{ readonly contentType: string; readonly body: string }>;
+  /** The metrics text, whole or in pieces written as they come (./scraped.ts `exposition`). */
+  readonly metrics: () => Promise<{ readonly contentType: string; readonly body: string | AsyncIterable<string> }>;
 }
 
 export interface ServeOptions {
@@ -25,7 +26,8 @@ export interface Serving {
   close(): Promise<void>;
 }
 
-type Route = (send: (status: number, body: string, contentType?: string) => void) => void | Promise<void>;
+type Send = (status: number, body: string | AsyncIterable<string>, contentType?: string) => void | Promise<void>;
+type Route = (send: Send) => void | Promise<void>;
 
 function routes(endpoints: Endpoints, health: boolean, metrics: boolean): Map<string, Route> {
   const map = new Map<string, Route>();
@@ -40,7 +42,7 @@ function routes(endpoints: Endpoints, health: boolean, metrics: boolean): Map<st
   if (metrics) {
     map.set('/metrics', async (send) => {
       const { contentType, body } = await endpoints.metrics();
-      send(200, body, contentType);
+      await send(200, body, contentType);
     });
   }
   return map;
@@ -48,13 +50,26 @@ function routes(endpoints: Endpoints, health: boolean, metrics: boolean): Map<st
 
 function listen(host: string, port: number, table: Map<string, Route>): Promise<Server> {
   const server = createServer((req, res) => {
-    const send = (status: number, body: string, contentType = 'text/plain; charset=utf-8') => {
+    const send: Send = async (status, body, contentType = 'text/plain; charset=utf-8') => {
       res.writeHead(status, { 'content-type': contentType });
-      res.end(req.method === 'HEAD' ? undefined : body);
+      if (typeof body === 'string' || req.method === 'HEAD') return void res.end(req.method === 'HEAD' || typeof body !== 'string' ? undefined : body);
+      // In pieces, each written before the next is made, waiting while the client reads (a scrape of 20,000 orders is
+      // 16 MB); a client gone stops the making.
+      for await (const piece of body) {
+        if (res.destroyed) return;
+        if (!res.write(piece)) await drained(res);
+      }
+      res.end();
     };
     const route = req.method === 'GET' || req.method === 'HEAD' ? table.get((req.url ?? '/').split('?')[0]) : undefined;
-    if (!route) return send(404, 'not found\n');
-    Promise.resolve(route(send)).catch((error: unknown) => send(500, `${error instanceof Error ? error.message : String(error)}\n`));
+    const failed = (error: unknown) => {
+      const message = `${error instanceof Error ? error.message : String(error)}\n`;
+      // Failed after the status went out (a piece of the metrics): the response cannot say so but by ending short.
+      if (res.headersSent) res.destroy();
+      else void send(500, message);
+    };
+    if (!route) return void send(404, 'not found\n');
+    Promise.resolve(route(send)).catch(failed);
   });
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
@@ -63,6 +78,19 @@ function listen(host: string, port: number, table: Map<string, Route>): Promise<
       server.off('error', reject);
       resolve(server);
     });
+  });
+}
+
+/** Until the response may be written again, or is closed. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
   });
 }
 

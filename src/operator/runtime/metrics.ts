@@ -30,6 +30,7 @@
  * plus prom-client's default process metrics (`process_resident_memory_bytes`, `nodejs_eventloop_lag_seconds`, ...).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { exposition } from './scraped';
 
 /** The load of one Keystone endpoint. */
 export interface KeystoneEndpointLoad {
@@ -275,6 +276,11 @@ export class OperatorMetrics {
   /** The text exposition format. */
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /** The same text in pieces, for a response written as it is made (./scraped.ts `exposition`). */
+  pieces(): AsyncIterable<string> {
+    return exposition(this.registry);
   }
 
   get contentType(): string {

@@ -38,4 +38,30 @@ describe('health and metrics endpoints', () => {
       await serving.close();
     }
   });
+
+  it('writes a metrics body given in pieces as it comes, past the socket\'s buffer, and ends a response short when a piece fails', async () => {
+    // 64 pieces of 64 KiB: 4 MiB, more than a socket takes without waiting for the client to read.
+    const piece = `${'x'.repeat(65_535)}\n`;
+    let made = 0;
+    let fail = false;
+    async function* pieces(): AsyncGenerator<string> {
+      for (let i = 0; i < 64; i++) {
+        if (fail && i === 2) throw new Error('a family failed');
+        made++;
+        yield piece;
+      }
+    }
+    const serving = await serve({ unsynced: () => [], metrics: async () => ({ contentType: 'text/plain', body: pieces() }) }, { host: '127.0.0.1', healthPort: 0, metricsPort: 0 });
+    try {
+      const body = await (await fetch(`http://127.0.0.1:${serving.metricsPort}/metrics`)).text();
+      expect([body.length, made]).toEqual([64 * 65_536, 64]);
+      fail = true;
+      const short = await fetch(`http://127.0.0.1:${serving.metricsPort}/metrics`);
+      expect(short.status).toBe(200);
+      await expect(short.text()).rejects.toThrow();
+    } finally {
+      await serving.close();
+    }
+  });
 });
+

@@ -1,5 +1,5 @@
-import { Counter, Gauge, Registry } from 'prom-client';
-import { labelsText, scraped, type Series } from '../../../../src/operator/runtime/scraped';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { exposition, labelsText, scraped, type Series } from '../../../../src/operator/runtime/scraped';
 
 /** Series with label values that need every escape of the text format, and one without a label the family names. */
 const SERIES: Series<'namespace' | 'name' | 'cluster'>[] = [
@@ -48,4 +48,21 @@ describe('scraped families', () => {
     expect(labelsText({})).toBe('');
     expect(labelsText({ a: 'x', b: undefined, c: 'y"z' })).toBe('{a="x",c="y\\"z"}');
   });
+
+  it('write the whole registry in pieces that join to what prom-client writes, the per-order gauges a few hundred lines a piece', async () => {
+    const registry = new Registry();
+    const many: Series<'namespace' | 'name'>[] = Array.from({ length: 1_234 }, (_, i) => ({ labels: { namespace: `ns-${i % 7}`, name: `order-${i}` }, value: i / 3 }));
+    const plain = new Gauge({ name: 'plain_gauge', help: 'a help with a \\ backslash\nand a line', labelNames: ['kind'], registers: [registry] });
+    plain.set({ kind: 'A' }, 1);
+    scraped(new Gauge({ name: 'per_order', help: 'per order', labelNames: ['namespace', 'name'], registers: [registry] }), () => many);
+    scraped(new Gauge({ name: 'per_order_empty', help: 'none \\ yet\n', labelNames: ['namespace', 'name'], registers: [registry] }), () => []);
+    scraped(new Counter({ name: 'per_order_total', help: 'counted', labelNames: ['namespace', 'name'], registers: [registry] }), () => many.slice(0, 3));
+    new Histogram({ name: 'durations', help: 'seconds', labelNames: ['kind'], registers: [registry] }).observe({ kind: 'A' }, 0.2);
+    const pieces: string[] = [];
+    for await (const piece of exposition(registry)) pieces.push(piece);
+    expect(pieces.join('')).toBe(await registry.metrics());
+    expect(Math.max(...pieces.map((p) => p.split('\n').length))).toBeLessThanOrEqual(501);
+    expect(pieces.filter((p) => p.includes('per_order{')).length).toBe(3);
+  });
 });
+
