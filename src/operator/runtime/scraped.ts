@@ -40,22 +40,23 @@ export function scraped<T extends string, M extends Gauge<T> | Counter<T>>(metri
       for (const s of source()) values.push({ value: s.value, metricName: head.name + labelsText(s.labels), labels: NO_LABELS, sharedLabels: NO_LABELS });
       return { ...head, values };
     };
-    // The same text in pieces of a few hundred lines, for a response written as it is made ({@link exposition}).
-    const { name, help } = metric as unknown as { name: string; help: string };
-    (metric as unknown as Chunked).textChunks = function* () {
-      yield `# HELP ${name} ${escapeText(help)}\n# TYPE ${name} gauge`;
-      let chunk = '';
-      let lines = 0;
-      for (const s of source()) {
-        chunk += `\n${name}${labelsText(s.labels)} ${valueText(s.value)}`;
-        if (++lines === CHUNK_LINES) {
-          yield chunk;
-          [chunk, lines] = ['', 0];
-        }
-      }
-      if (chunk !== '') yield chunk;
-    };
   }
+  // The same text in pieces of a few hundred lines, for a response written as it is made ({@link exposition}, which
+  // serves the Prometheus format this way only: there a counter's name is its own).
+  const { name, help, type } = metric as unknown as { name: string; help: string; type: 'gauge' | 'counter' };
+  (metric as unknown as Chunked).textChunks = function* () {
+    yield `# HELP ${name} ${escapeText(help)}\n# TYPE ${name} ${type}`;
+    let chunk = '';
+    let lines = 0;
+    for (const s of source()) {
+      chunk += `\n${name}${labelsText(s.labels)} ${valueText(s.value)}`;
+      if (++lines === CHUNK_LINES) {
+        yield chunk;
+        [chunk, lines] = ['', 0];
+      }
+    }
+    if (chunk !== '') yield chunk;
+  };
   return metric;
 }
 
