@@ -75,48 +75,64 @@ export const API_WRITES: ReadonlySet<PropertyKey> = new Set(['readSecret', 'crea
  * garbage. So the port's methods must not change once it has been wrapped (a class's do not).
  */
 export function noting<T extends object>(port: T, reached: Pick<Reached, 'unanswered'> & Partial<Reached>, dependency: string, counts: (error: unknown) => boolean, methods?: ReadonlySet<PropertyKey>): T {
-  const noted = async (method: (...args: unknown[]) => Promise<unknown>, args: unknown[]): Promise<unknown> => {
-    try {
-      const reply = await method.apply(port, args);
-      reached.answered?.add(dependency);
-      return reply;
-    } catch (error) {
-      (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
-      throw error;
-    }
-  };
-  const shape = methods ? shapeOf(port, methods) : { bound: Object.prototype, watched: [...methodsOf(port)] };
-  // The port's own methods are inherited from the shape (a prototype), not copied: only the watched ones are per pass.
-  const wrapped = Object.create(shape.bound) as Record<PropertyKey, unknown>;
-  for (const name of shape.watched) {
-    const method = Reflect.get(port, name) as (...args: unknown[]) => Promise<unknown>;
-    wrapped[name] = (...args: unknown[]) => noted(method, args);
-  }
+  const shape = methods ? shapeOf(port, methods) : shapeOf(port, methodsOf(port), false);
+  // The port's methods, the watched ones too, are inherited from the shape (a prototype made once per port and set of
+  // methods): a pass makes one object, its note, not a function per watched method.
+  const wrapped = Object.create(shape.proto) as Record<PropertyKey, unknown>;
+  wrapped[NOTE] = { port, reached, dependency, counts } satisfies Note;
   return wrapped as T;
 }
 
-/** A port's methods split for {@link noting}: those it leaves to the port, bound to it, and those it watches. */
+/** Where a wrapped port's watched calls are noted: the port, what the pass reached, as which dependency, and which errors count. */
+interface Note {
+  readonly port: object;
+  readonly reached: Pick<Reached, 'unanswered'> & Partial<Reached>;
+  readonly dependency: string;
+  readonly counts: (error: unknown) => boolean;
+}
+
+/** The key of a wrapped port's {@link Note}. */
+const NOTE = Symbol('note');
+
+/** Calls a watched method of the note's port and notes whether its dependency answered. */
+async function noted(note: Note, name: PropertyKey, args: unknown[]): Promise<unknown> {
+  const { port, reached, dependency, counts } = note;
+  try {
+    const reply = await (Reflect.get(port, name) as (...a: unknown[]) => Promise<unknown>).apply(port, args);
+    reached.answered?.add(dependency);
+    return reply;
+  } catch (error) {
+    (counts(error) ? reached.unanswered : reached.answered)?.add(dependency);
+    throw error;
+  }
+}
+
+/** A port's methods for {@link noting}: a prototype with those it leaves to the port, bound to it, and the watched ones noting. */
 interface Shape {
-  readonly bound: object;
-  readonly watched: readonly PropertyKey[];
+  readonly proto: object;
 }
 
 /** The shapes of the ports wrapped with a set of methods, by port and set (both live as long as the process). */
 const shapes = new WeakMap<object, WeakMap<ReadonlySet<PropertyKey>, Shape>>();
 
-/** The shape of `port` watching `methods`, made on its first wrapping. */
-function shapeOf(port: object, methods: ReadonlySet<PropertyKey>): Shape {
+/** The shape of `port` watching `methods`, made on its first wrapping (`keep`: false for a set made for one wrapping). */
+function shapeOf(port: object, methods: ReadonlySet<PropertyKey>, keep = true): Shape {
   let byMethods = shapes.get(port);
-  if (!byMethods) shapes.set(port, (byMethods = new WeakMap()));
-  let shape = byMethods.get(methods);
+  let shape = byMethods?.get(methods);
   if (!shape) {
-    const bound: Record<PropertyKey, unknown> = {};
-    const watched: PropertyKey[] = [];
+    const proto: Record<PropertyKey, unknown> = {};
     for (const name of methodsOf(port)) {
-      if (methods.has(name)) watched.push(name);
-      else bound[name] = (Reflect.get(port, name) as (...args: unknown[]) => unknown).bind(port);
+      if (methods.has(name)) {
+        proto[name] = function (this: Record<PropertyKey, unknown>, ...args: unknown[]) {
+          return noted(this[NOTE] as Note, name, args);
+        };
+      } else proto[name] = (Reflect.get(port, name) as (...args: unknown[]) => unknown).bind(port);
     }
-    byMethods.set(methods, (shape = { bound, watched }));
+    shape = { proto };
+    if (keep) {
+      if (!byMethods) shapes.set(port, (byMethods = new WeakMap()));
+      byMethods.set(methods, shape);
+    }
   }
   return shape;
 }
