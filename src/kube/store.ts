@@ -340,10 +340,16 @@ export class MergedStore<T extends KubeObject = KubeObject> implements StoreRead
   }
 
   list(options: ListOptions = {}): T[] {
-    const lists = this.parts.map((part) => part.list(options));
     // Most lists find their objects in one part (an order's Secrets are all its own): that part's list is the answer.
-    const found = lists.filter((list) => list.length > 0);
-    if (found.length <= 1) return found[0] ?? [];
+    let first: T[] | undefined;
+    let found: T[][] | undefined;
+    for (const part of this.parts) {
+      const list = part.list(options);
+      if (list.length === 0) continue;
+      if (!first) first = list;
+      else (found ??= [first]).push(list);
+    }
+    if (!found) return first ?? [];
     const byKey = new Map<ObjectKey, T>();
     for (const list of found) {
       for (const object of list) {

@@ -143,5 +143,11 @@ export class MapperRegistry {
 
 /** A kind's identity across versions (its metadata-only view is a kind of its own: its own cache, its own watches). */
 export function kindId(kind: ResourceKind<KubeObject>): string {
-  return `${kind.plural}.${kind.group}${kind.metadataOnly ? '/metadata' : ''}`;
+  // Every cache read looks its store up by it: made once per kind object, not once per read.
+  let id = kindIds.get(kind);
+  if (id === undefined) kindIds.set(kind, (id = `${kind.plural}.${kind.group}${kind.metadataOnly ? '/metadata' : ''}`));
+  return id;
 }
+
+/** The ids of the kind objects met so far (a kind's fields never change). */
+const kindIds = new WeakMap<ResourceKind<KubeObject>, string>();
