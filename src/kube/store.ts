@@ -57,11 +57,6 @@ function hasEntries(selector: Readonly<Record<string, string>>): boolean {
   return false;
 }
 
-/** A selector's first key. */
-function firstKey(selector: Readonly<Record<string, string>>): string | undefined {
-  for (const k in selector) return k;
-  return undefined;
-}
 
 /** The equality-based label selector string of `labels` (`a=b,c=d`). */
 export function labelSelector(labels: Readonly<Record<string, string>>): string {
@@ -125,12 +120,20 @@ export class Store<T extends KubeObject = KubeObject> implements StoreReader<T> 
     let candidates: Keys | undefined;
     if (fields) {
       // The smallest of the paths' sets; the checks below look at the other criteria.
-      for (const path in fields) candidates = fewer(candidates, this.fieldIndex(path).get(fields[path]), path === firstKey(fields));
+      let first = true;
+      for (const path in fields) {
+        candidates = fewer(candidates, this.fieldIndex(path).get(fields[path]), first);
+        first = false;
+      }
     } else if (index && options.index) {
       candidates = index.values.get(options.index.value);
     } else if (labels) {
       // The smallest of the selector's label sets; the checks below look at the namespace and the other labels.
-      for (const k in labels) candidates = fewer(candidates, this.byLabel.get(k)?.get(labels[k]), k === firstKey(labels));
+      let first = true;
+      for (const k in labels) {
+        candidates = fewer(candidates, this.byLabel.get(k)?.get(labels[k]), first);
+        first = false;
+      }
     } else if (options.namespace !== undefined) {
       candidates = this.byNamespace.get(options.namespace);
     } else {

@@ -52,7 +52,8 @@ function listen(host: string, port: number, table: Map<string, Route>): Promise<
   const server = createServer((req, res) => {
     const send: Send = async (status, body, contentType = 'text/plain; charset=utf-8') => {
       res.writeHead(status, { 'content-type': contentType });
-      if (typeof body === 'string' || req.method === 'HEAD') return void res.end(req.method === 'HEAD' || typeof body !== 'string' ? undefined : body);
+      if (req.method === 'HEAD') return void res.end();
+      if (typeof body === 'string') return void res.end(body);
       // In pieces, each written before the next is made, waiting while the client reads (a scrape of 20,000 orders is
       // 16 MB); a client gone stops the making.
       for await (const piece of body) {

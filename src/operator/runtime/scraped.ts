@@ -31,8 +31,9 @@ export function scraped<T extends string, M extends Gauge<T> | Counter<T>>(metri
   // The text a scrape serves: each series' line made here, once. prom-client formats a series with a dozen objects and
   // strings of its own (its label pairs, a shared-labels object per series and its entry in a WeakMap): 390 MiB of
   // garbage for the 140,000 series of 20,000 orders, a scrape every 30 s (docs/benchmarks-operator.md). The registry
-  // reads `getForPromString` for the text format and `get` for everything else (its JSON); a counter keeps prom-client's
-  // formatting, which names it differently in the OpenMetrics format.
+  // reads `getForPromString` for its text (`registry.metrics()`, which `OperatorMetrics.text()` returns) and `get` for
+  // everything else (its JSON); a counter keeps prom-client's formatting there, which names it differently in the
+  // OpenMetrics format. What `/metrics` serves is `textChunks` below, through `exposition`.
   if ((metric as unknown as { type: string }).type === 'gauge') {
     (metric as unknown as { getForPromString: () => Promise<object> }).getForPromString = async () => {
       const head = await own();
